@@ -1,0 +1,72 @@
+# chaoslab — every target sets itself up, so a fresh clone needs nothing typed before
+# `make scenario NAME=ack-crash` or `make test`.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+export CONSUMER
+
+NPM_STAMP := node_modules/.chaoslab-npm-ci
+BUILD_STAMP := dist/.chaoslab-built
+SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/null) tsconfig.json
+
+.PHONY: help setup deps build toxiproxy test scenario clean check-tools browser bench
+
+help:
+	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/python/client.py']   run one scenario"
+	@echo "make scenario FILE=path/to/scenario.yaml                                    run a scenario file"
+	@echo "make test                                                                   run the test suite"
+	@echo "make setup                                                                  install everything (done by the targets above)"
+	@echo "make bench                                                                  time report rendering of a 100 000-event run"
+
+setup: check-tools deps build toxiproxy
+
+check-tools:
+	@command -v node >/dev/null || { echo "chaoslab needs Node.js 20 (https://nodejs.org)"; exit 1; }
+	@node -e 'const [a]=process.versions.node.split(".").map(Number); if (a < 20 || a > 22) { console.error("chaoslab needs Node.js 20..22, found " + process.version); process.exit(1) }'
+	@command -v python3 >/dev/null || { echo "chaoslab needs python3 for the Python reference consumer"; exit 1; }
+
+deps: $(NPM_STAMP)
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+build: $(BUILD_STAMP)
+$(BUILD_STAMP): $(NPM_STAMP) $(SOURCES)
+	npx tsc -p tsconfig.json
+	@touch $@
+
+# Quick and quiet when Toxiproxy is already there (or TOXIPROXY_URL / PATH provide one).
+toxiproxy:
+	@bash scripts/install-toxiproxy.sh
+
+scenario: setup
+	@if [ -n "$(FILE)" ]; then target="$(FILE)"; elif [ -n "$(NAME)" ]; then target="$(NAME)"; \
+	 else echo "usage: make scenario NAME=<scenario> | FILE=<path> [CONSUMER='<command>']"; exit 2; fi; \
+	 if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run "$$target" --consumer "$$CONSUMER"; \
+	 else node dist/harness/cli.js run "$$target"; fi
+
+# The browser test (test/report-browser.test.ts) opens report.html in Debian's chromium through
+# playwright-core (a devDependency). Installs chromium when it is missing and apt can; never
+# fails: without it, that one test skips and says why.
+browser:
+	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null || [ -n "$${CHROMIUM_PATH:-}" ]; then :; \
+	 elif ! command -v apt-get >/dev/null; then \
+	   echo "note: no chromium and no apt-get here: the browser test will skip (set CHROMIUM_PATH to a Chromium binary to run it)"; \
+	 else \
+	   if [ "$$(id -u)" = 0 ]; then sudo=""; elif sudo -n true 2>/dev/null; then sudo="sudo -n"; else sudo=none; fi; \
+	   if [ "$$sudo" = none ]; then echo "note: installing chromium needs root (apt-get install chromium): the browser test will skip"; \
+	   else echo "installing Debian's chromium for the browser test..."; \
+	     { $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+	       || echo "note: apt-get install chromium failed: the browser test will skip"; \
+	   fi; \
+	 fi
+
+bench: setup
+	node bench/render.bench.mjs
+
+test: setup browser
+	npx tap
+	node scripts/check-coverage.mjs 85 75
+
+clean:
+	rm -rf dist .tap

@@ -1,0 +1,66 @@
+// Several scenario runs — a catalogue, a repeat, a mutant matrix — with at most `jobs` at a
+// time. Each run is independent (its own publisher, Toxiproxy server, processes and run
+// folder), so running two at once on two cores changes no verdict, only the wall time.
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readJournal } from './journal.js';
+import { renderJunit } from './report/junit.js';
+import { switchLatest } from './report/run-folder.js';
+import { type RunOptions, type RunResult, newRunId, runScenario } from './runner.js';
+import type { Scenario } from './scenario/load.js';
+
+export interface BatchItem {
+  scenario: Scenario;
+  consumerCommand?: string;
+  /** Shown in tables: the scenario name, or "name #3" in a repeat, or "consumer × name". */
+  label: string;
+}
+
+export interface BatchHooks {
+  onStart?(item: BatchItem, index: number, total: number): void;
+  onJournal?: RunOptions['onJournal'];
+  onFinish?(item: BatchItem, result: RunResult, index: number): void;
+}
+
+export interface BatchResult {
+  batchDir: string;
+  results: RunResult[];
+}
+
+/** Runs `items` in order, `jobs` at a time, each into its own folder under a new batch folder. */
+export async function runBatch(
+  name: string,
+  items: BatchItem[],
+  options: { jobs: number; cwd: string; reportsDir: string; toxiproxyUrl?: string } & BatchHooks,
+): Promise<BatchResult> {
+  const batchDir = join(options.reportsDir, newRunId(name));
+  mkdirSync(batchDir, { recursive: true });
+  const results: RunResult[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) {
+      const item = items[index]!;
+      options.onStart?.(item, index, items.length);
+      results[index] = await runScenario({
+        scenario: item.scenario,
+        cwd: options.cwd,
+        reportsDir: batchDir,
+        ...(item.consumerCommand ? { consumerCommand: item.consumerCommand } : {}),
+        ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
+        ...(options.onJournal ? { onJournal: options.onJournal } : {}),
+      });
+      options.onFinish?.(item, results[index]!, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.jobs, items.length)) }, worker));
+  writeFileSync(
+    join(batchDir, 'junit.xml'),
+    renderJunit(
+      results.map((r) => ({ journal: readJournal(join(r.runDir, 'journal.jsonl')), runDir: r.runDir })),
+      { suiteName: `chaoslab ${name}` },
+    ),
+  );
+  switchLatest(options.reportsDir, batchDir);
+  return { batchDir, results };
+}

@@ -1,0 +1,26 @@
+// `chaoslab list` and `chaoslab validate`: the scenario catalogue, without running anything.
+import type { Command } from 'commander';
+import { scenariosDir } from '../paths.js';
+import { listScenarios, loadScenario } from '../scenario/load.js';
+
+export function register(program: Command): void {
+  program
+    .command('validate')
+    .description('check scenario files without running them')
+    .argument('<files...>', 'scenario files')
+    .action((files: string[]) => {
+      for (const file of files) {
+        loadScenario(file);
+        process.stdout.write(`${file}: ok\n`);
+      }
+    });
+
+  program
+    .command('list')
+    .description('list the scenario catalogue: name and what each proves')
+    .action(() => {
+      const scenarios = listScenarios(scenariosDir);
+      const width = Math.max(...scenarios.map((s) => s.name.length));
+      for (const s of scenarios) process.stdout.write(`${s.name.padEnd(width)}  ${s.description.split(/(?<=\.)\s/)[0]}\n`);
+    });
+}

@@ -1,0 +1,99 @@
+// `chaoslab run`: one scenario, the whole catalogue (--all / --only), or one scenario many
+// times (--repeat, the dstest habit), against one consumer.
+import { type Command, InvalidArgumentError } from 'commander';
+import { minimatch } from 'minimatch';
+import { relative } from 'node:path';
+import { type BatchItem, runBatch } from '../batch.js';
+import { defaultReportsDir, scenariosDir } from '../paths.js';
+import { type ScenarioOutcome, createConsoleReporter } from '../report/console.js';
+import { runScenario } from '../runner.js';
+import { listScenarios, loadScenario, resolveScenario } from '../scenario/load.js';
+import { EXIT, UsageError, combinedStatus } from './exit-status.js';
+
+export interface RunCommandOptions {
+  consumer?: string;
+  reports: string;
+  toxiproxyUrl?: string;
+  quiet?: boolean;
+  all?: boolean;
+  only?: string;
+  jobs: number;
+  repeat: number;
+}
+
+export const positiveInt = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number >= 1');
+  return n;
+};
+
+export function register(program: Command): void {
+  program
+    .command('run')
+    .description('run a scenario (by name from scenarios/, or a file path), the catalogue (--all, --only), or one scenario many times (--repeat)')
+    .argument('[scenario]', 'scenario name (e.g. ack-crash) or path to a .yaml file')
+    .option('--consumer <command>', 'shell command line of the consumer under test, run from the current directory (default: the TypeScript reference consumer)')
+    .option('--all', 'run every scenario of the catalogue')
+    .option('--only <glob>', 'run the catalogue scenarios whose name matches (e.g. "malformed-*")')
+    .option('--repeat <n>', 'run the scenario n times and count passes and failures', positiveInt, 1)
+    .option('--jobs <n>', 'runs at the same time (each has its own processes and Toxiproxy)', positiveInt, 1)
+    .option('--reports <dir>', 'where run folders are written', defaultReportsDir)
+    .option('--toxiproxy-url <url>', 'use a running Toxiproxy server (default: $TOXIPROXY_URL, else start one)')
+    .option('-q, --quiet', 'print only the results')
+    .action(async (name: string | undefined, opts: RunCommandOptions) => {
+      const cwd = process.cwd();
+      const items = selectItems(name, opts);
+      const reporter = createConsoleReporter({ tty: process.stdout.isTTY === true, quiet: opts.quiet === true, out: process.stdout, cwd });
+      try {
+        if (items.length === 1 && opts.repeat === 1 && !opts.all && !opts.only) {
+          const [item] = items;
+          reporter.scenarioStarted(item!.label);
+          const result = await runScenario({
+            scenario: item!.scenario,
+            cwd,
+            reportsDir: opts.reports,
+            ...(opts.consumer ? { consumerCommand: opts.consumer } : {}),
+            ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
+            onJournal: reporter.onJournal,
+          });
+          reporter.finalTable([reporter.scenarioFinished(item!.label, result)]);
+          process.exitCode = EXIT[result.status];
+          return;
+        }
+        const outcomes: ScenarioOutcome[] = [];
+        const { batchDir, results } = await runBatch(opts.repeat > 1 ? `${items[0]!.scenario.name}-x${opts.repeat}` : 'catalogue', items, {
+          jobs: opts.jobs,
+          cwd,
+          reportsDir: opts.reports,
+          ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
+          onStart: (item, index, total) => reporter.scenarioStarted(item.label, { index, total }),
+          // Live step lines follow one run at a time; with several jobs only start/finish lines.
+          ...(opts.jobs === 1 ? { onJournal: reporter.onJournal } : {}),
+          onFinish: (item, result) => outcomes.push(reporter.scenarioFinished(item.label, result)),
+        });
+        reporter.finalTable(outcomes);
+        const passed = results.filter((r) => r.status === 'pass').length;
+        const errors = results.filter((r) => r.status === 'error').length;
+        process.stdout.write(`${passed} passed, ${results.length - passed - errors} failed${errors ? `, ${errors} errors` : ''} — ${relative(cwd, batchDir) || '.'}/junit.xml\n`);
+        process.exitCode = EXIT[combinedStatus(results.map((r) => r.status))];
+      } finally {
+        reporter.close();
+      }
+    });
+}
+
+function selectItems(name: string | undefined, opts: RunCommandOptions): BatchItem[] {
+  const consumer = opts.consumer ? { consumerCommand: opts.consumer } : {};
+  if (opts.all || opts.only) {
+    if (name) throw new UsageError(`give a scenario name or --all/--only, not both (got "${name}")`);
+    const chosen = listScenarios(scenariosDir).filter((s) => !opts.only || minimatch(s.name, opts.only));
+    if (chosen.length === 0) throw new UsageError(`no scenario matches "${opts.only}"`);
+    return chosen.flatMap((s) => {
+      const scenario = loadScenario(s.file);
+      return Array.from({ length: opts.repeat }, (_, i) => ({ scenario, label: opts.repeat > 1 ? `${s.name} #${i + 1}` : s.name, ...consumer }));
+    });
+  }
+  if (!name) throw new UsageError('name a scenario, or use --all or --only <glob> (see `chaoslab list`)');
+  const scenario = loadScenario(resolveScenario(name, scenariosDir));
+  return Array.from({ length: opts.repeat }, (_, i) => ({ scenario, label: opts.repeat > 1 ? `${scenario.name} #${i + 1}` : scenario.name, ...consumer }));
+}

@@ -1,0 +1,99 @@
+// The run's journal: JSON Lines, one synchronous append per entry, so a crash or Ctrl-C
+// still leaves everything up to that moment readable. Everything after the run — checker,
+// reports — is derived from it. Schema: docs/journal.md.
+
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import type { TranscriptEvent } from '../publisher/transcript.js';
+import type { StoreSnapshot } from './ledger/store-reader.js';
+
+export const JOURNAL_SCHEMA = 1;
+
+export type Role = 'consumer' | 'control';
+
+export type JournalEvent =
+  | {
+      type: 'run-start';
+      schema: number;
+      runId: string;
+      scenario: { name: string; file: string; description: string };
+      harnessVersion: string;
+      node: string;
+      platform: string;
+      cwd: string;
+      consumerCommand: string;
+      controlCommand: string;
+    }
+  | { type: 'toxiproxy'; url: string; version: string; owned: boolean }
+  /** The scenario as loaded: its source text and the resolved plan (script, settings, expectations). */
+  | { type: 'scenario'; source: string; plan: unknown }
+  | { type: 'stream'; role: Role; stream: string; host: string; port: number; db: string }
+  | { type: 'proxy'; action: 'create' | 'remove'; name: string; listen?: string; upstream?: string }
+  | { type: 'process-start'; role: Role; incarnation: number; pid: number; command: string; env: Record<string, string> }
+  | { type: 'process-stopped'; role: Role; incarnation: number }
+  | { type: 'process-continued'; role: Role; incarnation: number }
+  | {
+      type: 'process-exit';
+      role: Role;
+      incarnation: number;
+      code: number | null;
+      signal: string | null;
+      killedBy?: 'deadline' | 'harness';
+      durationMs: number;
+      stdoutTail: string;
+      stderrTail: string;
+      stdoutBytes: number;
+      stderrBytes: number;
+    }
+  | ({ type: 'wire'; stream: string; conn: number } & TranscriptEvent)
+  | { type: 'store-read'; role: Role; incarnation?: number; when: 'after-exit' | 'while-stopped' | 'final'; db: string; store: StoreSnapshot }
+  | { type: 'fault'; action: 'apply' | 'lift'; name: string; kind: 'toxic' | 'proxy-down' | 'signal'; detail: string; incarnation?: number }
+  | { type: 'verdict'; pass: boolean; reasons: string[]; details: unknown }
+  | { type: 'harness-error'; message: string }
+  | { type: 'run-end'; status: 'pass' | 'fail' | 'error' };
+
+export type JournalEntry = { t: number } & JournalEvent;
+
+export class JournalWriter {
+  private fd: number | undefined;
+
+  constructor(
+    readonly path: string,
+    private readonly clock: () => number,
+    /** Sees every entry right after it is on disk (e.g. the live console). */
+    private readonly listener?: (entry: JournalEntry) => void,
+  ) {
+    this.fd = openSync(path, 'a');
+  }
+
+  write(event: JournalEvent): void {
+    if (this.fd === undefined) return;
+    const entry = { t: Math.round(this.clock() * 1000) / 1000, ...event } as JournalEntry;
+    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+    this.listener?.(entry);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/**
+ * Reads a journal back. A last line cut short by a crash is ignored; any other bad line is an
+ * error that names the file and line, because a journal with a hole would mislead the checker.
+ */
+export function readJournal(path: string): JournalEntry[] {
+  const text = readFileSync(path, 'utf8');
+  const lines = text.split('\n');
+  const entries: JournalEntry[] = [];
+  lines.forEach((line, index) => {
+    if (line.trim() === '') return;
+    try {
+      entries.push(JSON.parse(line) as JournalEntry);
+    } catch (error) {
+      const isTruncatedTail = index === lines.length - 1 && !text.endsWith('\n');
+      if (!isTruncatedTail) throw new Error(`${path}:${index + 1}: not a JSON journal entry (${(error as Error).message})`);
+    }
+  });
+  return entries;
+}

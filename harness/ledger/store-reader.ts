@@ -1,0 +1,50 @@
+// Reads a ledger-lab SQLite file through an independent, read-only connection (the consumer's
+// own connection is never trusted). Not `immutable` and never a copy of the file: either
+// would miss content still in the WAL.
+
+import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+
+export interface StoreSnapshot {
+  exists: boolean;
+  /** Set when a dead writer's hot journal had to be rolled back before the file could be read. */
+  recovered?: string;
+  /** Why the file could not be read as a ledger store (missing table, locked, corrupt). */
+  error?: string;
+  checkpoint: { id: number; last: number; total: number }[];
+  /** [seq, delta] pairs in seq order. */
+  ledger: [number, number][];
+}
+
+export function readStore(path: string, options: { writerGone?: boolean } = {}): StoreSnapshot {
+  if (!existsSync(path)) return { exists: false, checkpoint: [], ledger: [] };
+  try {
+    return read(path, true);
+  } catch (error) {
+    // A writer killed inside a transaction leaves a hot rollback journal, which a read-only
+    // connection may not roll back. Once that writer is gone, let SQLite do exactly the
+    // recovery the next process opening the file would do, then read the committed state.
+    if ((error as { code?: string }).code === 'SQLITE_READONLY_ROLLBACK' && options.writerGone) {
+      try {
+        return { ...read(path, false), recovered: 'a hot rollback journal left by the killed process was rolled back before reading' };
+      } catch (again) {
+        return { exists: true, error: (again as Error).message, checkpoint: [], ledger: [] };
+      }
+    }
+    return { exists: true, error: `${(error as Error).message}${(error as { code?: string }).code ? ` (${(error as { code?: string }).code})` : ''}`, checkpoint: [], ledger: [] };
+  }
+}
+
+function read(path: string, readonly: boolean): StoreSnapshot {
+  const db = new Database(path, { readonly, fileMustExist: true, timeout: 5000 });
+  try {
+    // One read transaction so checkpoint and ledger come from the same moment.
+    return db.transaction(() => ({
+      exists: true,
+      checkpoint: db.prepare('SELECT id, last, total FROM checkpoint ORDER BY id').all() as StoreSnapshot['checkpoint'],
+      ledger: db.prepare('SELECT seq, delta FROM ledger ORDER BY seq').raw().all() as [number, number][],
+    }))();
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,137 @@
+// The mutant matrix: every consumer (references and mutants) against scenarios, judged by
+// what a grader needs — references pass everything; every mutant passes happy-path (it is a
+// near miss) and is caught by its designated killer for the reason its header names.
+
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { parse } from 'yaml';
+import type { BatchItem } from './batch.js';
+import type { RunResult } from './runner.js';
+
+export interface MatrixConsumer {
+  /** "typescript" for a reference, "ack-before-commit (python)" for a mutant. */
+  label: string;
+  kind: 'reference' | 'mutant';
+  command: string;
+  killer?: string;
+  reason?: RegExp;
+}
+
+export interface Cell {
+  scenario: string;
+  status: RunResult['status'];
+  /** First reason, or the harness error. */
+  reason: string;
+  reasons: string[];
+  runDir: string;
+}
+
+export interface MatrixRow {
+  consumer: MatrixConsumer;
+  cells: Cell[];
+  ok: boolean;
+  /** One line: how the row was judged. */
+  note: string;
+}
+
+const COMMAND = { typescript: (name: string) => `node dist/consumer/mutants/${name}.js`, python: (name: string) => `python3 consumer/mutants/${name}.py` };
+
+/** Reads consumer/mutants/index.yaml; a mistake names the file and the entry. */
+export function loadMatrixConsumers(indexFile: string): MatrixConsumer[] {
+  const doc = parse(readFileSync(indexFile, 'utf8')) as {
+    references?: { name?: string; command?: string }[];
+    mutants?: { name?: string; languages?: string[]; killer?: string; reason?: string }[];
+  };
+  const fail = (where: string, what: string): never => {
+    throw new Error(`${indexFile}: ${where}: ${what}`);
+  };
+  const consumers: MatrixConsumer[] = (doc.references ?? []).map((r, i) => ({
+    label: r.name ?? fail(`references[${i}]`, 'needs a name'),
+    kind: 'reference' as const,
+    command: r.command ?? fail(`references[${i}]`, 'needs a command'),
+  }));
+  for (const [i, m] of (doc.mutants ?? []).entries()) {
+    const where = `mutants[${i}]${m.name ? ` (${m.name})` : ''}`;
+    const name = m.name ?? fail(where, 'needs a name');
+    const killer = m.killer ?? fail(where, 'needs a killer scenario');
+    const reason = new RegExp(m.reason ?? fail(where, 'needs the reason it must be caught for'));
+    for (const language of m.languages ?? fail(where, 'needs languages')) {
+      const command = COMMAND[language as keyof typeof COMMAND] ?? fail(where, `unknown language "${language}" (typescript or python)`);
+      consumers.push({ label: `${name} (${language})`, kind: 'mutant', command: command(name), killer, reason });
+    }
+  }
+  return consumers;
+}
+
+/**
+ * Which runs the matrix needs. Full: every consumer against every scenario. Quick (what
+ * `make test` runs): references against every scenario, each mutant against happy-path and
+ * its killer only.
+ */
+export function matrixItems(consumers: MatrixConsumer[], scenarios: BatchItem['scenario'][], quick: boolean): (BatchItem & { consumer: MatrixConsumer })[] {
+  return consumers.flatMap((consumer) =>
+    scenarios
+      .filter((s) => !quick || consumer.kind === 'reference' || s.name === 'happy-path' || s.name === consumer.killer)
+      .map((scenario) => ({ scenario, consumer, consumerCommand: consumer.command, label: `${consumer.label} × ${scenario.name}` })),
+  );
+}
+
+export function judgeRow(consumer: MatrixConsumer, cells: Cell[]): MatrixRow {
+  const failed = cells.filter((c) => c.status !== 'pass');
+  if (consumer.kind === 'reference') {
+    const ok = failed.length === 0;
+    return { consumer, cells, ok, note: ok ? `passes all ${cells.length} scenarios` : failed.map((c) => `FAILS ${c.scenario}: ${c.reason}`).join('; ') };
+  }
+  const happy = cells.find((c) => c.scenario === 'happy-path');
+  const killer = cells.find((c) => c.scenario === consumer.killer);
+  if (!happy || happy.status !== 'pass') return { consumer, cells, ok: false, note: `not a near miss: fails happy-path (${happy?.reason ?? 'not run'})` };
+  if (!killer) return { consumer, cells, ok: false, note: `its killer ${consumer.killer} was not run` };
+  if (killer.status === 'pass') return { consumer, cells, ok: false, note: `SURVIVED ${killer.scenario}` };
+  if (killer.status === 'error') return { consumer, cells, ok: false, note: `harness error in ${killer.scenario}: ${killer.reason}` };
+  const match = killer.reasons.find((r) => consumer.reason!.test(r));
+  return match
+    ? { consumer, cells, ok: true, note: `caught by ${killer.scenario}: ${match}` }
+    : { consumer, cells, ok: false, note: `caught by ${killer.scenario}, but not for its named reason /${consumer.reason!.source}/: ${killer.reasons.join(' | ')}` };
+}
+
+export function cellOf(scenario: string, result: RunResult): Cell {
+  const reasons = result.error ? [result.error] : [...(result.verdict?.harnessErrors ?? []), ...(result.verdict?.reasons ?? [])];
+  return { scenario, status: result.status, reason: reasons[0] ?? '', reasons, runDir: result.runDir };
+}
+
+/** matrix.md: rows consumers, columns scenarios; a cell is ✓ (pass) or ✗ with its reason below. */
+export function renderMatrixMarkdown(rows: MatrixRow[], scenarios: string[], batchDir: string): string {
+  const cell = (row: MatrixRow, s: string) => {
+    const c = row.cells.find((x) => x.scenario === s);
+    if (!c) return '';
+    const mark = c.status === 'pass' ? '✓' : c.status === 'fail' ? '✗' : '!';
+    return s === row.consumer.killer ? `**${mark}**` : mark;
+  };
+  const lines = [
+    `# chaoslab mutant matrix — ${rows.every((r) => r.ok) ? 'OK' : 'PROBLEMS'}`,
+    '',
+    '✓ pass, ✗ caught (fail), ! harness error, **bold** = the designated killer, blank = not run.',
+    '',
+    '## Verdicts',
+    '',
+    '| consumer | judged | how |',
+    '|---|---|---|',
+    ...rows.map((r) => `| ${r.consumer.label} | ${r.ok ? 'ok' : '**PROBLEM**'} | ${r.note.replaceAll('|', '\\|')} |`),
+    '',
+    '## Matrix',
+    '',
+    `| consumer | ${scenarios.join(' | ')} |`,
+    `|---|${scenarios.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.consumer.label} | ${scenarios.map((s) => cell(r, s)).join(' | ')} |`),
+    '',
+    '## Why each cell failed',
+    '',
+    ...rows.flatMap((r) =>
+      r.cells.filter((c) => c.status !== 'pass').map((c) => `- ${r.consumer.label} × ${c.scenario}: ${c.reason} ([run](${relative(batchDir, c.runDir)}/report.html))`),
+    ),
+    '',
+  ];
+  return lines.join('\n');
+}
+
+export const mutantIndexFile = (root: string) => join(root, 'consumer', 'mutants', 'index.yaml');

@@ -1,0 +1,26 @@
+// Where the project lives, found from this module's own location so the harness works the
+// same from dist/ (compiled) and from source (tap's TypeScript loader), whatever the cwd.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+function findProjectRoot(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'chaoslab') return dir;
+    if (dirname(dir) === dir) throw new Error('cannot find the chaoslab project root (package.json named "chaoslab")');
+  }
+}
+
+export const projectRoot = findProjectRoot();
+export const scenariosDir = join(projectRoot, 'scenarios');
+export const defaultReportsDir = join(projectRoot, 'reports');
+export const toolsBinDir = join(projectRoot, '.tools', 'bin');
+export const harnessVersion = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+
+/** Quotes a path for /bin/sh. */
+export const shellQuote = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/** The TypeScript reference consumer, compiled: the default consumer and the control. */
+export const referenceConsumerCommand = `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'typescript', 'client.js'))}`;

@@ -1,0 +1,318 @@
+// The live console. It sees every journal entry as it is written (RunOptions.onJournal) and
+// prints a line per milestone (process started/ended, fault applied/lifted, file read, harness
+// error) and, for anything that lasts more than a second, what is going on now: the step, the
+// active faults, how many events the consumer has committed (acknowledged). On a terminal this
+// is one status line redrawn in place, with a progress bar for multi-scenario runs; with
+// --quiet or when the output is not a terminal it stays plain and line-based. At the end of
+// each scenario: the verdict, the explanation in plain words, the smallest diff; at the end of
+// the run: a table (scenario, verdict, time, one-line reason) and where the reports are.
+
+import { existsSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { type JournalEntry, readJournal } from '../journal.js';
+import { type RunExplanation, explainRun } from './html.js';
+import { latestTarget } from './run-folder.js';
+import { seconds, showLine } from './sequence-diagram.js';
+
+export interface ConsoleOut {
+  write(text: string): unknown;
+  columns?: number;
+}
+
+export interface ConsoleReporterOptions {
+  /** A terminal: redraw a status line in place, use colour. */
+  tty: boolean;
+  /** Print only the results (no live lines, no status). */
+  quiet: boolean;
+  out: ConsoleOut;
+  /** Paths are shown relative to this (default: process.cwd()). */
+  cwd?: string;
+  /** Colour on a terminal unless NO_COLOR is set (default). */
+  color?: boolean;
+  /** Milliseconds clock (default Date.now). */
+  now?: () => number;
+  /** Heartbeat period in ms (default 250 on a terminal, 1000 otherwise); false: no timer, call tick(). */
+  interval?: number | false;
+}
+
+/** What the runner returns, as far as the console needs it. */
+export interface FinishedRun {
+  status: 'pass' | 'fail' | 'error';
+  runDir: string;
+  error?: string;
+}
+
+export interface ScenarioOutcome {
+  name: string;
+  status: RunExplanation['status'];
+  durationMs: number;
+  /** One line: why (or the pass statement). */
+  reason: string;
+  runDir?: string;
+}
+
+export interface ConsoleReporter {
+  scenarioStarted(name: string, position?: { index: number; total: number }): void;
+  /** Bound: pass it directly as RunOptions.onJournal. */
+  onJournal: (entry: JournalEntry) => void;
+  scenarioFinished(name: string, result: FinishedRun): ScenarioOutcome;
+  finalTable(outcomes?: ScenarioOutcome[]): void;
+  /** The heartbeat: redraws the status line (terminal) or prints a "still …" line after a quiet second. */
+  tick(): void;
+  close(): void;
+}
+
+interface Live {
+  name: string;
+  startedAt: number;
+  step: string;
+  faults: Map<string, string>;
+  consumerStreams: Set<string>;
+  committed: Set<number>;
+  events?: number;
+  unknownShown: Map<string, number>;
+}
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const WORD = { pass: 'PASS', fail: 'FAIL', error: 'ERROR', interrupted: 'INTERRUPTED' } as const;
+const COLOR = { pass: '32', fail: '31', error: '33', interrupted: '35' } as const;
+
+const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`);
+
+export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleReporter {
+  const { out, quiet } = options;
+  const tty = options.tty && !quiet;
+  const now = options.now ?? Date.now;
+  const cwd = options.cwd ?? process.cwd();
+  const color = options.color ?? (options.tty && !process.env.NO_COLOR);
+  const paint = (code: string, text: string): string => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
+  const width = (): number => Math.max(40, (out.columns ?? 0) || 120);
+  const show = (path: string): string => relative(cwd, path) || '.';
+
+  let live: Live | undefined;
+  let position: { index: number; total: number } | undefined;
+  let statusDrawn = false;
+  let lastOutputAt = now();
+  let frame = 0;
+  const outcomes: ScenarioOutcome[] = [];
+  let timer: NodeJS.Timeout | undefined;
+
+  const clearStatus = (): void => {
+    if (statusDrawn) out.write('\r\x1b[2K');
+    statusDrawn = false;
+  };
+  const print = (text: string): void => {
+    clearStatus();
+    out.write(`${text}\n`);
+    lastOutputAt = now();
+    if (tty && live) drawStatus();
+  };
+  const milestone = (text: string): void => {
+    if (quiet || !live) return;
+    print(`  ${live.name} [${seconds(now() - live.startedAt)}] ${text}`);
+  };
+
+  const statusText = (): string => {
+    if (!live) return '';
+    const parts = [live.step];
+    if (live.faults.size) parts.push(`fault${live.faults.size > 1 ? 's' : ''} ${[...live.faults.values()].join(', ')} active`);
+    if (live.committed.size || live.consumerStreams.size) parts.push(`${live.committed.size}${live.events ? `/${live.events}` : ''} committed`);
+    return parts.join(' · ');
+  };
+  const progressBar = (): string => {
+    if (!position || position.total < 2) return '';
+    const cells = 16;
+    const done = Math.round((position.index / position.total) * cells);
+    return `[${'█'.repeat(done)}${'░'.repeat(cells - done)}] ${position.index + 1}/${position.total} `;
+  };
+  function drawStatus(): void {
+    if (!tty || !live) return;
+    const line = `${SPINNER[frame++ % SPINNER.length]} ${progressBar()}${live.name} ${((now() - live.startedAt) / 1000).toFixed(1)} s · ${statusText()}`;
+    out.write(`\r\x1b[2K${clip(line, width() - 1)}`);
+    statusDrawn = true;
+  }
+
+  const tick = (): void => {
+    if (!live || quiet) return;
+    if (tty) drawStatus();
+    else if (now() - lastOutputAt >= 1000) print(`  ${live.name} [${seconds(now() - live.startedAt)}] still ${statusText()}`);
+  };
+
+  const who = (e: { role?: string; incarnation?: number }): string => (e.role === 'control' ? 'control' : `consumer #${e.incarnation ?? '?'}`);
+
+  const onJournal = (entry: JournalEntry): void => {
+    const s = live;
+    if (!s) return;
+    const e = entry as JournalEntry & Record<string, unknown>;
+    switch (entry.type) {
+      case 'run-start':
+        s.step = 'loading the scenario';
+        break;
+      case 'scenario': {
+        const events = (entry.plan as { events?: unknown[] } | undefined)?.events;
+        if (Array.isArray(events)) s.events = events.length;
+        s.step = 'starting Toxiproxy';
+        break;
+      }
+      case 'toxiproxy':
+        s.step = 'starting the publisher';
+        milestone(`toxiproxy ${entry.version} at ${entry.url}${entry.owned ? '' : ' (already running)'}`);
+        break;
+      case 'stream':
+        if (entry.role === 'consumer') s.consumerStreams.add(entry.stream);
+        break;
+      case 'proxy':
+        if (entry.action === 'create') s.step = 'starting the consumers';
+        break;
+      case 'process-start': {
+        if (entry.role === 'consumer') s.step = `consumer #${entry.incarnation} running`;
+        const fault = entry.env?.CHAOSLAB_FAULT;
+        milestone(`${who(entry)} started (pid ${entry.pid}${fault ? `, fault ${fault}` : ''})`);
+        break;
+      }
+      case 'process-stopped':
+        s.step = `${who(entry)} stopped itself; reading its file`;
+        milestone(`${who(entry)} stopped itself (SIGSTOP)`);
+        break;
+      case 'process-continued':
+        s.step = `${who(entry)} running`;
+        milestone(`${who(entry)} continued`);
+        break;
+      case 'process-exit': {
+        const how = entry.killedBy ? `killed at the ${entry.killedBy}` : entry.signal ? `killed by ${entry.signal}` : `exited ${entry.code}`;
+        if (entry.role === 'consumer') s.step = `consumer #${entry.incarnation} ended; reading its file`;
+        milestone(`${who(entry)} ${how} after ${seconds(entry.durationMs)}`);
+        break;
+      }
+      case 'store-read': {
+        if (entry.when === 'final') {
+          s.step = 'checking the result';
+          break;
+        }
+        const c = entry.store?.checkpoint?.[0];
+        const what = !entry.store?.exists ? 'no file' : entry.store.error ? `unreadable (${entry.store.error})` : c ? `last ${c.last}, total ${c.total}, ${entry.store.ledger?.length ?? 0} rows` : 'no checkpoint';
+        milestone(`${who(entry)}'s file${entry.when === 'while-stopped' ? ' while stopped' : ''}: ${what}`);
+        break;
+      }
+      case 'wire':
+        if (entry.kind === 'recv' && !entry.error && s.consumerStreams.has(entry.stream)) {
+          const ack = /^ACK (\d+)\n$/.exec(entry.line);
+          if (ack) s.committed.add(Number(ack[1]));
+        } else if (entry.kind === 'recv' && entry.error) {
+          milestone(`${entry.stream} sent a line that breaks the grammar: ${showLine(entry.line).slice(0, 60)} (${entry.error})`);
+        }
+        break;
+      case 'verdict':
+        s.step = 'writing the reports';
+        break;
+      case 'harness-error':
+        milestone(`harness error: ${entry.message}`);
+        break;
+      case 'run-end':
+        s.step = 'done';
+        break;
+      default: {
+        const type = String(e.type);
+        if (type === 'fault') {
+          const name = String(e.name ?? e.kind ?? 'fault');
+          const label = `${name}${e.kind && e.kind !== name ? ` (${String(e.kind)})` : ''}`;
+          const detail = typeof e.detail === 'string' ? ` ${e.detail}` : e.detail !== undefined ? ` ${JSON.stringify(e.detail)}` : '';
+          if (e.action === 'lift') {
+            s.faults.delete(name);
+            milestone(`fault ${label} lifted`);
+          } else {
+            s.faults.set(name, label);
+            milestone(`fault ${label} applied${detail}`);
+          }
+          break;
+        }
+        const step = typeof e.step === 'string' ? e.step : typeof e.name === 'string' ? e.name : undefined;
+        if (step) s.step = `${type} ${step}`;
+        const shown = s.unknownShown.get(type) ?? 0;
+        s.unknownShown.set(type, shown + 1);
+        if (shown < 3) milestone(`${type}${step ? ` ${step}` : ''}`);
+      }
+    }
+  };
+
+  const scenarioStarted = (name: string, at?: { index: number; total: number }): void => {
+    position = at;
+    live = { name, startedAt: now(), step: 'starting', faults: new Map(), consumerStreams: new Set(), committed: new Set(), unknownShown: new Map() };
+    if (!quiet && at && at.total > 1 && !tty) print(`[${at.index + 1}/${at.total}] ${name}`);
+    else if (!quiet && !tty) print(`  ${name}: starting`);
+    if (tty) drawStatus();
+    const period = options.interval ?? (tty ? 250 : 1000);
+    if (period !== false && !quiet && !timer) {
+      timer = setInterval(tick, period);
+      timer.unref();
+    }
+  };
+
+  const scenarioFinished = (name: string, result: FinishedRun): ScenarioOutcome => {
+    const startedAt = live?.startedAt ?? now();
+    live = undefined;
+    clearStatus();
+    let x: RunExplanation | undefined;
+    const journalPath = join(result.runDir, 'journal.jsonl');
+    try {
+      if (existsSync(journalPath)) x = explainRun(readJournal(journalPath));
+    } catch {
+      x = undefined;
+    }
+    const status = x?.status ?? result.status;
+    const durationMs = x?.durationMs ?? now() - startedAt;
+    const headline = x?.headline ?? result.error ?? (status === 'pass' ? 'passed' : 'no explanation: the journal cannot be read');
+    const lines = [`${paint(COLOR[status], WORD[status])}  ${name}  (${seconds(durationMs)})`];
+    if (status === 'pass') {
+      lines.push(`  ${headline}`);
+    } else {
+      lines.push(`  Why: ${headline}`);
+      for (const reason of (x?.reasons ?? []).filter((r) => r !== headline)) lines.push(`  - ${reason}`);
+      if (x?.diff.length) lines.push('  Smallest diff:', ...x.diff.map((d) => `    ${d}`));
+    }
+    print(`\n${lines.join('\n')}`);
+    const outcome: ScenarioOutcome = { name, status, durationMs, reason: status === 'pass' ? '' : headline, runDir: result.runDir };
+    outcomes.push(outcome);
+    return outcome;
+  };
+
+  const finalTable = (given?: ScenarioOutcome[]): void => {
+    const rows = given ?? outcomes;
+    if (rows.length === 0) return;
+    clearStatus();
+    const head = ['scenario', 'verdict', 'time', 'reason'];
+    const cells = rows.map((r) => [r.name, WORD[r.status], seconds(r.durationMs), r.reason || '—']);
+    const w = [0, 1, 2].map((i) => Math.max(head[i]!.length, ...cells.map((c) => c[i]!.length)));
+    const reasonRoom = Math.max(20, width() - w[0]! - w[1]! - w[2]! - 8);
+    const fmt = (c: string[], colorIt: boolean): string => {
+      const verdict = c[1]!.padEnd(w[1]!);
+      const status = rows.find((r) => WORD[r.status] === c[1])?.status;
+      return `${c[0]!.padEnd(w[0]!)}  ${colorIt && status ? paint(COLOR[status], verdict) : verdict}  ${c[2]!.padStart(w[2]!)}  ${clip(c[3]!, reasonRoom)}`;
+    };
+    const lines = ['', fmt(head, false), ...cells.map((c) => fmt(c, true))];
+    const passed = rows.filter((r) => r.status === 'pass').length;
+    if (rows.length > 1) lines.push(`${passed}/${rows.length} passed`);
+    const dirs = rows.map((r) => r.runDir).filter((d): d is string => Boolean(d));
+    const last = dirs[dirs.length - 1];
+    if (last) {
+      const parent = dirname(resolve(last));
+      const latest = latestTarget(parent) === resolve(last) ? join(parent, 'latest') : undefined;
+      if (dirs.length === 1) lines.push(`report: ${show(join(last, 'report.html'))}${latest ? `  (also ${show(latest)}/report.html)` : ''}`);
+      else {
+        lines.push('reports:');
+        for (const r of rows) if (r.runDir) lines.push(`  ${r.name.padEnd(w[0]!)}  ${show(join(r.runDir, 'report.html'))}`);
+        if (latest) lines.push(`  latest: ${show(latest)}`);
+      }
+    }
+    out.write(`${lines.join('\n')}\n`);
+    lastOutputAt = now();
+  };
+
+  const close = (): void => {
+    if (timer) clearInterval(timer);
+    timer = undefined;
+    clearStatus();
+  };
+
+  return { scenarioStarted, onJournal, scenarioFinished, finalTable, tick, close };
+}

@@ -1,0 +1,315 @@
+// Locates, starts and stops the real Toxiproxy server (never a stand-in).
+//
+// Which server is used, first match wins:
+//   1. options.url, else env TOXIPROXY_URL: a server someone else runs (owned=false, stop() is a no-op);
+//   2. a binary we start ourselves (owned=true): options.binary, else env TOXIPROXY_SERVER,
+//      else <project root>/.tools/bin/toxiproxy-server (made by scripts/install-toxiproxy.sh),
+//      else `toxiproxy-server` on PATH.
+//
+// An owned server listens on 127.0.0.1 on a free port. Toxiproxy does NOT exit when its API port
+// cannot be bound (it logs "Server finished with error" and keeps running), so a failed bind is
+// detected from its log, the process is killed and another port is tried.
+
+import { accessSync, constants, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { delimiter, join, resolve } from 'node:path';
+import { execa } from 'execa';
+import { onCleanup } from '../cleanup.js';
+import { toolsBinDir } from '../paths.js';
+
+export interface ToxiproxyServer {
+  /** Base URL of the API, without a trailing slash, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  /** What the server's GET /version reports, e.g. `2.12.0`. */
+  version: string;
+  /** true when this process started the server (and stop() ends it). */
+  owned: boolean;
+  /** Process id of an owned server. */
+  pid?: number;
+  /** The last lines the server logged (owned servers only; empty otherwise). */
+  logTail(): string[];
+  /** Ends an owned server (SIGTERM, SIGKILL after a grace period) and waits for its exit; idempotent. No-op when not owned. */
+  stop(): Promise<void>;
+}
+
+export interface StartToxiproxyOptions {
+  /** Use the server already running at this URL (takes precedence over everything else). */
+  url?: string;
+  /** Path of the toxiproxy-server binary to start. */
+  binary?: string;
+  /** Receives every line the server logs. */
+  log?: (line: string) => void;
+  /**
+   * The server's LOG_LEVEL (default: env TOXIPROXY_LOG_LEVEL, else `info`; Toxiproxy's own default
+   * logs every request and toxic operation at debug/trace). Not above `info`: start-up needs its info lines.
+   */
+  logLevel?: 'trace' | 'debug' | 'info';
+  /** How long to wait for GET /version to answer (default 10 s). */
+  readyTimeoutMs?: number;
+}
+
+const BINARY_NAME = 'toxiproxy-server';
+const READY_TIMEOUT_MS = 10_000;
+const STOP_GRACE_MS = 3_000;
+const PORT_ATTEMPTS = 4;
+const LOG_TAIL_LINES = 200;
+const LOG_LINE_MAX = 2_000;
+
+const HOW_TO_GET_ONE = [
+  'Run `make setup` (or scripts/install-toxiproxy.sh) to build .tools/bin/toxiproxy-server, or:',
+  '  - download the release binary from https://github.com/Shopify/toxiproxy/releases and put it on PATH',
+  '    as toxiproxy-server (or point TOXIPROXY_SERVER at it);',
+  '  - install it with a package manager, e.g. `brew install toxiproxy`;',
+  '  - run the container (docker run -d --network host ghcr.io/shopify/toxiproxy) and set',
+  '    TOXIPROXY_URL=http://127.0.0.1:8474;',
+  '  - install Go >= 1.22 and run scripts/install-toxiproxy.sh.',
+].join('\n');
+
+/** Starts (or connects to) the real Toxiproxy server; see the module comment for the order. */
+export async function startToxiproxy(options: StartToxiproxyOptions = {}): Promise<ToxiproxyServer> {
+  const external = options.url ?? nonEmpty(process.env['TOXIPROXY_URL']);
+  if (external !== undefined) return useRunningServer(external, options.url !== undefined ? 'url option' : 'TOXIPROXY_URL');
+
+  const logLevel = options.logLevel ?? nonEmpty(process.env['TOXIPROXY_LOG_LEVEL']) ?? 'info';
+  if (!['trace', 'debug', 'info'].includes(logLevel)) {
+    throw new Error(`toxiproxy log level must be trace, debug or info, not ${JSON.stringify(logLevel)}`);
+  }
+  const binary = locateToxiproxyServer(options.binary);
+  let lastError: Error | undefined;
+  for (let attempt = 1; attempt <= PORT_ATTEMPTS; attempt++) {
+    const port = await freePort();
+    const result = await launch(binary, port, logLevel, options);
+    if (result.ok) return result.server;
+    lastError = result.error;
+    if (!result.retry) break;
+  }
+  throw lastError ?? new Error('toxiproxy-server did not start');
+}
+
+/**
+ * Path of the toxiproxy-server binary that startToxiproxy would run (ignoring TOXIPROXY_URL):
+ * `explicit`, else env TOXIPROXY_SERVER, else .tools/bin/toxiproxy-server under the project root,
+ * else toxiproxy-server on PATH. Throws with installation advice when there is none.
+ */
+export function locateToxiproxyServer(explicit?: string): string {
+  const given = explicit ?? nonEmpty(process.env['TOXIPROXY_SERVER']);
+  if (given !== undefined) {
+    const from = explicit !== undefined ? 'binary option' : 'TOXIPROXY_SERVER';
+    const path = resolve(given);
+    if (!isExecutableFile(path)) {
+      throw new Error(`toxiproxy-server given by ${from} is not an executable file: ${path}\n${HOW_TO_GET_ONE}`);
+    }
+    return path;
+  }
+  const local = join(toolsBinDir, BINARY_NAME);
+  if (isExecutableFile(local)) return local;
+  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, BINARY_NAME);
+    if (isExecutableFile(candidate)) return candidate;
+  }
+  throw new Error(
+    `no toxiproxy-server found (looked at TOXIPROXY_URL, TOXIPROXY_SERVER, ${local} and PATH).\n${HOW_TO_GET_ONE}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function useRunningServer(rawUrl: string, from: string): Promise<ToxiproxyServer> {
+  const url = normaliseUrl(rawUrl, from);
+  let version: string;
+  try {
+    version = await fetchVersion(url, 5_000);
+  } catch (error) {
+    throw new Error(`Toxiproxy at ${url} (from ${from}) does not answer GET /version: ${describe(error)}`);
+  }
+  return { url, version, owned: false, logTail: () => [], stop: async () => {} };
+}
+
+type LaunchResult = { ok: true; server: ToxiproxyServer } | { ok: false; retry: boolean; error: Error };
+
+async function launch(binary: string, port: number, logLevel: string, options: StartToxiproxyOptions): Promise<LaunchResult> {
+  const url = `http://127.0.0.1:${port}`;
+  const tail: string[] = [];
+  let bindFailed = false;
+  let httpStarted = false;
+  const record = (line: string): void => {
+    if (line === '') return;
+    const bounded = line.length > LOG_LINE_MAX ? `${line.slice(0, LOG_LINE_MAX)}…` : line;
+    tail.push(bounded);
+    if (tail.length > LOG_TAIL_LINES) tail.shift();
+    if (line.includes('Starting Toxiproxy HTTP server')) httpStarted = true;
+    if (line.includes('Server finished with error') || line.includes('address already in use')) bindFailed = true;
+    try {
+      options.log?.(bounded);
+    } catch {
+      // a failing log sink must not break the server
+    }
+  };
+
+  const child = execa(binary, ['-host', '127.0.0.1', '-port', String(port)], {
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    cleanup: true, // execa also kills it if this process exits without running our cleanups
+    env: { LOG_LEVEL: logLevel },
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    let pending = '';
+    stream?.setEncoding('utf8');
+    stream?.on('data', (chunk: string) => {
+      pending += chunk;
+      let newline: number;
+      while ((newline = pending.indexOf('\n')) >= 0) {
+        record(pending.slice(0, newline).replace(/\r$/, ''));
+        pending = pending.slice(newline + 1);
+      }
+      if (pending.length > LOG_LINE_MAX * 4) {
+        record(pending);
+        pending = '';
+      }
+    });
+    stream?.on('end', () => {
+      if (pending !== '') record(pending);
+      pending = '';
+    });
+  }
+
+  let exitInfo: string | undefined;
+  const exited: Promise<void> = child.then(
+    (result) => {
+      exitInfo = result.failed && result.exitCode === undefined && result.signal === undefined
+        ? result.shortMessage
+        : `exit code ${String(result.exitCode ?? 'none')}, signal ${String(result.signal ?? 'none')}`;
+    },
+    (error: unknown) => {
+      exitInfo = describe(error);
+    },
+  );
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      unregister();
+      if (exitInfo !== undefined) return;
+      child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<'timeout'>((done) => {
+        timer = setTimeout(() => done('timeout'), STOP_GRACE_MS);
+      });
+      const outcome = await Promise.race([exited.then(() => 'exited' as const), graceOver]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    })();
+    return stopping;
+  };
+  const unregister = onCleanup(`toxiproxy-server pid ${String(child.pid ?? '?')} on ${url}`, stop);
+
+  const fail = async (retry: boolean, reason: string): Promise<LaunchResult> => {
+    await stop();
+    const logText = tail.length > 0 ? `\n--- toxiproxy-server log (last lines) ---\n${tail.slice(-30).join('\n')}` : '';
+    return { ok: false, retry, error: new Error(`toxiproxy-server (${binary}) on ${url}: ${reason}${logText}`) };
+  };
+
+  const timeoutMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
+  let lastProbeError = 'not probed yet';
+  let confirmations = 0;
+  for (;;) {
+    if (bindFailed) return fail(true, 'could not bind its API port');
+    if (exitInfo !== undefined) return fail(false, `exited before answering GET /version (${exitInfo})`);
+    if (Date.now() > deadline) {
+      return fail(false, `GET /version did not answer within ${timeoutMs} ms (last: ${lastProbeError})`);
+    }
+    try {
+      const version = await fetchVersion(url, 1_000);
+      // Only trust the answer once our process has reached its listen call and a later probe still
+      // sees no bind error: a different process that grabbed the port would also answer.
+      if (httpStarted && !bindFailed && ++confirmations >= 2) {
+        return {
+          ok: true,
+          server: { url, version, owned: true, pid: child.pid, logTail: () => [...tail], stop },
+        };
+      }
+    } catch (error) {
+      lastProbeError = describe(error);
+      confirmations = 0;
+    }
+    await sleep(confirmations > 0 ? 30 : 50);
+  }
+}
+
+/** GET /version: 2.12 answers `{"version": "2.12.0"}`, older servers plain text. */
+async function fetchVersion(url: string, timeoutMs: number): Promise<string> {
+  const response = await fetch(`${url}/version`, { signal: AbortSignal.timeout(timeoutMs) });
+  const text = (await response.text()).trim();
+  if (!response.ok) throw new Error(`HTTP ${response.status} ${text}`);
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { version?: unknown }).version === 'string') {
+      return (parsed as { version: string }).version;
+    }
+  } catch {
+    // plain text version
+  }
+  return text;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, failed) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', failed);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => (port > 0 ? done(port) : failed(new Error('could not pick a free port'))));
+    });
+  });
+}
+
+function normaliseUrl(raw: string, from: string): string {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(withScheme);
+  } catch {
+    throw new Error(`invalid Toxiproxy URL from ${from}: ${JSON.stringify(raw)}`);
+  }
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof Error) {
+      const code = (cause as { code?: unknown }).code;
+      return `${error.message}: ${typeof code === 'string' ? `${code} ` : ''}${cause.message}`;
+    }
+    return error.message;
+  }
+  return String(error);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}

@@ -1,0 +1,241 @@
+// The ledger checker judged from hand-made journals and SQLite files: no process, no network.
+import Database from 'better-sqlite3';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { type JournalEntry, JournalWriter, readJournal } from '../harness/journal.js';
+import { checkLedgerRun } from '../harness/ledger/checker.js';
+import { readStore } from '../harness/ledger/store-reader.js';
+import { renderSummary } from '../harness/report/summary.js';
+
+const SCRIPT = [7, 5, -3].map((delta, seq) => ({ seq, delta }));
+
+function makeStore(path: string, checkpoint: [number, number][] | null, ledger: [number, number][]): void {
+  const db = new Database(path);
+  db.exec('CREATE TABLE checkpoint (id INTEGER PRIMARY KEY CHECK (id = 1), last INTEGER NOT NULL, total INTEGER NOT NULL)');
+  db.exec('CREATE TABLE ledger (seq INTEGER PRIMARY KEY, delta INTEGER NOT NULL)');
+  for (const [last, total] of checkpoint ?? []) db.prepare('INSERT INTO checkpoint VALUES (1, ?, ?)').run(last, total);
+  for (const [seq, delta] of ledger) db.prepare('INSERT INTO ledger VALUES (?, ?)').run(seq, delta);
+  db.close();
+}
+
+interface Inc {
+  fault?: string;
+  expectExit?: 'zero' | 'nonzero' | 'any';
+  lines: string[]; // consumer -> publisher lines on its one connection
+  exit: { code: number | null; signal?: string; killedBy?: 'deadline' };
+  after?: { last: number; total: number; ledger: [number, number][] };
+}
+
+function journalFor(dir: string, incs: Inc[], transcript?: { incarnation: number; resume: number; acks?: number[] }[]): JournalEntry[] {
+  const plan = {
+    file: 'x.yaml',
+    name: 'x',
+    description: 'x',
+    protocol: 'ledger',
+    timeoutMs: 2000,
+    deadlineMs: 60000,
+    events: SCRIPT,
+    eventSource: { kind: 'explicit' },
+    publisher: { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000 },
+    consumer: { incarnations: incs.map((i, n) => ({ ...(i.fault ? { fault: i.fault } : {}), expectExit: i.expectExit ?? (n === incs.length - 1 ? 'zero' : 'any') })) },
+    expect: transcript ? { transcript } : {},
+  };
+  let t = 0;
+  const e: JournalEntry[] = [
+    { t: t++, type: 'scenario', source: '', plan },
+    { t: t++, type: 'stream', role: 'control', stream: 'control', host: '127.0.0.1', port: 1, db: join(dir, 'control.db') },
+    { t: t++, type: 'stream', role: 'consumer', stream: 'consumer', host: '127.0.0.1', port: 2, db: join(dir, 'consumer.db') },
+  ];
+  incs.forEach((inc, i) => {
+    const n = i + 1;
+    e.push({ t: t++, type: 'process-start', role: 'consumer', incarnation: n, pid: 1, command: 'x', env: {} });
+    e.push({ t: t++, type: 'wire', stream: 'consumer', conn: n, kind: 'open', tag: `incarnation ${n}` });
+    for (const line of inc.lines) e.push({ t: (t += 100), type: 'wire', stream: 'consumer', conn: n, kind: 'recv', line });
+    e.push({
+      t: t++,
+      type: 'process-exit',
+      role: 'consumer',
+      incarnation: n,
+      code: inc.exit.code,
+      signal: inc.exit.signal ?? null,
+      ...(inc.exit.killedBy ? { killedBy: inc.exit.killedBy } : {}),
+      durationMs: 1,
+      stdoutTail: '',
+      stderrTail: '',
+      stdoutBytes: 0,
+      stderrBytes: 0,
+    });
+    if (inc.after)
+      e.push({
+        t: t++,
+        type: 'store-read',
+        role: 'consumer',
+        incarnation: n,
+        when: 'after-exit',
+        db: join(dir, 'consumer.db'),
+        store: { exists: true, checkpoint: [{ id: 1, last: inc.after.last, total: inc.after.total }], ledger: inc.after.ledger },
+      });
+  });
+  return e;
+}
+
+const GOOD: [number, number][] = [[0, 7], [1, 5], [2, -3]];
+const ACK_CRASH: Inc[] = [
+  { fault: 'exit@ack:1', expectExit: 'nonzero', lines: ['RESUME -1\n', 'ACK 0\n'], exit: { code: 86 }, after: { last: 1, total: 12, ledger: [[0, 7], [1, 5]] } },
+  { lines: ['RESUME 1\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 }, after: { last: 2, total: 9, ledger: GOOD } },
+];
+const ACK_CRASH_EXPECT = [
+  { incarnation: 1, resume: -1, acks: [0] },
+  { incarnation: 2, resume: 1, acks: [1, 2] },
+];
+
+function setup(t: Tap.Test, consumer: { checkpoint: [number, number][] | null; ledger: [number, number][] } | 'missing') {
+  const dir = t.testdir();
+  makeStore(join(dir, 'control.db'), [[2, 9]], GOOD);
+  if (consumer !== 'missing') makeStore(join(dir, 'consumer.db'), consumer.checkpoint, consumer.ledger);
+  return dir;
+}
+
+t.test('a correct ack-crash run passes', async (t) => {
+  const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
+  const v = checkLedgerRun(journalFor(dir, ACK_CRASH, ACK_CRASH_EXPECT));
+  t.same(v.reasons, []);
+  t.same(v.harnessErrors, []);
+  t.equal(v.pass, true);
+  t.same(v.expected, { last: 2, total: 9, events: 3 });
+  t.same(v.incarnations.map((i) => [i.resumes, i.acks.map((a) => a.seq)]), [[[-1], [0]], [[1], [1, 2]]]);
+});
+
+t.test('an event applied twice is explained with its seq and totals', async (t) => {
+  const dir = setup(t, { checkpoint: [[2, 14]], ledger: GOOD });
+  const v = checkLedgerRun(journalFor(dir, ACK_CRASH, ACK_CRASH_EXPECT));
+  t.equal(v.pass, false);
+  t.match(v.reasons[0], /^seq 1 applied twice: total 14, expected 9/);
+  t.match(v.reasons.join('\n'), /consumer: total 14, expected 9/);
+  t.match(v.reasons.join('\n'), /control consumer ended with last 2, total 9; the consumer under test with last 2, total 14/);
+});
+
+t.test('ledger/cursor invariants: missing, beyond the cursor, wrong delta, foreign seq, checkpoint rows', async (t) => {
+  const cases: [string, { checkpoint: [number, number][] | null; ledger: [number, number][] } | 'missing', RegExp][] = [
+    ['missing seq', { checkpoint: [[2, 4]], ledger: [[0, 7], [2, -3]] }, /seq 1 missing from the ledger although the cursor says last 2/],
+    ['beyond cursor', { checkpoint: [[1, 9]], ledger: GOOD }, /ledger holds seq 2 beyond the cursor \(last 1\)/],
+    ['wrong delta', { checkpoint: [[2, 10]], ledger: [[0, 7], [1, 6], [2, -3]] }, /seq 1 recorded with delta 6, but the script says 5/],
+    ['foreign seq', { checkpoint: [[3, 10]], ledger: [...GOOD, [3, 1]] }, /ledger holds seq 3, which the script never had/],
+    ['no checkpoint row', { checkpoint: null, ledger: [] }, /checkpoint has 0 rows/],
+    ['not applied', { checkpoint: [[0, 7]], ledger: [[0, 7]] }, /cursor is last 0, expected 2 \(seqs 1, 2 never applied\)/],
+    ['no file', 'missing', /no SQLite file was created/],
+  ];
+  for (const [name, store, reason] of cases) {
+    const dir = setup(t, store);
+    const v = checkLedgerRun(journalFor(dir, [{ lines: ['RESUME -1\n'], exit: { code: 0 } }]));
+    t.equal(v.pass, false, name);
+    t.match(v.reasons.join('\n'), reason, name);
+  }
+});
+
+t.test('transcript expectations: unexpected ACK after an ack-point crash names the seq and the ordering bug', async (t) => {
+  const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
+  const mutant: Inc[] = [
+    { ...ACK_CRASH[0]!, lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n'] },
+    { lines: ['RESUME 1\n', 'ACK 2\n'], exit: { code: 0 }, after: { last: 2, total: 9, ledger: GOOD } },
+  ];
+  const v = checkLedgerRun(journalFor(dir, mutant, ACK_CRASH_EXPECT));
+  t.equal(v.pass, false);
+  t.match(v.reasons[0], /^incarnation 1 sent ACK 1 at \d\.\d{3} s, which it must not send: the process was ended at fault point ack:1, after COMMIT and before the ACK is written, so this ACK was written before seq 1 was committed$/);
+  t.match(v.reasons[1], /incarnation 2 never sent ACK 1 \(incarnation 1 had already acknowledged it, so it was not redelivered\)/);
+});
+
+t.test('transcript expectations: wrong RESUME, missing RESUME, order', async (t) => {
+  const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
+  const fromScratch: Inc[] = [ACK_CRASH[0]!, { ...ACK_CRASH[1]!, lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n'] }];
+  const v = checkLedgerRun(journalFor(dir, fromScratch, ACK_CRASH_EXPECT));
+  t.match(v.reasons.join('\n'), /incarnation 2 sent RESUME -1, expected RESUME 1/);
+  t.match(v.reasons.join('\n'), /incarnation 2 sent RESUME -1, but its file's durable cursor was 1 when it started/);
+  const silent: Inc[] = [ACK_CRASH[0]!, { ...ACK_CRASH[1]!, lines: [] }];
+  t.match(checkLedgerRun(journalFor(dir, silent, ACK_CRASH_EXPECT)).reasons.join('\n'), /incarnation 2 never sent RESUME to the publisher \(expected RESUME 1\)/);
+  const reordered: Inc[] = [ACK_CRASH[0]!, { ...ACK_CRASH[1]!, lines: ['RESUME 1\n', 'ACK 2\n', 'ACK 1\n'] }];
+  t.match(checkLedgerRun(journalFor(dir, reordered, ACK_CRASH_EXPECT)).reasons.join('\n'), /sent ACKs in the order 2, 1, expected 1, 2/);
+});
+
+t.test('an ACK is a promise: acknowledged but not in the file when the process ended', async (t) => {
+  const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
+  const broken: Inc[] = [
+    { fault: 'exit@apply:1', lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n'], exit: { code: 86 }, after: { last: 0, total: 7, ledger: [[0, 7]] } },
+    { lines: ['RESUME 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 }, after: { last: 2, total: 9, ledger: GOOD } },
+  ];
+  const v = checkLedgerRun(journalFor(dir, broken));
+  t.equal(v.pass, false, 'the final state is right, the promise was still broken');
+  t.match(v.reasons.join('\n'), /incarnation 1 acknowledged seq 1 at \d\.\d{3} s, but when it ended its file did not hold seq 1 \(last 0\): the ACK was a broken promise/);
+});
+
+t.test('exits: hang killed at the deadline, wrong status, never started', async (t) => {
+  const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
+  const hung = checkLedgerRun(journalFor(dir, [{ lines: ['RESUME -1\n'], exit: { code: null, signal: 'SIGKILL', killedBy: 'deadline' } }]));
+  t.match(hung.reasons[0], /incarnation 1 did not end on its own: it was killed at the deadline \(60000 ms\)/);
+  const bad = checkLedgerRun(journalFor(dir, [{ lines: ['RESUME -1\n'], exit: { code: 3 } }]));
+  t.match(bad.reasons[0], /incarnation 1 exited with status 3, expected status 0/);
+  const zero = checkLedgerRun(journalFor(dir, [{ fault: 'raise@apply:1', expectExit: 'nonzero', lines: [], exit: { code: 0 } }, { lines: [], exit: { code: 0 } }]));
+  t.match(zero.reasons[0], /incarnation 1 exited with status 0, expected a non-zero status \(fault raise@apply:1 should have ended it\)/);
+  const j = journalFor(dir, [{ lines: [], exit: { code: 0 } }]).filter((e) => e.type !== 'process-start' && e.type !== 'process-exit');
+  t.match(checkLedgerRun(j).reasons[0], /incarnation 1 was never started/);
+});
+
+t.test('a control consumer that disagrees with the script is a harness error, not a consumer failure', async (t) => {
+  const dir = t.testdir();
+  makeStore(join(dir, 'control.db'), [[1, 12]], [[0, 7], [1, 5]]);
+  makeStore(join(dir, 'consumer.db'), [[2, 9]], GOOD);
+  const v = checkLedgerRun(journalFor(dir, ACK_CRASH, ACK_CRASH_EXPECT));
+  t.equal(v.pass, false);
+  t.same(v.reasons, []);
+  t.match(v.harnessErrors.join('\n'), /control consumer: cursor is last 1, expected 2/);
+});
+
+t.test('store reader: independent read-only connection, sees WAL content, reports unreadable files', async (t) => {
+  const dir = t.testdir({ 'junk.db': 'this is not a database' });
+  const path = join(dir, 'wal.db');
+  const writer = new Database(path);
+  writer.pragma('journal_mode = WAL');
+  writer.exec('CREATE TABLE checkpoint (id INTEGER PRIMARY KEY, last INTEGER, total INTEGER); CREATE TABLE ledger (seq INTEGER PRIMARY KEY, delta INTEGER)');
+  writer.exec('INSERT INTO checkpoint VALUES (1, 0, 7); INSERT INTO ledger VALUES (0, 7)');
+  // The writer stays open: committed rows live in the WAL, not yet in the main file.
+  t.same(readStore(path), { exists: true, checkpoint: [{ id: 1, last: 0, total: 7 }], ledger: [[0, 7]] });
+  writer.close();
+  t.same(readStore(join(dir, 'none.db')), { exists: false, checkpoint: [], ledger: [] });
+  t.match(readStore(join(dir, 'junk.db')), { exists: true, error: /not a database/ });
+});
+
+t.test('journal: written line by line, a cut-off last line is ignored, a bad middle line names file and line', async (t) => {
+  const dir = t.testdir();
+  const path = join(dir, 'journal.jsonl');
+  const w = new JournalWriter(path, () => 1.23456);
+  w.write({ type: 'harness-error', message: 'a' });
+  w.write({ type: 'run-end', status: 'error' });
+  w.close();
+  w.write({ type: 'harness-error', message: 'after close is dropped' });
+  t.same(readJournal(path), [
+    { t: 1.235, type: 'harness-error', message: 'a' },
+    { t: 1.235, type: 'run-end', status: 'error' },
+  ]);
+  writeFileSync(path, '{"t":1,"type":"run-end","status":"pass"}\n{"t":2,"ty');
+  t.equal(readJournal(path).length, 1, 'interrupted write tolerated');
+  writeFileSync(path, '{"t":1}\nnot json\n{"t":2}\n');
+  t.throws(() => readJournal(path), new RegExp(`${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:2: not a JSON journal entry`));
+});
+
+t.test('summary renders from a journal, complete or interrupted', async (t) => {
+  const dir = setup(t, { checkpoint: [[2, 14]], ledger: GOOD });
+  const journal = journalFor(dir, ACK_CRASH, ACK_CRASH_EXPECT);
+  const verdict = checkLedgerRun(journal);
+  const md = renderSummary([
+    { t: 0, type: 'run-start', schema: 1, runId: 'r1', scenario: { name: 'ack-crash', file: 'f', description: 'Proves things.' }, harnessVersion: '0', node: 'v20', platform: 'linux', cwd: '/', consumerCommand: 'c', controlCommand: 'c' },
+    ...journal,
+    { t: 9, type: 'verdict', pass: false, reasons: verdict.reasons, details: verdict },
+    { t: 10, type: 'run-end', status: 'fail' },
+  ]);
+  t.match(md, /^# chaoslab: ack-crash — FAIL/);
+  t.match(md, /## Why\n\n- seq 1 applied twice/);
+  t.match(md, /\| consumer under test \| 2 \| 14 \| 3 \|/);
+  t.match(md, /\| 1 \| exit@ack:1 \| -1 \| 0 \| 86 \|/);
+  t.match(renderSummary(journal.slice(0, 3)), /did not finish: this summary was rendered from a partial journal/);
+});

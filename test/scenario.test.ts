@@ -1,0 +1,492 @@
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { generateDeltas, mulberry32 } from '../harness/scenario/generate.js';
+import {
+  defaultExpectExit,
+  listScenarios,
+  loadScenario,
+  parseFaultPlan,
+  resolveScenario,
+  ScenarioError,
+  UnknownScenarioError,
+  type ScenarioProblem,
+} from '../harness/scenario/load.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SCENARIOS = path.join(ROOT, 'scenarios');
+
+/** Loads `file` expecting a ScenarioError; returns its problems. */
+function problemsOf(t: Test, file: string): ScenarioProblem[] {
+  try {
+    loadScenario(file);
+  } catch (error) {
+    if (error instanceof ScenarioError) {
+      // Every problem is one line of the message, in the documented shape.
+      const lines = error.message.split('\n');
+      t.equal(lines.length, error.problems.length, 'one message line per problem');
+      for (const [i, p] of error.problems.entries()) {
+        t.equal(lines[i], `${p.file}:${p.line}:${p.column}: ${p.field ? `${p.field}: ` : ''}${p.message}`);
+      }
+      return error.problems;
+    }
+    throw error;
+  }
+  t.fail(`${file} loaded, but it should not have`);
+  return [];
+}
+
+interface Want {
+  line: number;
+  column?: number;
+  field: string;
+  message: RegExp;
+}
+
+/** Writes one bad scenario file named `<name>.yaml` and checks the exact problems reported. */
+function bad(t: Test, name: string, text: string, want: Want[]): ScenarioProblem[] {
+  const dir = t.testdir({ [`${name}.yaml`]: text });
+  const file = path.join(dir, `${name}.yaml`);
+  const problems = problemsOf(t, file);
+  t.equal(problems.length, want.length, `${want.length} problem(s): ${JSON.stringify(problems, null, 1)}`);
+  for (const [i, w] of want.entries()) {
+    const p = problems[i];
+    if (!p) continue;
+    t.equal(path.resolve(p.file), file, 'names the file');
+    t.equal(p.line, w.line, `line of ${w.field || '(file)'}`);
+    if (w.column !== undefined) t.equal(p.column, w.column, `column of ${w.field || '(file)'}`);
+    t.equal(p.field, w.field, 'names the field');
+    t.match(p.message, w.message);
+  }
+  return problems;
+}
+
+const OK_HEAD = 'description: x\nevents:\n  deltas: [7, 5, -3]\n';
+
+t.test('the shipped scenarios load', async (t) => {
+  const ack = loadScenario(path.join(SCENARIOS, 'ack-crash.yaml'));
+  t.equal(ack.name, 'ack-crash');
+  t.equal(ack.file, path.join(SCENARIOS, 'ack-crash.yaml'));
+  t.match(ack.source, /exit@ack:1/);
+  t.match(ack.description, /crash/);
+  t.same(ack.events, [
+    { seq: 0, delta: 7 },
+    { seq: 1, delta: 5 },
+    { seq: 2, delta: -3 },
+  ]);
+  t.same(ack.eventSource, { kind: 'explicit' });
+  t.same(ack.publisher, { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000, forgetAcked: false, retentionMoves: [], misbehaviour: [] });
+  t.same(ack.consumer.incarnations, [{ fault: 'exit@ack:1', expectExit: 'nonzero' }, { expectExit: 'zero' }]);
+  t.same(ack.expect.transcript, [
+    { incarnation: 1, resume: -1, acks: [0] },
+    { incarnation: 2, resume: 1, acks: [1, 2] },
+  ]);
+
+  const happy = loadScenario(path.join(SCENARIOS, 'happy-path.yaml'));
+  t.equal(happy.name, 'happy-path');
+  t.equal(happy.events.length, 200);
+  t.same(happy.eventSource, { kind: 'generated', count: 200, seed: 1, min: -1000, max: 1000 });
+  t.same(happy.events.slice(0, 3), [
+    { seq: 0, delta: -891 },
+    { seq: 1, delta: 962 },
+    { seq: 2, delta: 670 },
+  ]);
+  t.same(happy.consumer.incarnations, [{ expectExit: 'zero' }]);
+  t.same(happy.expect.transcript, [{ incarnation: 1, resume: -1 }], 'acks left out stay absent');
+  t.notOk('acks' in (happy.expect.transcript?.[0] ?? {}));
+
+  const listed = listScenarios(SCENARIOS);
+  for (const name of ['ack-crash', 'happy-path']) {
+    const entry = listed.find((s) => s.name === name);
+    t.ok(entry, `${name} is listed`);
+    t.equal(entry?.file, path.join(SCENARIOS, `${name}.yaml`));
+    t.ok(entry?.description);
+  }
+});
+
+t.test('defaults are filled', async (t) => {
+  const dir = t.testdir({ 'minimal.yaml': `name: minimal\n${OK_HEAD}` });
+  const s = loadScenario(path.join(dir, 'minimal.yaml'));
+  t.same(
+    { ...s, file: undefined, source: undefined },
+    {
+      file: undefined,
+      source: undefined,
+      name: 'minimal',
+      description: 'x',
+      protocol: 'ledger',
+      timeoutMs: 2000,
+      deadlineMs: 60000,
+      events: [
+        { seq: 0, delta: 7 },
+        { seq: 1, delta: 5 },
+        { seq: 2, delta: -3 },
+      ],
+      eventSource: { kind: 'explicit' },
+      timeScale: 1,
+      publisher: { window: 16, retentionStart: 0, redeliverUnacked: false, ackDeadlineMs: 5000, forgetAcked: false, retentionMoves: [], misbehaviour: [] },
+      consumer: { incarnations: [{ expectExit: 'zero' }] },
+      faults: [],
+      expect: {},
+    },
+  );
+  t.notOk('fault' in (s.consumer.incarnations[0] ?? {}), 'no fault key when there is no fault');
+
+  const full = t.testdir({
+    'full.yaml': [
+      'name: full',
+      'description: >-',
+      '  Every field given.',
+      'protocol: ledger',
+      'timeout_ms: 50',
+      'deadline_ms: 3600000',
+      'events:',
+      '  generate: { count: 100000, seed: 4294967295, min: -2, max: 2 }',
+      'publisher:',
+      '  window: 1024',
+      '  retention_start: 99999',
+      '  redeliver_unacked: true',
+      '  ack_deadline_ms: 600000',
+      'consumer:',
+      '  incarnations:',
+      '    - fault: "stop@apply:0"',
+      '    - fault: "raise@apply:3"',
+      '    - fault: "stop@ack:5,exit@apply:99999"',
+      '    - fault: "raise@ack:7"',
+      '      expect_exit: any',
+      '    - {}',
+      'expect:',
+      '  transcript:',
+      '    - { incarnation: 2, resume: -1, acks: [] }',
+      '    - { incarnation: 5, resume: 99999 }',
+      '',
+    ].join('\n'),
+  });
+  const f = loadScenario(path.join(full, 'full.yaml'));
+  t.equal(f.timeoutMs, 50);
+  t.equal(f.deadlineMs, 3_600_000);
+  t.equal(f.events.length, 100_000);
+  t.ok(f.events.every((e, i) => e.seq === i && e.delta >= -2 && e.delta <= 2));
+  t.same(f.eventSource, { kind: 'generated', count: 100000, seed: 4294967295, min: -2, max: 2 });
+  t.same(f.publisher, { window: 1024, retentionStart: 99999, redeliverUnacked: true, ackDeadlineMs: 600000, forgetAcked: false, retentionMoves: [], misbehaviour: [] });
+  t.same(
+    f.consumer.incarnations.map((i) => i.expectExit),
+    ['any', 'nonzero', 'nonzero', 'any', 'zero'],
+    'expect_exit: any without exit/raise, nonzero with one, an explicit value wins, zero for the last',
+  );
+  t.same(f.expect.transcript, [
+    { incarnation: 2, resume: -1, acks: [] },
+    { incarnation: 5, resume: 99999 },
+  ]);
+
+  t.equal(defaultExpectExit('exit@ack:1', true), 'nonzero', 'an exit/raise fault wins over "last"');
+  t.equal(defaultExpectExit('stop@ack:1', true), 'zero');
+  t.equal(defaultExpectExit(undefined, false), 'any');
+});
+
+t.test('generator', async (t) => {
+  // Reference: the canonical mulberry32 snippet, verbatim (returns floats in [0, 1)).
+  function canonical(a: number): () => number {
+    return function () {
+      let t = (a += 0x6d2b79f5);
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  for (const seed of [0, 1, 42, 0xffffffff]) {
+    const ours = mulberry32(seed);
+    const ref = canonical(seed);
+    const a = Array.from({ length: 1000 }, () => ours());
+    const b = Array.from({ length: 1000 }, () => ref() * 4294967296);
+    t.same(a, b, `mulberry32(${seed}) matches the canonical implementation`);
+  }
+
+  // Pinned values: if these change, every generated scenario changed.
+  const m0 = mulberry32(0);
+  t.same([m0(), m0(), m0()], [1144304738, 1416247, 958946056], 'mulberry32(0) first outputs');
+  t.same(generateDeltas({ count: 10, seed: 42, min: -1000, max: 1000 }), [-259, 75, -37, -719, -244, 464, -159, -101, 647, -481]);
+  t.same(generateDeltas({ count: 10, seed: 1, min: -1000, max: 1000 }), [-891, 962, 670, -917, -133, -11, 461, 210, -951, -281]);
+  t.same(generateDeltas({ count: 10, seed: 7, min: -3, max: 3 }), [0, -2, 2, 2, -2, 3, -2, -2, -2, 1]);
+
+  t.same(
+    generateDeltas({ count: 500, seed: 9, min: -1000, max: 1000 }),
+    generateDeltas({ count: 500, seed: 9, min: -1000, max: 1000 }),
+    'same seed, same script',
+  );
+  t.notSame(generateDeltas({ count: 50, seed: 9, min: -1000, max: 1000 }), generateDeltas({ count: 50, seed: 10, min: -1000, max: 1000 }));
+  t.same(
+    generateDeltas({ count: 20, seed: 5, min: -1000, max: 1000 }),
+    generateDeltas({ count: 100, seed: 5, min: -1000, max: 1000 }).slice(0, 20),
+    'a longer script extends a shorter one',
+  );
+
+  for (const [min, max] of [
+    [-1000, 1000],
+    [-3, 3],
+    [0, 0],
+    [5, 6],
+    [-1000, -999],
+  ] as const) {
+    const deltas = generateDeltas({ count: 20_000, seed: 123, min, max });
+    t.ok(
+      deltas.every((d) => Number.isInteger(d) && d >= min && d <= max),
+      `all in [${min}, ${max}]`,
+    );
+    t.equal(Math.min(...deltas), min, `reaches ${min}`);
+    t.equal(Math.max(...deltas), max, `reaches ${max}`);
+  }
+  // Rough uniformity: 7 buckets of 70 000 draws, each within 3% of the mean.
+  const counts = new Map<number, number>();
+  for (const d of generateDeltas({ count: 70_000, seed: 77, min: -3, max: 3 })) counts.set(d, (counts.get(d) ?? 0) + 1);
+  t.equal(counts.size, 7);
+  for (const [d, n] of counts) t.ok(Math.abs(n - 10_000) < 300, `bucket ${d}: ${n}`);
+
+  t.throws(() => generateDeltas({ count: 1, seed: 1, min: 2, max: 1 }), RangeError);
+  t.throws(() => generateDeltas({ count: 1, seed: -1, min: 0, max: 1 }), RangeError);
+});
+
+t.test('fault plans', async (t) => {
+  t.same(parseFaultPlan('exit@ack:1'), { ok: true, steps: [{ action: 'exit', point: 'ack', seq: 1 }] });
+  t.same(parseFaultPlan('stop@apply:0,raise@ack:12'), {
+    ok: true,
+    steps: [
+      { action: 'stop', point: 'apply', seq: 0 },
+      { action: 'raise', point: 'ack', seq: 12 },
+    ],
+  });
+  for (const plan of ['', 'exit@ack', 'exit@ack:1,', ',exit@ack:1', 'exit@ack:1 ', ' exit@ack:1', 'exit @ack:1', 'EXIT@ack:1', 'exit@ACK:1', 'exit@ack:-1', 'exit@ack:+1', 'exit@ack:01', 'exit@ack:1.0', 'exit@commit:1', 'kill@ack:1', 'exit@ack:1;raise@ack:2', 'exit@ack:1\n']) {
+    const r = parseFaultPlan(plan);
+    t.equal(r.ok, false, `${JSON.stringify(plan)} is rejected`);
+  }
+});
+
+t.test('bad files: file, line and field', async (t) => {
+  t.test('YAML syntax error', async (t) => {
+    bad(t, 'syntax', 'name: syntax\ndescription: x\nevents:\n  deltas: [1, 2\npublisher: {}\n', [
+      { line: 5, column: 1, field: '', message: /^YAML: .*Flow sequence/ },
+    ]);
+    bad(t, 'tabs', 'name: tabs\ndescription: x\nevents:\n\tdeltas: [1]\n', [{ line: 4, column: 1, field: '', message: /^YAML: Tabs/ }]);
+    bad(t, 'two-docs', `name: two-docs\n${OK_HEAD}---\nname: b\n`, [{ line: 5, field: '', message: /multiple documents/ }]);
+  });
+
+  t.test('unknown key (typo)', async (t) => {
+    bad(t, 'typo', `name: typo\n${OK_HEAD}timeout_msec: 100\npublisher:\n  windw: 3\nconsumer:\n  incarnations:\n    - { falt: "exit@ack:1" }\n`, [
+      { line: 5, column: 1, field: 'timeout_msec', message: /^unknown key \(did you mean "timeout_ms"\?\); allowed here: name, description, / },
+      { line: 7, column: 3, field: 'publisher.windw', message: /did you mean "window"/ },
+      { line: 10, column: 9, field: 'consumer.incarnations[0].falt', message: /did you mean "fault"/ },
+    ]);
+    bad(t, 'typo-deep', `name: typo-deep\ndescription: x\nevents:\n  generate: { count: 3, seed: 1, maxx: 3 }\nexpect:\n  transcript:\n    - incarnation: 1\n      resume: -1\n      ack: [0]\n`, [
+      { line: 4, column: 34, field: 'events.generate.maxx', message: /did you mean "max"/ },
+      { line: 9, column: 7, field: 'expect.transcript[0].ack', message: /did you mean "acks"/ },
+    ]);
+  });
+
+  t.test('wrong type', async (t) => {
+    bad(t, 'types', `name: types\ndescription: x\ntimeout_ms: 2000ms\nevents:\n  deltas: [1, "two", 1.5]\npublisher:\n  redeliver_unacked: yes\nconsumer:\n  incarnations: {}\n`, [
+      { line: 3, column: 13, field: 'timeout_ms', message: /^must be an integer \(got "2000ms"\)$/ },
+      { line: 5, column: 15, field: 'events.deltas[1]', message: /^must be an integer \(got "two"\)$/ },
+      { line: 5, column: 22, field: 'events.deltas[2]', message: /^must be an integer \(got 1.5\)$/ },
+      { line: 7, column: 22, field: 'publisher.redeliver_unacked', message: /^must be true or false \(got "yes"\)$/ },
+      { line: 9, column: 17, field: 'consumer.incarnations', message: /^must be a list \(got a mapping\)$/ },
+    ]);
+    bad(t, 'null-events', 'name: null-events\ndescription: x\nevents:\n', [{ line: 3, column: 1, field: 'events', message: /^must be a mapping \(got nothing\)$/ }]);
+    bad(t, 'root-list', '- name: x\n', [{ line: 1, column: 1, field: '', message: /^must be a mapping \(got a list\)$/ }]);
+    bad(t, 'bad-enum', `name: bad-enum\n${OK_HEAD}protocol: chain\nconsumer:\n  incarnations:\n    - expect_exit: maybe\n`, [
+      { line: 5, column: 11, field: 'protocol', message: /^must be one of "ledger" \(got "chain"\)$/ },
+      { line: 8, column: 20, field: 'consumer.incarnations[0].expect_exit', message: /^must be one of "zero", "nonzero", "any"/ },
+    ]);
+  });
+
+  t.test('out of range', async (t) => {
+    bad(t, 'range', `name: range\ndescription: x\ntimeout_ms: 10\ndeadline_ms: 99\nevents:\n  deltas: [1, 1001, -1001]\npublisher:\n  window: 0\n  ack_deadline_ms: 600001\n`, [
+      { line: 3, column: 13, field: 'timeout_ms', message: /^must be between 50 and 600000 \(got 10\)$/ },
+      { line: 4, column: 14, field: 'deadline_ms', message: /between 100 and 3600000/ },
+      { line: 6, column: 15, field: 'events.deltas[1]', message: /^must be between -1000 and 1000 \(got 1001\)$/ },
+      { line: 6, column: 21, field: 'events.deltas[2]', message: /got -1001/ },
+      { line: 8, column: 11, field: 'publisher.window', message: /^must be between 1 and 1024 \(got 0\)$/ },
+      { line: 9, column: 20, field: 'publisher.ack_deadline_ms', message: /got 600001/ },
+    ]);
+    bad(t, 'range-gen', 'name: range-gen\ndescription: x\nevents:\n  generate:\n    count: 100001\n    seed: -1\n    min: -1001\n', [
+      { line: 5, column: 12, field: 'events.generate.count', message: /between 1 and 100000/ },
+      { line: 6, column: 11, field: 'events.generate.seed', message: /between 0 and 4294967295/ },
+      { line: 7, column: 10, field: 'events.generate.min', message: /between -1000 and 1000/ },
+    ]);
+    const long = 'a'.repeat(65);
+    bad(t, long, `name: ${long}\n${OK_HEAD}`, [{ line: 1, column: 7, field: 'name', message: /^must be at most 64 characters \(got 65\)$/ }]);
+    bad(t, 'no-deltas', 'name: no-deltas\ndescription: x\nevents:\n  deltas: []\n', [{ line: 4, column: 11, field: 'events.deltas', message: /^must have 1\.\.100000 items \(got 0\)$/ }]);
+    bad(t, 'bad-name', 'name: Ack_Crash\ndescription: "  "\nevents:\n  deltas: [1]\n', [
+      { line: 1, column: 7, field: 'name', message: /lowercase letters, digits and dashes/ },
+      { line: 2, column: 14, field: 'description', message: /^must not be blank$/ },
+    ]);
+  });
+
+  t.test('bad fault plan', async (t) => {
+    const problems = bad(
+      t,
+      'fault',
+      `name: fault\n${OK_HEAD}consumer:\n  incarnations:\n    - fault: "exit@ack"\n    - fault: "exit@ack:1, raise@apply:2"\n    - fault: crash@ack:1\n    - fault: "exit@ack:01"\n    - fault: "exit@ack:1,"\n    - fault: ""\n`,
+      [
+        { line: 7, column: 14, field: 'consumer.incarnations[0].fault', message: /^must look like <action>@<point>:<seq> \(got "exit@ack"\): missing ":<seq>"$/ },
+        { line: 8, column: 14, field: 'consumer.incarnations[1].fault', message: /no spaces/ },
+        { line: 9, column: 14, field: 'consumer.incarnations[2].fault', message: /action must be exit\|raise\|stop \(got "crash"\)/ },
+        { line: 10, column: 14, field: 'consumer.incarnations[3].fault', message: /leading zeros/ },
+        { line: 11, column: 14, field: 'consumer.incarnations[4].fault', message: /empty item/ },
+        { line: 12, column: 14, field: 'consumer.incarnations[5].fault', message: /empty/ },
+      ],
+    );
+    // The brief's example line, verbatim apart from the path.
+    const first = problems[0];
+    t.ok(first && `${first.file}:${first.line}:${first.column}: ${first.field}: ${first.message}`.includes(':7:14: consumer.incarnations[0].fault: must look like <action>@<point>:<seq> (got "exit@ack")'));
+  });
+
+  t.test('fault seq beyond the script', async (t) => {
+    bad(t, 'fault-seq', `name: fault-seq\n${OK_HEAD}consumer:\n  incarnations:\n    - fault: "exit@ack:2"\n    - fault: "stop@apply:0,raise@apply:3"\n`, [
+      { line: 8, column: 14, field: 'consumer.incarnations[1].fault', message: /^seq 3 in "raise@apply:3" is beyond the script \(the script has seqs 0\.\.2\)$/ },
+    ]);
+  });
+
+  t.test('retention_start too big', async (t) => {
+    bad(t, 'retention', `name: retention\n${OK_HEAD}publisher:\n  retention_start: 3\n`, [
+      { line: 6, column: 20, field: 'publisher.retention_start', message: /^must be below the number of events, 3 \(got 3\)$/ },
+    ]);
+  });
+
+  t.test('transcript incarnations', async (t) => {
+    bad(
+      t,
+      'transcript',
+      `name: transcript\n${OK_HEAD}consumer:\n  incarnations: [{}, {}]\nexpect:\n  transcript:\n    - { incarnation: 1, resume: -1 }\n    - { incarnation: 0, resume: -2 }\n    - { incarnation: 1, resume: 3, acks: [0, 3] }\n    - { incarnation: 1, resume: 0 }\n    - { resume: 0 }\n`,
+      [
+        { line: 10, column: 22, field: 'expect.transcript[1].incarnation', message: /^must be >= 1 \(got 0\)$/ },
+        { line: 10, column: 33, field: 'expect.transcript[1].resume', message: /^must be >= -1 \(got -2\)$/ },
+        { line: 13, column: 7, field: 'expect.transcript[4].incarnation', message: /^is required$/ },
+      ],
+    );
+    // Semantic checks run once the schema passes.
+    bad(
+      t,
+      'transcript2',
+      `name: transcript2\n${OK_HEAD}consumer:\n  incarnations: [{}, {}]\nexpect:\n  transcript:\n    - { incarnation: 3, resume: -1 }\n    - { incarnation: 1, resume: 3, acks: [0, 3] }\n    - { incarnation: 1, resume: 0 }\n`,
+      [
+        { line: 9, column: 22, field: 'expect.transcript[0].incarnation', message: /^must be between 1 and 2, the number of consumer incarnations \(got 3\)$/ },
+        { line: 10, column: 33, field: 'expect.transcript[1].resume', message: /^must be between -1 and 2/ },
+        { line: 10, column: 46, field: 'expect.transcript[1].acks[1]', message: /^ACK 3 names no event/ },
+        { line: 11, column: 22, field: 'expect.transcript[2].incarnation', message: /already has an entry \(expect\.transcript\[1\]\)/ },
+      ],
+    );
+    // The default is one incarnation.
+    bad(t, 'transcript3', `name: transcript3\n${OK_HEAD}expect:\n  transcript: [{ incarnation: 2, resume: -1 }]\n`, [
+      { line: 6, column: 31, field: 'expect.transcript[0].incarnation', message: /between 1 and 1/ },
+    ]);
+  });
+
+  t.test('generate min > max', async (t) => {
+    bad(t, 'minmax', 'name: minmax\ndescription: x\nevents:\n  generate: { count: 5, seed: 3, min: 10, max: -10 }\n', [
+      { line: 4, column: 39, field: 'events.generate.min', message: /^min must be <= max \(got min 10, max -10\)$/ },
+    ]);
+    bad(t, 'minmax2', 'name: minmax2\ndescription: x\nevents:\n  generate: { count: 5, seed: 3, max: -1001 }\n', [
+      { line: 4, column: 39, field: 'events.generate.max', message: /between -1000 and 1000/ },
+    ]);
+  });
+
+  t.test('duplicate key', async (t) => {
+    bad(t, 'dup', `name: dup\n${OK_HEAD}publisher:\n  window: 3\n  window: 4\n`, [
+      { line: 7, column: 3, field: 'publisher.window', message: /^duplicate key/ },
+    ]);
+    bad(t, 'dup-top', `name: dup-top\n${OK_HEAD}name: dup-top\n`, [{ line: 5, column: 1, field: 'name', message: /^duplicate key/ }]);
+  });
+
+  t.test('both or neither of deltas/generate', async (t) => {
+    bad(t, 'both', 'name: both\ndescription: x\nevents:\n  deltas: [1]\n  generate: { count: 1, seed: 1 }\n', [
+      { line: 3, column: 1, field: 'events', message: /^must have exactly one of "deltas" or "generate" \(got "deltas" and "generate"\)$/ },
+    ]);
+    bad(t, 'neither', 'name: neither\ndescription: x\nevents: {}\n', [{ line: 3, column: 1, field: 'events', message: /\(got neither\)$/ }]);
+  });
+
+  t.test('missing required keys', async (t) => {
+    bad(t, 'missing', 'events:\n  generate: { seed: 1 }\n', [
+      { line: 1, column: 1, field: 'name', message: /^is required$/ },
+      { line: 1, column: 1, field: 'description', message: /^is required$/ },
+      { line: 2, column: 3, field: 'events.generate.count', message: /^is required$/ },
+    ]);
+  });
+
+  t.test('empty file', async (t) => {
+    bad(t, 'empty', '', [{ line: 1, column: 1, field: '', message: /^the file is empty/ }]);
+    bad(t, 'comments', '# nothing yet\n\n', [{ line: 1, column: 1, field: '', message: /^the file is empty/ }]);
+  });
+
+  t.test('name must match the file name', async (t) => {
+    bad(t, 'copied', `name: ack-crash\n${OK_HEAD}`, [{ line: 1, column: 7, field: 'name', message: /^must equal the file name "copied"/ }]);
+  });
+
+  t.test('missing file', async (t) => {
+    const dir = t.testdir({});
+    const problems = problemsOf(t, path.join(dir, 'nope.yaml'));
+    t.match(problems, [{ line: 1, column: 1, field: '', message: /no such file/ }]);
+  });
+
+  t.test('file paths are shown relative to the working directory', async (t) => {
+    const dir = t.testdir({ 'rel.yaml': 'name: rel\n' });
+    const problems = problemsOf(t, path.join(dir, 'rel.yaml'));
+    t.equal(problems[0]?.file, path.relative(process.cwd(), path.join(dir, 'rel.yaml')));
+  });
+});
+
+t.test('resolveScenario', async (t) => {
+  t.equal(resolveScenario('ack-crash', SCENARIOS), path.join(SCENARIOS, 'ack-crash.yaml'), 'by name');
+  t.equal(resolveScenario(path.join(SCENARIOS, 'happy-path.yaml'), '/nonexistent'), path.join(SCENARIOS, 'happy-path.yaml'), 'by absolute path');
+  t.equal(
+    resolveScenario(path.relative(process.cwd(), path.join(SCENARIOS, 'happy-path.yaml')), '/nonexistent'),
+    path.join(SCENARIOS, 'happy-path.yaml'),
+    'by relative path',
+  );
+
+  const dir = t.testdir({ 'ack-crash': 'a file named like a scenario\n', 'mine.yaml': `name: mine\n${OK_HEAD}` });
+  const cwd = process.cwd();
+  process.chdir(dir);
+  t.teardown(() => process.chdir(cwd));
+  t.equal(resolveScenario('ack-crash', SCENARIOS), path.join(dir, 'ack-crash'), 'an existing file path wins over a name');
+  t.equal(resolveScenario('mine.yaml', SCENARIOS), path.join(dir, 'mine.yaml'));
+  process.chdir(cwd);
+
+  const error = t.throws(() => resolveScenario('ack-crsh', SCENARIOS)) as unknown;
+  t.ok(error instanceof UnknownScenarioError);
+  t.ok(error instanceof ScenarioError);
+  if (error instanceof UnknownScenarioError) {
+    t.equal(error.requested, 'ack-crsh');
+    t.ok(error.available.includes('ack-crash') && error.available.includes('happy-path'));
+    t.match(error.message, /^unknown scenario "ack-crsh": .*\(did you mean "ack-crash"\?\); available: .*ack-crash, .*happy-path/);
+  }
+  t.throws(() => resolveScenario('nope/missing.yaml', SCENARIOS), UnknownScenarioError);
+  t.throws(() => resolveScenario('x', t.testdir({})), { message: /available: \(none\)/ });
+});
+
+t.test('listScenarios', async (t) => {
+  const dir = t.testdir({
+    'b.yaml': `name: b\n${OK_HEAD}`,
+    'a.yaml': 'name: a\ndescription: >-\n  First\n  one.\nevents: { deltas: [1] }\n',
+    'notes.txt': 'not a scenario',
+  });
+  t.same(listScenarios(dir), [
+    { name: 'a', description: 'First one.', file: path.join(dir, 'a.yaml') },
+    { name: 'b', description: 'x', file: path.join(dir, 'b.yaml') },
+  ]);
+  const broken = t.testdir({ 'good.yaml': `name: good\n${OK_HEAD}`, 'bad1.yaml': 'name: bad1\n', 'bad2.yaml': 'nme: bad2\n' });
+  const error = t.throws(() => listScenarios(broken)) as unknown;
+  t.ok(error instanceof ScenarioError, 'one ScenarioError for all bad files');
+  if (error instanceof ScenarioError) {
+    t.same(
+      error.problems.map((p) => [path.basename(p.file), p.field]),
+      [
+        ['bad1.yaml', 'description'],
+        ['bad1.yaml', 'events'],
+        ['bad2.yaml', 'name'],
+        ['bad2.yaml', 'description'],
+        ['bad2.yaml', 'events'],
+        ['bad2.yaml', 'nme'],
+      ],
+    );
+  }
+  t.same(listScenarios(path.join(t.testdir({}), 'absent')), []);
+});
