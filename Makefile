@@ -9,12 +9,14 @@ NPM_STAMP := node_modules/.chaoslab-npm-ci
 BUILD_STAMP := dist/.chaoslab-built
 SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/null) tsconfig.json
 
-.PHONY: help setup deps build toxiproxy test scenario clean check-tools browser bench
+.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench
 
 help:
 	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/python/client.py']   run one scenario"
 	@echo "make scenario FILE=path/to/scenario.yaml                                    run a scenario file"
 	@echo "make test                                                                   run the test suite"
+	@echo "make catalogue [CONSUMER=...] [JOBS=2]                                      run every scenario against one consumer"
+	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make bench                                                                  time report rendering of a 100 000-event run"
 
@@ -63,6 +65,15 @@ browser:
 
 bench: setup
 	node bench/render.bench.mjs
+
+JOBS ?= 2
+
+catalogue: setup
+	@if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run --all --jobs $(JOBS) --consumer "$$CONSUMER"; \
+	 else node dist/harness/cli.js run --all --jobs $(JOBS); fi
+
+mutants: setup
+	node dist/harness/cli.js mutants --jobs $(JOBS)
 
 test: setup browser
 	npx tap

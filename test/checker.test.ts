@@ -27,7 +27,7 @@ interface Inc {
   after?: { last: number; total: number; ledger: [number, number][] };
 }
 
-function journalFor(dir: string, incs: Inc[], transcript?: { incarnation: number; resume: number; acks?: number[] }[]): JournalEntry[] {
+function journalFor(dir: string, incs: Inc[], transcript?: { incarnation: number; resume: number; acks?: number[]; closedBy?: 'consumer' | 'publisher' }[]): JournalEntry[] {
   const plan = {
     file: 'x.yaml',
     name: 'x',
@@ -238,4 +238,58 @@ t.test('summary renders from a journal, complete or interrupted', async (t) => {
   t.match(md, /\| consumer under test \| 2 \| 14 \| 3 \|/);
   t.match(md, /\| 1 \| exit@ack:1 \| -1 \| 0 \| 86 \|/);
   t.match(renderSummary(journal.slice(0, 3)), /did not finish: this summary was rendered from a partial journal/);
+});
+
+t.test('mid-run reads: an inconsistent committed state is reported with the moment it was seen', async (t) => {
+  const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
+  const splitCommit: Inc[] = [
+    { fault: 'exit@apply:1', lines: ['RESUME -1\n', 'ACK 0\n'], exit: { code: 86 }, after: { last: 0, total: 12, ledger: [[0, 7], [1, 5]] } },
+    { lines: ['RESUME 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 }, after: { last: 2, total: 9, ledger: GOOD } },
+  ];
+  const v = checkLedgerRun(journalFor(dir, splitCommit));
+  t.match(v.reasons[0], /^when incarnation 1 ended, an independent read found seq 1 in the ledger beyond the cursor \(last 0\)/);
+  const skipped: Inc[] = [{ lines: ['RESUME -1\n'], exit: { code: 0 }, after: { last: 2, total: 4, ledger: [[0, 7], [2, -3]] } }];
+  t.match(checkLedgerRun(journalFor(dir, skipped)).reasons[0], /found seq 1 missing below the cursor \(last 2\)/);
+  const unreadable = journalFor(dir, [{ lines: ['RESUME -1\n'], exit: { code: 0 } }]);
+  unreadable.push({ t: 99, type: 'store-read', role: 'consumer', incarnation: 1, when: 'after-exit', db: 'x', store: { exists: true, error: 'database is locked', checkpoint: [], ledger: [] } });
+  const u = checkLedgerRun(unreadable);
+  t.match(u.reasons[0], /when incarnation 1 ended, its file could not be read through an independent connection \(database is locked\)/);
+  t.notMatch(u.reasons.join('\n'), /broken promise/, 'an unreadable file is not mistaken for an empty one');
+});
+
+t.test('a read while stopped inside the transaction of seq k must show the state before k', async (t) => {
+  const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
+  const base = journalFor(dir, [{ fault: 'stop@apply:2', lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 } }]);
+  const read = (last: number, total: number, ledger: [number, number][]): JournalEntry => ({
+    t: 50,
+    type: 'store-read',
+    role: 'consumer',
+    incarnation: 1,
+    when: 'while-stopped',
+    db: 'x',
+    store: { exists: true, checkpoint: [{ id: 1, last, total }], ledger },
+  });
+  t.same(checkLedgerRun([...base, read(1, 12, [[0, 7], [1, 5]])]).reasons, [], 'pre-event state: fine');
+  const leaked = checkLedgerRun([...base, read(1, 9, GOOD)]);
+  t.match(leaked.reasons.join('\n'), /while incarnation 1 was stopped inside the transaction of seq 2, an independent read saw last 1 and a ledger row for seq 2/);
+});
+
+t.test('closed_by, final_last, harness errors in the journal, restarts beyond the listed incarnations', async (t) => {
+  const dir = setup(t, { checkpoint: [[1, 12]], ledger: [[0, 7], [1, 5]] });
+  const j = journalFor(dir, [{ lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n'], exit: { code: 7 }, expectExit: 'nonzero' }], [{ incarnation: 1, resume: -1, acks: [0, 1], closedBy: 'consumer' }]);
+  (j[0] as { plan: { expect: { finalLast?: number } } }).plan.expect.finalLast = 1;
+  j.push({ t: 60, type: 'wire', stream: 'consumer', conn: 1, kind: 'close', by: 'publisher', reason: 'ack deadline' });
+  const v = checkLedgerRun(j);
+  t.match(v.reasons, [/incarnation 1's connection was closed by the publisher \(ack deadline\), but the consumer must close it/]);
+  t.equal(v.expected.last, 1, 'the expected state is the prefix up to final_last');
+  j.push({ t: 61, type: 'harness-error', message: 'fault cut could not be applied' });
+  t.same(checkLedgerRun(j).harnessErrors, ['harness: fault cut could not be applied']);
+  // A restart the scenario did not list may end either way; it is still an incarnation.
+  const restarted = journalFor(dir, [{ lines: ['RESUME -1\n'], exit: { code: 6 } }, { lines: ['RESUME 1\n'], exit: { code: 6 } }]);
+  const plan = (restarted[0] as { plan: { consumer: { incarnations: unknown[] } } }).plan;
+  plan.consumer.incarnations = [{ expectExit: 'any' }];
+  (restarted[0] as { plan: { expect: { finalLast?: number } } }).plan.expect.finalLast = 1;
+  const r = checkLedgerRun(restarted);
+  t.equal(r.incarnations.length, 2);
+  t.same(r.reasons, []);
 });

@@ -18,7 +18,6 @@ import {
   replay,
   runConsumer,
   seedStore,
-  sleep,
   startServer,
   windowed,
   type Consumer,
@@ -26,6 +25,9 @@ import {
 } from './helpers/consumer-rig.js';
 
 t.jobs = 2;
+// About 80 consumer processes: on a loaded machine this file needs more than the 60 s of
+// .taprc (the timing checks below measure from the moment the consumer is up, not from spawn).
+t.setTimeout(240_000);
 
 const fileName = (c: Consumer): string => `${c.name.replace(/\W+/g, '-')}.db`;
 
@@ -41,8 +43,8 @@ async function session(t: Test, c: Consumer, script: Script, opts: { db?: string
 
 // ---------------------------------------------------------------- near miss: the happy run
 
-t.test('every mutant passes a plain happy run (RESUME -1, every event once, exit 0)', async (t) => {
-  for (const name of MUTANT_NAMES) {
+for (const name of MUTANT_NAMES) {
+  t.test(`${name}: passes a plain happy run (RESUME -1, every event once, exit 0)`, async (t) => {
     for (const lang of ['ts', 'python'] as const) {
       const m = mutant(name, lang);
       const r = await session(t, m, windowed(['EVENT 0 7\n', 'EVENT 1 -3\n', 'EVENT 2 4\n']));
@@ -50,8 +52,8 @@ t.test('every mutant passes a plain happy run (RESUME -1, every event once, exit
       t.same(r.lines, ['RESUME -1', 'ACK 0', 'ACK 1', 'ACK 2'], `${m.name}: RESUME -1 and one ACK per event`);
       t.same(r.store, { last: 2, total: 8, ledger: [[0, 7], [1, -3], [2, 4]] }, `${m.name}: store`);
     }
-  }
-});
+  });
+}
 
 // ---------------------------------------------------------------- ack-before-commit
 
@@ -200,31 +202,38 @@ forEachMutantLang(t, 'gap-skip', 'EVENT 0 1 then EVENT 2 5: applied, last jumps 
 
 // ---------------------------------------------------------------- lenient-parser
 
-// Each is refused by the strict grammar; "EVENT 1 <d>" after EVENT 0 5.
+// Each line after EVENT 0 5 is refused by the strict grammar (consumer-wire.test.ts shows
+// every one of them separately for the references) but "converts to numbers".
 const LENIENT: [string, string, number][] = [
   ['CRLF', 'EVENT 1 5\r\n', 5],
-  ["'+' sign", 'EVENT 1 +5\n', 5],
-  ['-0', 'EVENT 1 -0\n', 0],
-  ['leading zero in seq', 'EVENT 01 5\n', 5],
-  ['leading zero in delta', 'EVENT 1 05\n', 5],
-  ['tab', 'EVENT\t1 5\n', 5],
-  ['double space', 'EVENT 1  5\n', 5],
-  ['trailing space', 'EVENT 1 5 \n', 5],
+  ["'+' sign", 'EVENT 2 +5\n', 5],
+  ['-0', 'EVENT 3 -0\n', 0],
+  ['leading zero in seq', 'EVENT 04 5\n', 5],
+  ['leading zero in delta', 'EVENT 5 05\n', 5],
+  ['tab', 'EVENT\t6 5\n', 5],
+  ['double space', 'EVENT 7  5\n', 5],
+  ['trailing space', 'EVENT 8 5 \n', 5],
 ];
+// Python's int() also takes non-ASCII digits: U+FF19 is a fullwidth 9.
+const LENIENT_PY: [string, string, number][] = [...LENIENT, ['non-ASCII digit (U+FF19)', 'EVENT \uff19 5\n', 5]];
 
-forEachMutantLang(t, 'lenient-parser', 'lines that only "convert to numbers" are applied and ACKed', async (t, m, ref) => {
-  const cases = m.name.endsWith('[python]') ? [...LENIENT, ['non-ASCII digit (U+FF11)', 'EVENT \uff11 5\n', 5] as [string, string, number]] : LENIENT;
-  for (const [what, line, delta] of cases) {
-    for (const c of [m, ref]) {
-      const r = await session(t, c, lockstep(['EVENT 0 5\n', Buffer.from(line, 'utf8')]));
-      if (c === m) {
-        t.equal(r.exit.code, 0, `${c.name} ${what}: exit 0 ${r.exit.stderr}`);
-        t.same(r.lines, ['RESUME -1', 'ACK 0', 'ACK 1'], `${c.name} ${what}: ACK 1`);
-        t.same(r.store, { last: 1, total: 5 + delta, ledger: [[0, 5], [1, delta]] }, `${c.name} ${what}: applied`);
-      } else {
-        t.equal(r.exit.code, 2, `${c.name} ${what}: exit 2 ${r.exit.stderr}`);
-        t.same(r.lines, ['RESUME -1', 'ACK 0'], `${c.name} ${what}: refused`);
-      }
+forEachMutantLang(t, 'lenient-parser', 'lines that only "convert to numbers" are applied and ACKed, one by one', async (t, m, ref) => {
+  const cases = m.name.endsWith('[python]') ? LENIENT_PY : LENIENT;
+  const steps = ['EVENT 0 5\n', ...cases.map(([, line]) => Buffer.from(line, 'utf8'))];
+  for (const c of [m, ref]) {
+    const r = await session(t, c, lockstep(steps));
+    if (c === m) {
+      t.equal(r.exit.code, 0, `${c.name}: exit 0 ${r.exit.stderr}`);
+      t.same(r.lines, ['RESUME -1', 'ACK 0', ...cases.map((_, i) => `ACK ${i + 1}`)], `${c.name}: ${cases.map(([what]) => what).join(', ')}: each ACKed`);
+      t.same(
+        r.store,
+        { last: cases.length, total: 5 + cases.reduce((sum, [, , d]) => sum + d, 0), ledger: [[0, 5], ...cases.map(([, , d], i) => [i + 1, d])] },
+        `${c.name}: each applied`,
+      );
+    } else {
+      t.equal(r.exit.code, 2, `${c.name}: exit 2 at the CRLF line ${r.exit.stderr}`);
+      t.same(r.lines, ['RESUME -1', 'ACK 0'], `${c.name}: refused`);
+      t.same(r.store, { last: 0, total: 5, ledger: [[0, 5]] }, `${c.name}: store`);
     }
   }
 });
@@ -249,28 +258,30 @@ forEachMutantLang(t, 'continue-after-malformed', 'the valid line after a malform
 
 // ---------------------------------------------------------------- no-timeout
 
-forEachMutantLang(t, 'no-timeout', 'a silent publisher (timeout 300 ms) is waited for until it closes 1.5 s later', async (t, m, ref) => {
+forEachMutantLang(t, 'no-timeout', 'a silent publisher (timeout 300 ms) is waited for until it closes 3 s later', async (t, m, ref) => {
   for (const c of [m, ref]) {
+    let resumeAt = 0;
     const r = await session(
       t,
       c,
       async (conn) => {
         if (!(await conn.lineCount(1))) return;
-        await sleep(1500); // silent, connection open
+        resumeAt = Date.now();
+        if (await conn.closedWithin(3000)) return; // silent, connection open
         conn.end();
         await conn.closedWithin();
       },
       { timeoutMs: 300 },
     );
-    const took = r.exit.endedAt - r.started;
+    const took = r.exit.endedAt - resumeAt;
     t.same(r.lines, ['RESUME -1'], `${c.name}: RESUME only`);
     t.same(r.store, EMPTY, `${c.name}: store`);
     if (c === m) {
       t.equal(r.exit.code, 0, `${c.name}: still there when the publisher closed: exit 0 ${r.exit.stderr}`);
-      t.ok(took >= 1400, `${c.name}: waited ${took} ms, far beyond its 300 ms timeout`);
+      t.ok(took >= 2900, `${c.name}: waited ${took} ms after RESUME, far beyond its 300 ms timeout`);
     } else {
       t.equal(r.exit.code, 5, `${c.name}: exit 5 ${r.exit.stderr}`);
-      t.ok(took < 1400, `${c.name}: gave up after ${took} ms`);
+      t.ok(took < 2500, `${c.name}: gave up ${took} ms after RESUME`);
     }
   }
 });
@@ -291,17 +302,17 @@ forEachMutantLang(t, 'unbounded-line', '10 KiB without LF: waits for the rest un
         conn.send(`EVENT 1 2${'7'.repeat(10 * 1024)}`); // never an LF, never a close from us
         await conn.closedWithin(15000);
       },
-      { timeoutMs: 2000 },
+      { timeoutMs: 3000 },
     );
     const took = r.exit.endedAt - sentAt;
     t.same(r.lines, ['RESUME -1', 'ACK 0'], `${c.name}: nothing after ACK 0`);
     t.same(r.store, { last: 0, total: 5, ledger: [[0, 5]] }, `${c.name}: store`);
     if (c === m) {
       t.equal(r.exit.code, 5, `${c.name}: ended by the read timeout: exit 5 ${r.exit.stderr}`);
-      t.ok(took >= 1800, `${c.name}: waited ${took} ms for an LF`);
+      t.ok(took >= 2800, `${c.name}: waited ${took} ms for an LF`);
     } else {
       t.equal(r.exit.code, 2, `${c.name}: exit 2 ${r.exit.stderr}`);
-      t.ok(took < 1800, `${c.name}: closed after ${took} ms`);
+      t.ok(took < 2500, `${c.name}: closed ${took} ms after the junk`);
     }
   }
 });
@@ -319,7 +330,7 @@ forEachMutantLang(t, 'swallow-error', 'raise@apply:1 is logged and the session c
         conn.send('EVENT 0 4\n');
         if (!(await conn.lineCount(2))) return;
         conn.send('EVENT 1 5\nEVENT 2 6\n');
-        closedByConsumer = await conn.closedWithin(1000);
+        closedByConsumer = await conn.closedWithin(2000);
         conn.end();
         await conn.closedWithin();
       },

@@ -490,3 +490,75 @@ t.test('listScenarios', async (t) => {
   }
   t.same(listScenarios(path.join(t.testdir({}), 'absent')), []);
 });
+
+t.test('fault layers, misbehaviour, restarts and time scale are resolved', async (t) => {
+  const dir = t.testdir({
+    'layers.yaml': `name: layers
+description: x
+time_scale: 0.5
+events:
+  generate: { count: 50, seed: 1 }
+publisher:
+  forget_acked: true
+  retention_moves: [{ connection: 2, to: 5 }]
+  misbehave:
+    - { action: replace, seq: 3, bytes: "A", repeat: 4 }
+    - { action: insert, seq: 4, bytes: "EVENT 3 4\\r\\n", connection: 2 }
+faults:
+  - { name: cut, network: { down: true }, start: { before_event: 10 }, end: { after_ms: 1000 } }
+  - { name: slow, network: { toxic: latency, attributes: { latency: 100 } }, start: { at_ms: 200 } }
+  - { name: kill, process: { signal: SIGKILL }, start: { random_events: { count: 3, seed: 7, min: 5, max: 45 } } }
+consumer:
+  incarnations: [{ fault: "exit@ack:1" }]
+  restart: { until: complete, max: 30, delay_ms: 100 }
+expect:
+  final_last: 40
+  transcript: [{ incarnation: 25, resume: 1, closed_by: consumer }]
+`,
+  });
+  const s = loadScenario(path.join(dir, 'layers.yaml'));
+  t.equal(s.timeScale, 0.5);
+  t.same(s.publisher.misbehaviour, [
+    { action: 'replace', seq: 3, bytes: 'AAAA' },
+    { action: 'insert', seq: 4, bytes: 'EVENT 3 4\r\n', connection: 2 },
+  ]);
+  t.same(s.publisher.retentionMoves, [{ connection: 2, to: 5 }]);
+  t.equal(s.publisher.forgetAcked, true);
+  t.same(s.consumer.restart, { until: 'complete', max: 30, delayMs: 50 }, 'delay scaled');
+  t.same(s.consumer.incarnations, [{ fault: 'exit@ack:1', expectExit: 'nonzero' }]);
+  t.same(s.faults.slice(0, 2), [
+    { name: 'cut', effect: { kind: 'proxy-down' }, start: { kind: 'before-event', seq: 10 }, end: { kind: 'after', ms: 500 } },
+    { name: 'slow', effect: { kind: 'toxic', toxic: 'latency', stream: 'downstream', attributes: { latency: 100 } }, start: { kind: 'at', ms: 100 } },
+  ]);
+  const kills = s.faults.slice(2);
+  t.same(kills.map((k) => k.name), ['kill-1', 'kill-2', 'kill-3'], 'random_events expands into one fault per point');
+  const seqs = kills.map((k) => (k.start as { seq: number }).seq);
+  t.same([...seqs].sort((a, b) => a - b), seqs, 'ascending');
+  t.ok(seqs.every((q) => q >= 5 && q <= 45) && new Set(seqs).size === 3, 'distinct, in range');
+  t.same(loadScenario(path.join(dir, 'layers.yaml')).faults, s.faults, 'the same seed draws the same points');
+  t.same(s.expect, { transcript: [{ incarnation: 25, resume: 1, closedBy: 'consumer' }], finalLast: 40 });
+});
+
+t.test('fault layer mistakes name the line and field', async (t) => {
+  const head = 'description: x\nevents:\n  deltas: [7, 5, -3]\n';
+  bad(t, 'f1', `name: f1\n${head}faults:\n  - { name: a, process: { signal: SIGSTOP }, start: { on_ack: 1 } }\n`, [
+    { line: 6, field: 'faults[0]', message: /SIGSTOP fault needs an `end`/ },
+  ]);
+  bad(t, 'f2', `name: f2\n${head}faults:\n  - { name: a, network: { down: true }, start: { before_event: 9 } }\n`, [
+    { line: 6, field: 'faults[0].start.before_event', message: /seq 9 is beyond the script/ },
+  ]);
+  bad(t, 'f3', `name: f3\n${head}faults:\n  - { name: a, process: { signal: SIGKILL }, start: { on_ack: 1 }, end: { after_ms: 5 } }\n`, [
+    { line: 6, field: 'faults[0].end', message: /instantaneous/ },
+  ]);
+  bad(t, 'f4', `name: f4\n${head}publisher:\n  misbehave:\n    - { action: insert, seq: 1 }\n`, [{ line: 7, field: 'publisher.misbehave[0]', message: /insert needs `bytes`/ }]);
+  bad(t, 'f5', `name: f5\n${head}publisher:\n  misbehave:\n    - { action: replace, seq: 1, bytes: "\\u20ac" }\n`, [
+    { line: 7, field: 'publisher.misbehave[0].bytes', message: /only characters U\+0000..U\+00FF/ },
+  ]);
+  bad(t, 'f6', `name: f6\n${head}faults:\n  - { name: a, network: { toxic: latency }, start: { before_event: 1, on_ack: 1 } }\n`, [
+    { line: 6, field: 'faults[0].start', message: /./ },
+  ]);
+  bad(t, 'f7', `name: f7\n${head}expect:\n  final_last: 3\n`, [{ line: 6, field: 'expect.final_last', message: /between -1 and 2/ }]);
+  bad(t, 'f8', `name: f8\n${head}faults:\n  - { name: a, process: { signal: SIGKILL }, start: { random_events: { count: 5, seed: 1, min: 0, max: 2 } } }\n`, [
+    { line: 6, field: 'faults[0].start.random_events', message: /count <= max - min \+ 1/ },
+  ]);
+});

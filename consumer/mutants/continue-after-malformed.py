@@ -10,7 +10,9 @@ It breaks this sentence of the seed (seeds/000_c5229d556f786ea5.txt):
 
 Valid streams never reach the except — a near miss. (Over-long fragments and a final
 fragment are reported by read_line, outside consume_line, so they still end the session.)
-Killed by: malformed-* — the valid EVENT k after the bad line is applied and ACKed.
+Killed by: malformed-double-space (any malformed-* scenario whose bad line reaches
+parse_line does) — the valid EVENT k after the bad line is applied and ACKed, and the
+consumer waits for the publisher to close instead of hanging up.
 Run: python3 consumer/mutants/continue-after-malformed.py
 """
 

@@ -11,9 +11,10 @@
 // still not applied; what follows it is. (A fragment of 64 bytes without LF and a final
 // fragment are reported by the line reader, not by consumeLine, so they still end the
 // session.)
-// Killed by: malformed-* — the publisher puts a malformed line before a valid EVENT k;
-// nothing from that line or after it may be applied or acknowledged, and this consumer ACKs
-// and applies k.
+// Killed by: malformed-double-space (any malformed-* scenario with a line that reaches
+// parseLine does) — the publisher puts a malformed line before a valid EVENT k; nothing from
+// that line or after it may be applied or acknowledged, and this consumer ACKs and applies k
+// and waits for the publisher to close instead of hanging up.
 // Python twin: consumer/mutants/continue-after-malformed.py.
 import { MalformedLine, consumeLine, main } from '../typescript/ledger-client.js';
 

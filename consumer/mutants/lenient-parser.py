@@ -14,8 +14,9 @@ It breaks these sentences of the seed (seeds/000_c5229d556f786ea5.txt):
 
 Every valid line gives the same event — a near miss (a final fragment is still refused by
 read_line).
-Killed by: malformed-* (CRLF, '+', '-0', leading zero, tab, double space): the line
-converts to numbers, so it is applied and ACKed, and so is everything after it.
+Killed by: malformed-plus-sign (and likewise malformed-crlf, -minus-zero, -leading-zero,
+-tab, -double-space): the line converts to numbers, so it is applied and ACKed, and so is
+everything after it.
 Run: python3 consumer/mutants/lenient-parser.py
 """
 

@@ -13,8 +13,9 @@
 //
 // Every valid line parses to the same event — a near miss (a final fragment without LF is
 // still refused: that check lives in the line reader, not in parseLine).
-// Killed by: malformed-* (the CRLF, '+', '-0', leading-zero, tab and double-space variants):
-// the line "converts to numbers", so this consumer applies and ACKs it and everything after.
+// Killed by: malformed-plus-sign (and likewise malformed-crlf, -minus-zero, -leading-zero,
+// -tab, -double-space): the line "converts to numbers", so this consumer applies and ACKs it
+// and everything after it, and never hangs up.
 // Python twin: consumer/mutants/lenient-parser.py (Python's int() is even more lenient).
 import { MalformedLine, main } from '../typescript/ledger-client.js';
 

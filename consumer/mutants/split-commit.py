@@ -10,9 +10,9 @@ It breaks this sentence of the seed (seeds/000_c5229d556f786ea5.txt):
    transaction."
 
 A run without faults commits the same rows and ACKs — a near miss.
-Killed by: mid-transaction-visibility (stop@apply:k): while the process is stopped, the
-independent read already sees k's ledger row and total. apply-crash (exit@apply:k) too: the
-file holds k with last = k-1, and the restart fails inserting k again.
+Killed by: apply-crash (exit@apply:k) — after the crash the file holds k in the ledger and
+total beyond last = k-1, and the restart fails inserting k again. mid-transaction-visibility
+(stop@apply:k) too: while the process is stopped, k's ledger row and total are visible.
 Run: python3 consumer/mutants/split-commit.py
 """
 

@@ -13,10 +13,10 @@
 // same ACKs — a near miss. Between the two COMMITs the file says "event k counted, cursor
 // still at k-1": a crash there leaves a total that includes k, and the restart (RESUME k-1)
 // gets k again, tries to insert it as new and fails on the ledger's primary key.
-// Killed by: mid-transaction-visibility (stop@apply:k): the independent read while the
-// process is stopped must see nothing of k, but the ledger row and the total are already
-// committed. apply-crash (exit@apply:k) kills it too: the file after the crash holds k in
-// the ledger and total with last = k-1, and the restart cannot complete.
+// Killed by: apply-crash (exit@apply:k) — the independent read after the crash finds k in
+// the ledger (and in total) beyond the cursor last = k-1, and the restart, given k again,
+// cannot complete. mid-transaction-visibility (stop@apply:k) kills it too: while the process
+// is stopped, k's ledger row and total are already visible to an independent reader.
 // Python twin: consumer/mutants/split-commit.py.
 import { applyInTransaction, main } from '../typescript/ledger-client.js';
 

@@ -15,9 +15,10 @@ It breaks these sentences of the seed (seeds/000_c5229d556f786ea5.txt):
 
 Without errors it is the reference — a near miss.
 Killed by: apply-raise (raise@apply:k) — the process must roll back and exit non-zero; this
-one keeps the connection open, and exits 0 when the publisher closes first. If the read
-timeout runs out before the publisher's ack deadline it exits 5 instead, which the exit
-status alone cannot tell from the reference: the scenario needs ack_deadline_ms < timeout_ms.
+one keeps the connection open and exits 0 when the publisher gives up on the missing ACKs
+and closes. That needs the publisher to close first: apply-raise sets ack_deadline_ms (1000)
+below timeout_ms (4000); the other way round this mutant exits 5 on its read timeout, which
+the exit status alone cannot tell from the reference's 1.
 Run: python3 consumer/mutants/swallow-error.py
 """
 

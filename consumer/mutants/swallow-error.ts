@@ -14,11 +14,11 @@
 //
 // Without errors it is the reference — a near miss.
 // Killed by: apply-raise (raise@apply:k) — the process must roll back and end with a
-// non-zero exit; this one keeps the connection open without acknowledging anything more and
-// exits 0 if the publisher closes first. If the consumer's read timeout (timeout_ms) runs
-// out before the publisher's ack deadline (ack_deadline_ms), it exits 5 instead and the
-// exit status alone cannot tell it from the reference: the scenario needs
-// ack_deadline_ms < timeout_ms to kill it.
+// non-zero exit; this one keeps the connection open without acknowledging anything more,
+// and when the publisher gives up on the missing ACKs and closes, it exits 0. That needs
+// the publisher to close first: apply-raise sets ack_deadline_ms (1000) below timeout_ms
+// (4000). The other way round this mutant exits 5 on its read timeout, which the exit
+// status alone cannot tell from the reference's 1.
 // Python twin: consumer/mutants/swallow-error.py.
 import { main } from '../typescript/ledger-client.js';
 

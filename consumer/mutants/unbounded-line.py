@@ -11,7 +11,8 @@ It breaks this sentence of the seed (seeds/000_c5229d556f786ea5.txt):
 Valid lines are never that long — a near miss. Given 10 KiB without LF on an open
 connection, the reference closes at once (exit 2); this one waits for the rest until
 CHAOSLAB_TIMEOUT_MS runs out (exit 5).
-Killed by: oversized-no-newline — the consumer must close without waiting.
+Killed by: oversized-no-newline — the consumer must close without waiting; this one waits
+for its read timeout, which there (60 s) is longer than the deadline that kills it.
 The one constant MAX_LINE_BYTES sets both the StreamReader limit and parse_line's length
 check; a complete over-long line can still never match the grammar (its seq would exceed
 MAX_SEQ), so it is still refused once its LF arrives.

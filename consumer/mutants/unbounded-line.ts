@@ -11,7 +11,8 @@
 // connection, the reference closes at once (exit 2); this one keeps buffering and waits for
 // the rest until CHAOSLAB_TIMEOUT_MS runs out (exit 5).
 // Killed by: oversized-no-newline — the consumer must close without waiting for an LF that
-// can only make the line longer; this one closes only when its read times out.
+// can only make the line longer; this one would close only when its read times out, and
+// that scenario's timeout (60 s) is longer than its deadline, so it is killed there.
 // The line reader is internal to ledger-client.ts, so the mutant drops the overflow report
 // of wire.ts's LineSplitter (in this process only) instead of overriding a step.
 // Python twin: consumer/mutants/unbounded-line.py.

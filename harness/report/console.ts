@@ -217,11 +217,13 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
           const name = String(e.name ?? e.kind ?? 'fault');
           const label = `${name}${e.kind && e.kind !== name ? ` (${String(e.kind)})` : ''}`;
           const detail = typeof e.detail === 'string' ? ` ${e.detail}` : e.detail !== undefined ? ` ${JSON.stringify(e.detail)}` : '';
-          if (e.action === 'lift') {
+          if (e.kind === 'signal') {
+            milestone(`fault ${label}:${detail}`);
+          } else if (e.action === 'lift') {
             s.faults.delete(name);
             milestone(`fault ${label} lifted`);
           } else {
-            s.faults.set(name, label);
+            s.faults.set(name, name);
             milestone(`fault ${label} applied${detail}`);
           }
           break;

@@ -416,7 +416,7 @@ tr.bad td{background:#fdecee}tr.good td{background:#eef8f0}
 .scroll{overflow:auto;max-height:85vh;border:1px solid var(--line);border-radius:6px;background:#fff}
 .legend span{display:inline-block;margin-right:14px;font-size:13px}
 .legend i{display:inline-block;width:22px;height:3px;vertical-align:middle;margin-right:5px}
-details{margin:6px 0}summary{cursor:pointer;font-weight:600}
+details{margin:6px 0}summary{cursor:pointer;font-weight:600}.quiet-process{margin:4px 0;font-weight:600}
 pre.out{background:#0d1117;color:#e6edf3;padding:10px;border-radius:6px;max-height:360px;overflow:auto;white-space:pre-wrap;word-break:break-all}
 pre.src{background:#f6f8fa;padding:10px;border-radius:6px;overflow:auto}
 footer{color:var(--muted);font-size:12px}
@@ -577,16 +577,22 @@ export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): 
   if (!exits.length) h.push('<p class="muted">No process had ended when the journal stops.</p>');
   for (const e of exits) {
     const who = e.role === 'control' ? 'control consumer' : `consumer incarnation ${e.incarnation}`;
-    const how = e.killedBy ? `killed (${e.killedBy})` : e.signal ? `killed by ${e.signal}` : `exit ${e.code}`;
+    const how = e.killedBy ? `killed (${e.killedBy}${e.signal ? `, ${e.signal}` : ''})` : e.signal ? `killed by ${e.signal}` : `exit ${e.code}`;
+    const stdout = typeof e.stdoutTail === 'string' ? e.stdoutTail : '';
+    const stderr = typeof e.stderrTail === 'string' ? e.stderrTail : '';
+    if (!stdout && !stderr && !e.stdoutBytes && !e.stderrBytes) {
+      h.push(`<p class="quiet-process">${esc(`${who} — ${how}`)} <span class="muted">· no output</span></p>`);
+      continue;
+    }
     const failed = e.role === 'consumer' && (e.code !== 0 || e.signal !== null);
-    h.push(`<details${failed || x.status !== 'pass' ? ' open' : ''}><summary>${esc(`${who} — ${how}`)}</summary>`);
-    for (const [stream, tail, bytes] of [
-      ['stdout', e.stdoutTail, e.stdoutBytes],
-      ['stderr', e.stderrTail, e.stderrBytes],
+    h.push(`<details${x.status !== 'pass' && (failed || stderr) ? ' open' : ''}><summary>${esc(`${who} — ${how}`)}</summary>`);
+    for (const [stream, shown, bytes] of [
+      ['stdout', stdout, e.stdoutBytes],
+      ['stderr', stderr, e.stderrBytes],
     ] as const) {
       const size = typeof bytes === 'number' ? bytes : 0;
-      const shown = typeof tail === 'string' ? tail : '';
-      const label = size === 0 ? `${stream}: empty` : size > Buffer.byteLength(shown) ? `${stream}: last ${count(Buffer.byteLength(shown))} of ${count(size)} bytes` : `${stream}: ${count(size)} bytes`;
+      const tailBytes = Buffer.byteLength(shown);
+      const label = size === 0 && !shown ? `${stream}: empty` : size > tailBytes ? `${stream}: last ${count(tailBytes)} of ${count(size)} bytes` : `${stream}: ${count(Math.max(size, tailBytes))} bytes`;
       h.push(`<div class="muted">${esc(label)}</div>${shown ? `<pre class="out">${esc(shown)}</pre>` : ''}`);
     }
     h.push('</details>');

@@ -258,9 +258,63 @@ function model(journal: JournalEntry[], focus: Set<number>, focusTimes: Set<stri
     return consumerLane(n).id;
   };
 
+  /** The hot path: ~all entries of a long run are wire lines. */
+  const wire = (e: Loose, t: number): void => {
+    const stream = str(e.stream) ?? '?';
+    const conn = num(e.conn) ?? 0;
+    let conns = connState.get(stream);
+    if (!conns) connState.set(stream, (conns = new Map()));
+    let state = conns.get(conn);
+    if (!state) {
+      const role = roleOfStream.get(stream) ?? (stream === 'control' ? 'control' : stream === 'consumer' ? 'consumer' : undefined);
+      const tagged = Number(/^incarnation (\d+)$/.exec(str(e.tag) ?? '')?.[1]);
+      let laneId: string;
+      if (role === 'control') laneId = 'control';
+      else if (role === 'consumer' && Number.isInteger(tagged) && tagged > 0) laneId = consumerLane(tagged).id;
+      else if (role === 'consumer' && runningConsumer !== undefined) laneId = consumerLane(runningConsumer).id;
+      else laneId = lane(`other:${stream}#${conn}`, 'other', `${stream} conn ${conn}`).id;
+      conns.set(conn, (state = { lane: laneId, lastAck: undefined }));
+    }
+    const id = state.lane;
+    if (e.kind === 'open') {
+      emit({ kind: 'mark', t, lane: id, cls: 'open', text: `connected (conn ${conn})`, level: LANDMARK });
+    } else if (e.kind === 'close') {
+      const by = str(e.by) ?? '?';
+      const reason = str(e.reason);
+      emit({ kind: 'mark', t, lane: id, cls: by === 'reset' ? 'reset' : 'close', text: `closed by ${by}${reason ? `: ${reason}` : ''}`, level: by === 'reset' ? ESSENTIAL : LANDMARK });
+    } else if (e.kind === 'send' || e.kind === 'recv') {
+      const line = str(e.line) ?? '';
+      const error = str(e.error);
+      const word = wordOf(line);
+      const seq = word === undefined ? undefined : seqAt(line, word.length + 1);
+      const cls = error ? 'error' : (word ?? 'other');
+      let level = error ? ESSENTIAL : cls === 'other' ? LANDMARK : cls === 'RESUME' || cls === 'RESYNC' ? LANDMARK : PLAIN;
+      if (seq !== undefined && focus.has(seq) && (cls === 'EVENT' || cls === 'ACK')) level = ESSENTIAL;
+      if (level === PLAIN && cls === 'EVENT' && e.kind === 'send') {
+        const highest = highestSent.get(stream);
+        if (highest !== undefined && seq! <= highest) level = IRREGULAR; // a redelivery, or out of order
+        else highestSent.set(stream, seq!);
+      } else if (level === PLAIN && cls === 'ACK' && e.kind === 'recv') {
+        if (state.lastAck !== undefined && seq !== state.lastAck + 1) level = IRREGULAR; // out of order or repeated
+        state.lastAck = seq;
+      } else if (level === PLAIN) {
+        level = IRREGULAR; // an EVENT the consumer sent, an ACK the publisher sent: odd
+      }
+      const send = e.kind === 'send';
+      const culprit = seq !== undefined && focusTimes.size > 0 && focus.has(seq) && focusTimes.has((t / 1000).toFixed(3));
+      emit({ kind: 'msg', t, from: send ? 'publisher' : id, to: send ? id : 'publisher', cls, line, error, seq, level, culprit });
+    } else {
+      emit({ kind: 'mark', t, lane: id, cls: 'other', text: describeUnknown(e, 60), level: LANDMARK });
+    }
+  };
+
   for (const raw of journal) {
     const e = raw as unknown as Loose;
     const t = num(e.t) ?? 0;
+    if (e.type === 'wire') {
+      wire(e, t);
+      continue;
+    }
     switch (e.type) {
       case 'run-start':
       case 'scenario':
@@ -286,7 +340,7 @@ function model(journal: JournalEntry[], focus: Set<number>, focusTimes: Set<stri
         const signal = str(e.signal);
         const code = num(e.code);
         const [cls, text] = killedBy
-          ? ['kill', `killed by the harness (${killedBy === 'deadline' ? 'deadline' : killedBy})${signal ? `, ${signal}` : ''}`]
+          ? ['kill', `${killedBy === 'deadline' ? 'killed at the deadline' : killedBy === 'harness' ? 'killed by the harness' : `killed (${killedBy})`}${signal ? ` (${signal})` : ''}`]
           : signal
             ? ['kill', `killed by ${signal}`]
             : code === 0
@@ -315,55 +369,6 @@ function model(journal: JournalEntry[], focus: Set<number>, focusTimes: Set<stri
         emit({ kind: 'mark', t, lane: laneOfRole(e.role, e.incarnation), cls: 'read', text: `${when}: ${what}`, level: e.when === 'final' ? LANDMARK : ESSENTIAL });
         break;
       }
-      case 'wire': {
-        const stream = str(e.stream) ?? '?';
-        const conn = num(e.conn) ?? 0;
-        let conns = connState.get(stream);
-        if (!conns) connState.set(stream, (conns = new Map()));
-        let state = conns.get(conn);
-        if (!state) {
-          const role = roleOfStream.get(stream) ?? (stream === 'control' ? 'control' : stream === 'consumer' ? 'consumer' : undefined);
-          const tagged = Number(/^incarnation (\d+)$/.exec(str(e.tag) ?? '')?.[1]);
-          let laneId: string;
-          if (role === 'control') laneId = 'control';
-          else if (role === 'consumer' && Number.isInteger(tagged) && tagged > 0) laneId = consumerLane(tagged).id;
-          else if (role === 'consumer' && runningConsumer !== undefined) laneId = consumerLane(runningConsumer).id;
-          else laneId = lane(`other:${stream}#${conn}`, 'other', `${stream} conn ${conn}`).id;
-          conns.set(conn, (state = { lane: laneId, lastAck: undefined }));
-        }
-        const id = state.lane;
-        if (e.kind === 'open') {
-          emit({ kind: 'mark', t, lane: id, cls: 'open', text: `connected (conn ${conn})`, level: LANDMARK });
-        } else if (e.kind === 'close') {
-          const by = str(e.by) ?? '?';
-          const reason = str(e.reason);
-          emit({ kind: 'mark', t, lane: id, cls: by === 'reset' ? 'reset' : 'close', text: `closed by ${by}${reason ? `: ${reason}` : ''}`, level: by === 'reset' ? ESSENTIAL : LANDMARK });
-        } else if (e.kind === 'send' || e.kind === 'recv') {
-          const line = str(e.line) ?? '';
-          const error = str(e.error);
-          const word = wordOf(line);
-          const seq = word === undefined ? undefined : seqAt(line, word.length + 1);
-          const cls = error ? 'error' : (word ?? 'other');
-          let level = error ? ESSENTIAL : cls === 'other' ? LANDMARK : cls === 'RESUME' || cls === 'RESYNC' ? LANDMARK : PLAIN;
-          if (seq !== undefined && focus.has(seq) && (cls === 'EVENT' || cls === 'ACK')) level = ESSENTIAL;
-          if (level === PLAIN && cls === 'EVENT' && e.kind === 'send') {
-            const highest = highestSent.get(stream);
-            if (highest !== undefined && seq! <= highest) level = IRREGULAR; // a redelivery, or out of order
-            else highestSent.set(stream, seq!);
-          } else if (level === PLAIN && cls === 'ACK' && e.kind === 'recv') {
-            if (state.lastAck !== undefined && seq !== state.lastAck + 1) level = IRREGULAR; // out of order or repeated
-            state.lastAck = seq;
-          } else if (level === PLAIN) {
-            level = IRREGULAR; // an EVENT the consumer sent, an ACK the publisher sent: odd
-          }
-          const send = e.kind === 'send';
-          const culprit = seq !== undefined && focusTimes.size > 0 && focus.has(seq) && focusTimes.has((t / 1000).toFixed(3));
-          emit({ kind: 'msg', t, from: send ? 'publisher' : id, to: send ? id : 'publisher', cls, line, error, seq, level, culprit });
-        } else {
-          emit({ kind: 'mark', t, lane: id, cls: 'other', text: describeUnknown(e, 60), level: LANDMARK });
-        }
-        break;
-      }
       case 'harness-error':
         emit({ kind: 'note', t, cls: 'harness-error', text: `harness error: ${str(e.message) ?? ''}`, level: ESSENTIAL });
         break;
@@ -372,7 +377,14 @@ function model(journal: JournalEntry[], focus: Set<number>, focusTimes: Set<stri
         const name = str(e.name) ?? str(e.kind) ?? 'fault';
         const detail = e.detail === undefined ? '' : typeof e.detail === 'string' ? e.detail : describeUnknown({ type: '', ...(e.detail as object) }, 60);
         const label = `${name}${str(e.kind) && e.kind !== name ? ` (${e.kind as string})` : ''}${detail ? ` ${detail}` : ''}`;
-        emit({ kind: 'note', t, cls: `fault-${action}`, text: `${action === 'apply' ? 'fault applied' : 'fault lifted'}: ${label}`, level: ESSENTIAL, fault: { name, action, label } });
+        if (e.kind === 'signal') {
+          // A signal is an instant, not an interval: a mark on the process it hit.
+          emit({ kind: 'mark', t, lane: laneOfRole(e.role ?? 'consumer', e.incarnation), cls: 'signal', text: label, level: ESSENTIAL });
+          break;
+        }
+        // The band's own label carries the detail; the note names the fault and, for a lift, why.
+        const text = action === 'apply' ? `fault applied: ${name}` : `fault lifted: ${name}${detail ? ` — ${detail}` : ''}`;
+        emit({ kind: 'note', t, cls: `fault-${action}`, text, level: ESSENTIAL, fault: { name, action, label } });
         break;
       }
       default: {
@@ -554,7 +566,7 @@ export function renderSequenceDiagram(journal: JournalEntry[], options: DiagramO
 .sequence .collapsed text{fill:#445}
 .sequence .note text{fill:#444}
 .sequence .note.harness-error text{fill:#c0162b;font-weight:bold}
-.sequence .mark.crash text,.sequence .mark.kill text,.sequence .mark.reset text{fill:#c0162b;font-weight:bold}
+.sequence .mark.crash text,.sequence .mark.kill text,.sequence .mark.reset text,.sequence .mark.signal text{fill:#c0162b;font-weight:bold}
 .sequence .mark.read text{fill:#5a4a00}
 .sequence .msg.error text{fill:#c0162b;font-weight:bold}
 .sequence .halo{fill:#c0162b;fill-opacity:.13;stroke:#c0162b;stroke-width:1.5}
@@ -582,9 +594,12 @@ export function renderSequenceDiagram(journal: JournalEntry[], options: DiagramO
     const top = ys[b.from]! - 4;
     const bottom = b.lifted ? ys[b.to]! + ROW_H - 4 : bodyEnd;
     const inset = (k % 3) * 4;
+    // Network faults sit between the publisher and the consumer under test: the band starts at
+    // the publisher's lane, leaving the control consumer (which has no proxy) unshaded.
+    const left = x.get('publisher')! - LANE_W / 2 + 6 + inset;
     out.push(
       `<g class="fault-band" data-fault="${escapeMarkup(b.label)}"><title>${escapeMarkup(`fault ${b.label}${b.lifted ? '' : ' (never lifted)'}`)}</title>` +
-        `<rect x="${LEFT + inset}" y="${top}" width="${width - LEFT - 6 - inset}" height="${Math.max(ROW_H, bottom - top)}" rx="3"/>` +
+        `<rect x="${left}" y="${top}" width="${width - left - 6}" height="${Math.max(ROW_H, bottom - top)}" rx="3"/>` +
         `<text x="${width - 10}" y="${top + 12}" text-anchor="end">⚡ ${escapeMarkup(clip(b.label, 60))}${b.lifted ? '' : ' (still active)'}</text></g>`,
     );
   });
@@ -706,6 +721,8 @@ function markGlyph(cls: string, cx: number, cy: number): string {
       return `<path d="M${cx - 4},${cy - 6} L${cx + 6},${cy} L${cx - 4},${cy + 6} z" fill="#c26a00"/>`;
     case 'read':
       return `<path d="M${cx},${cy - 6} L${cx + 6},${cy} L${cx},${cy + 6} L${cx - 6},${cy} z" fill="#e6c200" stroke="#5a4a00"/>`;
+    case 'signal':
+      return `<path d="M${cx + 2},${cy - 8} L${cx - 4},${cy + 1} L${cx},${cy + 1} L${cx - 2},${cy + 8} L${cx + 5},${cy - 2} L${cx + 1},${cy - 2} z" fill="#e08300" stroke="#c0162b" stroke-width=".8"/>`;
     case 'reset':
       return `<path d="M${cx - 5},${cy - 5} L${cx + 5},${cy + 5} M${cx + 5},${cy - 5} L${cx - 5},${cy + 5}" stroke="#c0162b" stroke-width="2"/>`;
     case 'open':

@@ -9,8 +9,8 @@ import { type JournalEntry, readJournal } from '../../harness/journal.js';
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 export const cli = join(root, 'dist', 'harness', 'cli.js');
 
-export async function chaoslab(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
-  return execa('node', [cli, ...args], { cwd: options.cwd ?? root, env: options.env ?? {}, reject: false, timeout: 240_000 });
+export async function chaoslab(args: string[], options: { cwd?: string; env?: Record<string, string>; timeout?: number } = {}) {
+  return execa('node', [cli, ...args], { cwd: options.cwd ?? root, env: options.env ?? {}, reject: false, timeout: options.timeout ?? 240_000 });
 }
 
 /** The single run folder under `reportsDir` and its journal. */

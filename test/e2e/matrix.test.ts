@@ -1,0 +1,28 @@
+// Issue 3's proof, in `make test`: both reference consumers pass the whole catalogue, and every
+// mutant passes happy-path (a near miss) and is caught by its designated killer for the reason
+// consumer/mutants/index.yaml names. `make mutants` runs the full matrix.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { chaoslab } from '../helpers/cli.js';
+
+t.setTimeout(900_000);
+
+t.test('quick mutant matrix: references pass everything, every mutant is caught for its reason', async (t) => {
+  const reports = t.testdir();
+  const result = await chaoslab(['mutants', '--quick', '--jobs', '2', '--reports', reports], { timeout: 880_000 });
+  const batch = readdirSync(reports).find((d) => d.includes('mutants-quick'));
+  t.ok(batch, 'a matrix folder was written');
+  const rows = JSON.parse(readFileSync(join(reports, batch!, 'matrix.json'), 'utf8')) as { consumer: string; kind: string; ok: boolean; note: string; cells: { scenario: string; status: string }[] }[];
+  const index = readFileSync(join(process.cwd(), 'consumer', 'mutants', 'index.yaml'), 'utf8');
+  const mutantNames = [...index.matchAll(/^ {2}- name: ([a-z-]+)\n {4}languages/gm)].map((m) => m[1]);
+  t.equal(rows.filter((r) => r.kind === 'mutant').length, mutantNames.length * 2, 'every mutant in both languages');
+  const scenarios = readdirSync(join(process.cwd(), 'scenarios')).filter((f) => f.endsWith('.yaml')).length;
+  for (const row of rows) {
+    t.ok(row.ok, `${row.consumer}: ${row.note}`);
+    if (row.kind === 'reference') t.equal(row.cells.filter((c) => c.status === 'pass').length, scenarios, `${row.consumer} passes all ${scenarios} scenarios`);
+    else t.match(row.note, /^caught by /, `${row.consumer} is caught, not just failing`);
+  }
+  t.equal(result.exitCode, 0, `exit 0\n${result.stdout.slice(-3000)}`);
+  t.match(result.stdout, /\n\d+ passed, 0 failed — matrix: /);
+});

@@ -1,0 +1,113 @@
+// The fault engine's trigger logic with a recording fake proxy and process: which fault is
+// applied and lifted at which transcript point, process event or time.
+import { join } from 'node:path';
+import t from 'tap';
+import { FaultEngine } from '../harness/faults/engine.js';
+import type { FaultTarget } from '../harness/faults/effect.js';
+import { type JournalEntry, JournalWriter, readJournal } from '../harness/journal.js';
+import type { FaultPlan } from '../harness/scenario/load.js';
+import type { SupervisedProcess } from '../harness/supervisor.js';
+
+function rig(t: Tap.Test, faults: FaultPlan[]) {
+  const calls: string[] = [];
+  const proxy = {
+    addToxic: async (spec: { name: string; type: string; stream: string; attributes: Record<string, number> }) => void calls.push(`add ${spec.name} ${spec.type} ${spec.stream} ${JSON.stringify(spec.attributes)}`),
+    removeToxic: async (name: string) => void calls.push(`remove ${name}`),
+    setEnabled: async (on: boolean) => void calls.push(on ? 'enable' : 'disable'),
+  };
+  let current: { proc: SupervisedProcess; incarnation: number } | undefined;
+  const proc = {
+    pid: 4242,
+    kill: async () => void calls.push('SIGKILL'),
+    signal: (s: string) => void calls.push(s),
+    continue: () => void calls.push('SIGCONT'),
+  } as unknown as SupervisedProcess;
+  const target: FaultTarget = { proxy: proxy as unknown as FaultTarget['proxy'], current: () => current };
+  const path = join(t.testdir(), 'journal.jsonl');
+  const journal = new JournalWriter(path, () => 0);
+  const engine = new FaultEngine(faults, target, journal);
+  return {
+    calls,
+    engine,
+    run: (n: number) => (current = { proc, incarnation: n }),
+    exit: () => (current = undefined),
+    faults: () => readJournal(path).filter((e): e is Extract<JournalEntry, { type: 'fault' }> => e.type === 'fault').map((e) => `${e.action} ${e.name}: ${e.detail}`),
+  };
+}
+
+const toxic = (_label: string, toxicType = 'limit_data'): FaultPlan['effect'] => ({ kind: 'toxic', toxic: toxicType as 'limit_data', stream: 'upstream', attributes: { bytes: 41 } });
+
+t.test('a toxic from an incarnation start until that process exits (ack-lost)', async (t) => {
+  const r = rig(t, [{ name: 'cut', effect: toxic('cut'), start: { kind: 'incarnation', n: 1 }, end: { kind: 'incarnation-exit' } }]);
+  await r.engine.incarnationStarting(1);
+  t.same(r.calls, ['add cut limit_data upstream {"bytes":41}'], 'in place before the process starts');
+  r.run(1);
+  await r.engine.hooks.beforeEvent!(1, 0);
+  r.exit();
+  await r.engine.incarnationExited(1);
+  t.same(r.calls.at(-1), 'remove cut', 'lifted when incarnation 1 exits, before the restart');
+  await r.engine.incarnationStarting(2);
+  t.equal(r.calls.length, 2, 'fires once');
+  t.same(r.faults(), ['apply cut: limit_data upstream bytes=41', 'lift cut: limit_data removed (incarnation 1 exited)']);
+});
+
+t.test('transcript points: a cut before EVENT k, lifted at ACK j; first occurrence only', async (t) => {
+  const r = rig(t, [{ name: 'down', effect: { kind: 'proxy-down' }, start: { kind: 'before-event', seq: 5 }, end: { kind: 'on-ack', seq: 7 } }]);
+  r.run(1);
+  await r.engine.hooks.beforeEvent!(1, 4);
+  t.same(r.calls, []);
+  await r.engine.hooks.beforeEvent!(1, 5);
+  t.same(r.calls, ['disable'], 'applied before EVENT 5 goes out (the publisher awaits the hook)');
+  await r.engine.hooks.onAck!(1, 6);
+  await r.engine.hooks.onAck!(1, 7);
+  t.same(r.calls, ['disable', 'enable']);
+  await r.engine.hooks.beforeEvent!(2, 5);
+  t.same(r.calls, ['disable', 'enable'], 'a redelivered EVENT 5 does not cut again');
+});
+
+t.test('timed faults: start at a time after the first consumer start, end after a duration', async (t) => {
+  const r = rig(t, [{ name: 'late', effect: toxic('late', 'latency'), start: { kind: 'at', ms: 30 }, end: { kind: 'after', ms: 40 } }]);
+  await r.engine.incarnationStarting(1);
+  t.same(r.calls, [], 'not before its time');
+  await new Promise((res) => setTimeout(res, 50));
+  t.same(r.calls, ['add late latency upstream {"bytes":41}']);
+  await new Promise((res) => setTimeout(res, 80));
+  t.same(r.calls.at(-1), 'remove late');
+  t.match(r.faults().at(-1), /\(40 ms passed\)/);
+});
+
+t.test('process faults: SIGKILL waits for the process; SIGSTOP is lifted with SIGCONT; nothing running is journaled', async (t) => {
+  const r = rig(t, [
+    { name: 'kill', effect: { kind: 'signal', signal: 'SIGKILL' }, start: { kind: 'on-ack', seq: 3 } },
+    { name: 'pause', effect: { kind: 'signal', signal: 'SIGSTOP' }, start: { kind: 'on-resume', n: 2 }, end: { kind: 'after', ms: 10 } },
+    { name: 'nobody', effect: { kind: 'signal', signal: 'SIGTERM' }, start: { kind: 'before-event', seq: 9 } },
+  ]);
+  r.run(1);
+  await r.engine.hooks.onAck!(1, 3);
+  t.same(r.calls, ['SIGKILL']);
+  r.run(2);
+  await r.engine.hooks.onResume!(1, 3); // first RESUME: nothing
+  await r.engine.hooks.onResume!(2, 3); // second RESUME
+  t.same(r.calls, ['SIGKILL', 'SIGSTOP']);
+  await new Promise((res) => setTimeout(res, 30));
+  t.same(r.calls, ['SIGKILL', 'SIGSTOP', 'SIGCONT']);
+  r.exit();
+  await r.engine.hooks.beforeEvent!(1, 9);
+  t.same(r.faults(), [
+    'apply kill: SIGKILL to consumer incarnation 1 (pid 4242)',
+    'apply pause: SIGSTOP to consumer incarnation 2 (pid 4242)',
+    'lift pause: SIGCONT to consumer incarnation 2 (pid 4242) (10 ms passed)',
+    'apply nobody: SIGTERM not sent: no consumer process is running',
+  ]);
+});
+
+t.test('stop() lifts whatever is still active and cancels pending timers', async (t) => {
+  const r = rig(t, [
+    { name: 'slow', effect: toxic('slow', 'latency'), start: { kind: 'incarnation', n: 1 } },
+    { name: 'never', effect: { kind: 'proxy-down' }, start: { kind: 'at', ms: 10_000 } },
+  ]);
+  await r.engine.incarnationStarting(1);
+  await r.engine.stop();
+  t.same(r.calls, ['add slow latency upstream {"bytes":41}', 'remove slow']);
+  t.match(r.faults().at(-1), /\(run ended\)$/);
+});
