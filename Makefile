@@ -76,8 +76,10 @@ mutants: setup
 	node dist/harness/cli.js mutants --jobs $(JOBS)
 
 test: setup browser
-	npx tap
-	node scripts/check-coverage.mjs 85 75
+	@mkdir -p .tap
+	npx tap 2>&1 | tee .tap/test-output.txt
+	@node scripts/test-summary.mjs .tap/test-output.txt
+	node scripts/check-coverage.mjs 95 80
 
 clean:
 	rm -rf dist .tap

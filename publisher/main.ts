@@ -24,7 +24,7 @@ const program = new Command('chaoslab-publisher')
   .option('--window <n>', 'max unacknowledged events in flight', integer(1), 16)
   .option('--retention-start <seq>', 'first seq still in the log', integer(0), 0)
   .option('--redeliver-unacked', 'on RESUME, resend unacknowledged events first', false)
-  .option('--ack-deadline-ms <ms>', 'close this long after the last event if its ACK never comes', integer(1), 5000)
+  .option('--ack-deadline-ms <ms>', 'close when an owed ACK has not come for this long (window full, or everything sent)', integer(1), 5000)
   .parse();
 
 const opts = program.opts<{ deltas: number[]; port: number; window: number; retentionStart: number; redeliverUnacked: boolean; ackDeadlineMs: number }>();

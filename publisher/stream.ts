@@ -27,7 +27,7 @@ export interface StreamConfig {
   window?: number;
   /** On RESUME, resend events sent before but never acknowledged, before new ones. */
   redeliverUnacked?: boolean;
-  /** How long to wait for outstanding ACKs once everything was sent, before closing anyway. */
+  /** How long to wait for an owed ACK when nothing more can be sent (window full, or all sent), before closing anyway. */
   ackDeadlineMs?: number;
   hooks?: StreamHooks;
   /** Deliberate misbehaviour, anchored to EVENT seqs on given connections. */
@@ -232,6 +232,7 @@ class Connection {
               break;
             }
             this.state = 'silent';
+            clearTimeout(this.ackDeadline); // silent means silent: no deadline close either
             return this.stream.record(this.id, { kind: 'note', text: `misbehaviour: silent from EVENT ${event.seq} on, connection kept open` });
           }
           if (step.send === 'bytes') {
@@ -246,19 +247,24 @@ class Connection {
     } finally {
       this.pumping = false;
     }
-    if (this.state === 'streaming' && this.queue.length === 0) this.awaitLastAcks();
+    this.awaitAcks();
   }
 
   // No ACK may be needed after our close (a proxy may turn a half-close into a full close),
-  // so we close only once the last ACK is in, or when the stated deadline has passed.
-  private awaitLastAcks(): void {
+  // so we close only once the last ACK is in. While ACKs are owed and nothing more can be
+  // sent (window full, a misbehaviour waiting, or everything sent), the stated deadline runs
+  // from the last progress: a consumer that stops acknowledging is not waited for forever.
+  private awaitAcks(): void {
     clearTimeout(this.ackDeadline);
-    if (this.inflight.size === 0) return this.close('publisher', this.closeReason);
-    const missing = [...this.inflight];
-    this.ackDeadline = setTimeout(
-      () => this.close('publisher', `ack deadline (${this.stream.settings.ackDeadlineMs} ms) passed without ACK ${missing.join(', ')}`),
-      this.stream.settings.ackDeadlineMs,
-    );
+    if (this.state !== 'streaming') return;
+    if (this.inflight.size === 0) {
+      if (this.queue.length === 0) this.close('publisher', this.closeReason);
+      return;
+    }
+    const { ackDeadlineMs } = this.stream.settings;
+    this.ackDeadline = setTimeout(() => {
+      if (this.state === 'streaming') this.close('publisher', `ack deadline (${ackDeadlineMs} ms) passed without ACK ${[...this.inflight].join(', ')}`);
+    }, ackDeadlineMs);
   }
 
   private send(line: string, note?: string): void {

@@ -281,6 +281,8 @@ t.test('closed_by, final_last, harness errors in the journal, restarts beyond th
   j.push({ t: 60, type: 'wire', stream: 'consumer', conn: 1, kind: 'close', by: 'publisher', reason: 'ack deadline' });
   const v = checkLedgerRun(j);
   t.match(v.reasons, [/incarnation 1's connection was closed by the publisher \(ack deadline\), but the consumer must close it/]);
+  const reset = [...j.slice(0, -1), { t: 60, type: 'wire', stream: 'consumer', conn: 1, kind: 'close', by: 'reset', reason: 'ECONNRESET' } as JournalEntry];
+  t.same(checkLedgerRun(reset).reasons, [], 'a reset is the consumer hanging up (the contract allows it)');
   t.equal(v.expected.last, 1, 'the expected state is the prefix up to final_last');
   j.push({ t: 61, type: 'harness-error', message: 'fault cut could not be applied' });
   t.same(checkLedgerRun(j).harnessErrors, ['harness: fault cut could not be applied']);

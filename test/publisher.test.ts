@@ -275,3 +275,17 @@ t.test('retention moves while the consumer is away; forgetting acknowledged even
   await d.closed;
   t.same(d.lines, ['RESYNC 3\n'], 'an ACK that was a broken promise now shows as a loss');
 });
+
+t.test('the ACK deadline also runs while the window is full: a consumer that stops acknowledging is not waited for forever', async (t) => {
+  const { port, transcript } = await start(t, { events: script([1, 2, 3, 4]), window: 1, ackDeadlineMs: 200 });
+  const c = await Client.open(port);
+  c.send('RESUME -1\n');
+  await c.waitLines(1);
+  c.send('ACK 0\n');
+  await c.waitLines(2);
+  const sentAt = Date.now();
+  await c.closed; // never acknowledges EVENT 1
+  t.ok(Date.now() - sentAt >= 150, 'not before the deadline');
+  t.same(c.lines, ['EVENT 0 1\n', 'EVENT 1 2\n'], 'nothing more was sent while ACK 1 was owed');
+  t.match(transcript.find((e) => e.kind === 'close'), { by: 'publisher', reason: 'ack deadline (200 ms) passed without ACK 1' });
+});

@@ -90,7 +90,7 @@ t.test('line mode (not a terminal): a line per milestone, a "still" line after a
   t.equal(out.text, before, 'nothing within a second of the last line');
   c.advance(700);
   r.tick();
-  t.match(out.text.slice(before.length), /^ {2}ack-crash \[\d\.\d{3} s\] still consumer #2 running · fault slow-link \(latency\) active · 2\/3 committed\n$/);
+  t.match(out.text.slice(before.length), /^ {2}ack-crash \[\d\.\d{3} s\] still consumer #2 running · fault slow-link active · 2\/3 committed\n$/);
   c.advance(1000);
   r.tick();
   t.equal(out.text.split('still').length - 1, 2, 'and again each further second');
@@ -136,13 +136,13 @@ t.test('terminal mode: one status line redrawn in place, a progress bar for seve
   c.advance(1500);
   r.tick();
   const status = out.text.slice(out.text.lastIndexOf('\r\x1b[2K'));
-  t.match(status, /^\r\x1b\[2K. \[░{16}\] 1\/2 happy-path \d+\.\d s · consumer #2 running · fault slow-link \(latency\) active · 2\/3 committed$/);
+  t.match(status, /^\r\x1b\[2K. \[░{16}\] 0\/2 done · happy-path \d+\.\d s · consumer #2 running · fault slow-link active · 2\/3 committed$/);
   r.scenarioFinished('happy-path', { status: 'pass', runDir: pass });
   t.match(out.text, /\x1b\[32mPASS\x1b\[0m {2}happy-path/);
 
   r.scenarioStarted('ack-crash', { index: 1, total: 2 });
   r.tick();
-  t.match(out.text.slice(out.text.lastIndexOf('\r\x1b[2K')), /\[█{8}░{8}\] 2\/2 ack-crash/);
+  t.match(out.text.slice(out.text.lastIndexOf('\r\x1b[2K')), /\[█{8}░{8}\] 1\/2 done · ack-crash/);
   r.onJournal({ t: 1, type: 'process-start', role: 'consumer', incarnation: 1, pid: 9, command: 'c', env: {} } as JournalEntry);
   t.match(out.text, /\r\x1b\[2K {2}ack-crash \[\d\.\d{3} s\] consumer #1 started \(pid 9\)\n\r\x1b\[2K/, 'a milestone clears the status line, prints, redraws');
   const fail = runFolder(dir, 'r2', [...failingRun(), ...ending(false)]);
@@ -160,6 +160,10 @@ t.test('unknown entries, a missing journal, a harness error', async (t) => {
   r.scenarioStarted('x');
   for (let i = 0; i < 5; i++) r.onJournal({ t: i, type: 'step', step: `phase ${i}` } as unknown as JournalEntry);
   t.equal(out.text.split('step phase').length - 1, 3, 'an unknown entry type is shown, at most three times');
+  r.onJournal({ t: 8, type: 'fault', action: 'apply', name: 'kill-1', kind: 'signal', detail: 'SIGKILL to consumer incarnation 1 (pid 5)' } as JournalEntry);
+  t.match(out.text, /fault kill-1 \(signal\): SIGKILL to consumer incarnation 1 \(pid 5\)\n/, 'a signal is reported once, not as an active fault');
+  r.onJournal({ t: 8.5, type: 'process-exit', role: 'consumer', incarnation: 3, code: null, signal: 'SIGKILL', killedBy: 'deadline', durationMs: 60000, stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0 } as JournalEntry);
+  t.match(out.text, /consumer #3 killed at the deadline after 60\.000 s\n/);
   r.onJournal({ t: 9, type: 'harness-error', message: 'toxiproxy went away' } as JournalEntry);
   t.match(out.text, /harness error: toxiproxy went away\n/);
   r.onJournal({ t: 10, type: 'wire', stream: 'consumer', conn: 1, kind: 'recv', line: 'HELLO\u0007\n', error: 'unknown command' } as JournalEntry);
@@ -168,5 +172,23 @@ t.test('unknown entries, a missing journal, a harness error', async (t) => {
   t.match(o, { status: 'error', reason: 'could not start' });
   t.match(out.text, /ERROR {2}x {2}\(\d+\.\d{3} s\)\n {2}Why: could not start/);
   r.finalTable([]);
+  r.close();
+});
+
+t.test('several scenarios at once (--jobs): the status follows the newest one still running', async (t) => {
+  const dir = t.testdir();
+  const out = sink(160);
+  const r = createConsoleReporter({ tty: true, quiet: false, out, interval: false, color: false, cwd: dir });
+  r.scenarioStarted('a', { index: 0, total: 3 });
+  r.scenarioStarted('b', { index: 1, total: 3 });
+  r.tick();
+  t.match(out.text.slice(out.text.lastIndexOf('\r\x1b[2K')), /\[░{16}\] 0\/3 done \(2 running\) · b /);
+  r.scenarioFinished('b', { status: 'pass', runDir: runFolder(dir, 'b', [...failingRun(), ...ending(true)]) });
+  r.tick();
+  t.match(out.text.slice(out.text.lastIndexOf('\r\x1b[2K')), /\] 1\/3 done · a /, 'b is done: a is shown again');
+  r.scenarioFinished('a', { status: 'fail', runDir: runFolder(dir, 'a', [...failingRun(), ...ending(false)]) });
+  const before = out.text;
+  r.tick();
+  t.equal(out.text, before, 'nothing running: no status line');
   r.close();
 });

@@ -13,7 +13,7 @@ import { checkLedgerRun } from '../harness/ledger/checker.js';
 import type { StoreSnapshot } from '../harness/ledger/store-reader.js';
 import { explainRun, renderHtml, seqList } from '../harness/report/html.js';
 import { renderRunFolder } from '../harness/report/render-all.js';
-import { cleanRuns, latestTarget, listRuns, resolveRunFolder, switchLatest } from '../harness/report/run-folder.js';
+import { cleanRuns, latestTarget, listRuns, resolveRunFolders, switchLatest } from '../harness/report/run-folder.js';
 import { escapeMarkup, renderSequenceDiagram, showLine } from '../harness/report/sequence-diagram.js';
 
 type Entry = Record<string, unknown>;
@@ -176,6 +176,15 @@ t.test('sequence diagram: fault entries become shaded bands; a fault never lifte
   t.equal(open.faults, 1);
   t.match(open.svg, /still active/);
   t.equal(renderSequenceDiagram(ackCrash()).faults, 0);
+});
+
+t.test('a signal fault is an instant: a mark on the incarnation it hit, not a band', async (t) => {
+  const journal = ackCrash({ extra: [{ type: 'fault', action: 'apply', name: 'kill-1', kind: 'signal', detail: 'SIGKILL to consumer incarnation 1 (pid 11)', incarnation: 1 }] });
+  const d = renderSequenceDiagram(journal);
+  t.equal(d.faults, 0, 'no band');
+  t.equal(count(d.svg, /class="mark signal"/g), 1);
+  t.match(d.svg, /kill-1 \(signal\) SIGKILL to consumer incarnation 1/);
+  t.match(renderHtml(journal).html, /<td>kill-1<\/td><td>signal<\/td>/, 'and a row in the faults table');
 });
 
 t.test('sequence diagram: a long run of uneventful traffic collapses into one labelled band', async (t) => {
@@ -353,19 +362,21 @@ t.test('cleanRuns keeps the newest N, the latest one and runs still being writte
     ...done('20260101-000004-d-dddd'),
     '20260101-000005-e-eeee': { 'journal.jsonl': '{"t":0,"type":"run-start"}\n' }, // running
     '20260101-000000-z-zzzz': { 'journal.jsonl': '{"t":0,"type":"run-start"}\n' }, // crashed long ago
+    '20251231-000000-catalogue-yyyy': { ...done('20251231-000001-a-1111'), ...done('20251231-000002-b-2222'), 'junit.xml': '' }, // a batch: one unit
     'not-a-run': { 'notes.txt': 'keep me' },
   });
   const old = new Date(Date.now() - 3600_000);
   utimesSync(join(dir, '20260101-000000-z-zzzz', 'journal.jsonl'), old, old);
   symlinkSync('20260101-000001-a-aaaa', join(dir, 'latest'));
-  t.same(listRuns(dir).map((r) => r.name.slice(16, 17)), ['e', 'd', 'c', 'b', 'a', 'z'], 'newest first');
+  t.same(listRuns(dir).map((r) => r.name.slice(16, 17)), ['e', 'd', 'c', 'b', 'a', 'z', 'c'], 'newest first');
+  t.same(listRuns(dir).map((r) => r.kind), ['run', 'run', 'run', 'run', 'run', 'run', 'batch']);
 
   const dry = cleanRuns(dir, 3, { dryRun: true });
-  t.same(dry.removed.map((p) => p.slice(-6)), ['b-bbbb', 'z-zzzz']);
+  t.same(dry.removed.map((p) => p.slice(-6)), ['b-bbbb', 'z-zzzz', 'e-yyyy']);
   t.ok(existsSync(join(dir, '20260101-000002-b-bbbb')), 'a dry run removes nothing');
 
   const r = cleanRuns(dir, 3);
-  t.same(r.removed.map((p) => p.slice(-6)), ['b-bbbb', 'z-zzzz'], 'older runs go, the crashed one too; a, the latest, stays');
+  t.same(r.removed.map((p) => p.slice(-6)), ['b-bbbb', 'z-zzzz', 'e-yyyy'], 'older runs go, the crashed one and the old batch too; a, the latest, stays');
   t.same(readdirSync(dir).sort(), ['20260101-000001-a-aaaa', '20260101-000003-c-cccc', '20260101-000004-d-dddd', '20260101-000005-e-eeee', 'latest', 'not-a-run'], 'latest target, running run and foreign folders stay');
 
   symlinkSync('20260101-000002-b-bbbb', join(dir, '.latest-dangling'));
@@ -380,15 +391,24 @@ t.test('cleanRuns keeps the newest N, the latest one and runs still being writte
   t.throws(() => cleanRuns(dir, -1), /whole number/);
 });
 
-t.test('resolveRunFolder: a run folder, a reports folder (its latest), a journal file', async (t) => {
-  const dir = t.testdir({ run: { 'journal.jsonl': '' }, empty: {} });
+t.test('resolveRunFolders: a run folder, a journal file, a reports folder (its latest), a batch', async (t) => {
+  const dir = t.testdir({
+    run: { 'journal.jsonl': '' },
+    older: { 'journal.jsonl': '' },
+    empty: {},
+    batch: { 'junit.xml': '', r1: { 'journal.jsonl': '' }, r2: { 'journal.jsonl': '' } },
+  });
   switchLatest(dir, join(dir, 'run'));
-  t.equal(resolveRunFolder(join(dir, 'run')), join(dir, 'run'));
-  t.equal(resolveRunFolder(dir), join(dir, 'run'));
-  t.equal(resolveRunFolder(join(dir, 'latest')), join(dir, 'run'), 'the real folder, not the link');
-  t.equal(resolveRunFolder(join(dir, 'run', 'journal.jsonl')), join(dir, 'run'));
-  t.throws(() => resolveRunFolder(join(dir, 'empty')), /not a run folder/);
-  t.throws(() => resolveRunFolder(join(dir, 'missing')), /no such run folder/);
+  switchLatest(join(dir, 'batch'), join(dir, 'batch', 'r2'));
+  t.same(resolveRunFolders(join(dir, 'run')), { runs: [join(dir, 'run')] });
+  t.same(resolveRunFolders(join(dir, 'run', 'journal.jsonl')), { runs: [join(dir, 'run')] });
+  t.same(resolveRunFolders(dir), { runs: [join(dir, 'run')] }, 'a reports folder: its latest run only');
+  t.same(resolveRunFolders(join(dir, 'latest')), { runs: [join(dir, 'run')] }, 'the real folder, not the link');
+  t.same(resolveRunFolders(join(dir, 'batch')), { runs: [join(dir, 'batch', 'r1'), join(dir, 'batch', 'r2')], batch: join(dir, 'batch') });
+  switchLatest(dir, join(dir, 'batch'));
+  t.same(resolveRunFolders(dir), { runs: [join(dir, 'batch', 'r1'), join(dir, 'batch', 'r2')], batch: join(dir, 'batch') }, 'latest may be a batch');
+  t.throws(() => resolveRunFolders(join(dir, 'empty')), /not a run folder/);
+  t.throws(() => resolveRunFolders(join(dir, 'missing')), /no such run folder/);
 });
 
 t.test('chaoslab report and chaoslab clean', async (t) => {
@@ -420,8 +440,18 @@ t.test('chaoslab report and chaoslab clean', async (t) => {
   t.match(readFileSync(junit, 'utf8'), /tests="2" failures="1" errors="0"/);
   t.ok(existsSync(join(dir, '20260101-000002-b-bbbb', 'report.html')));
 
+  const batch = join(dir, '20260101-000003-catalogue-cccc');
+  mkdirSync(join(batch, 'r1'), { recursive: true });
+  writeJournal(join(batch, 'r1'), ackCrash({ mutant: true }));
+  writeFileSync(join(batch, 'junit.xml'), '');
+  const batchOut = await run(['report', batch]);
+  t.match(batchOut, /wrote .*catalogue-cccc\/junit\.xml \(1 test case\)/);
+  t.match(readFileSync(join(batch, 'junit.xml'), 'utf8'), /tests="1" failures="1"/);
+  t.ok(existsSync(join(batch, 'r1', 'report.html')));
+
   const cleaned = await run(['clean', '--keep', '1', '--reports', dir]);
-  t.match(cleaned, /removed 1 run folder, kept 1/);
+  t.match(cleaned, /removed 2 run folders, kept 1/);
   t.notOk(existsSync(join(dir, '20260101-000001-a-aaaa')));
+  t.ok(existsSync(batch), 'the newest (a batch) is kept');
   await t.rejects(run(['clean', '--keep', 'lots', '--reports', dir]), /whole number/);
 });

@@ -3,11 +3,11 @@
 // `--junit <file>` also writes one JUnit file with a test case per run (multi-scenario CI).
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { readJournal } from '../journal.js';
 import { renderJunit } from '../report/junit.js';
 import { renderRunFolder } from '../report/render-all.js';
-import { resolveRunFolder } from '../report/run-folder.js';
+import { resolveRunFolders } from '../report/run-folder.js';
 import { seconds } from '../report/sequence-diagram.js';
 import { EXIT } from './exit-status.js';
 
@@ -20,25 +20,35 @@ export function register(program: Command): void {
   program
     .command('report')
     .description('re-render summary.md, report.html and junit.xml of run folders from their journals (no re-run)')
-    .argument('<run-folders...>', 'run folders (reports/<run-id>), a reports folder (its latest run) or journal.jsonl files')
+    .argument('<run-folders...>', 'run folders (reports/<run-id>), batch folders (all their runs), a reports folder (its latest) or journal.jsonl files')
     .option('--junit <file>', 'also write one JUnit XML file with a test case per run folder')
     .option('-q, --quiet', 'print nothing but errors')
     .action((folders: string[], opts: ReportCommandOptions) => {
       const cwd = process.cwd();
-      const dirs = folders.map(resolveRunFolder);
-      for (const dir of dirs) {
-        const r = renderRunFolder(dir);
-        if (opts.quiet) continue;
-        const x = r.explanation;
-        process.stdout.write(
-          `${x.status.toUpperCase()}  ${x.name}  (${seconds(x.durationMs)}${x.complete ? '' : ', partial journal'})\n` +
-            `  ${x.headline}\n` +
-            r.files.map((f) => `  wrote ${relative(cwd, f) || f}\n`).join(''),
-        );
+      const show = (f: string) => relative(cwd, f) || f;
+      const all: string[] = [];
+      for (const folder of folders) {
+        const { runs, batch } = resolveRunFolders(folder);
+        for (const dir of runs) {
+          const r = renderRunFolder(dir);
+          all.push(dir);
+          if (opts.quiet) continue;
+          const x = r.explanation;
+          process.stdout.write(
+            `${x.status.toUpperCase()}  ${x.name}  (${seconds(x.durationMs)}${x.complete ? '' : ', partial journal'})\n` +
+              `  ${x.headline}\n` +
+              r.files.map((f) => `  wrote ${show(f)}\n`).join(''),
+          );
+        }
+        if (batch) {
+          // A batch's own junit.xml: one test case per run in it.
+          writeFileSync(join(batch, 'junit.xml'), renderJunit(runs.map((runDir) => ({ journal: readJournal(join(runDir, 'journal.jsonl')), runDir }))));
+          if (!opts.quiet) process.stdout.write(`wrote ${show(join(batch, 'junit.xml'))} (${runs.length} test case${runs.length === 1 ? '' : 's'})\n`);
+        }
       }
       if (opts.junit) {
-        writeFileSync(opts.junit, renderJunit(dirs.map((runDir) => ({ journal: readJournal(`${runDir}/journal.jsonl`), runDir }))));
-        if (!opts.quiet) process.stdout.write(`wrote ${opts.junit} (${dirs.length} test case${dirs.length === 1 ? '' : 's'})\n`);
+        writeFileSync(opts.junit, renderJunit(all.map((runDir) => ({ journal: readJournal(join(runDir, 'journal.jsonl')), runDir }))));
+        if (!opts.quiet) process.stdout.write(`wrote ${opts.junit} (${all.length} test case${all.length === 1 ? '' : 's'})\n`);
       }
       process.exitCode = EXIT.pass;
     });

@@ -165,7 +165,9 @@ function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[]): strin
       continue;
     }
     const firstClose = f.closes[0];
-    if (want.closedBy && firstClose && firstClose.by !== want.closedBy)
+    // A reset comes from the consumer's side: the contract allows hanging up at once with an RST.
+    const closer = firstClose?.by === 'reset' ? 'consumer' : firstClose?.by;
+    if (want.closedBy && firstClose && closer !== want.closedBy)
       problems.push(`${who}'s connection was closed by the ${firstClose.by} (${firstClose.reason}), but the ${want.closedBy} must close it: ${want.closedBy === 'consumer' ? 'a consumer must hang up at once, not wait for the publisher' : 'the consumer hung up early'}`);
     if (f.resumes.length === 0) {
       problems.push(`${who} never sent RESUME to the publisher (expected RESUME ${want.resume})`);
@@ -175,14 +177,15 @@ function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[]): strin
     if (want.acks === undefined) continue;
     const got = f.acks.map((a) => a.seq);
     if (got.join() === want.acks.join()) continue;
-    // Compare as sequences: an extra ACK for a seq that also had a legitimate one counts too.
-    const left = [...want.acks];
+    // Compare as multisets: an extra ACK for a seq that also had a legitimate one counts too.
+    const owed = new Map<number, number>();
+    for (const seq of want.acks) owed.set(seq, (owed.get(seq) ?? 0) + 1);
     const unexpected = f.acks.filter((a) => {
-      const i = left.indexOf(a.seq);
-      if (i === -1) return true;
-      left.splice(i, 1);
-      return false;
+      const n = owed.get(a.seq) ?? 0;
+      if (n > 0) owed.set(a.seq, n - 1);
+      return n === 0;
     });
+    const left = [...owed].flatMap(([seq, n]) => Array<number>(n).fill(seq));
     for (const a of unexpected) problems.push(`${who} sent ACK ${a.seq} at ${fmtT(a.t)}, which it must not send${whyNoAck(f.fault, a.seq)}`);
     // `left` now holds the expected ACKs that never came (a multiset: a duplicate's second ACK counts).
     for (const seq of left) {

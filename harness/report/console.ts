@@ -89,8 +89,11 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   const width = (): number => Math.max(40, (out.columns ?? 0) || 120);
   const show = (path: string): string => relative(cwd, path) || '.';
 
+  /** Scenarios running now (several with --jobs); `live` is the newest, the one journal entries belong to. */
+  const running = new Map<string, Live>();
   let live: Live | undefined;
-  let position: { index: number; total: number } | undefined;
+  let total = 0;
+  let finished = 0;
   let statusDrawn = false;
   let lastOutputAt = now();
   let frame = 0;
@@ -120,10 +123,11 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     return parts.join(' · ');
   };
   const progressBar = (): string => {
-    if (!position || position.total < 2) return '';
+    if (total < 2) return '';
     const cells = 16;
-    const done = Math.round((position.index / position.total) * cells);
-    return `[${'█'.repeat(done)}${'░'.repeat(cells - done)}] ${position.index + 1}/${position.total} `;
+    const done = Math.round((Math.min(finished, total) / total) * cells);
+    const others = running.size > 1 ? ` (${running.size} running)` : '';
+    return `[${'█'.repeat(done)}${'░'.repeat(cells - done)}] ${finished}/${total} done${others} · `;
   };
   function drawStatus(): void {
     if (!tty || !live) return;
@@ -179,7 +183,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
         milestone(`${who(entry)} continued`);
         break;
       case 'process-exit': {
-        const how = entry.killedBy ? `killed at the ${entry.killedBy}` : entry.signal ? `killed by ${entry.signal}` : `exited ${entry.code}`;
+        const how = entry.killedBy ? (entry.killedBy === 'deadline' ? 'killed at the deadline' : `killed by the ${entry.killedBy}`) : entry.signal ? `killed by ${entry.signal}` : `exited ${entry.code}`;
         if (entry.role === 'consumer') s.step = `consumer #${entry.incarnation} ended; reading its file`;
         milestone(`${who(entry)} ${how} after ${seconds(entry.durationMs)}`);
         break;
@@ -238,8 +242,9 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   };
 
   const scenarioStarted = (name: string, at?: { index: number; total: number }): void => {
-    position = at;
+    if (at) total = Math.max(total, at.total);
     live = { name, startedAt: now(), step: 'starting', faults: new Map(), consumerStreams: new Set(), committed: new Set(), unknownShown: new Map() };
+    running.set(name, live);
     if (!quiet && at && at.total > 1 && !tty) print(`[${at.index + 1}/${at.total}] ${name}`);
     else if (!quiet && !tty) print(`  ${name}: starting`);
     if (tty) drawStatus();
@@ -251,8 +256,11 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   };
 
   const scenarioFinished = (name: string, result: FinishedRun): ScenarioOutcome => {
-    const startedAt = live?.startedAt ?? now();
-    live = undefined;
+    const startedAt = running.get(name)?.startedAt ?? now();
+    const was = running.get(name);
+    running.delete(name);
+    finished++;
+    if (!was || was === live) live = [...running.values()].pop();
     clearStatus();
     let x: RunExplanation | undefined;
     const journalPath = join(result.runDir, 'journal.jsonl');

@@ -9,7 +9,7 @@
 
 import type { JournalEntry } from '../journal.js';
 import type { Verdict } from '../ledger/checker.js';
-import { type DiagramOptions, type SequenceDiagram, count, describeUnknown, escapeMarkup as esc, renderSequenceDiagram, seconds } from './sequence-diagram.js';
+import { type DiagramOptions, KNOWN_TYPES, type SequenceDiagram, count, describeUnknown, escapeMarkup as esc, renderSequenceDiagram, seconds } from './sequence-diagram.js';
 
 export type RunStatus = 'pass' | 'fail' | 'error' | 'interrupted';
 
@@ -331,8 +331,10 @@ export function explainRun(journal: JournalEntry[]): RunExplanation {
       if (!want.acks) continue;
       const seqs = got.acks.map((a) => a.seq);
       if (seqs.join() === want.acks.join()) continue;
-      const extra = got.acks.filter((a) => !want.acks!.includes(a.seq));
-      const missing = want.acks.filter((s) => !seqs.includes(s));
+      const wanted = new Set(want.acks);
+      const seen = new Set(seqs);
+      const extra = got.acks.filter((a) => !wanted.has(a.seq));
+      const missing = want.acks.filter((s) => !seen.has(s));
       const notes = [
         ...(extra.length ? [`extra: ${extra.slice(0, 3).map((a) => `ACK ${a.seq} at ${seconds(a.t)}`).join(', ')}${extra.length > 3 ? ', …' : ''}`] : []),
         ...(missing.length ? [`missing: ${missing.length <= 3 ? missing.map((s) => `ACK ${s}`).join(', ') : `ACKs for ${seqList(missing)}`}`] : []),
@@ -438,6 +440,12 @@ const STATUS_WORD: Record<RunStatus, string> = { pass: 'PASS', fail: 'FAIL', err
 
 const cell = (v: number | null | undefined): string => `<td class="num">${v === null || v === undefined ? '—' : esc(count(v))}</td>`;
 
+/** The scenario's time compression (1 = real time), from the journal's resolved plan. */
+export function timeScaleOf(journal: JournalEntry[]): number {
+  const plan = journal.find((e) => e.type === 'scenario')?.plan as { timeScale?: number } | undefined;
+  return plan?.timeScale ?? 1;
+}
+
 export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): HtmlReport {
   const x = explainRun(journal);
   const start = journal.find((e) => e.type === 'run-start');
@@ -473,6 +481,8 @@ export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): 
   ].filter(Boolean);
   h.push(`<p class="meta">${meta.join(' · ')}</p>`, '</header>');
   if (start?.scenario?.description) h.push(`<p class="muted"><b>What this scenario proves:</b> ${esc(start.scenario.description)}</p>`);
+  const timeScale = timeScaleOf(journal);
+  if (timeScale !== 1) h.push(`<p class="muted"><b>Time compressed:</b> every nominal fault and restart duration in this scenario ran ${esc(String(timeScale))} times as long (time_scale ${esc(String(timeScale))}).</p>`);
   h.push('<nav><a href="#state">final state</a><a href="#incarnations">incarnations</a><a href="#diagram">sequence diagram</a><a href="#output">process output</a><a href="#scenario">scenario file</a></nav>');
 
   // 2. Consumer vs expected vs control.
@@ -526,8 +536,8 @@ export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): 
   h.push(
     '<section id="diagram"><h2>Sequence diagram</h2>',
     '<p class="muted">Time runs downwards, one row per thing that happened (the left column is seconds since the run started). ' +
-      'Arrows are the lines on the wire, as the publisher sent or received them. ■ process start, ● exit 0, <b style="color:var(--fail)">✖</b> crash or kill, ◆ the harness read the SQLite file, ○ connection opened, ▬ connection closed. ' +
-      'Shaded orange bands are active faults; grey dashed boxes stand for many uneventful lines (in-order EVENTs and ACKs), collapsed.' +
+      'Arrows are the lines on the wire, as the publisher sent or received them. ■ process start, ● exit 0, <b style="color:var(--fail)">✖</b> crash or kill, ⚡ a signal fault, ◆ the harness read the SQLite file, ○ connection opened, ▬ connection closed. ' +
+      'Shaded orange bands are active network faults; grey dashed boxes stand for many uneventful lines (in-order EVENTs and ACKs), collapsed. Hover over anything for its exact time and text.' +
       (diagram.collapsed ? ` Here ${esc(count(diagram.collapsed))} lines are collapsed into ${diagram.bands} band${diagram.bands === 1 ? '' : 's'}.` : '') +
       '</p>',
     `<p class="legend">${(
@@ -556,11 +566,10 @@ export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): 
     }
     h.push(`</table>${faults.length > 500 ? `<p class="muted">… ${count(faults.length - 500)} more in the journal.</p>` : ''}</section>`);
   }
-  const KNOWN = new Set(['run-start', 'scenario', 'toxiproxy', 'stream', 'proxy', 'process-start', 'process-stopped', 'process-continued', 'process-exit', 'wire', 'store-read', 'verdict', 'harness-error', 'run-end', 'fault']);
   const unknown = new Map<string, { n: number; first: Record<string, unknown> }>();
   for (const e of journal) {
     const type = String((e as { type: unknown }).type);
-    if (KNOWN.has(type)) continue;
+    if (KNOWN_TYPES.has(type)) continue;
     const u = unknown.get(type);
     if (u) u.n++;
     else unknown.set(type, { n: 1, first: e as unknown as Record<string, unknown> });

@@ -47,6 +47,8 @@ export function latestTarget(reportsDir: string): string | undefined {
 export interface RunFolder {
   name: string;
   dir: string;
+  /** A run, or a batch (`run --all`, `--repeat`): a folder of run folders, kept or removed as one. */
+  kind: 'run' | 'batch';
   /** Start time from the run id's stamp, else the journal's modification time (ms since epoch). */
   startedMs: number;
   modifiedMs: number;
@@ -78,21 +80,34 @@ export function journalFinished(journalPath: string): boolean {
   }
 }
 
-/** Run folders under reportsDir (directories holding a journal.jsonl), newest first. */
+const journalMtime = (dir: string): number | undefined => {
+  try {
+    return statSync(join(dir, 'journal.jsonl')).mtimeMs;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Run folders under reportsDir (directories holding a journal.jsonl, or batches of them), newest first. */
 export function listRuns(reportsDir: string): RunFolder[] {
   if (!existsSync(reportsDir)) return [];
   const runs: RunFolder[] = [];
   for (const entry of readdirSync(reportsDir, { withFileTypes: true })) {
     if (!entry.isDirectory()) continue;
     const dir = join(reportsDir, entry.name);
-    const journal = join(dir, 'journal.jsonl');
-    let modifiedMs: number;
-    try {
-      modifiedMs = statSync(journal).mtimeMs;
-    } catch {
+    const own = journalMtime(dir);
+    if (own !== undefined) {
+      runs.push({ name: entry.name, dir, kind: 'run', startedMs: stampMs(entry.name) ?? own, modifiedMs: own, finished: journalFinished(join(dir, 'journal.jsonl')) });
       continue;
     }
-    runs.push({ name: entry.name, dir, startedMs: stampMs(entry.name) ?? modifiedMs, modifiedMs, finished: journalFinished(journal) });
+    const children = readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => join(dir, d.name))
+      .filter((d) => journalMtime(d) !== undefined);
+    if (children.length === 0) continue;
+    const modifiedMs = Math.max(...children.map((d) => journalMtime(d)!));
+    const finished = children.every((d) => journalFinished(join(d, 'journal.jsonl')));
+    runs.push({ name: entry.name, dir, kind: 'batch', startedMs: stampMs(entry.name) ?? modifiedMs, modifiedMs, finished });
   }
   return runs.sort((a, b) => b.startedMs - a.startedMs || b.modifiedMs - a.modifiedMs || (a.name < b.name ? 1 : -1));
 }
@@ -112,8 +127,8 @@ export interface CleanResult {
 }
 
 /**
- * Keeps the `keep` newest run folders and removes the others — never the one `latest` points
- * to, never a run still being written. Leftover temporary links go too; a `latest` left
+ * Keeps the `keep` newest run folders (a batch folder counts as one) and removes the others —
+ * never the one `latest` points to, never a run still being written. Leftover temporary links go too; a `latest` left
  * pointing at nothing is pointed at the newest remaining run.
  */
 export function cleanRuns(reportsDir: string, keep: number, options: CleanOptions = {}): CleanResult {
@@ -155,15 +170,26 @@ export function cleanRuns(reportsDir: string, keep: number, options: CleanOption
 }
 
 /**
- * What `chaoslab report <path>` means by a run folder: a folder with a journal.jsonl, or a
- * reports folder (then its `latest`), or a journal.jsonl file itself.
+ * What `chaoslab report <path>` means: a run folder (with a journal.jsonl), a journal.jsonl
+ * file, a batch folder (its run folders, in name order), or a reports folder (what its `latest`
+ * points to). Paths come back real (no `latest` in them).
  */
-export function resolveRunFolder(path: string): string {
+export function resolveRunFolders(path: string): { runs: string[]; batch?: string } {
   const abs = resolve(path);
-  if (basename(abs) === 'journal.jsonl' && existsSync(abs)) return realpathSync(dirname(abs));
-  if (existsSync(join(abs, 'journal.jsonl'))) return realpathSync(abs);
-  const latest = latestTarget(abs);
-  if (latest && existsSync(join(latest, 'journal.jsonl'))) return latest;
+  if (basename(abs) === 'journal.jsonl' && existsSync(abs)) return { runs: [realpathSync(dirname(abs))] };
+  if (existsSync(join(abs, 'journal.jsonl'))) return { runs: [realpathSync(abs)] };
   if (!existsSync(abs)) throw new Error(`${path}: no such run folder`);
+  const children = readdirSync(abs, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(abs, d.name, 'journal.jsonl')))
+    .map((d) => d.name)
+    .sort();
+  const latest = latestTarget(abs);
+  const real = realpathSync(abs);
+  const batch = { runs: children.map((c) => join(real, c)), batch: real };
+  // A batch folder (run --all, --repeat) holds run folders and their junit.xml; a reports
+  // folder means its latest run (or batch); run folders with neither: all of them.
+  if (children.length && existsSync(join(abs, 'junit.xml'))) return batch;
+  if (latest && existsSync(latest)) return resolveRunFolders(latest);
+  if (children.length) return batch;
   throw new Error(`${path}: not a run folder (no journal.jsonl in it${latest === undefined ? '' : `, nor in what ${LATEST} points to`})`);
 }

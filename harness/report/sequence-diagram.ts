@@ -179,7 +179,7 @@ const UNKNOWN_FLOOD = 50;
 type Loose = { type: string; t: number } & Record<string, unknown>;
 
 /** Entry types drawn specially (or deliberately not drawn); anything else is shown as a note. */
-const KNOWN_TYPES = new Set(['run-start', 'scenario', 'toxiproxy', 'stream', 'proxy', 'process-start', 'process-stopped', 'process-continued', 'process-exit', 'wire', 'store-read', 'verdict', 'harness-error', 'run-end', 'fault']);
+export const KNOWN_TYPES: ReadonlySet<string> = new Set(['run-start', 'scenario', 'toxiproxy', 'stream', 'proxy', 'process-start', 'process-stopped', 'process-continued', 'process-exit', 'wire', 'store-read', 'verdict', 'harness-error', 'run-end', 'fault']);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
@@ -218,7 +218,6 @@ function namedByVerdict(journal: JournalEntry[]): { seqs: Set<number>; times: Se
   return { seqs, times };
 }
 
-/** Parses the journal into lanes and items (in journal order). */
 /**
  * Parses the journal into lanes and items, in journal order. Items are handed to `emit` one at
  * a time (not kept), so a 400 000-entry journal never holds 400 000 items at once.
@@ -422,7 +421,7 @@ class Collapser {
   readonly rows: Row[] = [];
   private head: Item[] = [];
   private tail: Item[] = [];
-  /** Hidden items while there are too few for a band; then undefined and `band` counts. */
+  /** Hidden items while there are too few for a band; once there are enough, `band` only counts them. */
   private middle: Item[] = [];
   private band: { t: number; t1: number; count: number; groups: BandGroup[] } | undefined;
 

@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type JournalEntry, readJournal } from '../journal.js';
 import type { Verdict } from '../ledger/checker.js';
+import { explainRun, timeScaleOf } from './html.js';
 
 export function renderSummary(journal: JournalEntry[]): string {
   const start = journal.find((e) => e.type === 'run-start');
@@ -19,6 +20,8 @@ export function renderSummary(journal: JournalEntry[]): string {
     lines.push(`- run: \`${start.runId}\``, `- consumer: \`${start.consumerCommand}\``, `- scenario file: \`${start.scenario.file}\``);
     const tp = journal.find((e) => e.type === 'toxiproxy');
     if (tp) lines.push(`- toxiproxy: ${tp.version}`);
+    const timeScale = timeScaleOf(journal);
+    if (timeScale !== 1) lines.push(`- time compressed: nominal fault and restart durations ran ${timeScale} times as long (time_scale ${timeScale})`);
     lines.push('');
   }
   for (const message of errors) lines.push(`**Harness error:** ${message}`, '');
@@ -27,6 +30,8 @@ export function renderSummary(journal: JournalEntry[]): string {
     if (v.reasons.length || v.harnessErrors.length) {
       lines.push('## Why', '');
       for (const reason of [...v.harnessErrors, ...v.reasons]) lines.push(`- ${reason}`);
+      const diff = explainRun(journal).diff;
+      if (diff.length) lines.push('', '```', ...diff, '```');
       lines.push('');
     }
     lines.push('## Final state', '', '| | last | total | ledger rows |', '|---|---|---|---|');

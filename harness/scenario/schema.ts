@@ -133,7 +133,7 @@ const publisherSchema = {
       type: 'integer',
       minimum: LIMITS.ackDeadlineMs.min,
       maximum: LIMITS.ackDeadlineMs.max,
-      description: `How long the publisher waits for the ACK of its last event before closing anyway; default ${DEFAULTS.ackDeadlineMs}.`,
+      description: `How long the publisher waits for an ACK it is owed, when it can send nothing more (window full, or everything sent), before closing anyway; default ${DEFAULTS.ackDeadlineMs}.`,
     },
     forget_acked: {
       type: 'boolean',
