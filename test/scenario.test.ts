@@ -74,7 +74,7 @@ t.test('the shipped scenarios load', async (t) => {
     { seq: 2, delta: -3 },
   ]);
   t.same(ack.eventSource, { kind: 'explicit' });
-  t.same(ack.publisher, { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000, forgetAcked: false, retentionMoves: [], misbehaviour: [] });
+  t.same(ack.publisher, { window: 1, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000, forgetAcked: false, retentionMoves: [], misbehaviour: [] });
   t.same(ack.consumer.incarnations, [{ fault: 'exit@ack:1', expectExit: 'nonzero' }, { expectExit: 'zero' }]);
   t.same(ack.expect.transcript, [
     { incarnation: 1, resume: -1, acks: [0] },
