@@ -177,15 +177,7 @@ function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[]): strin
     if (want.acks === undefined) continue;
     const got = f.acks.map((a) => a.seq);
     if (got.join() === want.acks.join()) continue;
-    // Compare as multisets: an extra ACK for a seq that also had a legitimate one counts too.
-    const owed = new Map<number, number>();
-    for (const seq of want.acks) owed.set(seq, (owed.get(seq) ?? 0) + 1);
-    const unexpected = f.acks.filter((a) => {
-      const n = owed.get(a.seq) ?? 0;
-      if (n > 0) owed.set(a.seq, n - 1);
-      return n === 0;
-    });
-    const left = [...owed].flatMap(([seq, n]) => Array<number>(n).fill(seq));
+    const { unexpected, missing: left } = compareAcks(f.acks, want.acks);
     for (const a of unexpected) problems.push(`${who} sent ACK ${a.seq} at ${fmtT(a.t)}, which it must not send${whyNoAck(f.fault, a.seq)}`);
     // `left` now holds the expected ACKs that never came (a multiset: a duplicate's second ACK counts).
     for (const seq of left) {
@@ -201,6 +193,21 @@ function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[]): strin
     if (!unexpected.length && !left.length) problems.push(`${who} sent ACKs in the order ${got.join(', ')}, expected ${want.acks.join(', ')}`);
   }
   return problems;
+}
+
+/**
+ * The ACKs a connection sent against the ones expected, as multisets: an extra ACK for a seq
+ * that also had a legitimate one is unexpected, and a duplicate's missing second ACK is missing.
+ */
+export function compareAcks<A extends { seq: number }>(got: A[], want: number[]): { unexpected: A[]; missing: number[] } {
+  const owed = new Map<number, number>();
+  for (const seq of want) owed.set(seq, (owed.get(seq) ?? 0) + 1);
+  const unexpected = got.filter((a) => {
+    const n = owed.get(a.seq) ?? 0;
+    if (n > 0) owed.set(a.seq, n - 1);
+    return n === 0;
+  });
+  return { unexpected, missing: [...owed].flatMap(([seq, n]) => Array<number>(n).fill(seq)) };
 }
 
 /** Explains, from the fault plan, why an ACK for `seq` proves an ordering bug. */

@@ -8,7 +8,7 @@
 // console, JUnit and this page all use it.
 
 import type { JournalEntry } from '../journal.js';
-import type { Verdict } from '../ledger/checker.js';
+import { type Verdict, compareAcks } from '../ledger/checker.js';
 import { type DiagramOptions, KNOWN_TYPES, type SequenceDiagram, count, describeUnknown, escapeMarkup as esc, renderSequenceDiagram, seconds } from './sequence-diagram.js';
 
 export type RunStatus = 'pass' | 'fail' | 'error' | 'interrupted';
@@ -331,10 +331,7 @@ export function explainRun(journal: JournalEntry[]): RunExplanation {
       if (!want.acks) continue;
       const seqs = got.acks.map((a) => a.seq);
       if (seqs.join() === want.acks.join()) continue;
-      const wanted = new Set(want.acks);
-      const seen = new Set(seqs);
-      const extra = got.acks.filter((a) => !wanted.has(a.seq));
-      const missing = want.acks.filter((s) => !seen.has(s));
+      const { unexpected: extra, missing } = compareAcks(got.acks, want.acks);
       const notes = [
         ...(extra.length ? [`extra: ${extra.slice(0, 3).map((a) => `ACK ${a.seq} at ${seconds(a.t)}`).join(', ')}${extra.length > 3 ? ', …' : ''}`] : []),
         ...(missing.length ? [`missing: ${missing.length <= 3 ? missing.map((s) => `ACK ${s}`).join(', ') : `ACKs for ${seqList(missing)}`}`] : []),
