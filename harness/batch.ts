@@ -4,8 +4,7 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readJournal } from './journal.js';
-import { renderJunit } from './report/junit.js';
+import { renderJunitForRunDirs } from './report/junit.js';
 import { switchLatest } from './report/run-folder.js';
 import { type RunOptions, type RunResult, newRunId, runScenario } from './runner.js';
 import type { Scenario } from './scenario/load.js';
@@ -54,13 +53,7 @@ export async function runBatch(
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.jobs, items.length)) }, worker));
-  writeFileSync(
-    join(batchDir, 'junit.xml'),
-    renderJunit(
-      results.map((r) => ({ journal: readJournal(join(r.runDir, 'journal.jsonl')), runDir: r.runDir })),
-      { suiteName: `chaoslab ${name}` },
-    ),
-  );
+  writeFileSync(join(batchDir, 'junit.xml'), renderJunitForRunDirs(results.map((r) => r.runDir), { suiteName: `chaoslab ${name}` }));
   switchLatest(options.reportsDir, batchDir);
   return { batchDir, results };
 }

@@ -232,7 +232,6 @@ class Connection {
               break;
             }
             this.state = 'silent';
-            clearTimeout(this.ackDeadline); // silent means silent: no deadline close either
             return this.stream.record(this.id, { kind: 'note', text: `misbehaviour: silent from EVENT ${event.seq} on, connection kept open` });
           }
           if (step.send === 'bytes') {
@@ -246,8 +245,9 @@ class Connection {
       }
     } finally {
       this.pumping = false;
+      // On every way out — window full, all sent, silent, closed — so no deadline outlives its state.
+      this.awaitAcks();
     }
-    this.awaitAcks();
   }
 
   // No ACK may be needed after our close (a proxy may turn a half-close into a full close),

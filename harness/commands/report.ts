@@ -4,8 +4,7 @@
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { readJournal } from '../journal.js';
-import { renderJunit } from '../report/junit.js';
+import { renderJunitForRunDirs } from '../report/junit.js';
 import { renderRunFolder } from '../report/render-all.js';
 import { resolveRunFolders } from '../report/run-folder.js';
 import { seconds } from '../report/sequence-diagram.js';
@@ -42,12 +41,12 @@ export function register(program: Command): void {
         }
         if (batch) {
           // A batch's own junit.xml: one test case per run in it.
-          writeFileSync(join(batch, 'junit.xml'), renderJunit(runs.map((runDir) => ({ journal: readJournal(join(runDir, 'journal.jsonl')), runDir }))));
+          writeFileSync(join(batch, 'junit.xml'), renderJunitForRunDirs(runs));
           if (!opts.quiet) process.stdout.write(`wrote ${show(join(batch, 'junit.xml'))} (${runs.length} test case${runs.length === 1 ? '' : 's'})\n`);
         }
       }
       if (opts.junit) {
-        writeFileSync(opts.junit, renderJunit(all.map((runDir) => ({ journal: readJournal(join(runDir, 'journal.jsonl')), runDir }))));
+        writeFileSync(opts.junit, renderJunitForRunDirs(all));
         if (!opts.quiet) process.stdout.write(`wrote ${opts.junit} (${all.length} test case${all.length === 1 ? '' : 's'})\n`);
       }
       process.exitCode = EXIT.pass;

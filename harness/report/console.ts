@@ -66,7 +66,7 @@ interface Live {
   name: string;
   startedAt: number;
   step: string;
-  faults: Map<string, string>;
+  faults: Set<string>;
   consumerStreams: Set<string>;
   committed: Set<number>;
   events?: number;
@@ -118,7 +118,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   const statusText = (): string => {
     if (!live) return '';
     const parts = [live.step];
-    if (live.faults.size) parts.push(`fault${live.faults.size > 1 ? 's' : ''} ${[...live.faults.values()].join(', ')} active`);
+    if (live.faults.size) parts.push(`fault${live.faults.size > 1 ? 's' : ''} ${[...live.faults].join(', ')} active`);
     if (live.committed.size || live.consumerStreams.size) parts.push(`${live.committed.size}${live.events ? `/${live.events}` : ''} committed`);
     return parts.join(' · ');
   };
@@ -227,7 +227,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
             s.faults.delete(name);
             milestone(`fault ${label} lifted`);
           } else {
-            s.faults.set(name, name);
+            s.faults.add(name);
             milestone(`fault ${label} applied${detail}`);
           }
           break;
@@ -243,7 +243,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
 
   const scenarioStarted = (name: string, at?: { index: number; total: number }): void => {
     if (at) total = Math.max(total, at.total);
-    live = { name, startedAt: now(), step: 'starting', faults: new Map(), consumerStreams: new Set(), committed: new Set(), unknownShown: new Map() };
+    live = { name, startedAt: now(), step: 'starting', faults: new Set(), consumerStreams: new Set(), committed: new Set(), unknownShown: new Map() };
     running.set(name, live);
     if (!quiet && at && at.total > 1 && !tty) print(`[${at.index + 1}/${at.total}] ${name}`);
     else if (!quiet && !tty) print(`  ${name}: starting`);
@@ -256,8 +256,8 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   };
 
   const scenarioFinished = (name: string, result: FinishedRun): ScenarioOutcome => {
-    const startedAt = running.get(name)?.startedAt ?? now();
     const was = running.get(name);
+    const startedAt = was?.startedAt ?? now();
     running.delete(name);
     finished++;
     if (!was || was === live) live = [...running.values()].pop();

@@ -7,7 +7,7 @@
 
 import { hostname as osHostname } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
-import type { JournalEntry } from '../journal.js';
+import { type JournalEntry, readJournal } from '../journal.js';
 import { type RunExplanation, explainRun } from './html.js';
 import { escapeMarkup } from './sequence-diagram.js';
 
@@ -112,6 +112,14 @@ export function renderJunit(runs: JunitRun[], options: JunitOptions = {}): strin
     '</testsuites>',
     '',
   ].join('\n');
+}
+
+/** One JUnit file for several run folders (a batch, or `chaoslab report --junit`), read from their journals. */
+export function renderJunitForRunDirs(runDirs: string[], options: JunitOptions = {}): string {
+  return renderJunit(
+    runDirs.map((runDir) => ({ journal: readJournal(join(runDir, 'journal.jsonl')), runDir })),
+    options,
+  );
 }
 
 /** The single-run form: the junit.xml of one run folder. */
