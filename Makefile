@@ -9,7 +9,7 @@ NPM_STAMP := node_modules/.chaoslab-npm-ci
 BUILD_STAMP := dist/.chaoslab-built
 SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/null) tsconfig.json
 
-.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench
+.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench lint format
 
 help:
 	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/python/client.py']   run one scenario"
@@ -18,6 +18,7 @@ help:
 	@echo "make catalogue [CONSUMER=...] [JOBS=2]                                      run every scenario against one consumer"
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make setup                                                                  install everything (done by the targets above)"
+	@echo "make lint                                                                   check formatting and lint rules (Biome); make format rewrites"
 	@echo "make bench                                                                  time report rendering of a 100 000-event run"
 
 setup: check-tools deps build toxiproxy
@@ -75,7 +76,14 @@ catalogue: setup
 mutants: setup
 	node dist/harness/cli.js mutants --jobs $(JOBS)
 
-test: setup browser
+# Biome: formatting and lint rules in one pass; `make test` runs it first.
+lint: deps
+	npx biome check .
+
+format: deps
+	npx biome check --write .
+
+test: setup browser lint
 	@mkdir -p .tap
 	npx tap 2>&1 | tee .tap/test-output.txt
 	@node scripts/test-summary.mjs .tap/test-output.txt

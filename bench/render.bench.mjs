@@ -20,8 +20,12 @@ export function syntheticJournal(dir, events = EVENTS) {
   const crashAt = Math.floor(events / 2);
   const deltas = Array.from({ length: events }, (_, i) => ((i * 7919) % 21) - 10);
   const plan = {
-    file: '/bench/long-run.yaml', name: 'long-run', description: 'synthetic 100 000-event run for make bench', protocol: 'ledger',
-    timeoutMs: 2000, deadlineMs: 600000,
+    file: '/bench/long-run.yaml',
+    name: 'long-run',
+    description: 'synthetic 100 000-event run for make bench',
+    protocol: 'ledger',
+    timeoutMs: 2000,
+    deadlineMs: 600000,
     events: deltas.map((delta, seq) => ({ seq, delta })),
     eventSource: { kind: 'generated', count: events, seed: 1, min: -10, max: 10 },
     publisher: { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000 },
@@ -33,13 +37,31 @@ export function syntheticJournal(dir, events = EVENTS) {
   let t = 0;
   const w = (e) => lines.push(JSON.stringify({ t: Math.round((t += 0.01) * 1000) / 1000, ...e }));
   const db = (role) => join(dir, `${role}.db`);
-  w({ type: 'run-start', schema: 1, runId: '20260101-000000-long-run-bnch', scenario: { name: 'long-run', file: plan.file, description: plan.description }, harnessVersion: '0.1.0', node: process.version, platform: `${process.platform}-${process.arch}`, cwd: '/bench', consumerCommand: 'node consumer.js', controlCommand: 'node control.js' });
+  w({
+    type: 'run-start',
+    schema: 1,
+    runId: '20260101-000000-long-run-bnch',
+    scenario: { name: 'long-run', file: plan.file, description: plan.description },
+    harnessVersion: '0.1.0',
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    cwd: '/bench',
+    consumerCommand: 'node consumer.js',
+    controlCommand: 'node control.js',
+  });
   w({ type: 'scenario', source: 'name: long-run\nevents:\n  generate: {count: 100000, seed: 1}\n', plan });
   w({ type: 'toxiproxy', url: 'http://127.0.0.1:8474', version: '2.12.0', owned: true });
   w({ type: 'stream', role: 'control', stream: 'control', host: '127.0.0.1', port: 1, db: db('control') });
   w({ type: 'stream', role: 'consumer', stream: 'consumer', host: '127.0.0.1', port: 2, db: db('consumer') });
   w({ type: 'process-start', role: 'control', incarnation: 1, pid: 100, command: 'node control.js', env: {} });
-  w({ type: 'process-start', role: 'consumer', incarnation: 1, pid: 101, command: 'node consumer.js', env: { CHAOSLAB_FAULT: plan.consumer.incarnations[0].fault } });
+  w({
+    type: 'process-start',
+    role: 'consumer',
+    incarnation: 1,
+    pid: 101,
+    command: 'node consumer.js',
+    env: { CHAOSLAB_FAULT: plan.consumer.incarnations[0].fault },
+  });
   w({ type: 'wire', stream: 'control', conn: 1, kind: 'open' });
   w({ type: 'wire', stream: 'control', conn: 1, kind: 'recv', line: 'RESUME -1\n' });
   w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'open', tag: 'incarnation 1' });
@@ -53,8 +75,26 @@ export function syntheticJournal(dir, events = EVENTS) {
     w({ type: 'wire', stream: 'consumer', conn, kind: 'send', line: `EVENT ${seq} ${deltas[seq]}\n` });
     if (seq === crashAt) {
       w({ type: 'wire', stream: 'consumer', conn, kind: 'close', by: 'consumer', reason: 'closed' });
-      w({ type: 'process-exit', role: 'consumer', incarnation: 1, code: 86, signal: null, durationMs: Math.round(t), stdoutTail: 'applied 50000 events\n', stderrTail: 'fault exit@ack: exiting\n', stdoutBytes: 1_200_000, stderrBytes: 24 });
-      w({ type: 'store-read', role: 'consumer', incarnation: 1, when: 'after-exit', db: db('consumer'), store: { exists: true, checkpoint: [{ id: 1, last: seq, total: 0 }], ledger: [] } });
+      w({
+        type: 'process-exit',
+        role: 'consumer',
+        incarnation: 1,
+        code: 86,
+        signal: null,
+        durationMs: Math.round(t),
+        stdoutTail: 'applied 50000 events\n',
+        stderrTail: 'fault exit@ack: exiting\n',
+        stdoutBytes: 1_200_000,
+        stderrBytes: 24,
+      });
+      w({
+        type: 'store-read',
+        role: 'consumer',
+        incarnation: 1,
+        when: 'after-exit',
+        db: db('consumer'),
+        store: { exists: true, checkpoint: [{ id: 1, last: seq, total: 0 }], ledger: [] },
+      });
       w({ type: 'process-start', role: 'consumer', incarnation: 2, pid: 102, command: 'node consumer.js', env: {} });
       conn = 2;
       w({ type: 'wire', stream: 'consumer', conn, kind: 'open', tag: 'incarnation 2' });
@@ -65,14 +105,44 @@ export function syntheticJournal(dir, events = EVENTS) {
   }
   w({ type: 'wire', stream: 'control', conn: 1, kind: 'close', by: 'publisher', reason: 'all events acknowledged' });
   w({ type: 'wire', stream: 'consumer', conn, kind: 'close', by: 'publisher', reason: 'all events acknowledged' });
-  w({ type: 'process-exit', role: 'control', incarnation: 1, code: 0, signal: null, durationMs: Math.round(t), stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0 });
-  w({ type: 'process-exit', role: 'consumer', incarnation: 2, code: 0, signal: null, durationMs: Math.round(t), stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0 });
+  w({
+    type: 'process-exit',
+    role: 'control',
+    incarnation: 1,
+    code: 0,
+    signal: null,
+    durationMs: Math.round(t),
+    stdoutTail: '',
+    stderrTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  });
+  w({
+    type: 'process-exit',
+    role: 'consumer',
+    incarnation: 2,
+    code: 0,
+    signal: null,
+    durationMs: Math.round(t),
+    stdoutTail: '',
+    stderrTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  });
   const ledger = deltas.map((d, s) => [s, d]);
   const store = { exists: true, checkpoint: [{ id: 1, last: events - 1, total }], ledger };
   w({ type: 'store-read', role: 'consumer', incarnation: 2, when: 'after-exit', db: db('consumer'), store });
   w({ type: 'store-read', role: 'consumer', when: 'final', db: db('consumer'), store });
   w({ type: 'store-read', role: 'control', when: 'final', db: db('control'), store });
-  const verdict = { pass: true, reasons: [], harnessErrors: [], expected: { last: events - 1, total, events }, consumer: { last: events - 1, total, rows: events }, control: { last: events - 1, total, rows: events }, incarnations: [] };
+  const verdict = {
+    pass: true,
+    reasons: [],
+    harnessErrors: [],
+    expected: { last: events - 1, total, events },
+    consumer: { last: events - 1, total, rows: events },
+    control: { last: events - 1, total, rows: events },
+    incarnations: [],
+  };
   w({ type: 'verdict', pass: true, reasons: [], details: verdict });
   w({ type: 'run-end', status: 'pass' });
   writeFileSync(join(dir, 'journal.jsonl'), `${lines.join('\n')}\n`);
@@ -96,8 +166,12 @@ try {
   const cold = times[0];
   const best = Math.min(...times);
   const html = result.htmlBytes;
-  console.log(`renderRunFolder: ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')} (cold ${cold.toFixed(0)} ms, best ${best.toFixed(0)} ms; budget ${BUDGET_MS} ms)`);
-  console.log(`report.html: ${(html / 1024).toFixed(0)} KiB (budget ${BUDGET_BYTES / 1024 / 1024} MiB); diagram: ${result.diagram.rows} rows, ${result.diagram.arrows} arrows, ${result.diagram.bands} collapsed bands standing for ${result.diagram.collapsed} lines, ${result.diagram.faults} fault band(s)`);
+  console.log(
+    `renderRunFolder: ${times.map((t) => `${t.toFixed(0)} ms`).join(', ')} (cold ${cold.toFixed(0)} ms, best ${best.toFixed(0)} ms; budget ${BUDGET_MS} ms)`,
+  );
+  console.log(
+    `report.html: ${(html / 1024).toFixed(0)} KiB (budget ${BUDGET_BYTES / 1024 / 1024} MiB); diagram: ${result.diagram.rows} rows, ${result.diagram.arrows} arrows, ${result.diagram.bands} collapsed bands standing for ${result.diagram.collapsed} lines, ${result.diagram.faults} fault band(s)`,
+  );
   const over = [];
   if (best > BUDGET_MS) over.push(`rendering took ${best.toFixed(0)} ms (best of 3) > ${BUDGET_MS} ms`);
   if (html > BUDGET_BYTES) over.push(`report.html is ${html} bytes > ${BUDGET_BYTES}`);

@@ -53,7 +53,13 @@ export async function runBatch(
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.jobs, items.length)) }, worker));
-  writeFileSync(join(batchDir, 'junit.xml'), renderJunitForRunDirs(results.map((r) => r.runDir), { suiteName: `chaoslab ${name}` }));
+  writeFileSync(
+    join(batchDir, 'junit.xml'),
+    renderJunitForRunDirs(
+      results.map((r) => r.runDir),
+      { suiteName: `chaoslab ${name}` },
+    ),
+  );
   switchLatest(options.reportsDir, batchDir);
   return { batchDir, results };
 }

@@ -84,14 +84,19 @@ export function judgeRow(consumer: MatrixConsumer, cells: Cell[]): MatrixRow {
   }
   const happy = cells.find((c) => c.scenario === 'happy-path');
   const killer = cells.find((c) => c.scenario === consumer.killer);
-  if (!happy || happy.status !== 'pass') return { consumer, cells, ok: false, note: `not a near miss: fails happy-path (${happy?.reason ?? 'not run'})` };
+  if (happy?.status !== 'pass') return { consumer, cells, ok: false, note: `not a near miss: fails happy-path (${happy?.reason ?? 'not run'})` };
   if (!killer) return { consumer, cells, ok: false, note: `its killer ${consumer.killer} was not run` };
   if (killer.status === 'pass') return { consumer, cells, ok: false, note: `SURVIVED ${killer.scenario}` };
   if (killer.status === 'error') return { consumer, cells, ok: false, note: `harness error in ${killer.scenario}: ${killer.reason}` };
   const match = killer.reasons.find((r) => consumer.reason!.test(r));
   return match
     ? { consumer, cells, ok: true, note: `caught by ${killer.scenario}: ${match}` }
-    : { consumer, cells, ok: false, note: `caught by ${killer.scenario}, but not for its named reason /${consumer.reason!.source}/: ${killer.reasons.join(' | ')}` };
+    : {
+        consumer,
+        cells,
+        ok: false,
+        note: `caught by ${killer.scenario}, but not for its named reason /${consumer.reason!.source}/: ${killer.reasons.join(' | ')}`,
+      };
 }
 
 export function cellOf(scenario: string, result: RunResult): Cell {
@@ -127,7 +132,9 @@ export function renderMatrixMarkdown(rows: MatrixRow[], scenarios: string[], bat
     '## Why each cell failed',
     '',
     ...rows.flatMap((r) =>
-      r.cells.filter((c) => c.status !== 'pass').map((c) => `- ${r.consumer.label} × ${c.scenario}: ${c.reason} ([run](${relative(batchDir, c.runDir)}/report.html))`),
+      r.cells
+        .filter((c) => c.status !== 'pass')
+        .map((c) => `- ${r.consumer.label} × ${c.scenario}: ${c.reason} ([run](${relative(batchDir, c.runDir)}/report.html))`),
     ),
     '',
   ];

@@ -119,7 +119,13 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       await proxy.remove();
       journal.write({ type: 'proxy', action: 'remove', name: proxy.name });
     };
-    journal.write({ type: 'proxy', action: 'create', name: proxy.name, listen: `${proxy.listen.host}:${proxy.listen.port}`, upstream: `${underTest.host}:${underTest.port}` });
+    journal.write({
+      type: 'proxy',
+      action: 'create',
+      name: proxy.name,
+      listen: `${proxy.listen.host}:${proxy.listen.port}`,
+      upstream: `${underTest.host}:${underTest.port}`,
+    });
     let current: { proc: SupervisedProcess; incarnation: number } | undefined;
     faults = new FaultEngine(plan.faults, { proxy, current: () => current }, journal);
 
@@ -177,7 +183,14 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       await finish('consumer', n, proc, exit);
       current = undefined;
       // Read through an independent connection before anything else touches the file.
-      journal.write({ type: 'store-read', role: 'consumer', incarnation: n, when: 'after-exit', db: dbs.consumer, store: readStore(dbs.consumer, { writerGone: true }) });
+      journal.write({
+        type: 'store-read',
+        role: 'consumer',
+        incarnation: n,
+        when: 'after-exit',
+        db: dbs.consumer,
+        store: readStore(dbs.consumer, { writerGone: true }),
+      });
       await faults.incarnationExited(n);
     }
     await faults.stop();

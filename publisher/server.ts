@@ -22,9 +22,7 @@ export interface ListeningStream {
 }
 
 export class Publisher {
-  private constructor(
-    private readonly listeners: Map<string, ListeningStream & { server: Server; sockets: Set<Socket> }>,
-  ) {}
+  private constructor(private readonly listeners: Map<string, ListeningStream & { server: Server; sockets: Set<Socket> }>) {}
 
   /** Starts one listener per stream, each on an ephemeral port. */
   static async start(configs: StreamConfig[], options: PublisherOptions = {}): Promise<Publisher> {

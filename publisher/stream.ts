@@ -174,7 +174,7 @@ class Connection {
 
   private async onLine(bytes: Buffer): Promise<void> {
     const text = bytes.toString('latin1');
-    let line;
+    let line: ReturnType<typeof parseConsumerLine>;
     try {
       line = parseConsumerLine(bytes);
     } catch (error) {

@@ -27,7 +27,11 @@ interface Inc {
   after?: { last: number; total: number; ledger: [number, number][] };
 }
 
-function journalFor(dir: string, incs: Inc[], transcript?: { incarnation: number; resume: number; acks?: number[]; closedBy?: 'consumer' | 'publisher' }[]): JournalEntry[] {
+function journalFor(
+  dir: string,
+  incs: Inc[],
+  transcript?: { incarnation: number; resume: number; acks?: number[]; closedBy?: 'consumer' | 'publisher' }[],
+): JournalEntry[] {
   const plan = {
     file: 'x.yaml',
     name: 'x',
@@ -38,7 +42,9 @@ function journalFor(dir: string, incs: Inc[], transcript?: { incarnation: number
     events: SCRIPT,
     eventSource: { kind: 'explicit' },
     publisher: { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000 },
-    consumer: { incarnations: incs.map((i, n) => ({ ...(i.fault ? { fault: i.fault } : {}), expectExit: i.expectExit ?? (n === incs.length - 1 ? 'zero' : 'any') })) },
+    consumer: {
+      incarnations: incs.map((i, n) => ({ ...(i.fault ? { fault: i.fault } : {}), expectExit: i.expectExit ?? (n === incs.length - 1 ? 'zero' : 'any') })),
+    },
     expect: transcript ? { transcript } : {},
   };
   let t = 0;
@@ -80,9 +86,26 @@ function journalFor(dir: string, incs: Inc[], transcript?: { incarnation: number
   return e;
 }
 
-const GOOD: [number, number][] = [[0, 7], [1, 5], [2, -3]];
+const GOOD: [number, number][] = [
+  [0, 7],
+  [1, 5],
+  [2, -3],
+];
 const ACK_CRASH: Inc[] = [
-  { fault: 'exit@ack:1', expectExit: 'nonzero', lines: ['RESUME -1\n', 'ACK 0\n'], exit: { code: 86 }, after: { last: 1, total: 12, ledger: [[0, 7], [1, 5]] } },
+  {
+    fault: 'exit@ack:1',
+    expectExit: 'nonzero',
+    lines: ['RESUME -1\n', 'ACK 0\n'],
+    exit: { code: 86 },
+    after: {
+      last: 1,
+      total: 12,
+      ledger: [
+        [0, 7],
+        [1, 5],
+      ],
+    },
+  },
   { lines: ['RESUME 1\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 }, after: { last: 2, total: 9, ledger: GOOD } },
 ];
 const ACK_CRASH_EXPECT = [
@@ -104,7 +127,13 @@ t.test('a correct ack-crash run passes', async (t) => {
   t.same(v.harnessErrors, []);
   t.equal(v.pass, true);
   t.same(v.expected, { last: 2, total: 9, events: 3 });
-  t.same(v.incarnations.map((i) => [i.resumes, i.acks.map((a) => a.seq)]), [[[-1], [0]], [[1], [1, 2]]]);
+  t.same(
+    v.incarnations.map((i) => [i.resumes, i.acks.map((a) => a.seq)]),
+    [
+      [[-1], [0]],
+      [[1], [1, 2]],
+    ],
+  );
 });
 
 t.test('an event applied twice is explained with its seq and totals', async (t) => {
@@ -118,9 +147,30 @@ t.test('an event applied twice is explained with its seq and totals', async (t) 
 
 t.test('ledger/cursor invariants: missing, beyond the cursor, wrong delta, foreign seq, checkpoint rows', async (t) => {
   const cases: [string, { checkpoint: [number, number][] | null; ledger: [number, number][] } | 'missing', RegExp][] = [
-    ['missing seq', { checkpoint: [[2, 4]], ledger: [[0, 7], [2, -3]] }, /seq 1 missing from the ledger although the cursor says last 2/],
+    [
+      'missing seq',
+      {
+        checkpoint: [[2, 4]],
+        ledger: [
+          [0, 7],
+          [2, -3],
+        ],
+      },
+      /seq 1 missing from the ledger although the cursor says last 2/,
+    ],
     ['beyond cursor', { checkpoint: [[1, 9]], ledger: GOOD }, /ledger holds seq 2 beyond the cursor \(last 1\)/],
-    ['wrong delta', { checkpoint: [[2, 10]], ledger: [[0, 7], [1, 6], [2, -3]] }, /seq 1 recorded with delta 6, but the script says 5/],
+    [
+      'wrong delta',
+      {
+        checkpoint: [[2, 10]],
+        ledger: [
+          [0, 7],
+          [1, 6],
+          [2, -3],
+        ],
+      },
+      /seq 1 recorded with delta 6, but the script says 5/,
+    ],
     ['foreign seq', { checkpoint: [[3, 10]], ledger: [...GOOD, [3, 1]] }, /ledger holds seq 3, which the script never had/],
     ['no checkpoint row', { checkpoint: null, ledger: [] }, /checkpoint has 0 rows/],
     ['not applied', { checkpoint: [[0, 7]], ledger: [[0, 7]] }, /cursor is last 0, expected 2 \(seqs 1, 2 never applied\)/],
@@ -142,7 +192,10 @@ t.test('transcript expectations: unexpected ACK after an ack-point crash names t
   ];
   const v = checkLedgerRun(journalFor(dir, mutant, ACK_CRASH_EXPECT));
   t.equal(v.pass, false);
-  t.match(v.reasons[0], /^incarnation 1 sent ACK 1 at \d\.\d{3} s, which it must not send: the process was ended at fault point ack:1, after COMMIT and before the ACK is written, so this ACK was written before seq 1 was committed$/);
+  t.match(
+    v.reasons[0],
+    /^incarnation 1 sent ACK 1 at \d\.\d{3} s, which it must not send: the process was ended at fault point ack:1, after COMMIT and before the ACK is written, so this ACK was written before seq 1 was committed$/,
+  );
   t.match(v.reasons[1], /incarnation 2 never sent ACK 1 \(incarnation 1 had already acknowledged it, so it was not redelivered\)/);
 });
 
@@ -153,7 +206,10 @@ t.test('transcript expectations: wrong RESUME, missing RESUME, order', async (t)
   t.match(v.reasons.join('\n'), /incarnation 2 sent RESUME -1, expected RESUME 1/);
   t.match(v.reasons.join('\n'), /incarnation 2 sent RESUME -1, but its file's durable cursor was 1 when it started/);
   const silent: Inc[] = [ACK_CRASH[0]!, { ...ACK_CRASH[1]!, lines: [] }];
-  t.match(checkLedgerRun(journalFor(dir, silent, ACK_CRASH_EXPECT)).reasons.join('\n'), /incarnation 2 never sent RESUME to the publisher \(expected RESUME 1\)/);
+  t.match(
+    checkLedgerRun(journalFor(dir, silent, ACK_CRASH_EXPECT)).reasons.join('\n'),
+    /incarnation 2 never sent RESUME to the publisher \(expected RESUME 1\)/,
+  );
   const reordered: Inc[] = [ACK_CRASH[0]!, { ...ACK_CRASH[1]!, lines: ['RESUME 1\n', 'ACK 2\n', 'ACK 1\n'] }];
   t.match(checkLedgerRun(journalFor(dir, reordered, ACK_CRASH_EXPECT)).reasons.join('\n'), /sent ACKs in the order 2, 1, expected 1, 2/);
 });
@@ -166,7 +222,10 @@ t.test('an ACK is a promise: acknowledged but not in the file when the process e
   ];
   const v = checkLedgerRun(journalFor(dir, broken));
   t.equal(v.pass, false, 'the final state is right, the promise was still broken');
-  t.match(v.reasons.join('\n'), /incarnation 1 acknowledged seq 1 at \d\.\d{3} s, but when it ended its file did not hold seq 1 \(last 0\): the ACK was a broken promise/);
+  t.match(
+    v.reasons.join('\n'),
+    /incarnation 1 acknowledged seq 1 at \d\.\d{3} s, but when it ended its file did not hold seq 1 \(last 0\): the ACK was a broken promise/,
+  );
 });
 
 t.test('exits: hang killed at the deadline, wrong status, never started', async (t) => {
@@ -175,7 +234,12 @@ t.test('exits: hang killed at the deadline, wrong status, never started', async 
   t.match(hung.reasons[0], /incarnation 1 did not end on its own: it was killed at the deadline \(60000 ms\)/);
   const bad = checkLedgerRun(journalFor(dir, [{ lines: ['RESUME -1\n'], exit: { code: 3 } }]));
   t.match(bad.reasons[0], /incarnation 1 exited with status 3, expected status 0/);
-  const zero = checkLedgerRun(journalFor(dir, [{ fault: 'raise@apply:1', expectExit: 'nonzero', lines: [], exit: { code: 0 } }, { lines: [], exit: { code: 0 } }]));
+  const zero = checkLedgerRun(
+    journalFor(dir, [
+      { fault: 'raise@apply:1', expectExit: 'nonzero', lines: [], exit: { code: 0 } },
+      { lines: [], exit: { code: 0 } },
+    ]),
+  );
   t.match(zero.reasons[0], /incarnation 1 exited with status 0, expected a non-zero status \(fault raise@apply:1 should have ended it\)/);
   const j = journalFor(dir, [{ lines: [], exit: { code: 0 } }]).filter((e) => e.type !== 'process-start' && e.type !== 'process-exit');
   t.match(checkLedgerRun(j).reasons[0], /incarnation 1 was never started/);
@@ -183,7 +247,14 @@ t.test('exits: hang killed at the deadline, wrong status, never started', async 
 
 t.test('a control consumer that disagrees with the script is a harness error, not a consumer failure', async (t) => {
   const dir = t.testdir();
-  makeStore(join(dir, 'control.db'), [[1, 12]], [[0, 7], [1, 5]]);
+  makeStore(
+    join(dir, 'control.db'),
+    [[1, 12]],
+    [
+      [0, 7],
+      [1, 5],
+    ],
+  );
   makeStore(join(dir, 'consumer.db'), [[2, 9]], GOOD);
   const v = checkLedgerRun(journalFor(dir, ACK_CRASH, ACK_CRASH_EXPECT));
   t.equal(v.pass, false);
@@ -228,7 +299,19 @@ t.test('summary renders from a journal, complete or interrupted', async (t) => {
   const journal = journalFor(dir, ACK_CRASH, ACK_CRASH_EXPECT);
   const verdict = checkLedgerRun(journal);
   const md = renderSummary([
-    { t: 0, type: 'run-start', schema: 1, runId: 'r1', scenario: { name: 'ack-crash', file: 'f', description: 'Proves things.' }, harnessVersion: '0', node: 'v20', platform: 'linux', cwd: '/', consumerCommand: 'c', controlCommand: 'c' },
+    {
+      t: 0,
+      type: 'run-start',
+      schema: 1,
+      runId: 'r1',
+      scenario: { name: 'ack-crash', file: 'f', description: 'Proves things.' },
+      harnessVersion: '0',
+      node: 'v20',
+      platform: 'linux',
+      cwd: '/',
+      consumerCommand: 'c',
+      controlCommand: 'c',
+    },
     ...journal,
     { t: 9, type: 'verdict', pass: false, reasons: verdict.reasons, details: verdict },
     { t: 10, type: 'run-end', status: 'fail' },
@@ -243,15 +326,48 @@ t.test('summary renders from a journal, complete or interrupted', async (t) => {
 t.test('mid-run reads: an inconsistent committed state is reported with the moment it was seen', async (t) => {
   const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
   const splitCommit: Inc[] = [
-    { fault: 'exit@apply:1', lines: ['RESUME -1\n', 'ACK 0\n'], exit: { code: 86 }, after: { last: 0, total: 12, ledger: [[0, 7], [1, 5]] } },
+    {
+      fault: 'exit@apply:1',
+      lines: ['RESUME -1\n', 'ACK 0\n'],
+      exit: { code: 86 },
+      after: {
+        last: 0,
+        total: 12,
+        ledger: [
+          [0, 7],
+          [1, 5],
+        ],
+      },
+    },
     { lines: ['RESUME 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 }, after: { last: 2, total: 9, ledger: GOOD } },
   ];
   const v = checkLedgerRun(journalFor(dir, splitCommit));
   t.match(v.reasons[0], /^when incarnation 1 ended, an independent read found seq 1 in the ledger beyond the cursor \(last 0\)/);
-  const skipped: Inc[] = [{ lines: ['RESUME -1\n'], exit: { code: 0 }, after: { last: 2, total: 4, ledger: [[0, 7], [2, -3]] } }];
+  const skipped: Inc[] = [
+    {
+      lines: ['RESUME -1\n'],
+      exit: { code: 0 },
+      after: {
+        last: 2,
+        total: 4,
+        ledger: [
+          [0, 7],
+          [2, -3],
+        ],
+      },
+    },
+  ];
   t.match(checkLedgerRun(journalFor(dir, skipped)).reasons[0], /found seq 1 missing below the cursor \(last 2\)/);
   const unreadable = journalFor(dir, [{ lines: ['RESUME -1\n'], exit: { code: 0 } }]);
-  unreadable.push({ t: 99, type: 'store-read', role: 'consumer', incarnation: 1, when: 'after-exit', db: 'x', store: { exists: true, error: 'database is locked', checkpoint: [], ledger: [] } });
+  unreadable.push({
+    t: 99,
+    type: 'store-read',
+    role: 'consumer',
+    incarnation: 1,
+    when: 'after-exit',
+    db: 'x',
+    store: { exists: true, error: 'database is locked', checkpoint: [], ledger: [] },
+  });
   const u = checkLedgerRun(unreadable);
   t.match(u.reasons[0], /when incarnation 1 ended, its file could not be read through an independent connection \(database is locked\)/);
   t.notMatch(u.reasons.join('\n'), /broken promise/, 'an unreadable file is not mistaken for an empty one');
@@ -269,14 +385,37 @@ t.test('a read while stopped inside the transaction of seq k must show the state
     db: 'x',
     store: { exists: true, checkpoint: [{ id: 1, last, total }], ledger },
   });
-  t.same(checkLedgerRun([...base, read(1, 12, [[0, 7], [1, 5]])]).reasons, [], 'pre-event state: fine');
+  t.same(
+    checkLedgerRun([
+      ...base,
+      read(1, 12, [
+        [0, 7],
+        [1, 5],
+      ]),
+    ]).reasons,
+    [],
+    'pre-event state: fine',
+  );
   const leaked = checkLedgerRun([...base, read(1, 9, GOOD)]);
-  t.match(leaked.reasons.join('\n'), /while incarnation 1 was stopped inside the transaction of seq 2, an independent read saw last 1 and a ledger row for seq 2/);
+  t.match(
+    leaked.reasons.join('\n'),
+    /while incarnation 1 was stopped inside the transaction of seq 2, an independent read saw last 1 and a ledger row for seq 2/,
+  );
 });
 
 t.test('closed_by, final_last, harness errors in the journal, restarts beyond the listed incarnations', async (t) => {
-  const dir = setup(t, { checkpoint: [[1, 12]], ledger: [[0, 7], [1, 5]] });
-  const j = journalFor(dir, [{ lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n'], exit: { code: 7 }, expectExit: 'nonzero' }], [{ incarnation: 1, resume: -1, acks: [0, 1], closedBy: 'consumer' }]);
+  const dir = setup(t, {
+    checkpoint: [[1, 12]],
+    ledger: [
+      [0, 7],
+      [1, 5],
+    ],
+  });
+  const j = journalFor(
+    dir,
+    [{ lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n'], exit: { code: 7 }, expectExit: 'nonzero' }],
+    [{ incarnation: 1, resume: -1, acks: [0, 1], closedBy: 'consumer' }],
+  );
   (j[0] as { plan: { expect: { finalLast?: number } } }).plan.expect.finalLast = 1;
   j.push({ t: 60, type: 'wire', stream: 'consumer', conn: 1, kind: 'close', by: 'publisher', reason: 'ack deadline' });
   const v = checkLedgerRun(j);
@@ -287,7 +426,10 @@ t.test('closed_by, final_last, harness errors in the journal, restarts beyond th
   j.push({ t: 61, type: 'harness-error', message: 'fault cut could not be applied' });
   t.same(checkLedgerRun(j).harnessErrors, ['harness: fault cut could not be applied']);
   // A restart the scenario did not list may end either way; it is still an incarnation.
-  const restarted = journalFor(dir, [{ lines: ['RESUME -1\n'], exit: { code: 6 } }, { lines: ['RESUME 1\n'], exit: { code: 6 } }]);
+  const restarted = journalFor(dir, [
+    { lines: ['RESUME -1\n'], exit: { code: 6 } },
+    { lines: ['RESUME 1\n'], exit: { code: 6 } },
+  ]);
   const plan = (restarted[0] as { plan: { consumer: { incarnations: unknown[] } } }).plan;
   plan.consumer.incarnations = [{ expectExit: 'any' }];
   (restarted[0] as { plan: { expect: { finalLast?: number } } }).plan.expect.finalLast = 1;

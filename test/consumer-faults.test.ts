@@ -36,7 +36,14 @@ forEachConsumer(t, 'raise@ack:1: 1 is committed, not ACKed, exit non-zero', asyn
   await server.scripts();
   t.equal(exit.code, 1, exit.stderr);
   t.same(server.conns[0]!.lines, ['RESUME -1', 'ACK 0']);
-  t.same(readStore(db), { last: 1, total: 8, ledger: [[0, 5], [1, 3]] });
+  t.same(readStore(db), {
+    last: 1,
+    total: 8,
+    ledger: [
+      [0, 5],
+      [1, 3],
+    ],
+  });
 });
 
 forEachConsumer(t, 'exit@ack:1: exit 86, 1 committed, no ACK 1', async (t, c) => {
@@ -46,7 +53,14 @@ forEachConsumer(t, 'exit@ack:1: exit 86, 1 committed, no ACK 1', async (t, c) =>
   await server.scripts();
   t.equal(exit.code, 86, exit.stderr);
   t.same(server.conns[0]!.lines, ['RESUME -1', 'ACK 0']);
-  t.same(readStore(db), { last: 1, total: -5, ledger: [[0, 4], [1, -9]] });
+  t.same(readStore(db), {
+    last: 1,
+    total: -5,
+    ledger: [
+      [0, 4],
+      [1, -9],
+    ],
+  });
 });
 
 forEachConsumer(t, 'exit@apply:1: exit 86 mid-transaction, nothing of 1 survives, the next process resumes from 0', async (t, c) => {
@@ -61,8 +75,21 @@ forEachConsumer(t, 'exit@apply:1: exit 86 mid-transaction, nothing of 1 survives
   const second = await runConsumer(t, c, { port: server.port, db }).exit;
   t.equal(second.code, 0, second.stderr);
   await server.scripts();
-  t.same(server.conns.map((x) => x.lines), [['RESUME -1', 'ACK 0'], ['RESUME 0', 'ACK 1']]);
-  t.same(readStore(db), { last: 1, total: -5, ledger: [[0, 4], [1, -9]] });
+  t.same(
+    server.conns.map((x) => x.lines),
+    [
+      ['RESUME -1', 'ACK 0'],
+      ['RESUME 0', 'ACK 1'],
+    ],
+  );
+  t.same(readStore(db), {
+    last: 1,
+    total: -5,
+    ledger: [
+      [0, 4],
+      [1, -9],
+    ],
+  });
 });
 
 forEachConsumer(t, 'the hook fires only for the named seq and never for a duplicate ACK', async (t, c) => {
@@ -77,8 +104,22 @@ forEachConsumer(t, 'the hook fires only for the named seq and never for a duplic
   const second = await runConsumer(t, c, { port: server.port, db, fault: 'exit@ack:1,raise@apply:7' }).exit;
   t.equal(second.code, 0, second.stderr);
   await server.scripts();
-  t.same(server.conns.map((x) => x.lines), [['RESUME -1', 'ACK 0'], ['RESUME 1', 'ACK 1', 'ACK 2']]);
-  t.same(readStore(db), { last: 2, total: 6, ledger: [[0, 1], [1, 2], [2, 3]] });
+  t.same(
+    server.conns.map((x) => x.lines),
+    [
+      ['RESUME -1', 'ACK 0'],
+      ['RESUME 1', 'ACK 1', 'ACK 2'],
+    ],
+  );
+  t.same(readStore(db), {
+    last: 2,
+    total: 6,
+    ledger: [
+      [0, 1],
+      [1, 2],
+      [2, 3],
+    ],
+  });
 });
 
 forEachConsumer(t, 'stop@apply:1: stopped mid-transaction, outside read sees pre-event state, SIGCONT completes', async (t, c) => {
@@ -93,7 +134,15 @@ forEachConsumer(t, 'stop@apply:1: stopped mid-transaction, outside read sees pre
   await server.scripts();
   t.equal(exit.code, 0, exit.stderr);
   t.same(server.conns[0]!.lines, ['RESUME -1', 'ACK 0', 'ACK 1', 'ACK 2']);
-  t.same(readStore(db), { last: 2, total: 7, ledger: [[0, 6], [1, -2], [2, 3]] });
+  t.same(readStore(db), {
+    last: 2,
+    total: 7,
+    ledger: [
+      [0, 6],
+      [1, -2],
+      [2, 3],
+    ],
+  });
 });
 
 const INVALID_ENVS: [string, (e: Record<string, string>) => void][] = [

@@ -36,7 +36,12 @@ async function session(t: Test, c: Consumer, script: Script, opts: { db?: string
   const db = opts.db ?? join(t.testdir(), fileName(c));
   const server = await startServer(t, script);
   const started = Date.now();
-  const exit = await runConsumer(t, c, { port: server.port, db, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}), ...(opts.fault ? { fault: opts.fault } : {}) }).exit;
+  const exit = await runConsumer(t, c, {
+    port: server.port,
+    db,
+    ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.fault ? { fault: opts.fault } : {}),
+  }).exit;
   await server.scripts();
   return { exit, lines: server.conns[0]?.lines ?? [], closed: server.conns[0]?.closed, store: readStore(db), started, db };
 }
@@ -50,7 +55,19 @@ for (const name of MUTANT_NAMES) {
       const r = await session(t, m, windowed(['EVENT 0 7\n', 'EVENT 1 -3\n', 'EVENT 2 4\n']));
       t.equal(r.exit.code, 0, `${m.name}: exit 0 ${r.exit.stderr}`);
       t.same(r.lines, ['RESUME -1', 'ACK 0', 'ACK 1', 'ACK 2'], `${m.name}: RESUME -1 and one ACK per event`);
-      t.same(r.store, { last: 2, total: 8, ledger: [[0, 7], [1, -3], [2, 4]] }, `${m.name}: store`);
+      t.same(
+        r.store,
+        {
+          last: 2,
+          total: 8,
+          ledger: [
+            [0, 7],
+            [1, -3],
+            [2, 4],
+          ],
+        },
+        `${m.name}: store`,
+      );
     }
   });
 }
@@ -66,7 +83,19 @@ t.test('ack-before-commit: a normal run with a duplicate looks like the referenc
     const r = await session(t, c, windowed(['EVENT 0 7\n', 'EVENT 1 -3\n', 'EVENT 1 -3\n', 'EVENT 2 4\n']));
     t.equal(r.exit.code, 0, `${c.name}: exit 0 ${r.exit.stderr}`);
     t.same(r.lines, ['RESUME -1', 'ACK 0', 'ACK 1', 'ACK 1', 'ACK 2'], `${c.name}: ACKs`);
-    t.same(r.store, { last: 2, total: 8, ledger: [[0, 7], [1, -3], [2, 4]] }, `${c.name}: store`);
+    t.same(
+      r.store,
+      {
+        last: 2,
+        total: 8,
+        ledger: [
+          [0, 7],
+          [1, -3],
+          [2, 4],
+        ],
+      },
+      `${c.name}: store`,
+    );
   }
 });
 
@@ -75,7 +104,18 @@ t.test('ack-before-commit: exit@ack:1: the mutant has already sent ACK 1, the re
     const r = await session(t, c, lockstep(['EVENT 0 4\n', 'EVENT 1 5\n'], 'wait'), { fault: 'exit@ack:1' });
     t.equal(r.exit.code, 86, `${c.name}: exit 86 ${r.exit.stderr}`);
     t.same(r.lines, isAbc(c) ? ['RESUME -1', 'ACK 0', 'ACK 1'] : ['RESUME -1', 'ACK 0'], `${c.name}: ACKs seen by the publisher`);
-    t.same(r.store, { last: 1, total: 9, ledger: [[0, 4], [1, 5]] }, `${c.name}: 1 committed`);
+    t.same(
+      r.store,
+      {
+        last: 1,
+        total: 9,
+        ledger: [
+          [0, 4],
+          [1, 5],
+        ],
+      },
+      `${c.name}: 1 committed`,
+    );
   }
 });
 
@@ -87,7 +127,18 @@ t.test('ack-before-commit: while a reader blocks its COMMIT, the mutant ACKs any
     t.equal(seen.ackWhileLocked, isAbc(c), `${c.name}: ACK 1 arrived before COMMIT could finish: ${isAbc(c)}`);
     t.equal(r.exit.code, 0, `${c.name}: exit 0 ${r.exit.stderr}`);
     t.same(r.lines, ['RESUME -1', 'ACK 0', 'ACK 1'], `${c.name}: one ACK each`);
-    t.same(r.store, { last: 1, total: 3, ledger: [[0, 1], [1, 2]] }, `${c.name}: store`);
+    t.same(
+      r.store,
+      {
+        last: 1,
+        total: 3,
+        ledger: [
+          [0, 1],
+          [1, 2],
+        ],
+      },
+      `${c.name}: store`,
+    );
   }
 });
 
@@ -100,14 +151,37 @@ forEachMutantLang(t, 'split-commit', 'exit@apply:1 leaves 1 counted with last 0,
     t.same(crash.lines, ['RESUME -1', 'ACK 0'], `${c.name}: no ACK 1`);
     const restart = await session(t, c, replay([4, 5, 6]), { db: crash.db });
     if (c === m) {
-      t.same(crash.store, { last: 0, total: 9, ledger: [[0, 4], [1, 5]] }, `${c.name}: 1 committed without its cursor`);
+      t.same(
+        crash.store,
+        {
+          last: 0,
+          total: 9,
+          ledger: [
+            [0, 4],
+            [1, 5],
+          ],
+        },
+        `${c.name}: 1 committed without its cursor`,
+      );
       t.not(restart.exit.code, 0, `${c.name}: the restart fails on the redelivered 1 (${restart.exit.stderr.trim()})`);
       t.same(restart.lines, ['RESUME 0'], `${c.name}: no ACK after RESUME 0`);
     } else {
       t.same(crash.store, { last: 0, total: 4, ledger: [[0, 4]] }, `${c.name}: nothing of 1 survives`);
       t.equal(restart.exit.code, 0, `${c.name}: the restart finishes ${restart.exit.stderr}`);
       t.same(restart.lines, ['RESUME 0', 'ACK 1', 'ACK 2'], `${c.name}: 1 and 2 applied once`);
-      t.same(restart.store, { last: 2, total: 15, ledger: [[0, 4], [1, 5], [2, 6]] }, `${c.name}: store`);
+      t.same(
+        restart.store,
+        {
+          last: 2,
+          total: 15,
+          ledger: [
+            [0, 4],
+            [1, 5],
+            [2, 6],
+          ],
+        },
+        `${c.name}: store`,
+      );
     }
   }
 });
@@ -117,16 +191,42 @@ forEachMutantLang(t, 'split-commit', 'exit@apply:1 leaves 1 counted with last 0,
 forEachMutantLang(t, 'reset-on-open', 'an existing checkpoint (1, 12) is reset: RESUME -1, then a collision', async (t, m, ref) => {
   for (const c of [m, ref]) {
     const db = join(t.testdir(), fileName(c));
-    seedStore(db, 1, 12, [[0, 7], [1, 5]]);
+    seedStore(db, 1, 12, [
+      [0, 7],
+      [1, 5],
+    ]);
     const r = await session(t, c, replay([7, 5, -3]), { db });
     if (c === m) {
       t.same(r.lines, ['RESUME -1'], `${c.name}: RESUME -1 on a file that says last = 1, no ACK`);
       t.not(r.exit.code, 0, `${c.name}: EVENT 0 collides with the kept ledger row (${r.exit.stderr.trim()})`);
-      t.same(r.store, { last: -1, total: 0, ledger: [[0, 7], [1, 5]] }, `${c.name}: checkpoint reset, ledger kept`);
+      t.same(
+        r.store,
+        {
+          last: -1,
+          total: 0,
+          ledger: [
+            [0, 7],
+            [1, 5],
+          ],
+        },
+        `${c.name}: checkpoint reset, ledger kept`,
+      );
     } else {
       t.same(r.lines, ['RESUME 1', 'ACK 2'], `${c.name}: RESUME 1`);
       t.equal(r.exit.code, 0, `${c.name}: exit 0 ${r.exit.stderr}`);
-      t.same(r.store, { last: 2, total: 9, ledger: [[0, 7], [1, 5], [2, -3]] }, `${c.name}: store`);
+      t.same(
+        r.store,
+        {
+          last: 2,
+          total: 9,
+          ledger: [
+            [0, 7],
+            [1, 5],
+            [2, -3],
+          ],
+        },
+        `${c.name}: store`,
+      );
     }
   }
 });
@@ -136,11 +236,26 @@ forEachMutantLang(t, 'reset-on-open', 'an existing checkpoint (1, 12) is reset: 
 forEachMutantLang(t, 'resume-from-scratch', 'on a file with last = 1 it still sends RESUME -1 (and dedupes the replay)', async (t, m, ref) => {
   for (const c of [m, ref]) {
     const db = join(t.testdir(), fileName(c));
-    seedStore(db, 1, 12, [[0, 7], [1, 5]]);
+    seedStore(db, 1, 12, [
+      [0, 7],
+      [1, 5],
+    ]);
     const r = await session(t, c, replay([7, 5, -3]), { db });
     t.same(r.lines, c === m ? ['RESUME -1', 'ACK 0', 'ACK 1', 'ACK 2'] : ['RESUME 1', 'ACK 2'], `${c.name}: cursor on the wire`);
     t.equal(r.exit.code, 0, `${c.name}: exit 0 ${r.exit.stderr}`);
-    t.same(r.store, { last: 2, total: 9, ledger: [[0, 7], [1, 5], [2, -3]] }, `${c.name}: the same final store`);
+    t.same(
+      r.store,
+      {
+        last: 2,
+        total: 9,
+        ledger: [
+          [0, 7],
+          [1, 5],
+          [2, -3],
+        ],
+      },
+      `${c.name}: the same final store`,
+    );
   }
 });
 
@@ -162,7 +277,18 @@ forEachMutantLang(t, 'no-duplicate-ack', 'the second EVENT 0 7 gets no ACK', asy
     const r = await session(t, c, lockstep(['EVENT 0 7\n', 'EVENT 0 7\nEVENT 1 2\n']));
     t.equal(r.exit.code, 0, `${c.name}: exit 0 ${r.exit.stderr}`);
     t.same(r.lines, c === m ? ['RESUME -1', 'ACK 0', 'ACK 1'] : ['RESUME -1', 'ACK 0', 'ACK 0', 'ACK 1'], `${c.name}: ACKs`);
-    t.same(r.store, { last: 1, total: 9, ledger: [[0, 7], [1, 2]] }, `${c.name}: store right either way`);
+    t.same(
+      r.store,
+      {
+        last: 1,
+        total: 9,
+        ledger: [
+          [0, 7],
+          [1, 2],
+        ],
+      },
+      `${c.name}: store right either way`,
+    );
   }
 });
 
@@ -174,7 +300,18 @@ forEachMutantLang(t, 'conflict-as-duplicate', 'EVENT 0 7 then EVENT 0 9: ACKed a
     if (c === m) {
       t.equal(r.exit.code, 0, `${c.name}: exit 0 ${r.exit.stderr}`);
       t.same(r.lines, ['RESUME -1', 'ACK 0', 'ACK 0', 'ACK 1'], `${c.name}: the conflicting line is ACKed`);
-      t.same(r.store, { last: 1, total: 9, ledger: [[0, 7], [1, 2]] }, `${c.name}: store`);
+      t.same(
+        r.store,
+        {
+          last: 1,
+          total: 9,
+          ledger: [
+            [0, 7],
+            [1, 2],
+          ],
+        },
+        `${c.name}: store`,
+      );
     } else {
       t.equal(r.exit.code, 4, `${c.name}: exit 4 ${r.exit.stderr}`);
       t.same(r.lines, ['RESUME -1', 'ACK 0'], `${c.name}: no ACK for the conflict`);
@@ -191,7 +328,18 @@ forEachMutantLang(t, 'gap-skip', 'EVENT 0 1 then EVENT 2 5: applied, last jumps 
     if (c === m) {
       t.equal(r.exit.code, 0, `${c.name}: exit 0 ${r.exit.stderr}`);
       t.same(r.lines, ['RESUME -1', 'ACK 0', 'ACK 2'], `${c.name}: ACK 2 across the gap`);
-      t.same(r.store, { last: 2, total: 6, ledger: [[0, 1], [2, 5]] }, `${c.name}: seq 1 now looks done`);
+      t.same(
+        r.store,
+        {
+          last: 2,
+          total: 6,
+          ledger: [
+            [0, 1],
+            [2, 5],
+          ],
+        },
+        `${c.name}: seq 1 now looks done`,
+      );
     } else {
       t.equal(r.exit.code, 3, `${c.name}: exit 3 ${r.exit.stderr}`);
       t.same(r.lines, ['RESUME -1', 'ACK 0'], `${c.name}: no ACK 2`);
@@ -247,7 +395,18 @@ forEachMutantLang(t, 'continue-after-malformed', 'the valid line after a malform
       t.equal(r.exit.code, 0, `${c.name}: exit 0 ${r.exit.stderr}`);
       t.match(r.exit.stderr, /skipping/, `${c.name}: logged the bad line`);
       t.same(r.lines, ['RESUME -1', 'ACK 0', 'ACK 1'], `${c.name}: ACK 1 for the line after it`);
-      t.same(r.store, { last: 1, total: 7, ledger: [[0, 5], [1, 2]] }, `${c.name}: store`);
+      t.same(
+        r.store,
+        {
+          last: 1,
+          total: 7,
+          ledger: [
+            [0, 5],
+            [1, 2],
+          ],
+        },
+        `${c.name}: store`,
+      );
     } else {
       t.equal(r.exit.code, 2, `${c.name}: exit 2 ${r.exit.stderr}`);
       t.same(r.lines, ['RESUME -1', 'ACK 0'], `${c.name}: nothing after the bad line`);

@@ -15,7 +15,16 @@ forEachConsumer(t, 'happy path: RESUME -1, one ACK per event, ledger/total/last,
   await server.scripts();
   t.equal(exit.code, 0, exit.stderr);
   t.same(server.conns[0]!.lines, ['RESUME -1', 'ACK 0', 'ACK 1', 'ACK 2', 'ACK 3']);
-  t.same(readStore(db), { last: 3, total: 1004, ledger: [[0, 7], [1, -3], [2, 1000], [3, 0]] });
+  t.same(readStore(db), {
+    last: 3,
+    total: 1004,
+    ledger: [
+      [0, 7],
+      [1, -3],
+      [2, 1000],
+      [3, 0],
+    ],
+  });
   t.equal(server.conns.length, 1, 'one process = one connection');
 });
 
@@ -26,7 +35,15 @@ forEachConsumer(t, 'exact duplicates are ACKed again and change nothing', async 
   await server.scripts();
   t.equal(exit.code, 0, exit.stderr);
   t.same(server.conns[0]!.lines, ['RESUME -1', 'ACK 0', 'ACK 1', 'ACK 1', 'ACK 0', 'ACK 2']);
-  t.same(readStore(db), { last: 2, total: 7, ledger: [[0, 5], [1, 3], [2, -1]] });
+  t.same(readStore(db), {
+    last: 2,
+    total: 7,
+    ledger: [
+      [0, 5],
+      [1, 3],
+      [2, -1],
+    ],
+  });
 });
 
 forEachConsumer(t, 'conflict: same seq, different delta -> no ACK, no change, close, non-zero', async (t, c) => {
@@ -38,12 +55,26 @@ forEachConsumer(t, 'conflict: same seq, different delta -> no ACK, no change, cl
   t.equal(exit.code, 4, `recommended code for a conflict; ${exit.stderr}`);
   t.same(server.conns[0]!.lines, ['RESUME -1', 'ACK 0', 'ACK 1']);
   t.ok(server.conns[0]!.closed, 'the consumer closed the connection');
-  t.same(readStore(db), { last: 1, total: 8, ledger: [[0, 5], [1, 3]] });
+  t.same(readStore(db), {
+    last: 1,
+    total: 8,
+    ledger: [
+      [0, 5],
+      [1, 3],
+    ],
+  });
 });
 
 forEachConsumer(t, 'conflict: seq <= last with no ledger row (seeded by hand) -> no ACK, no change', async (t, c) => {
   const db = join(t.testdir(), 'consumer.db');
-  const seeded = { last: 2, total: 12, ledger: [[0, 5], [2, 7]] as [number, number][] };
+  const seeded = {
+    last: 2,
+    total: 12,
+    ledger: [
+      [0, 5],
+      [2, 7],
+    ] as [number, number][],
+  };
   seedStore(db, seeded.last, seeded.total, seeded.ledger);
   const server = await startServer(t, lockstep(['EVENT 1 4\nEVENT 3 1\n'], 'wait'));
   const exit = await runConsumer(t, c, { port: server.port, db }).exit;
@@ -67,13 +98,30 @@ forEachConsumer(t, 'reopening an existing store never resets the checkpoint; RES
   const dir = t.testdir();
   // A store written by hand (no consumer ever touched it).
   const seededDb = join(dir, 'seeded.db');
-  seedStore(seededDb, 4, 17, [[0, 1], [1, 2], [2, 3], [3, 4], [4, 7]]);
+  seedStore(seededDb, 4, 17, [
+    [0, 1],
+    [1, 2],
+    [2, 3],
+    [3, 4],
+    [4, 7],
+  ]);
   const s1 = await startServer(t, lockstep(['EVENT 5 3\n']));
   const e1 = await runConsumer(t, c, { port: s1.port, db: seededDb }).exit;
   await s1.scripts();
   t.equal(e1.code, 0, e1.stderr);
   t.same(s1.conns[0]!.lines, ['RESUME 4', 'ACK 5']);
-  t.same(readStore(seededDb), { last: 5, total: 20, ledger: [[0, 1], [1, 2], [2, 3], [3, 4], [4, 7], [5, 3]] });
+  t.same(readStore(seededDb), {
+    last: 5,
+    total: 20,
+    ledger: [
+      [0, 1],
+      [1, 2],
+      [2, 3],
+      [3, 4],
+      [4, 7],
+      [5, 3],
+    ],
+  });
 
   // A store the consumer created itself, reopened by a second process.
   const db = join(dir, 'consumer.db');
@@ -86,21 +134,45 @@ forEachConsumer(t, 'reopening an existing store never resets the checkpoint; RES
   const second = await runConsumer(t, c, { port: s2.port, db }).exit;
   t.equal(second.code, 0, second.stderr);
   await s2.scripts();
-  t.same(s2.conns.map((x) => x.lines), [['RESUME -1', 'ACK 0', 'ACK 1'], ['RESUME 1', 'ACK 2']]);
-  t.same(readStore(db), { last: 2, total: 3, ledger: [[0, 2], [1, 5], [2, -4]] });
+  t.same(
+    s2.conns.map((x) => x.lines),
+    [
+      ['RESUME -1', 'ACK 0', 'ACK 1'],
+      ['RESUME 1', 'ACK 2'],
+    ],
+  );
+  t.same(readStore(db), {
+    last: 2,
+    total: 3,
+    ledger: [
+      [0, 2],
+      [1, 5],
+      [2, -4],
+    ],
+  });
 });
 
 forEachConsumer(t, 'RESYNC -> exit 7, no state change', async (t, c) => {
   const dir = t.testdir();
   // As the first line after RESUME.
   const db = join(dir, 'first.db');
-  seedStore(db, 1, 9, [[0, 4], [1, 5]]);
+  seedStore(db, 1, 9, [
+    [0, 4],
+    [1, 5],
+  ]);
   const s1 = await startServer(t, lockstep(['RESYNC 10\nEVENT 2 1\n'], 'wait'));
   const e1 = await runConsumer(t, c, { port: s1.port, db }).exit;
   await s1.scripts();
   t.equal(e1.code, 7, e1.stderr);
   t.same(s1.conns[0]!.lines, ['RESUME 1']);
-  t.same(readStore(db), { last: 1, total: 9, ledger: [[0, 4], [1, 5]] });
+  t.same(readStore(db), {
+    last: 1,
+    total: 9,
+    ledger: [
+      [0, 4],
+      [1, 5],
+    ],
+  });
   // Wherever it appears: after some events, it still ends the session without a change.
   const db2 = join(dir, 'later.db');
   const s2 = await startServer(t, lockstep(['EVENT 0 3\n', 'RESYNC 0\nEVENT 1 1\n'], 'wait'));
@@ -120,12 +192,37 @@ forEachConsumer(t, "the seed's ack-crash: exit@ack:1, then a second process resu
   });
   const first = await runConsumer(t, c, { port: server.port, db, fault: 'exit@ack:1' }).exit;
   t.equal(first.code, 86, first.stderr);
-  t.same(readStore(db), { last: 1, total: 5, ledger: [[0, 7], [1, -2]] }, '1 committed although never ACKed');
+  t.same(
+    readStore(db),
+    {
+      last: 1,
+      total: 5,
+      ledger: [
+        [0, 7],
+        [1, -2],
+      ],
+    },
+    '1 committed although never ACKed',
+  );
   const second = await runConsumer(t, c, { port: server.port, db }).exit;
   t.equal(second.code, 0, second.stderr);
   await server.scripts();
-  t.same(server.conns.map((x) => x.lines), [['RESUME -1', 'ACK 0'], ['RESUME 1', 'ACK 1', 'ACK 2']]);
-  t.same(readStore(db), { last: 2, total: 10, ledger: [[0, 7], [1, -2], [2, 5]] });
+  t.same(
+    server.conns.map((x) => x.lines),
+    [
+      ['RESUME -1', 'ACK 0'],
+      ['RESUME 1', 'ACK 1', 'ACK 2'],
+    ],
+  );
+  t.same(readStore(db), {
+    last: 2,
+    total: 10,
+    ledger: [
+      [0, 7],
+      [1, -2],
+      [2, 5],
+    ],
+  });
 });
 
 forEachConsumer(t, 'ACK only after COMMIT: while a reader blocks the COMMIT, no ACK arrives', async (t, c) => {
@@ -137,7 +234,14 @@ forEachConsumer(t, 'ACK only after COMMIT: while a reader blocks the COMMIT, no 
   t.equal(seen.ackWhileLocked, false, 'no ACK 1 while the COMMIT of 1 could not finish');
   t.equal(exit.code, 0, exit.stderr);
   t.same(server.conns[0]!.lines, ['RESUME -1', 'ACK 0', 'ACK 1'], 'ACK 1 after the lock was released');
-  t.same(readStore(db), { last: 1, total: 3, ledger: [[0, 1], [1, 2]] });
+  t.same(readStore(db), {
+    last: 1,
+    total: 3,
+    ledger: [
+      [0, 1],
+      [1, 2],
+    ],
+  });
 });
 
 forEachConsumer(t, 'publisher closes right after RESUME: store created as (1, -1, 0), exit 0', async (t, c) => {

@@ -73,7 +73,16 @@ forEachConsumer(t, 'boundary values are accepted (delta -1000, 1000, 0)', async 
   await server.scripts();
   t.equal(exit.code, 0, exit.stderr);
   t.same(server.conns[0]!.lines, ['RESUME -1', 'ACK 0', 'ACK 1', 'ACK 2', 'ACK 3']);
-  t.same(readStore(db), { last: 3, total: -1, ledger: [[0, -1000], [1, 1000], [2, 0], [3, -1]] });
+  t.same(readStore(db), {
+    last: 3,
+    total: -1,
+    ledger: [
+      [0, -1000],
+      [1, 1000],
+      [2, 0],
+      [3, -1],
+    ],
+  });
 });
 
 forEachConsumer(t, '10 KiB without LF, connection kept open: the consumer closes without waiting', async (t, c) => {
@@ -148,5 +157,12 @@ forEachConsumer(t, 'lines split across TCP writes are joined; no line, no action
   await server.scripts();
   t.equal(exit.code, 0, exit.stderr);
   t.same(server.conns[0]!.lines, ['RESUME -1', 'ACK 0', 'ACK 1']);
-  t.same(readStore(db), { last: 1, total: 7, ledger: [[0, 3], [1, 4]] });
+  t.same(readStore(db), {
+    last: 1,
+    total: 7,
+    ledger: [
+      [0, 3],
+      [1, 4],
+    ],
+  });
 });

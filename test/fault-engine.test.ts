@@ -11,7 +11,8 @@ import type { SupervisedProcess } from '../harness/supervisor.js';
 function rig(t: Tap.Test, faults: FaultPlan[]) {
   const calls: string[] = [];
   const proxy = {
-    addToxic: async (spec: { name: string; type: string; stream: string; attributes: Record<string, number> }) => void calls.push(`add ${spec.name} ${spec.type} ${spec.stream} ${JSON.stringify(spec.attributes)}`),
+    addToxic: async (spec: { name: string; type: string; stream: string; attributes: Record<string, number> }) =>
+      void calls.push(`add ${spec.name} ${spec.type} ${spec.stream} ${JSON.stringify(spec.attributes)}`),
     removeToxic: async (name: string) => void calls.push(`remove ${name}`),
     setEnabled: async (on: boolean) => void calls.push(on ? 'enable' : 'disable'),
   };
@@ -31,11 +32,19 @@ function rig(t: Tap.Test, faults: FaultPlan[]) {
     engine,
     run: (n: number) => (current = { proc, incarnation: n }),
     exit: () => (current = undefined),
-    faults: () => readJournal(path).filter((e): e is Extract<JournalEntry, { type: 'fault' }> => e.type === 'fault').map((e) => `${e.action} ${e.name}: ${e.detail}`),
+    faults: () =>
+      readJournal(path)
+        .filter((e): e is Extract<JournalEntry, { type: 'fault' }> => e.type === 'fault')
+        .map((e) => `${e.action} ${e.name}: ${e.detail}`),
   };
 }
 
-const toxic = (_label: string, toxicType = 'limit_data'): FaultPlan['effect'] => ({ kind: 'toxic', toxic: toxicType as 'limit_data', stream: 'upstream', attributes: { bytes: 41 } });
+const toxic = (_label: string, toxicType = 'limit_data'): FaultPlan['effect'] => ({
+  kind: 'toxic',
+  toxic: toxicType as 'limit_data',
+  stream: 'upstream',
+  attributes: { bytes: 41 },
+});
 
 t.test('a toxic from an incarnation start until that process exits (ack-lost)', async (t) => {
   const r = rig(t, [{ name: 'cut', effect: toxic('cut'), start: { kind: 'incarnation', n: 1 }, end: { kind: 'incarnation-exit' } }]);

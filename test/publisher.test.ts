@@ -17,12 +17,12 @@ class Client {
     socket.setEncoding('latin1');
     socket.on('data', (chunk: string) => {
       this.buffer += chunk;
-      let lf;
+      let lf: number;
       while ((lf = this.buffer.indexOf('\n')) !== -1) {
         this.lines.push(this.buffer.slice(0, lf + 1));
         this.buffer = this.buffer.slice(lf + 1);
       }
-      this.waiters.splice(0).forEach((w) => w());
+      for (const w of this.waiters.splice(0)) w();
     });
     this.closed = new Promise((resolve) => socket.on('close', () => resolve()));
     socket.on('error', () => {});
@@ -60,12 +60,23 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('RetentionLog: replay boundaries, empty log', async (t) => {
   const log = new RetentionLog(script([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]), 10);
-  t.same(log.replay(9).map((e) => e.seq), [10, 11], 'cursor start-1 is served');
-  t.same(log.replay(10).map((e) => e.seq), [11]);
+  t.same(
+    log.replay(9).map((e) => e.seq),
+    [10, 11],
+    'cursor start-1 is served',
+  );
+  t.same(
+    log.replay(10).map((e) => e.seq),
+    [11],
+  );
   t.same(log.replay(11), [], 'nothing after the last item');
   t.throws(() => log.replay(8), ResyncRequired, 'cursor start-2 needs a trimmed item');
   t.throws(() => log.replay(-1), { firstAvailable: 10 });
-  t.same(new RetentionLog(script([1, 2, 3])).replay(-1, 2).map((e) => e.seq), [0, 1], 'limit');
+  t.same(
+    new RetentionLog(script([1, 2, 3])).replay(-1, 2).map((e) => e.seq),
+    [0, 1],
+    'limit',
+  );
   t.throws(() => new RetentionLog([]), /empty/, 'an empty log is an error, not "nothing new"');
   t.throws(() => new RetentionLog(script([1, 2]), 2), /empty/, 'everything trimmed is an error too');
   t.throws(() => new RetentionLog([{ seq: 1, delta: 1 }]), /contiguous/);
@@ -90,7 +101,10 @@ t.test('streams the script after RESUME, closes only after the last ACK', async 
     transcript.filter((e) => e.kind === 'recv').map((e) => (e as { line: string }).line),
     ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n'],
   );
-  t.ok(transcript.every((e, i) => i === 0 || e.t >= transcript[i - 1]!.t), 'monotonic timestamps');
+  t.ok(
+    transcript.every((e, i) => i === 0 || e.t >= transcript[i - 1]!.t),
+    'monotonic timestamps',
+  );
 });
 
 t.test('replays from the cursor; retention start 10 serves RESUME 9, answers RESUME 8 with RESYNC 10', async (t) => {
@@ -144,7 +158,10 @@ t.test('closes after the ACK deadline when the last ACK never comes', async (t) 
   await c.waitLines(2);
   c.send('ACK 0\n');
   await c.closed;
-  t.match(transcript.find((e) => e.kind === 'close'), { by: 'publisher', reason: /ack deadline \(200 ms\) passed without ACK 1/ });
+  t.match(
+    transcript.find((e) => e.kind === 'close'),
+    { by: 'publisher', reason: /ack deadline \(200 ms\) passed without ACK 1/ },
+  );
 });
 
 t.test('trigger points hold the stream until the harness says go', async (t) => {
@@ -176,7 +193,10 @@ t.test('a malformed consumer line, or ACK before RESUME, makes the publisher clo
   const a = await Client.open(port);
   a.send('RESUME  -1\n');
   await a.closed;
-  t.match(transcript.find((e) => e.kind === 'recv'), { line: 'RESUME  -1\n', error: /not "RESUME/ });
+  t.match(
+    transcript.find((e) => e.kind === 'recv'),
+    { line: 'RESUME  -1\n', error: /not "RESUME/ },
+  );
   const b = await Client.open(port);
   b.send('ACK 0\n');
   await b.closed;
@@ -214,7 +234,10 @@ t.test('misbehaviour: duplicate, skip, replace, insert on the named connection o
   t.equal(c.lines.length, 2, 'the skip waits until the ACKs already owed are in');
   c.send('ACK 0\n');
   t.same(await c.waitLines(5), ['EVENT 0 1\n', 'EVENT 0 1\n', 'EVENT 02 3\n', 'EVENT 0 99\n', 'EVENT 3 4\n']);
-  t.match(transcript.find((e) => e.kind === 'send' && e.line === 'EVENT 02 3\n'), { note: 'misbehaviour: replace at EVENT 2' });
+  t.match(
+    transcript.find((e) => e.kind === 'send' && e.line === 'EVENT 02 3\n'),
+    { note: 'misbehaviour: replace at EVENT 2' },
+  );
   c.socket.destroy();
   const d = await Client.open(port);
   d.send('RESUME 2\n');
@@ -237,7 +260,10 @@ t.test('misbehaviour: silence keeps the connection open; close sends a fragment 
   await sleep(300);
   t.same(a.lines, ['EVENT 0 1\n']);
   t.equal(a.socket.readableEnded, false, 'silent, but not closed (even past the ACK deadline)');
-  t.match(transcript.find((e) => e.kind === 'note'), { text: /silent from EVENT 1/ });
+  t.match(
+    transcript.find((e) => e.kind === 'note'),
+    { text: /silent from EVENT 1/ },
+  );
   a.socket.destroy();
   const b = await Client.open(port);
   b.send('RESUME 0\n');
@@ -287,5 +313,8 @@ t.test('the ACK deadline also runs while the window is full: a consumer that sto
   await c.closed; // never acknowledges EVENT 1
   t.ok(Date.now() - sentAt >= 150, 'not before the deadline');
   t.same(c.lines, ['EVENT 0 1\n', 'EVENT 1 2\n'], 'nothing more was sent while ACK 1 was owed');
-  t.match(transcript.find((e) => e.kind === 'close'), { by: 'publisher', reason: 'ack deadline (200 ms) passed without ACK 1' });
+  t.match(
+    transcript.find((e) => e.kind === 'close'),
+    { by: 'publisher', reason: 'ack deadline (200 ms) passed without ACK 1' },
+  );
 });

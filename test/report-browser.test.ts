@@ -17,7 +17,14 @@ import { renderRunFolder } from '../harness/report/render-all.js';
 t.setTimeout(120_000);
 
 function findChromium(): string | undefined {
-  const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable', '/snap/bin/chromium'];
+  const candidates = [
+    process.env.CHROMIUM_PATH,
+    '/usr/bin/chromium',
+    '/usr/bin/chromium-browser',
+    '/usr/bin/google-chrome',
+    '/usr/bin/google-chrome-stable',
+    '/snap/bin/chromium',
+  ];
   for (const c of candidates) {
     if (!c) continue;
     try {
@@ -29,7 +36,11 @@ function findChromium(): string | undefined {
   }
   for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
     try {
-      return execFileSync('sh', ['-c', `command -v ${name}`]).toString().trim() || undefined;
+      return (
+        execFileSync('sh', ['-c', `command -v ${name}`])
+          .toString()
+          .trim() || undefined
+      );
     } catch {
       /* next */
     }
@@ -41,20 +52,46 @@ type Entry = Record<string, unknown>;
 
 /** The ack-before-commit mutant's ack-crash run, with a network fault while incarnation 1 runs. */
 function failingRun(): JournalEntry[] {
-  const full: [number, number][] = [[0, 7], [1, 5], [2, -3]];
+  const full: [number, number][] = [
+    [0, 7],
+    [1, 5],
+    [2, -3],
+  ];
   const plan = {
-    file: '/lab/scenarios/ack-crash.yaml', name: 'ack-crash', description: 'A consumer that crashes after committing an event but before acknowledging it loses nothing.', protocol: 'ledger',
-    timeoutMs: 2000, deadlineMs: 60000, events: full.map(([seq, delta]) => ({ seq, delta })), eventSource: { kind: 'explicit' },
+    file: '/lab/scenarios/ack-crash.yaml',
+    name: 'ack-crash',
+    description: 'A consumer that crashes after committing an event but before acknowledging it loses nothing.',
+    protocol: 'ledger',
+    timeoutMs: 2000,
+    deadlineMs: 60000,
+    events: full.map(([seq, delta]) => ({ seq, delta })),
+    eventSource: { kind: 'explicit' },
     publisher: { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000 },
     consumer: { incarnations: [{ fault: 'exit@ack:1', expectExit: 'nonzero' }, { expectExit: 'zero' }] },
-    expect: { transcript: [{ incarnation: 1, resume: -1, acks: [0] }, { incarnation: 2, resume: 1, acks: [1, 2] }] },
+    expect: {
+      transcript: [
+        { incarnation: 1, resume: -1, acks: [0] },
+        { incarnation: 2, resume: 1, acks: [1, 2] },
+      ],
+    },
   };
   const snap = (ledger: [number, number][], last: number, total: number): StoreSnapshot => ({ exists: true, checkpoint: [{ id: 1, last, total }], ledger });
   const e: Entry[] = [];
   let t = 0;
   const w = (x: Entry) => e.push({ t: Math.round((t += 7.25) * 1000) / 1000, ...x });
   const wire = (stream: string, conn: number, kind: string, rest: Entry = {}) => w({ type: 'wire', stream, conn, kind, ...rest });
-  w({ type: 'run-start', schema: 1, runId: '20260102-030405-ack-crash-brws', scenario: { name: 'ack-crash', file: plan.file, description: plan.description }, harnessVersion: '0.1.0', node: 'v20', platform: 'linux-x64', cwd: '/lab', consumerCommand: 'node dist/consumer/mutants/ack-before-commit.js', controlCommand: 'node client.js' });
+  w({
+    type: 'run-start',
+    schema: 1,
+    runId: '20260102-030405-ack-crash-brws',
+    scenario: { name: 'ack-crash', file: plan.file, description: plan.description },
+    harnessVersion: '0.1.0',
+    node: 'v20',
+    platform: 'linux-x64',
+    cwd: '/lab',
+    consumerCommand: 'node dist/consumer/mutants/ack-before-commit.js',
+    controlCommand: 'node client.js',
+  });
   w({ type: 'scenario', source: 'name: ack-crash\nevents:\n  deltas: [7, 5, -3]\n', plan });
   w({ type: 'stream', role: 'control', stream: 'control', host: 'h', port: 1, db: 'control.db' });
   w({ type: 'stream', role: 'consumer', stream: 'consumer', host: 'h', port: 2, db: 'consumer.db' });
@@ -65,7 +102,18 @@ function failingRun(): JournalEntry[] {
   for (const [s, d] of full) wire('control', 1, 'send', { line: `EVENT ${s} ${d}\n` });
   for (const [s] of full) wire('control', 1, 'recv', { line: `ACK ${s}\n` });
   wire('control', 1, 'close', { by: 'publisher', reason: 'all events acknowledged' });
-  w({ type: 'process-exit', role: 'control', incarnation: 1, code: 0, signal: null, durationMs: 50, stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0 });
+  w({
+    type: 'process-exit',
+    role: 'control',
+    incarnation: 1,
+    code: 0,
+    signal: null,
+    durationMs: 50,
+    stdoutTail: '',
+    stderrTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  });
   w({ type: 'fault', action: 'apply', name: 'slow-link', kind: 'latency', detail: { latency: 100, jitter: 10 } });
   wire('consumer', 1, 'open', { tag: 'incarnation 1' });
   wire('consumer', 1, 'recv', { line: 'RESUME -1\n' });
@@ -74,7 +122,18 @@ function failingRun(): JournalEntry[] {
   wire('consumer', 1, 'recv', { line: 'ACK 1\n' });
   wire('consumer', 1, 'close', { by: 'consumer', reason: 'closed' });
   w({ type: 'fault', action: 'lift', name: 'slow-link', kind: 'latency' });
-  w({ type: 'process-exit', role: 'consumer', incarnation: 1, code: 86, signal: null, durationMs: 60, stdoutTail: '<script>document.title="pwned"</script>\n', stderrTail: 'exit@ack:1\n', stdoutBytes: 40, stderrBytes: 11 });
+  w({
+    type: 'process-exit',
+    role: 'consumer',
+    incarnation: 1,
+    code: 86,
+    signal: null,
+    durationMs: 60,
+    stdoutTail: '<script>document.title="pwned"</script>\n',
+    stderrTail: 'exit@ack:1\n',
+    stdoutBytes: 40,
+    stderrBytes: 11,
+  });
   w({ type: 'store-read', role: 'consumer', incarnation: 1, when: 'after-exit', db: 'consumer.db', store: snap(full.slice(0, 2), 1, 12) });
   w({ type: 'process-start', role: 'consumer', incarnation: 2, pid: 12, command: 'c', env: {} });
   wire('consumer', 2, 'open', { tag: 'incarnation 2' });
@@ -82,7 +141,18 @@ function failingRun(): JournalEntry[] {
   wire('consumer', 2, 'send', { line: 'EVENT 2 -3\n' });
   wire('consumer', 2, 'recv', { line: 'ACK 2\n' });
   wire('consumer', 2, 'close', { by: 'publisher', reason: 'all events acknowledged' });
-  w({ type: 'process-exit', role: 'consumer', incarnation: 2, code: 0, signal: null, durationMs: 40, stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0 });
+  w({
+    type: 'process-exit',
+    role: 'consumer',
+    incarnation: 2,
+    code: 0,
+    signal: null,
+    durationMs: 40,
+    stdoutTail: '',
+    stderrTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  });
   w({ type: 'store-read', role: 'consumer', incarnation: 2, when: 'after-exit', db: 'consumer.db', store: snap(full, 2, 9) });
   const verdict = checkLedgerRun(e as unknown as JournalEntry[], (db) => {
     w({ type: 'store-read', role: db.startsWith('control') ? 'control' : 'consumer', when: 'final', db, store: snap(full, 2, 9) });
@@ -103,7 +173,9 @@ t.test('report.html in headless Chromium: verdict, arrows, fault band; screensho
   }
   const executablePath = findChromium();
   if (!executablePath) {
-    t.skip('no Chromium found: `make browser` installs Debian\'s chromium (apt-get install chromium, needs root or sudo); or set CHROMIUM_PATH to a Chromium/Chrome binary');
+    t.skip(
+      "no Chromium found: `make browser` installs Debian's chromium (apt-get install chromium, needs root or sudo); or set CHROMIUM_PATH to a Chromium/Chrome binary",
+    );
     return;
   }
 
@@ -152,10 +224,23 @@ t.test('report.html in headless Chromium: verdict, arrows, fault band; screensho
   t.ok(bandBox && bandBox.height >= 60 && bandBox.width > 500, `the band is visible and spans the lanes (${JSON.stringify(bandBox)})`);
   t.match(await bands.first().textContent(), /slow-link \(latency\)/);
   t.equal(await page.locator('svg.sequence g.mark.crash').count(), 1, 'the crash mark');
-  t.same(await page.locator('svg.sequence .lane-head .head').allTextContents(), ['control', 'publisher', 'consumer #1', 'consumer #2', 'control', 'publisher', 'consumer #1', 'consumer #2']);
+  t.same(await page.locator('svg.sequence .lane-head .head').allTextContents(), [
+    'control',
+    'publisher',
+    'consumer #1',
+    'consumer #2',
+    'control',
+    'publisher',
+    'consumer #1',
+    'consumer #2',
+  ]);
   t.match(await page.locator('#output').textContent(), /<script>document\.title="pwned"<\/script>/, 'hostile output shown as text');
 
-  t.same(requests.filter((u) => !u.startsWith('file:')), [], 'no network request');
+  t.same(
+    requests.filter((u) => !u.startsWith('file:')),
+    [],
+    'no network request',
+  );
   t.same(problems, [], 'no console error, no CSP violation');
 
   const screenshot = join(runDir, 'report.png');

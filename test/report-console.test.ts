@@ -11,15 +11,34 @@ type Entry = Record<string, unknown>;
 
 function failingRun(): JournalEntry[] {
   const plan = {
-    events: [{ seq: 0, delta: 7 }, { seq: 1, delta: 5 }, { seq: 2, delta: -3 }],
+    events: [
+      { seq: 0, delta: 7 },
+      { seq: 1, delta: 5 },
+      { seq: 2, delta: -3 },
+    ],
     consumer: { incarnations: [{ fault: 'exit@ack:1', expectExit: 'nonzero' }, { expectExit: 'zero' }] },
     expect: { transcript: [{ incarnation: 1, resume: -1, acks: [0] }] },
   };
-  const full = [[0, 7], [1, 5], [2, -3]];
+  const full = [
+    [0, 7],
+    [1, 5],
+    [2, -3],
+  ];
   const e: Entry[] = [];
   let t = 0;
   const w = (x: Entry) => e.push({ t: (t += 100), ...x });
-  w({ type: 'run-start', schema: 1, runId: '20260101-000000-ack-crash-abcd', scenario: { name: 'ack-crash', file: 'a.yaml', description: 'd' }, harnessVersion: '0', node: 'v20', platform: 'linux', cwd: '/', consumerCommand: 'c', controlCommand: 'c' });
+  w({
+    type: 'run-start',
+    schema: 1,
+    runId: '20260101-000000-ack-crash-abcd',
+    scenario: { name: 'ack-crash', file: 'a.yaml', description: 'd' },
+    harnessVersion: '0',
+    node: 'v20',
+    platform: 'linux',
+    cwd: '/',
+    consumerCommand: 'c',
+    controlCommand: 'c',
+  });
   w({ type: 'scenario', source: 'name: ack-crash\n', plan });
   w({ type: 'toxiproxy', url: 'http://127.0.0.1:8474', version: '2.12.0', owned: true });
   w({ type: 'stream', role: 'consumer', stream: 'consumer', host: 'h', port: 1, db: 'c.db' });
@@ -31,28 +50,78 @@ function failingRun(): JournalEntry[] {
   for (const [s, d] of full) w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'send', line: `EVENT ${s} ${d}\n` });
   w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'recv', line: 'ACK 0\n' });
   w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'recv', line: 'ACK 1\n' });
-  w({ type: 'process-exit', role: 'consumer', incarnation: 1, code: 86, signal: null, durationMs: 700, stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0 });
-  w({ type: 'store-read', role: 'consumer', incarnation: 1, when: 'after-exit', db: 'c.db', store: { exists: true, checkpoint: [{ id: 1, last: 1, total: 12 }], ledger: full.slice(0, 2) } });
+  w({
+    type: 'process-exit',
+    role: 'consumer',
+    incarnation: 1,
+    code: 86,
+    signal: null,
+    durationMs: 700,
+    stdoutTail: '',
+    stderrTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  });
+  w({
+    type: 'store-read',
+    role: 'consumer',
+    incarnation: 1,
+    when: 'after-exit',
+    db: 'c.db',
+    store: { exists: true, checkpoint: [{ id: 1, last: 1, total: 12 }], ledger: full.slice(0, 2) },
+  });
   w({ type: 'process-start', role: 'consumer', incarnation: 2, pid: 42, command: 'c', env: {} });
   return e as unknown as JournalEntry[];
 }
 
 function ending(pass: boolean): JournalEntry[] {
-  const full = [[0, 7], [1, 5], [2, -3]];
-  const reasons = pass ? [] : ['incarnation 1 sent ACK 1 at 1.400 s, which it must not send: the process was ended at fault point ack:1', 'incarnation 2 never sent ACK 1'];
+  const full = [
+    [0, 7],
+    [1, 5],
+    [2, -3],
+  ];
+  const reasons = pass
+    ? []
+    : ['incarnation 1 sent ACK 1 at 1.400 s, which it must not send: the process was ended at fault point ack:1', 'incarnation 2 never sent ACK 1'];
   return [
     { t: 1600, type: 'wire', stream: 'consumer', conn: 2, kind: 'open', tag: 'incarnation 2' },
     { t: 1700, type: 'fault', action: 'lift', name: 'slow-link', kind: 'latency' },
     { t: 1800, type: 'wire', stream: 'consumer', conn: 2, kind: 'recv', line: 'ACK 2\n' },
-    { t: 1900, type: 'process-exit', role: 'consumer', incarnation: 2, code: 0, signal: null, durationMs: 300, stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0 },
-    { t: 2000, type: 'store-read', role: 'consumer', when: 'final', db: 'c.db', store: { exists: true, checkpoint: [{ id: 1, last: 2, total: 9 }], ledger: full } },
+    {
+      t: 1900,
+      type: 'process-exit',
+      role: 'consumer',
+      incarnation: 2,
+      code: 0,
+      signal: null,
+      durationMs: 300,
+      stdoutTail: '',
+      stderrTail: '',
+      stdoutBytes: 0,
+      stderrBytes: 0,
+    },
+    {
+      t: 2000,
+      type: 'store-read',
+      role: 'consumer',
+      when: 'final',
+      db: 'c.db',
+      store: { exists: true, checkpoint: [{ id: 1, last: 2, total: 9 }], ledger: full },
+    },
     { t: 2100, type: 'verdict', pass, reasons, details: {} },
     { t: 2412, type: 'run-end', status: pass ? 'pass' : 'fail' },
   ] as unknown as JournalEntry[];
 }
 
 function sink(columns?: number) {
-  const out = { text: '', columns, write: (s: string) => ((out.text += s), true) };
+  const out = {
+    text: '',
+    columns,
+    write: (s: string) => {
+      out.text += s;
+      return true;
+    },
+  };
   return out;
 }
 
@@ -115,7 +184,10 @@ t.test('the end of a failing scenario: the explanation first, then the smallest 
   const outcome = r.scenarioFinished('ack-crash', { status: 'fail', runDir });
   t.match(outcome, { name: 'ack-crash', status: 'fail', durationMs: 2412, reason: /^incarnation 1 sent ACK 1 at 1\.400 s/ });
   const text = out.text;
-  t.match(text, /\nFAIL {2}ack-crash {2}\(2\.412 s\)\n {2}Why: incarnation 1 sent ACK 1 at 1\.400 s, which it must not send: the process was ended at fault point ack:1\n {2}- incarnation 2 never sent ACK 1\n {2}Smallest diff:\n {4}incarnation 1: ACKs 0, 1 — expected 0 \(extra: ACK 1 at 1\.400 s\)\n/);
+  t.match(
+    text,
+    /\nFAIL {2}ack-crash {2}\(2\.412 s\)\n {2}Why: incarnation 1 sent ACK 1 at 1\.400 s, which it must not send: the process was ended at fault point ack:1\n {2}- incarnation 2 never sent ACK 1\n {2}Smallest diff:\n {4}incarnation 1: ACKs 0, 1 — expected 0 \(extra: ACK 1 at 1\.400 s\)\n/,
+  );
   r.finalTable();
   const table = out.text.slice(text.length).split('\n');
   t.match(table[1], /^scenario {3}verdict {5}time {2}reason$/);
@@ -162,7 +234,20 @@ t.test('unknown entries, a missing journal, a harness error', async (t) => {
   t.equal(out.text.split('step phase').length - 1, 3, 'an unknown entry type is shown, at most three times');
   r.onJournal({ t: 8, type: 'fault', action: 'apply', name: 'kill-1', kind: 'signal', detail: 'SIGKILL to consumer incarnation 1 (pid 5)' } as JournalEntry);
   t.match(out.text, /fault kill-1 \(signal\): SIGKILL to consumer incarnation 1 \(pid 5\)\n/, 'a signal is reported once, not as an active fault');
-  r.onJournal({ t: 8.5, type: 'process-exit', role: 'consumer', incarnation: 3, code: null, signal: 'SIGKILL', killedBy: 'deadline', durationMs: 60000, stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0 } as JournalEntry);
+  r.onJournal({
+    t: 8.5,
+    type: 'process-exit',
+    role: 'consumer',
+    incarnation: 3,
+    code: null,
+    signal: 'SIGKILL',
+    killedBy: 'deadline',
+    durationMs: 60000,
+    stdoutTail: '',
+    stderrTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  } as JournalEntry);
   t.match(out.text, /consumer #3 killed at the deadline after 60\.000 s\n/);
   r.onJournal({ t: 9, type: 'harness-error', message: 'toxiproxy went away' } as JournalEntry);
   t.match(out.text, /harness error: toxiproxy went away\n/);

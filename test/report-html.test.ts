@@ -19,7 +19,9 @@ import { escapeMarkup, renderSequenceDiagram, showLine } from '../harness/report
 type Entry = Record<string, unknown>;
 
 /** A journal shaped like a real `ack-crash` run (taken from one), with options to vary it. */
-function ackCrash(opts: { mutant?: boolean; fault?: 'lifted' | 'open'; stdout?: string; stderr?: string; extra?: Entry[]; wireLine?: string } = {}): JournalEntry[] {
+function ackCrash(
+  opts: { mutant?: boolean; fault?: 'lifted' | 'open'; stdout?: string; stderr?: string; extra?: Entry[]; wireLine?: string } = {},
+): JournalEntry[] {
   const deltas = [7, 5, -3];
   const plan = {
     file: '/lab/scenarios/ack-crash.yaml',
@@ -32,15 +34,35 @@ function ackCrash(opts: { mutant?: boolean; fault?: 'lifted' | 'open'; stdout?: 
     eventSource: { kind: 'explicit' },
     publisher: { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000 },
     consumer: { incarnations: [{ fault: 'exit@ack:1', expectExit: 'nonzero' }, { expectExit: 'zero' }] },
-    expect: { transcript: [{ incarnation: 1, resume: -1, acks: [0] }, { incarnation: 2, resume: 1, acks: [1, 2] }] },
+    expect: {
+      transcript: [
+        { incarnation: 1, resume: -1, acks: [0] },
+        { incarnation: 2, resume: 1, acks: [1, 2] },
+      ],
+    },
   };
   const entries: Entry[] = [];
   let t = 0;
   const w = (e: Entry) => entries.push({ t: Math.round((t += 1.5) * 1000) / 1000, ...e });
   const wire = (stream: string, conn: number, kind: string, rest: Entry = {}) => w({ type: 'wire', stream, conn, kind, ...rest });
-  const full: [number, number][] = [[0, 7], [1, 5], [2, -3]];
+  const full: [number, number][] = [
+    [0, 7],
+    [1, 5],
+    [2, -3],
+  ];
   const snap = (ledger: [number, number][], last: number, total: number): StoreSnapshot => ({ exists: true, checkpoint: [{ id: 1, last, total }], ledger });
-  w({ type: 'run-start', schema: 1, runId: '20260102-030405-ack-crash-test', scenario: { name: 'ack-crash', file: plan.file, description: plan.description }, harnessVersion: '0.1.0', node: 'v20.0.0', platform: 'linux-x64', cwd: '/lab', consumerCommand: opts.mutant ? 'node mutant.js' : 'node client.js', controlCommand: 'node client.js' });
+  w({
+    type: 'run-start',
+    schema: 1,
+    runId: '20260102-030405-ack-crash-test',
+    scenario: { name: 'ack-crash', file: plan.file, description: plan.description },
+    harnessVersion: '0.1.0',
+    node: 'v20.0.0',
+    platform: 'linux-x64',
+    cwd: '/lab',
+    consumerCommand: opts.mutant ? 'node mutant.js' : 'node client.js',
+    controlCommand: 'node client.js',
+  });
   w({ type: 'scenario', source: 'name: ack-crash\nevents:\n  deltas: [7, 5, -3]\n', plan });
   w({ type: 'toxiproxy', url: 'http://127.0.0.1:8474', version: '2.12.0', owned: true });
   w({ type: 'stream', role: 'control', stream: 'control', host: '127.0.0.1', port: 1, db: '/run/control.db' });
@@ -53,7 +75,18 @@ function ackCrash(opts: { mutant?: boolean; fault?: 'lifted' | 'open'; stdout?: 
   for (const [s, d] of full) wire('control', 1, 'send', { line: `EVENT ${s} ${d}\n` });
   for (const [s] of full) wire('control', 1, 'recv', { line: `ACK ${s}\n` });
   wire('control', 1, 'close', { by: 'publisher', reason: 'all events acknowledged' });
-  w({ type: 'process-exit', role: 'control', incarnation: 1, code: 0, signal: null, durationMs: 20, stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0 });
+  w({
+    type: 'process-exit',
+    role: 'control',
+    incarnation: 1,
+    code: 0,
+    signal: null,
+    durationMs: 20,
+    stdoutTail: '',
+    stderrTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  });
   if (opts.fault) w({ type: 'fault', action: 'apply', name: 'slow-link', kind: 'latency', detail: { latency: 100 } });
   wire('consumer', 1, 'open', { tag: 'incarnation 1' });
   wire('consumer', 1, 'recv', { line: 'RESUME -1\n' });
@@ -65,7 +98,18 @@ function ackCrash(opts: { mutant?: boolean; fault?: 'lifted' | 'open'; stdout?: 
   if (opts.fault === 'lifted') w({ type: 'fault', action: 'lift', name: 'slow-link', kind: 'latency' });
   const out = opts.stdout ?? '';
   const err = opts.stderr ?? '';
-  w({ type: 'process-exit', role: 'consumer', incarnation: 1, code: 86, signal: null, durationMs: 40, stdoutTail: out, stderrTail: err, stdoutBytes: Buffer.byteLength(out), stderrBytes: Buffer.byteLength(err) });
+  w({
+    type: 'process-exit',
+    role: 'consumer',
+    incarnation: 1,
+    code: 86,
+    signal: null,
+    durationMs: 40,
+    stdoutTail: out,
+    stderrTail: err,
+    stdoutBytes: Buffer.byteLength(out),
+    stderrBytes: Buffer.byteLength(err),
+  });
   w({ type: 'store-read', role: 'consumer', incarnation: 1, when: 'after-exit', db: '/run/consumer.db', store: snap(full.slice(0, 2), 1, 12) });
   for (const e of opts.extra ?? []) w(e);
   w({ type: 'process-start', role: 'consumer', incarnation: 2, pid: 12, command: 'node client.js', env: {} });
@@ -76,7 +120,18 @@ function ackCrash(opts: { mutant?: boolean; fault?: 'lifted' | 'open'; stdout?: 
   if (!opts.mutant) wire('consumer', 2, 'recv', { line: 'ACK 1\n' });
   wire('consumer', 2, 'recv', { line: 'ACK 2\n' });
   wire('consumer', 2, 'close', { by: 'publisher', reason: 'all events acknowledged' });
-  w({ type: 'process-exit', role: 'consumer', incarnation: 2, code: 0, signal: null, durationMs: 30, stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0 });
+  w({
+    type: 'process-exit',
+    role: 'consumer',
+    incarnation: 2,
+    code: 0,
+    signal: null,
+    durationMs: 30,
+    stdoutTail: '',
+    stderrTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  });
   w({ type: 'store-read', role: 'consumer', incarnation: 2, when: 'after-exit', db: '/run/consumer.db', store: snap(full, 2, 9) });
   const verdict = checkLedgerRun(entries as unknown as JournalEntry[], (db) => {
     const store = snap(full, 2, 9);
@@ -94,16 +149,35 @@ function lostEvent(): JournalEntry[] {
   const deltas = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3];
   const sum = deltas.reduce((a, b) => a + b, 0);
   const plan = {
-    file: 'lost.yaml', name: 'lost', description: 'x', protocol: 'ledger', timeoutMs: 2000, deadlineMs: 60000,
-    events: deltas.map((delta, seq) => ({ seq, delta })), eventSource: { kind: 'explicit' },
+    file: 'lost.yaml',
+    name: 'lost',
+    description: 'x',
+    protocol: 'ledger',
+    timeoutMs: 2000,
+    deadlineMs: 60000,
+    events: deltas.map((delta, seq) => ({ seq, delta })),
+    eventSource: { kind: 'explicit' },
     publisher: { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000 },
-    consumer: { incarnations: [{ expectExit: 'zero' }] }, expect: {},
+    consumer: { incarnations: [{ expectExit: 'zero' }] },
+    expect: {},
   };
   const lost: [number, number][] = deltas.map((d, s): [number, number] => [s, d]).filter(([s]) => s !== 7);
   const file: StoreSnapshot = { exists: true, checkpoint: [{ id: 1, last: 9, total: sum - deltas[7]! }], ledger: lost };
   const control: StoreSnapshot = { exists: true, checkpoint: [{ id: 1, last: 9, total: sum }], ledger: deltas.map((d, s) => [s, d]) };
   const e: Entry[] = [
-    { t: 0, type: 'run-start', schema: 1, runId: '20260102-030405-lost-abcd', scenario: { name: 'lost', file: 'lost.yaml', description: 'x' }, harnessVersion: '0.1.0', node: 'v20', platform: 'linux', cwd: '/', consumerCommand: 'c', controlCommand: 'c' },
+    {
+      t: 0,
+      type: 'run-start',
+      schema: 1,
+      runId: '20260102-030405-lost-abcd',
+      scenario: { name: 'lost', file: 'lost.yaml', description: 'x' },
+      harnessVersion: '0.1.0',
+      node: 'v20',
+      platform: 'linux',
+      cwd: '/',
+      consumerCommand: 'c',
+      controlCommand: 'c',
+    },
     { t: 1, type: 'scenario', source: 'name: lost\n', plan },
     { t: 2, type: 'stream', role: 'control', stream: 'control', host: 'h', port: 1, db: 'control.db' },
     { t: 3, type: 'stream', role: 'consumer', stream: 'consumer', host: 'h', port: 2, db: 'consumer.db' },
@@ -116,7 +190,19 @@ function lostEvent(): JournalEntry[] {
     e.push({ t: s === 7 ? 1204 : 150 + s * 150, type: 'wire', stream: 'consumer', conn: 1, kind: 'recv', line: `ACK ${s}\n` });
   });
   e.sort((a, b) => (a.t as number) - (b.t as number));
-  e.push({ t: 1600, type: 'process-exit', role: 'consumer', incarnation: 1, code: 0, signal: null, durationMs: 1590, stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0 });
+  e.push({
+    t: 1600,
+    type: 'process-exit',
+    role: 'consumer',
+    incarnation: 1,
+    code: 0,
+    signal: null,
+    durationMs: 1590,
+    stdoutTail: '',
+    stderrTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  });
   e.push({ t: 1601, type: 'store-read', role: 'consumer', incarnation: 1, when: 'after-exit', db: 'consumer.db', store: file });
   const verdict = checkLedgerRun(e as unknown as JournalEntry[], (db) => (db === 'consumer.db' ? file : control));
   e.push({ t: 1602, type: 'store-read', role: 'consumer', when: 'final', db: 'consumer.db', store: file });
@@ -129,7 +215,19 @@ function lostEvent(): JournalEntry[] {
 /** One connection carrying `n` in-order EVENT/ACK pairs. */
 function longRun(n: number): JournalEntry[] {
   const e: Entry[] = [
-    { t: 0, type: 'run-start', schema: 1, runId: 'r', scenario: { name: 'long', file: 'l.yaml', description: '' }, harnessVersion: '0', node: 'v', platform: 'p', cwd: '/', consumerCommand: 'c', controlCommand: 'c' },
+    {
+      t: 0,
+      type: 'run-start',
+      schema: 1,
+      runId: 'r',
+      scenario: { name: 'long', file: 'l.yaml', description: '' },
+      harnessVersion: '0',
+      node: 'v',
+      platform: 'p',
+      cwd: '/',
+      consumerCommand: 'c',
+      controlCommand: 'c',
+    },
     { t: 1, type: 'stream', role: 'consumer', stream: 'consumer', host: 'h', port: 1, db: 'c.db' },
     { t: 2, type: 'process-start', role: 'consumer', incarnation: 1, pid: 1, command: 'c', env: {} },
     { t: 3, type: 'wire', stream: 'consumer', conn: 1, kind: 'open', tag: 'incarnation 1' },
@@ -154,7 +252,10 @@ t.test('sequence diagram: one arrow per wire line, lanes in reading order, crash
     t.equal(d.arrows, wireLines(journal), `${mutant ? 'mutant' : 'reference'}: arrows = send/recv lines`);
     t.equal(count(d.svg, /<g class="msg /g), wireLines(journal), 'and that many arrow groups in the SVG');
     t.equal(d.bands, 0, 'nothing collapsed in a small run');
-    t.same(d.lanes.map((l) => l.title), ['control', 'publisher', 'consumer #1', 'consumer #2']);
+    t.same(
+      d.lanes.map((l) => l.title),
+      ['control', 'publisher', 'consumer #1', 'consumer #2'],
+    );
     t.equal(count(d.svg, /class="mark crash"/g), 1, 'one crash mark (exit 86)');
     t.equal(count(d.svg, /class="mark exit"/g), 2, 'control and incarnation 2 exit 0');
     t.equal(count(d.svg, /class="msg msg-RESUME/g), 3, 'three RESUME arrows');
@@ -179,7 +280,9 @@ t.test('sequence diagram: fault entries become shaded bands; a fault never lifte
 });
 
 t.test('a signal fault is an instant: a mark on the incarnation it hit, not a band', async (t) => {
-  const journal = ackCrash({ extra: [{ type: 'fault', action: 'apply', name: 'kill-1', kind: 'signal', detail: 'SIGKILL to consumer incarnation 1 (pid 11)', incarnation: 1 }] });
+  const journal = ackCrash({
+    extra: [{ type: 'fault', action: 'apply', name: 'kill-1', kind: 'signal', detail: 'SIGKILL to consumer incarnation 1 (pid 11)', incarnation: 1 }],
+  });
   const d = renderSequenceDiagram(journal);
   t.equal(d.faults, 0, 'no band');
   t.equal(count(d.svg, /class="mark signal"/g), 1);
@@ -275,7 +378,13 @@ t.test('explanation: the verdict first, in plain words, then the smallest diff',
 
   const { html } = renderHtml(ackCrash({ mutant: true }));
   const at = (s: string) => html.indexOf(s);
-  t.ok(at('id="verdict"') < at('id="state"') && at('id="state"') < at('id="diagram"') && at('id="diagram"') < at('id="output"') && at('id="output"') < at('id="scenario"'), 'verdict, state, diagram, output, scenario: in that order');
+  t.ok(
+    at('id="verdict"') < at('id="state"') &&
+      at('id="state"') < at('id="diagram"') &&
+      at('id="diagram"') < at('id="output"') &&
+      at('id="output"') < at('id="scenario"'),
+    'verdict, state, diagram, output, scenario: in that order',
+  );
   t.match(html, /<span class="status">FAIL<\/span><h1>ack-crash<\/h1>/);
   t.match(html, /Smallest diff/);
   t.match(html, /name: ack-crash\nevents:/, 'the scenario file itself');
@@ -293,9 +402,16 @@ t.test('renderRunFolder writes the three reports, also from a partial journal', 
   const runDir = join(dir, 'run');
   writeJournal(runDir, ackCrash({ mutant: true }));
   const r = renderRunFolder(runDir, { latestIn: dir });
-  t.same(r.files.map((f) => f.slice(runDir.length + 1)), ['summary.md', 'report.html', 'junit.xml']);
+  t.same(
+    r.files.map((f) => f.slice(runDir.length + 1)),
+    ['summary.md', 'report.html', 'junit.xml'],
+  );
   for (const f of r.files) t.ok(statSync(f).size > 0);
-  t.same(readdirSync(runDir).filter((f) => f.includes('.tmp')), [], 'no temporary file left');
+  t.same(
+    readdirSync(runDir).filter((f) => f.includes('.tmp')),
+    [],
+    'no temporary file left',
+  );
   t.equal(readlinkSync(join(dir, 'latest')), 'run', 'latest is a relative link to the run');
   t.equal(r.explanation.status, 'fail');
 
@@ -304,7 +420,13 @@ t.test('renderRunFolder writes the three reports, also from a partial journal', 
   const cut = journal.findIndex((e) => e.type === 'process-start' && e.incarnation === 2);
   const partialDir = join(dir, 'partial');
   mkdirSync(partialDir);
-  writeFileSync(join(partialDir, 'journal.jsonl'), `${journal.slice(0, cut + 1).map((e) => JSON.stringify(e)).join('\n')}\n{"t":99,"type":"wi`);
+  writeFileSync(
+    join(partialDir, 'journal.jsonl'),
+    `${journal
+      .slice(0, cut + 1)
+      .map((e) => JSON.stringify(e))
+      .join('\n')}\n{"t":99,"type":"wi`,
+  );
   const p = renderRunFolder(partialDir);
   t.equal(p.explanation.status, 'interrupted');
   t.equal(p.explanation.complete, false);
@@ -328,7 +450,15 @@ t.test('latest: switched atomically, never missing or broken while two writers r
   }
   const writer = (run: string) =>
     new Promise<number | null>((resolve) => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', `const { switchLatest } = await import(${JSON.stringify(moduleUrl)}); for (let i = 0; i < 1500; i++) switchLatest(${JSON.stringify(dir)}, ${JSON.stringify(join(dir, run))});`], { stdio: 'inherit' });
+      const child = spawn(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const { switchLatest } = await import(${JSON.stringify(moduleUrl)}); for (let i = 0; i < 1500; i++) switchLatest(${JSON.stringify(dir)}, ${JSON.stringify(join(dir, run))});`,
+        ],
+        { stdio: 'inherit' },
+      );
       child.on('exit', resolve);
     });
   const writers = Promise.all([writer('a'), writer('b')]);
@@ -350,11 +480,17 @@ t.test('latest: switched atomically, never missing or broken while two writers r
   t.same(await writers, [0, 0], 'both writers finished');
   t.same(broken.slice(0, 3), [], `latest was valid at each of ${checks} checks`);
   t.ok(['a', 'b'].includes(readlinkSync(join(dir, 'latest'))));
-  t.same(readdirSync(dir).filter((n) => n.startsWith('.latest-')), [], 'no temporary link left');
+  t.same(
+    readdirSync(dir).filter((n) => n.startsWith('.latest-')),
+    [],
+    'no temporary link left',
+  );
 });
 
 t.test('cleanRuns keeps the newest N, the latest one and runs still being written', async (t) => {
-  const done = (name: string) => ({ [name]: { 'journal.jsonl': '{"t":0,"type":"run-start"}\n{"t":1,"type":"run-end","status":"pass"}\n', 'report.html': 'x' } });
+  const done = (name: string) => ({
+    [name]: { 'journal.jsonl': '{"t":0,"type":"run-start"}\n{"t":1,"type":"run-end","status":"pass"}\n', 'report.html': 'x' },
+  });
   const dir = t.testdir({
     ...done('20260101-000001-a-aaaa'),
     ...done('20260101-000002-b-bbbb'),
@@ -368,16 +504,34 @@ t.test('cleanRuns keeps the newest N, the latest one and runs still being writte
   const old = new Date(Date.now() - 3600_000);
   utimesSync(join(dir, '20260101-000000-z-zzzz', 'journal.jsonl'), old, old);
   symlinkSync('20260101-000001-a-aaaa', join(dir, 'latest'));
-  t.same(listRuns(dir).map((r) => r.name.slice(16, 17)), ['e', 'd', 'c', 'b', 'a', 'z', 'c'], 'newest first');
-  t.same(listRuns(dir).map((r) => r.kind), ['run', 'run', 'run', 'run', 'run', 'run', 'batch']);
+  t.same(
+    listRuns(dir).map((r) => r.name.slice(16, 17)),
+    ['e', 'd', 'c', 'b', 'a', 'z', 'c'],
+    'newest first',
+  );
+  t.same(
+    listRuns(dir).map((r) => r.kind),
+    ['run', 'run', 'run', 'run', 'run', 'run', 'batch'],
+  );
 
   const dry = cleanRuns(dir, 3, { dryRun: true });
-  t.same(dry.removed.map((p) => p.slice(-6)), ['b-bbbb', 'z-zzzz', 'e-yyyy']);
+  t.same(
+    dry.removed.map((p) => p.slice(-6)),
+    ['b-bbbb', 'z-zzzz', 'e-yyyy'],
+  );
   t.ok(existsSync(join(dir, '20260101-000002-b-bbbb')), 'a dry run removes nothing');
 
   const r = cleanRuns(dir, 3);
-  t.same(r.removed.map((p) => p.slice(-6)), ['b-bbbb', 'z-zzzz', 'e-yyyy'], 'older runs go, the crashed one and the old batch too; a, the latest, stays');
-  t.same(readdirSync(dir).sort(), ['20260101-000001-a-aaaa', '20260101-000003-c-cccc', '20260101-000004-d-dddd', '20260101-000005-e-eeee', 'latest', 'not-a-run'], 'latest target, running run and foreign folders stay');
+  t.same(
+    r.removed.map((p) => p.slice(-6)),
+    ['b-bbbb', 'z-zzzz', 'e-yyyy'],
+    'older runs go, the crashed one and the old batch too; a, the latest, stays',
+  );
+  t.same(
+    readdirSync(dir).sort(),
+    ['20260101-000001-a-aaaa', '20260101-000003-c-cccc', '20260101-000004-d-dddd', '20260101-000005-e-eeee', 'latest', 'not-a-run'],
+    'latest target, running run and foreign folders stay',
+  );
 
   symlinkSync('20260101-000002-b-bbbb', join(dir, '.latest-dangling'));
   const gone = new Date(Date.now() - 120_000);
@@ -385,7 +539,10 @@ t.test('cleanRuns keeps the newest N, the latest one and runs still being writte
   lutimesSync(join(dir, '.latest-dangling'), gone, gone);
   switchLatest(dir, join(dir, '20260101-000003-c-cccc'));
   const zero = cleanRuns(dir, 0);
-  t.same(zero.removed.map((p) => p.slice(-6)), ['d-dddd', 'a-aaaa']);
+  t.same(
+    zero.removed.map((p) => p.slice(-6)),
+    ['d-dddd', 'a-aaaa'],
+  );
   t.equal(zero.latest, join(dir, '20260101-000003-c-cccc'));
   t.notOk(existsSync(join(dir, '.latest-dangling')), 'stale temporary links are removed');
   t.throws(() => cleanRuns(dir, -1), /whole number/);
@@ -424,7 +581,10 @@ t.test('chaoslab report and chaoslab clean', async (t) => {
   const run = async (args: string[]) => {
     let out = '';
     const write = process.stdout.write;
-    process.stdout.write = ((chunk: string) => ((out += chunk), true)) as typeof process.stdout.write;
+    process.stdout.write = ((chunk: string) => {
+      out += chunk;
+      return true;
+    }) as typeof process.stdout.write;
     try {
       await program().parseAsync(['node', 'chaoslab', ...args]);
     } finally {

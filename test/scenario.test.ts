@@ -74,7 +74,15 @@ t.test('the shipped scenarios load', async (t) => {
     { seq: 2, delta: -3 },
   ]);
   t.same(ack.eventSource, { kind: 'explicit' });
-  t.same(ack.publisher, { window: 1, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000, forgetAcked: false, retentionMoves: [], misbehaviour: [] });
+  t.same(ack.publisher, {
+    window: 1,
+    retentionStart: 0,
+    redeliverUnacked: true,
+    ackDeadlineMs: 5000,
+    forgetAcked: false,
+    retentionMoves: [],
+    misbehaviour: [],
+  });
   t.same(ack.consumer.incarnations, [{ fault: 'exit@ack:1', expectExit: 'nonzero' }, { expectExit: 'zero' }]);
   t.same(ack.expect.transcript, [
     { incarnation: 1, resume: -1, acks: [0] },
@@ -167,7 +175,15 @@ t.test('defaults are filled', async (t) => {
   t.equal(f.events.length, 100_000);
   t.ok(f.events.every((e, i) => e.seq === i && e.delta >= -2 && e.delta <= 2));
   t.same(f.eventSource, { kind: 'generated', count: 100000, seed: 4294967295, min: -2, max: 2 });
-  t.same(f.publisher, { window: 1024, retentionStart: 99999, redeliverUnacked: true, ackDeadlineMs: 600000, forgetAcked: false, retentionMoves: [], misbehaviour: [] });
+  t.same(f.publisher, {
+    window: 1024,
+    retentionStart: 99999,
+    redeliverUnacked: true,
+    ackDeadlineMs: 600000,
+    forgetAcked: false,
+    retentionMoves: [],
+    misbehaviour: [],
+  });
   t.same(
     f.consumer.incarnations.map((i) => i.expectExit),
     ['any', 'nonzero', 'nonzero', 'any', 'zero'],
@@ -186,7 +202,7 @@ t.test('defaults are filled', async (t) => {
 t.test('generator', async (t) => {
   // Reference: the canonical mulberry32 snippet, verbatim (returns floats in [0, 1)).
   function canonical(a: number): () => number {
-    return function () {
+    return () => {
       let t = (a += 0x6d2b79f5);
       t = Math.imul(t ^ (t >>> 15), t | 1);
       t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
@@ -254,7 +270,25 @@ t.test('fault plans', async (t) => {
       { action: 'raise', point: 'ack', seq: 12 },
     ],
   });
-  for (const plan of ['', 'exit@ack', 'exit@ack:1,', ',exit@ack:1', 'exit@ack:1 ', ' exit@ack:1', 'exit @ack:1', 'EXIT@ack:1', 'exit@ACK:1', 'exit@ack:-1', 'exit@ack:+1', 'exit@ack:01', 'exit@ack:1.0', 'exit@commit:1', 'kill@ack:1', 'exit@ack:1;raise@ack:2', 'exit@ack:1\n']) {
+  for (const plan of [
+    '',
+    'exit@ack',
+    'exit@ack:1,',
+    ',exit@ack:1',
+    'exit@ack:1 ',
+    ' exit@ack:1',
+    'exit @ack:1',
+    'EXIT@ack:1',
+    'exit@ACK:1',
+    'exit@ack:-1',
+    'exit@ack:+1',
+    'exit@ack:01',
+    'exit@ack:1.0',
+    'exit@commit:1',
+    'kill@ack:1',
+    'exit@ack:1;raise@ack:2',
+    'exit@ack:1\n',
+  ]) {
     const r = parseFaultPlan(plan);
     t.equal(r.ok, false, `${JSON.stringify(plan)} is rejected`);
   }
@@ -275,21 +309,33 @@ t.test('bad files: file, line and field', async (t) => {
       { line: 7, column: 3, field: 'publisher.windw', message: /did you mean "window"/ },
       { line: 10, column: 9, field: 'consumer.incarnations[0].falt', message: /did you mean "fault"/ },
     ]);
-    bad(t, 'typo-deep', `name: typo-deep\ndescription: x\nevents:\n  generate: { count: 3, seed: 1, maxx: 3 }\nexpect:\n  transcript:\n    - incarnation: 1\n      resume: -1\n      ack: [0]\n`, [
-      { line: 4, column: 34, field: 'events.generate.maxx', message: /did you mean "max"/ },
-      { line: 9, column: 7, field: 'expect.transcript[0].ack', message: /did you mean "acks"/ },
-    ]);
+    bad(
+      t,
+      'typo-deep',
+      `name: typo-deep\ndescription: x\nevents:\n  generate: { count: 3, seed: 1, maxx: 3 }\nexpect:\n  transcript:\n    - incarnation: 1\n      resume: -1\n      ack: [0]\n`,
+      [
+        { line: 4, column: 34, field: 'events.generate.maxx', message: /did you mean "max"/ },
+        { line: 9, column: 7, field: 'expect.transcript[0].ack', message: /did you mean "acks"/ },
+      ],
+    );
   });
 
   t.test('wrong type', async (t) => {
-    bad(t, 'types', `name: types\ndescription: x\ntimeout_ms: 2000ms\nevents:\n  deltas: [1, "two", 1.5]\npublisher:\n  redeliver_unacked: yes\nconsumer:\n  incarnations: {}\n`, [
-      { line: 3, column: 13, field: 'timeout_ms', message: /^must be an integer \(got "2000ms"\)$/ },
-      { line: 5, column: 15, field: 'events.deltas[1]', message: /^must be an integer \(got "two"\)$/ },
-      { line: 5, column: 22, field: 'events.deltas[2]', message: /^must be an integer \(got 1.5\)$/ },
-      { line: 7, column: 22, field: 'publisher.redeliver_unacked', message: /^must be true or false \(got "yes"\)$/ },
-      { line: 9, column: 17, field: 'consumer.incarnations', message: /^must be a list \(got a mapping\)$/ },
+    bad(
+      t,
+      'types',
+      `name: types\ndescription: x\ntimeout_ms: 2000ms\nevents:\n  deltas: [1, "two", 1.5]\npublisher:\n  redeliver_unacked: yes\nconsumer:\n  incarnations: {}\n`,
+      [
+        { line: 3, column: 13, field: 'timeout_ms', message: /^must be an integer \(got "2000ms"\)$/ },
+        { line: 5, column: 15, field: 'events.deltas[1]', message: /^must be an integer \(got "two"\)$/ },
+        { line: 5, column: 22, field: 'events.deltas[2]', message: /^must be an integer \(got 1.5\)$/ },
+        { line: 7, column: 22, field: 'publisher.redeliver_unacked', message: /^must be true or false \(got "yes"\)$/ },
+        { line: 9, column: 17, field: 'consumer.incarnations', message: /^must be a list \(got a mapping\)$/ },
+      ],
+    );
+    bad(t, 'null-events', 'name: null-events\ndescription: x\nevents:\n', [
+      { line: 3, column: 1, field: 'events', message: /^must be a mapping \(got nothing\)$/ },
     ]);
-    bad(t, 'null-events', 'name: null-events\ndescription: x\nevents:\n', [{ line: 3, column: 1, field: 'events', message: /^must be a mapping \(got nothing\)$/ }]);
     bad(t, 'root-list', '- name: x\n', [{ line: 1, column: 1, field: '', message: /^must be a mapping \(got a list\)$/ }]);
     bad(t, 'bad-enum', `name: bad-enum\n${OK_HEAD}protocol: chain\nconsumer:\n  incarnations:\n    - expect_exit: maybe\n`, [
       { line: 5, column: 11, field: 'protocol', message: /^must be one of "ledger" \(got "chain"\)$/ },
@@ -298,14 +344,19 @@ t.test('bad files: file, line and field', async (t) => {
   });
 
   t.test('out of range', async (t) => {
-    bad(t, 'range', `name: range\ndescription: x\ntimeout_ms: 10\ndeadline_ms: 99\nevents:\n  deltas: [1, 1001, -1001]\npublisher:\n  window: 0\n  ack_deadline_ms: 600001\n`, [
-      { line: 3, column: 13, field: 'timeout_ms', message: /^must be between 50 and 600000 \(got 10\)$/ },
-      { line: 4, column: 14, field: 'deadline_ms', message: /between 100 and 3600000/ },
-      { line: 6, column: 15, field: 'events.deltas[1]', message: /^must be between -1000 and 1000 \(got 1001\)$/ },
-      { line: 6, column: 21, field: 'events.deltas[2]', message: /got -1001/ },
-      { line: 8, column: 11, field: 'publisher.window', message: /^must be between 1 and 1024 \(got 0\)$/ },
-      { line: 9, column: 20, field: 'publisher.ack_deadline_ms', message: /got 600001/ },
-    ]);
+    bad(
+      t,
+      'range',
+      `name: range\ndescription: x\ntimeout_ms: 10\ndeadline_ms: 99\nevents:\n  deltas: [1, 1001, -1001]\npublisher:\n  window: 0\n  ack_deadline_ms: 600001\n`,
+      [
+        { line: 3, column: 13, field: 'timeout_ms', message: /^must be between 50 and 600000 \(got 10\)$/ },
+        { line: 4, column: 14, field: 'deadline_ms', message: /between 100 and 3600000/ },
+        { line: 6, column: 15, field: 'events.deltas[1]', message: /^must be between -1000 and 1000 \(got 1001\)$/ },
+        { line: 6, column: 21, field: 'events.deltas[2]', message: /got -1001/ },
+        { line: 8, column: 11, field: 'publisher.window', message: /^must be between 1 and 1024 \(got 0\)$/ },
+        { line: 9, column: 20, field: 'publisher.ack_deadline_ms', message: /got 600001/ },
+      ],
+    );
     bad(t, 'range-gen', 'name: range-gen\ndescription: x\nevents:\n  generate:\n    count: 100001\n    seed: -1\n    min: -1001\n', [
       { line: 5, column: 12, field: 'events.generate.count', message: /between 1 and 100000/ },
       { line: 6, column: 11, field: 'events.generate.seed', message: /between 0 and 4294967295/ },
@@ -313,7 +364,9 @@ t.test('bad files: file, line and field', async (t) => {
     ]);
     const long = 'a'.repeat(65);
     bad(t, long, `name: ${long}\n${OK_HEAD}`, [{ line: 1, column: 7, field: 'name', message: /^must be at most 64 characters \(got 65\)$/ }]);
-    bad(t, 'no-deltas', 'name: no-deltas\ndescription: x\nevents:\n  deltas: []\n', [{ line: 4, column: 11, field: 'events.deltas', message: /^must have 1\.\.100000 items \(got 0\)$/ }]);
+    bad(t, 'no-deltas', 'name: no-deltas\ndescription: x\nevents:\n  deltas: []\n', [
+      { line: 4, column: 11, field: 'events.deltas', message: /^must have 1\.\.100000 items \(got 0\)$/ },
+    ]);
     bad(t, 'bad-name', 'name: Ack_Crash\ndescription: "  "\nevents:\n  deltas: [1]\n', [
       { line: 1, column: 7, field: 'name', message: /lowercase letters, digits and dashes/ },
       { line: 2, column: 14, field: 'description', message: /^must not be blank$/ },
@@ -326,7 +379,12 @@ t.test('bad files: file, line and field', async (t) => {
       'fault',
       `name: fault\n${OK_HEAD}consumer:\n  incarnations:\n    - fault: "exit@ack"\n    - fault: "exit@ack:1, raise@apply:2"\n    - fault: crash@ack:1\n    - fault: "exit@ack:01"\n    - fault: "exit@ack:1,"\n    - fault: ""\n`,
       [
-        { line: 7, column: 14, field: 'consumer.incarnations[0].fault', message: /^must look like <action>@<point>:<seq> \(got "exit@ack"\): missing ":<seq>"$/ },
+        {
+          line: 7,
+          column: 14,
+          field: 'consumer.incarnations[0].fault',
+          message: /^must look like <action>@<point>:<seq> \(got "exit@ack"\): missing ":<seq>"$/,
+        },
         { line: 8, column: 14, field: 'consumer.incarnations[1].fault', message: /no spaces/ },
         { line: 9, column: 14, field: 'consumer.incarnations[2].fault', message: /action must be exit\|raise\|stop \(got "crash"\)/ },
         { line: 10, column: 14, field: 'consumer.incarnations[3].fault', message: /leading zeros/ },
@@ -336,12 +394,22 @@ t.test('bad files: file, line and field', async (t) => {
     );
     // The brief's example line, verbatim apart from the path.
     const first = problems[0];
-    t.ok(first && `${first.file}:${first.line}:${first.column}: ${first.field}: ${first.message}`.includes(':7:14: consumer.incarnations[0].fault: must look like <action>@<point>:<seq> (got "exit@ack")'));
+    t.ok(
+      first &&
+        `${first.file}:${first.line}:${first.column}: ${first.field}: ${first.message}`.includes(
+          ':7:14: consumer.incarnations[0].fault: must look like <action>@<point>:<seq> (got "exit@ack")',
+        ),
+    );
   });
 
   t.test('fault seq beyond the script', async (t) => {
     bad(t, 'fault-seq', `name: fault-seq\n${OK_HEAD}consumer:\n  incarnations:\n    - fault: "exit@ack:2"\n    - fault: "stop@apply:0,raise@apply:3"\n`, [
-      { line: 8, column: 14, field: 'consumer.incarnations[1].fault', message: /^seq 3 in "raise@apply:3" is beyond the script \(the script has seqs 0\.\.2\)$/ },
+      {
+        line: 8,
+        column: 14,
+        field: 'consumer.incarnations[1].fault',
+        message: /^seq 3 in "raise@apply:3" is beyond the script \(the script has seqs 0\.\.2\)$/,
+      },
     ]);
   });
 
@@ -531,9 +599,17 @@ expect:
     { name: 'slow', effect: { kind: 'toxic', toxic: 'latency', stream: 'downstream', attributes: { latency: 100 } }, start: { kind: 'at', ms: 100 } },
   ]);
   const kills = s.faults.slice(2);
-  t.same(kills.map((k) => k.name), ['kill-1', 'kill-2', 'kill-3'], 'random_events expands into one fault per point');
+  t.same(
+    kills.map((k) => k.name),
+    ['kill-1', 'kill-2', 'kill-3'],
+    'random_events expands into one fault per point',
+  );
   const seqs = kills.map((k) => (k.start as { seq: number }).seq);
-  t.same([...seqs].sort((a, b) => a - b), seqs, 'ascending');
+  t.same(
+    [...seqs].sort((a, b) => a - b),
+    seqs,
+    'ascending',
+  );
   t.ok(seqs.every((q) => q >= 5 && q <= 45) && new Set(seqs).size === 3, 'distinct, in range');
   t.same(loadScenario(path.join(dir, 'layers.yaml')).faults, s.faults, 'the same seed draws the same points');
   t.same(s.expect, { transcript: [{ incarnation: 25, resume: 1, closedBy: 'consumer' }], finalLast: 40 });
@@ -550,7 +626,9 @@ t.test('fault layer mistakes name the line and field', async (t) => {
   bad(t, 'f3', `name: f3\n${head}faults:\n  - { name: a, process: { signal: SIGKILL }, start: { on_ack: 1 }, end: { after_ms: 5 } }\n`, [
     { line: 6, field: 'faults[0].end', message: /instantaneous/ },
   ]);
-  bad(t, 'f4', `name: f4\n${head}publisher:\n  misbehave:\n    - { action: insert, seq: 1 }\n`, [{ line: 7, field: 'publisher.misbehave[0]', message: /insert needs `bytes`/ }]);
+  bad(t, 'f4', `name: f4\n${head}publisher:\n  misbehave:\n    - { action: insert, seq: 1 }\n`, [
+    { line: 7, field: 'publisher.misbehave[0]', message: /insert needs `bytes`/ },
+  ]);
   bad(t, 'f5', `name: f5\n${head}publisher:\n  misbehave:\n    - { action: replace, seq: 1, bytes: "\\u20ac" }\n`, [
     { line: 7, field: 'publisher.misbehave[0].bytes', message: /only characters U\+0000..U\+00FF/ },
   ]);

@@ -128,6 +128,7 @@ t.test('death by signal reports the signal name', async (t) => {
 });
 
 t.test('environment: given variables added to process.env', async (t) => {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
   const p = start('printf "%s|%s|%s" "$CHAOSLAB_SOME_VAR" "$CHAOSLAB_OTHER" "${PATH:+has-path}"', {
     env: { CHAOSLAB_SOME_VAR: 'value with spaces', CHAOSLAB_OTHER: 'x=y' },
   });
@@ -349,7 +350,11 @@ process.stdin.once('data', () => { // the parent has seen the tree alive: end no
 const scriptPath = join(workDir, 'harness-child.mts');
 writeFileSync(scriptPath, harnessScript);
 
-for (const [mode, expectedCode] of [['exit', 0], ['throw', 1], ['signal', 143]] as const) {
+for (const [mode, expectedCode] of [
+  ['exit', 0],
+  ['throw', 1],
+  ['signal', 143],
+] as const) {
   t.test(`harness ends (${mode}): the consumer tree dies with it`, async (t) => {
     const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript'));
     const child = spawn(process.execPath, [...loader, scriptPath, mode], {

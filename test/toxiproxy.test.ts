@@ -130,12 +130,11 @@ let server: ToxiproxyServer;
 let adapter: ToxiproxyAdapter;
 let echo: Awaited<ReturnType<typeof echoServer>>;
 let proxySeq = 0;
-const newProxy = (label: string): Promise<ProxyHandle> =>
-  adapter.createProxy(`chaoslab-test-${label}-${++proxySeq}`, { host: '127.0.0.1', port: echo.port });
+const newProxy = (label: string): Promise<ProxyHandle> => adapter.createProxy(`chaoslab-test-${label}-${++proxySeq}`, { host: '127.0.0.1', port: echo.port });
 
 // Never let the shared URL of a developer's environment leak into these tests.
-const savedUrl = process.env['TOXIPROXY_URL'];
-delete process.env['TOXIPROXY_URL'];
+const savedUrl = process.env.TOXIPROXY_URL;
+delete process.env.TOXIPROXY_URL;
 
 t.before(async () => {
   server = await start();
@@ -146,7 +145,7 @@ t.before(async () => {
 t.teardown(async () => {
   await echo?.close();
   await server?.stop();
-  if (savedUrl !== undefined) process.env['TOXIPROXY_URL'] = savedUrl;
+  if (savedUrl !== undefined) process.env.TOXIPROXY_URL = savedUrl;
   for (const pid of startedPids) {
     if (isAlive(pid)) {
       process.kill(pid, 'SIGKILL');
@@ -160,14 +159,17 @@ t.teardown(async () => {
 t.test('locates the project-local binary and the project root', async (t) => {
   const root = projectRoot;
   t.equal(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).name, 'chaoslab');
-  const saved = process.env['TOXIPROXY_SERVER'];
-  delete process.env['TOXIPROXY_SERVER'];
+  const saved = process.env.TOXIPROXY_SERVER;
+  delete process.env.TOXIPROXY_SERVER;
   try {
     t.equal(locateToxiproxyServer(), join(root, '.tools', 'bin', 'toxiproxy-server'));
   } finally {
-    if (saved !== undefined) process.env['TOXIPROXY_SERVER'] = saved;
+    if (saved !== undefined) process.env.TOXIPROXY_SERVER = saved;
   }
-  t.throws(() => locateToxiproxyServer('/nonexistent/toxiproxy-server'), /not an executable file[\s\S]*make setup[\s\S]*install-toxiproxy\.sh[\s\S]*TOXIPROXY_URL/);
+  t.throws(
+    () => locateToxiproxyServer('/nonexistent/toxiproxy-server'),
+    /not an executable file[\s\S]*make setup[\s\S]*install-toxiproxy\.sh[\s\S]*TOXIPROXY_URL/,
+  );
 });
 
 t.test('start/stop: real server on 127.0.0.1, version, process and port gone after stop', async (t) => {
@@ -177,7 +179,10 @@ t.test('start/stop: real server on 127.0.0.1, version, process and port gone aft
   t.equal(own.version, '2.12.0', 'pinned version reported by GET /version');
   t.ok(own.pid !== undefined && isAlive(own.pid), 'process running');
   t.equal(await new ToxiproxyAdapter(own.url).version(), '2.12.0', 'adapter reads the same version');
-  t.ok(own.logTail().some((line) => line.includes('Starting Toxiproxy')), 'log captured');
+  t.ok(
+    own.logTail().some((line) => line.includes('Starting Toxiproxy')),
+    'log captured',
+  );
   const port = Number(new URL(own.url).port);
 
   await own.stop();
@@ -204,7 +209,10 @@ t.test('start failure: log tail in the error, process killed', async (t) => {
 
   // One that reports a failed bind (as toxiproxy does, without exiting): retried, then reported.
   const busy = join(dir, 'busy');
-  writeFileSync(busy, `#!/bin/sh\necho '{"level":"error","error":"listen tcp: bind: address already in use","message":"Server finished with error"}'\nexec sleep 30\n`);
+  writeFileSync(
+    busy,
+    `#!/bin/sh\necho '{"level":"error","error":"listen tcp: bind: address already in use","message":"Server finished with error"}'\nexec sleep 30\n`,
+  );
   chmodSync(busy, 0o755);
   await t.rejects(start({ binary: busy, logLevel: 'warn' as never }), /log level must be trace, debug or info/);
   const lines: string[] = [];
@@ -215,7 +223,7 @@ t.test('start failure: log tail in the error, process killed', async (t) => {
 t.test('TOXIPROXY_URL: uses the running server, owned=false, stop does nothing', async (t) => {
   const theirs = await start();
   t.teardown(() => theirs.stop());
-  process.env['TOXIPROXY_URL'] = `${theirs.url}/`;
+  process.env.TOXIPROXY_URL = `${theirs.url}/`;
   try {
     const used = await start({ binary: '/nonexistent/should-not-be-used' });
     t.equal(used.owned, false);
@@ -226,7 +234,7 @@ t.test('TOXIPROXY_URL: uses the running server, owned=false, stop does nothing',
     t.ok(isAlive(theirs.pid!), 'server still running after stop()');
     t.equal(await new ToxiproxyAdapter(theirs.url).version(), '2.12.0', 'still answers');
   } finally {
-    delete process.env['TOXIPROXY_URL'];
+    delete process.env.TOXIPROXY_URL;
   }
   const explicit = await start({ url: theirs.url });
   t.equal(explicit.owned, false, 'url option works the same way');
@@ -346,19 +354,26 @@ t.test('remove: proxy gone, port closed, errors name proxy and status', async (t
   await proxy.remove();
   await open.waitClosed();
   t.pass('open connection closed by removal');
-  t.notOk((await adapter.listProxies()).some((p) => p.name === proxy.name), 'not listed');
+  t.notOk(
+    (await adapter.listProxies()).some((p) => p.name === proxy.name),
+    'not listed',
+  );
   t.equal(await tryConnect(proxy.listen.port), 'ECONNREFUSED');
   await proxy.remove();
   t.pass('second remove() is a no-op');
 
-  const error = await proxy
-    .addToxic({ name: 'late', type: 'latency', stream: 'downstream', attributes: { latency: 1 } })
-    .then(() => undefined, (e: unknown) => e);
+  const error = await proxy.addToxic({ name: 'late', type: 'latency', stream: 'downstream', attributes: { latency: 1 } }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   t.type(error, ToxiproxyApiError);
   const apiError = error as ToxiproxyApiError;
   t.equal(apiError.status, 404);
   t.equal(apiError.serverMessage, 'proxy not found');
-  t.match(apiError.message, `toxiproxy: add toxic "late" on proxy "${proxy.name}" failed: HTTP 404: proxy not found (POST ${server.url}/proxies/${proxy.name}/toxics)`);
+  t.match(
+    apiError.message,
+    `toxiproxy: add toxic "late" on proxy "${proxy.name}" failed: HTTP 404: proxy not found (POST ${server.url}/proxies/${proxy.name}/toxics)`,
+  );
   await t.rejects(proxy.setEnabled(true), { name: 'ToxiproxyApiError', status: 404, message: new RegExp(`enable proxy "${proxy.name}" failed: HTTP 404`) });
   await t.rejects(proxy.toxics(), { name: 'ToxiproxyApiError', status: 404, message: /list toxics of proxy "chaoslab-test-gone-\d+" failed: HTTP 404/ });
 });
@@ -372,19 +387,17 @@ t.test('more errors: duplicate toxic, unknown toxic, bad type, bad name, duplica
     message: /add toxic "dup" on proxy "chaoslab-test-errors-\d+" failed: HTTP 409: toxic already exists/,
   });
   await t.rejects(proxy.removeToxic('nope'), { status: 404, message: /remove toxic "nope" on proxy .*HTTP 404: toxic not found/ });
-  await t.rejects(
-    proxy.addToxic({ name: 'weird', type: 'bogus' as never, stream: 'upstream', attributes: {} }),
-    { name: 'ToxiproxyApiError', status: 400, serverMessage: 'invalid toxic type' },
-  );
+  await t.rejects(proxy.addToxic({ name: 'weird', type: 'bogus' as never, stream: 'upstream', attributes: {} }), {
+    name: 'ToxiproxyApiError',
+    status: 400,
+    serverMessage: 'invalid toxic type',
+  });
   await t.rejects(adapter.createProxy('bad name/with slash', { host: '127.0.0.1', port: 1 }), /invalid proxy name/);
   await t.rejects(adapter.createProxy(proxy.name, { host: '127.0.0.1', port: echo.port }), {
     status: 409,
     message: /create proxy "chaoslab-test-errors-\d+" failed: HTTP 409: proxy already exists/,
   });
-  await t.rejects(
-    new ToxiproxyAdapter(`http://127.0.0.1:${await closedPort()}`).version(),
-    /read version failed: cannot reach the server \(ECONNREFUSED\)/,
-  );
+  await t.rejects(new ToxiproxyAdapter(`http://127.0.0.1:${await closedPort()}`).version(), /read version failed: cannot reach the server \(ECONNREFUSED\)/);
 });
 
 t.test('removeAllWithPrefix removes only matching proxies', async (t) => {

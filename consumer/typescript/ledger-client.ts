@@ -33,16 +33,25 @@ export class EnvError extends Error {
 }
 export class Gap extends Error {
   override name = 'Gap';
-  constructor(readonly seq: number, readonly last: number) {
+  constructor(
+    readonly seq: number,
+    readonly last: number,
+  ) {
     super(`gap: got seq ${seq} but last committed is ${last} (expected ${last + 1})`);
   }
 }
 export class Conflict extends Error {
   override name = 'Conflict';
-  constructor(readonly seq: number, readonly delta: number, readonly stored: number | undefined) {
-    super(stored === undefined
-      ? `conflict: seq ${seq} is at or below last but the ledger has no row for it`
-      : `conflict: seq ${seq} arrived with delta ${delta} but the ledger holds ${stored}`);
+  constructor(
+    readonly seq: number,
+    readonly delta: number,
+    readonly stored: number | undefined,
+  ) {
+    super(
+      stored === undefined
+        ? `conflict: seq ${seq} is at or below last but the ledger has no row for it`
+        : `conflict: seq ${seq} arrived with delta ${delta} but the ledger holds ${stored}`,
+    );
   }
 }
 export class ResyncRequired extends Error {

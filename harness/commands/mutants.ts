@@ -23,7 +23,9 @@ export function register(program: Command): void {
       const items = matrixItems(consumers, scenarios, opts.quick === true);
       const byLabel = new Map(items.map((i) => [i.label, i]));
       let done = 0;
-      process.stdout.write(`mutant matrix: ${items.length} runs (${consumers.length} consumers × ${scenarios.length} scenarios${opts.quick ? ', quick' : ''}), ${opts.jobs} at a time\n`);
+      process.stdout.write(
+        `mutant matrix: ${items.length} runs (${consumers.length} consumers × ${scenarios.length} scenarios${opts.quick ? ', quick' : ''}), ${opts.jobs} at a time\n`,
+      );
       // The consumers' commands are relative to the project root, so the runs start there.
       const { batchDir, results } = await runBatch(opts.quick ? 'mutants-quick' : 'mutants', items, {
         jobs: opts.jobs,
@@ -42,7 +44,14 @@ export function register(program: Command): void {
       );
       const names = scenarios.map((s) => s.name);
       writeFileSync(join(batchDir, 'matrix.md'), renderMatrixMarkdown(rows, names, batchDir));
-      writeFileSync(join(batchDir, 'matrix.json'), JSON.stringify(rows.map((r) => ({ consumer: r.consumer.label, kind: r.consumer.kind, ok: r.ok, note: r.note, cells: r.cells })), null, 2));
+      writeFileSync(
+        join(batchDir, 'matrix.json'),
+        JSON.stringify(
+          rows.map((r) => ({ consumer: r.consumer.label, kind: r.consumer.kind, ok: r.ok, note: r.note, cells: r.cells })),
+          null,
+          2,
+        ),
+      );
       process.stdout.write('\n');
       for (const row of rows) process.stdout.write(`${row.ok ? 'ok     ' : 'PROBLEM'}  ${row.consumer.label.padEnd(38)} ${row.note}\n`);
       const problems = rows.filter((r) => !r.ok).length;

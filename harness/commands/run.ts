@@ -32,7 +32,10 @@ export function register(program: Command): void {
     .command('run')
     .description('run a scenario (by name from scenarios/, or a file path), the catalogue (--all, --only), or one scenario many times (--repeat)')
     .argument('[scenario]', 'scenario name (e.g. ack-crash) or path to a .yaml file')
-    .option('--consumer <command>', 'shell command line of the consumer under test, run from the current directory (default: the TypeScript reference consumer)')
+    .option(
+      '--consumer <command>',
+      'shell command line of the consumer under test, run from the current directory (default: the TypeScript reference consumer)',
+    )
     .option('--all', 'run every scenario of the catalogue')
     .option('--only <glob>', 'run the catalogue scenarios whose name matches (e.g. "malformed-*")')
     .option('--repeat <n>', 'run the scenario n times and count passes and failures', positiveInt, 1)
@@ -74,7 +77,9 @@ export function register(program: Command): void {
         reporter.finalTable(outcomes);
         const passed = results.filter((r) => r.status === 'pass').length;
         const errors = results.filter((r) => r.status === 'error').length;
-        process.stdout.write(`${passed} passed, ${results.length - passed - errors} failed${errors ? `, ${errors} errors` : ''} — ${relative(cwd, batchDir) || '.'}/junit.xml\n`);
+        process.stdout.write(
+          `${passed} passed, ${results.length - passed - errors} failed${errors ? `, ${errors} errors` : ''} — ${relative(cwd, batchDir) || '.'}/junit.xml\n`,
+        );
         process.exitCode = EXIT[combinedStatus(results.map((r) => r.status))];
       } finally {
         reporter.close();

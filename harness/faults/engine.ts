@@ -48,10 +48,13 @@ export class FaultEngine {
     if (!this.clockStarted) {
       this.clockStarted = true;
       for (const plan of this.pending.filter((p) => p.start.kind === 'at')) {
-        const timer = setTimeout(() => {
-          this.timers.delete(timer);
-          void this.start(plan);
-        }, (plan.start as { ms: number }).ms);
+        const timer = setTimeout(
+          () => {
+            this.timers.delete(timer);
+            void this.start(plan);
+          },
+          (plan.start as { ms: number }).ms,
+        );
         this.timers.add(timer);
       }
     }
@@ -100,12 +103,22 @@ export class FaultEngine {
       this.journal.write({ type: 'harness-error', message: `fault ${plan.name} could not be applied: ${(error as Error).message}` });
       throw error;
     }
-    this.journal.write({ type: 'fault', action: 'apply', name: plan.name, kind: plan.effect.kind, detail: applied.detail, ...(incarnation ? { incarnation } : {}) });
+    this.journal.write({
+      type: 'fault',
+      action: 'apply',
+      name: plan.name,
+      kind: plan.effect.kind,
+      detail: applied.detail,
+      ...(incarnation ? { incarnation } : {}),
+    });
     if (!applied.lift) return;
     const active: Active = { plan, incarnation, applied };
     this.active.add(active);
     if (plan.end?.kind === 'after') {
-      active.timer = setTimeout(() => void this.serial(() => this.liftNow(active, `${plan.end!.kind === 'after' ? (plan.end as { ms: number }).ms : 0} ms passed`)), plan.end.ms);
+      active.timer = setTimeout(
+        () => void this.serial(() => this.liftNow(active, `${plan.end!.kind === 'after' ? (plan.end as { ms: number }).ms : 0} ms passed`)),
+        plan.end.ms,
+      );
     }
   }
 

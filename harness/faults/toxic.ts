@@ -5,7 +5,9 @@ import type { Effect } from './effect.js';
 
 export const applyToxic: Effect<Extract<FaultEffect, { kind: 'toxic' }>> = async (spec, name, { proxy }) => {
   await proxy.addToxic({ name, type: spec.toxic, stream: spec.stream, toxicity: 1, attributes: spec.attributes });
-  const attrs = Object.entries(spec.attributes).map(([k, v]) => `${k}=${v}`).join(' ');
+  const attrs = Object.entries(spec.attributes)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
   return {
     detail: `${spec.toxic} ${spec.stream}${attrs ? ` ${attrs}` : ''}`,
     lift: async () => {

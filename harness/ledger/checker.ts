@@ -149,8 +149,10 @@ function exitProblems(plan: Plan, incarnations: IncarnationFacts[]): string[] {
     const how = f.exit.signal ? `was killed by ${f.exit.signal}` : `exited with status ${f.exit.code}`;
     // Restarts beyond the listed incarnations may end either way: the final state judges them.
     const expect = plan.consumer.incarnations[f.incarnation - 1]?.expectExit ?? 'any';
-    if (expect === 'zero' && f.exit.code !== 0) problems.push(`${who} ${how}, expected status 0 (the stream ended cleanly and everything received was handled)`);
-    if (expect === 'nonzero' && f.exit.code === 0) problems.push(`${who} exited with status 0, expected a non-zero status${f.fault ? ` (fault ${f.fault} should have ended it)` : ''}`);
+    if (expect === 'zero' && f.exit.code !== 0)
+      problems.push(`${who} ${how}, expected status 0 (the stream ended cleanly and everything received was handled)`);
+    if (expect === 'nonzero' && f.exit.code === 0)
+      problems.push(`${who} exited with status 0, expected a non-zero status${f.fault ? ` (fault ${f.fault} should have ended it)` : ''}`);
   }
   return problems;
 }
@@ -168,7 +170,9 @@ function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[]): strin
     // A reset comes from the consumer's side: the contract allows hanging up at once with an RST.
     const closer = firstClose?.by === 'reset' ? 'consumer' : firstClose?.by;
     if (want.closedBy && firstClose && closer !== want.closedBy)
-      problems.push(`${who}'s connection was closed by the ${firstClose.by} (${firstClose.reason}), but the ${want.closedBy} must close it: ${want.closedBy === 'consumer' ? 'a consumer must hang up at once, not wait for the publisher' : 'the consumer hung up early'}`);
+      problems.push(
+        `${who}'s connection was closed by the ${firstClose.by} (${firstClose.reason}), but the ${want.closedBy} must close it: ${want.closedBy === 'consumer' ? 'a consumer must hang up at once, not wait for the publisher' : 'the consumer hung up early'}`,
+      );
     if (f.resumes.length === 0) {
       problems.push(`${who} never sent RESUME to the publisher (expected RESUME ${want.resume})`);
       continue;
@@ -246,14 +250,18 @@ function midRunProblems(journal: JournalEntry[], incarnations: IncarnationFacts[
       const k = stop ? Number(stop[1]) : undefined;
       const last = e.store.checkpoint[0]?.last;
       if (k !== undefined && (last !== k - 1 || e.store.ledger.some(([seq]) => seq === k)))
-        problems.push(`${moment} inside the transaction of seq ${k}, an independent read saw last ${last} and ${e.store.ledger.some(([seq]) => seq === k) ? `a ledger row for seq ${k}` : `no row for seq ${k}`}; it must see the state before seq ${k} (last ${k - 1}): uncommitted work was visible`);
+        problems.push(
+          `${moment} inside the transaction of seq ${k}, an independent read saw last ${last} and ${e.store.ledger.some(([seq]) => seq === k) ? `a ledger row for seq ${k}` : `no row for seq ${k}`}; it must see the state before seq ${k} (last ${k - 1}): uncommitted work was visible`,
+        );
       continue;
     }
     const held = new Set(e.store.ledger.map(([seq]) => seq));
     const last = e.store.checkpoint[0]?.last ?? -1;
     for (const a of f.acks) {
       if (!held.has(a.seq) || last < a.seq)
-        problems.push(`incarnation ${f.incarnation} acknowledged seq ${a.seq} at ${fmtT(a.t)}, but when it ended its file did not hold seq ${a.seq} (last ${last}): the ACK was a broken promise`);
+        problems.push(
+          `incarnation ${f.incarnation} acknowledged seq ${a.seq} at ${fmtT(a.t)}, but when it ended its file did not hold seq ${a.seq} (last ${last}): the ACK was a broken promise`,
+        );
     }
     previousLast[e.incarnation] = last;
   }

@@ -31,7 +31,12 @@ export function readStore(path: string, options: { writerGone?: boolean } = {}):
         return { exists: true, error: (again as Error).message, checkpoint: [], ledger: [] };
       }
     }
-    return { exists: true, error: `${(error as Error).message}${(error as { code?: string }).code ? ` (${(error as { code?: string }).code})` : ''}`, checkpoint: [], ledger: [] };
+    return {
+      exists: true,
+      error: `${(error as Error).message}${(error as { code?: string }).code ? ` (${(error as { code?: string }).code})` : ''}`,
+      checkpoint: [],
+      ledger: [],
+    };
   }
 }
 

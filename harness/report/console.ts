@@ -183,7 +183,13 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
         milestone(`${who(entry)} continued`);
         break;
       case 'process-exit': {
-        const how = entry.killedBy ? (entry.killedBy === 'deadline' ? 'killed at the deadline' : `killed by the ${entry.killedBy}`) : entry.signal ? `killed by ${entry.signal}` : `exited ${entry.code}`;
+        const how = entry.killedBy
+          ? entry.killedBy === 'deadline'
+            ? 'killed at the deadline'
+            : `killed by the ${entry.killedBy}`
+          : entry.signal
+            ? `killed by ${entry.signal}`
+            : `exited ${entry.code}`;
         if (entry.role === 'consumer') s.step = `consumer #${entry.incarnation} ended; reading its file`;
         milestone(`${who(entry)} ${how} after ${seconds(entry.durationMs)}`);
         break;
@@ -194,7 +200,13 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
           break;
         }
         const c = entry.store?.checkpoint?.[0];
-        const what = !entry.store?.exists ? 'no file' : entry.store.error ? `unreadable (${entry.store.error})` : c ? `last ${c.last}, total ${c.total}, ${entry.store.ledger?.length ?? 0} rows` : 'no checkpoint';
+        const what = !entry.store?.exists
+          ? 'no file'
+          : entry.store.error
+            ? `unreadable (${entry.store.error})`
+            : c
+              ? `last ${c.last}, total ${c.total}, ${entry.store.ledger?.length ?? 0} rows`
+              : 'no checkpoint';
         milestone(`${who(entry)}'s file${entry.when === 'while-stopped' ? ' while stopped' : ''}: ${what}`);
         break;
       }

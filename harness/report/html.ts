@@ -9,7 +9,16 @@
 
 import type { JournalEntry } from '../journal.js';
 import { type Verdict, compareAcks } from '../ledger/checker.js';
-import { type DiagramOptions, KNOWN_TYPES, type SequenceDiagram, count, describeUnknown, escapeMarkup as esc, renderSequenceDiagram, seconds } from './sequence-diagram.js';
+import {
+  type DiagramOptions,
+  KNOWN_TYPES,
+  type SequenceDiagram,
+  count,
+  describeUnknown,
+  escapeMarkup as esc,
+  renderSequenceDiagram,
+  seconds,
+} from './sequence-diagram.js';
 
 export type RunStatus = 'pass' | 'fail' | 'error' | 'interrupted';
 
@@ -112,7 +121,7 @@ function gather(journal: JournalEntry[]): Gathered {
     }
     return r;
   };
-  (plan.consumer?.incarnations ?? []).forEach((_, i) => row(i + 1));
+  for (let i = 1; i <= (plan.consumer?.incarnations ?? []).length; i++) row(i);
   const consumerStreams = new Set<string>();
   const owner = new Map<string, Map<number, IncarnationRow>>();
   for (const e of journal) {
@@ -161,12 +170,13 @@ function gather(journal: JournalEntry[]): Gathered {
         }
         break;
       case 'process-exit':
-        if (e.role === 'consumer') row(e.incarnation).exit = { t: e.t, code: e.code, signal: e.signal, ...(e.killedBy ? { killedBy: e.killedBy } : {}), durationMs: e.durationMs };
+        if (e.role === 'consumer')
+          row(e.incarnation).exit = { t: e.t, code: e.code, signal: e.signal, ...(e.killedBy ? { killedBy: e.killedBy } : {}), durationMs: e.durationMs };
         break;
       case 'store-read': {
         if (e.role !== 'consumer' && e.role !== 'control') break;
         const previous = g.lastRead[e.role];
-        if (!previous || previous.when !== 'final') g.lastRead[e.role] = e;
+        if (previous?.when !== 'final') g.lastRead[e.role] = e;
         if (e.role !== 'consumer') break;
         g.consumerReads.push(e);
         if (e.when === 'after-exit' && e.incarnation !== undefined) {
@@ -193,7 +203,8 @@ function storeState(read: StoreRead | undefined, plan: LoosePlan): StoreState | 
   // The script's seqs are 0…n-1 (events[i].seq === i): arrays, not maps, for 100 000 rows.
   const dense = events.every((e, i) => e.seq === i);
   const script = dense ? undefined : new Map(events.map((e) => [e.seq, e.delta]));
-  const deltaOf = (seq: number): number | undefined => (script ? script.get(seq) : Number.isInteger(seq) && seq >= 0 && seq < events.length ? events[seq]!.delta : undefined);
+  const deltaOf = (seq: number): number | undefined =>
+    script ? script.get(seq) : Number.isInteger(seq) && seq >= 0 && seq < events.length ? events[seq]!.delta : undefined;
   const held = dense ? new Uint8Array(events.length) : undefined;
   const heldMap = dense ? undefined : new Set<number>();
   let ledgerSum = 0;
@@ -210,7 +221,10 @@ function storeState(read: StoreRead | undefined, plan: LoosePlan): StoreState | 
     }
   }
   const missing: number[] = [];
-  if (held) held.forEach((h, seq) => h || missing.push(seq));
+  if (held)
+    held.forEach((h, seq) => {
+      if (!h) missing.push(seq);
+    });
   else for (const e of events) if (!heldMap!.has(e.seq)) missing.push(e.seq);
   return {
     read: read.when,
@@ -260,7 +274,8 @@ function entryInWords(e: JournalEntry | undefined): string {
   }
 }
 
-const acksList = (acks: { seq: number }[]): string => (acks.length === 0 ? 'none' : acks.length <= 8 ? acks.map((a) => a.seq).join(', ') : seqList(acks.map((a) => a.seq)).replace(/^seqs /, ''));
+const acksList = (acks: { seq: number }[]): string =>
+  acks.length === 0 ? 'none' : acks.length <= 8 ? acks.map((a) => a.seq).join(', ') : seqList(acks.map((a) => a.seq)).replace(/^seqs /, '');
 
 function ledgerLine(who: string, s: StoreState, expected: { last: number; total: number; events: number }): { line: string; differs: boolean } {
   if (!s.exists) return { line: `${who}: no SQLite file was ever created`, differs: true };
@@ -285,15 +300,14 @@ export function explainRun(journal: JournalEntry[]): RunExplanation {
   const lastEntry = journal[journal.length - 1];
   const durationMs = end?.t ?? lastEntry?.t ?? 0;
   const events = plan.events ?? [];
-  const expected = events.length ? { last: events.length - 1, total: events.reduce((s, e) => s + e.delta, 0), events: events.length } : (details.expected ?? undefined);
+  const expected = events.length
+    ? { last: events.length - 1, total: events.reduce((s, e) => s + e.delta, 0), events: events.length }
+    : (details.expected ?? undefined);
   const consumer = storeState(g.lastRead.consumer, plan);
   const control = storeState(g.lastRead.control, plan);
 
   const status: RunStatus = end?.status ?? (harnessErrors.length ? 'error' : verdictEntry ? (verdictEntry.pass ? 'pass' : 'fail') : 'interrupted');
-  const reasons = [
-    ...harnessErrors.map((m) => `harness error: ${m}`),
-    ...(Array.isArray(verdictEntry?.reasons) ? verdictEntry.reasons : []),
-  ];
+  const reasons = [...harnessErrors.map((m) => `harness error: ${m}`), ...(Array.isArray(verdictEntry?.reasons) ? verdictEntry.reasons : [])];
   const diff: string[] = [];
 
   if (verdictEntry && !verdictEntry.pass && expected) {
@@ -333,10 +347,19 @@ export function explainRun(journal: JournalEntry[]): RunExplanation {
       if (seqs.join() === want.acks.join()) continue;
       const { unexpected: extra, missing } = compareAcks(got.acks, want.acks);
       const notes = [
-        ...(extra.length ? [`extra: ${extra.slice(0, 3).map((a) => `ACK ${a.seq} at ${seconds(a.t)}`).join(', ')}${extra.length > 3 ? ', …' : ''}`] : []),
+        ...(extra.length
+          ? [
+              `extra: ${extra
+                .slice(0, 3)
+                .map((a) => `ACK ${a.seq} at ${seconds(a.t)}`)
+                .join(', ')}${extra.length > 3 ? ', …' : ''}`,
+            ]
+          : []),
         ...(missing.length ? [`missing: ${missing.length <= 3 ? missing.map((s) => `ACK ${s}`).join(', ') : `ACKs for ${seqList(missing)}`}`] : []),
       ];
-      diff.push(`${who}: ACKs ${acksList(got.acks)} — expected ${acksList(want.acks.map((seq) => ({ seq })))}${notes.length ? ` (${notes.join('; ')})` : ' (order differs)'}`);
+      diff.push(
+        `${who}: ACKs ${acksList(got.acks)} — expected ${acksList(want.acks.map((seq) => ({ seq })))}${notes.length ? ` (${notes.join('; ')})` : ' (order differs)'}`,
+      );
     }
     // How each process ended, against what the scenario expects.
     (plan.consumer?.incarnations ?? []).forEach((inc, i) => {
@@ -347,8 +370,10 @@ export function explainRun(journal: JournalEntry[]): RunExplanation {
         return;
       }
       if (got.exit.killedBy === 'deadline') diff.push(`${who}: killed at the deadline (${count(plan.deadlineMs ?? 0)} ms), expected to end on its own`);
-      else if (inc.expectExit === 'zero' && got.exit.code !== 0) diff.push(`${who}: ${got.exit.signal ? `killed by ${got.exit.signal}` : `exit status ${got.exit.code}`}, expected 0`);
-      else if (inc.expectExit === 'nonzero' && got.exit.code === 0) diff.push(`${who}: exit status 0, expected non-zero${inc.fault ? ` (fault ${inc.fault})` : ''}`);
+      else if (inc.expectExit === 'zero' && got.exit.code !== 0)
+        diff.push(`${who}: ${got.exit.signal ? `killed by ${got.exit.signal}` : `exit status ${got.exit.code}`}, expected 0`);
+      else if (inc.expectExit === 'nonzero' && got.exit.code === 0)
+        diff.push(`${who}: exit status 0, expected non-zero${inc.fault ? ` (fault ${inc.fault})` : ''}`);
     });
     if (control) {
       const c = ledgerLine('control', control, expected);
@@ -359,7 +384,10 @@ export function explainRun(journal: JournalEntry[]): RunExplanation {
 
   let headline: string;
   if (status === 'pass') {
-    headline = consumer && expected ? `the consumer ended with last ${consumer.last}, total ${consumer.total}: as the script says, and as the control consumer` : 'the consumer did what the scenario expects';
+    headline =
+      consumer && expected
+        ? `the consumer ended with last ${consumer.last}, total ${consumer.total}: as the script says, and as the control consumer`
+        : 'the consumer did what the scenario expects';
   } else if (status === 'interrupted') {
     headline = `the run did not finish: the journal stops at ${seconds(lastEntry?.t ?? 0)}, after ${entryInWords(lastEntry)}`;
   } else {
@@ -467,7 +495,8 @@ export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): 
     `<p class="headline">${esc(x.headline)}</p>`,
   );
   const more = x.status === 'interrupted' ? x.reasons : x.reasons.slice(x.headline === x.reasons[0] ? 1 : 0);
-  if (x.status !== 'pass' && more.length) h.push(`<h2>${x.headline === x.reasons[0] ? 'Also' : 'Why'}</h2><ol class="reasons">${more.map((r) => `<li>${esc(r)}</li>`).join('')}</ol>`);
+  if (x.status !== 'pass' && more.length)
+    h.push(`<h2>${x.headline === x.reasons[0] ? 'Also' : 'Why'}</h2><ol class="reasons">${more.map((r) => `<li>${esc(r)}</li>`).join('')}</ol>`);
   if (x.diff.length) h.push(`<h2>Smallest diff</h2><pre class="diff">${esc(x.diff.join('\n'))}</pre>`);
   const meta = [
     x.runId && `run <code>${esc(x.runId)}</code>`,
@@ -479,14 +508,22 @@ export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): 
   h.push(`<p class="meta">${meta.join(' · ')}</p>`, '</header>');
   if (start?.scenario?.description) h.push(`<p class="muted"><b>What this scenario proves:</b> ${esc(start.scenario.description)}</p>`);
   const timeScale = timeScaleOf(journal);
-  if (timeScale !== 1) h.push(`<p class="muted"><b>Time compressed:</b> every nominal fault and restart duration in this scenario ran ${esc(String(timeScale))} times as long (time_scale ${esc(String(timeScale))}).</p>`);
-  h.push('<nav><a href="#state">final state</a><a href="#incarnations">incarnations</a><a href="#diagram">sequence diagram</a><a href="#output">process output</a><a href="#scenario">scenario file</a></nav>');
+  if (timeScale !== 1)
+    h.push(
+      `<p class="muted"><b>Time compressed:</b> every nominal fault and restart duration in this scenario ran ${esc(String(timeScale))} times as long (time_scale ${esc(String(timeScale))}).</p>`,
+    );
+  h.push(
+    '<nav><a href="#state">final state</a><a href="#incarnations">incarnations</a><a href="#diagram">sequence diagram</a><a href="#output">process output</a><a href="#scenario">scenario file</a></nav>',
+  );
 
   // 2. Consumer vs expected vs control.
   h.push('<section id="state"><h2>Final state: consumer vs expected vs control</h2>');
   if (x.expected || x.consumer || x.control) {
     h.push('<table><tr><th></th><th>last</th><th>total</th><th>ledger rows</th><th>ledger sum</th><th>differences from the script</th></tr>');
-    if (x.expected) h.push(`<tr><th>expected (from the script)</th>${cell(x.expected.last)}${cell(x.expected.total)}${cell(x.expected.events)}${cell(x.expected.total)}<td></td></tr>`);
+    if (x.expected)
+      h.push(
+        `<tr><th>expected (from the script)</th>${cell(x.expected.last)}${cell(x.expected.total)}${cell(x.expected.events)}${cell(x.expected.total)}<td></td></tr>`,
+      );
     for (const [label, s] of [
       ['consumer under test', x.consumer],
       ['control consumer', x.control],
@@ -510,7 +547,9 @@ export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): 
   // Per incarnation.
   h.push('<section id="incarnations"><h2>Consumer incarnations</h2>');
   if (x.incarnations.length) {
-    h.push('<table><tr><th>#</th><th>fault plan</th><th>started</th><th>RESUME</th><th>ACKs the publisher saw</th><th>ended</th><th>its file when it ended</th></tr>');
+    h.push(
+      '<table><tr><th>#</th><th>fault plan</th><th>started</th><th>RESUME</th><th>ACKs the publisher saw</th><th>ended</th><th>its file when it ended</th></tr>',
+    );
     for (const r of x.incarnations) {
       const ended = !r.exit
         ? r.startedAt === undefined
@@ -519,7 +558,9 @@ export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): 
         : esc(
             `${r.exit.killedBy ? `killed (${r.exit.killedBy})` : r.exit.signal ? `killed by ${r.exit.signal}` : `exit ${r.exit.code}`} at ${seconds(r.exit.t)}${r.exit.durationMs !== undefined ? `, ran ${seconds(r.exit.durationMs)}` : ''}`,
           );
-      const file = r.fileAfter ? esc(`last ${r.fileAfter.last ?? '—'}, total ${r.fileAfter.total ?? '—'}, ${count(r.fileAfter.rows)} rows`) : '<span class="muted">—</span>';
+      const file = r.fileAfter
+        ? esc(`last ${r.fileAfter.last ?? '—'}, total ${r.fileAfter.total ?? '—'}, ${count(r.fileAfter.rows)} rows`)
+        : '<span class="muted">—</span>';
       h.push(
         `<tr><td class="num">${r.incarnation}</td><td><code>${esc(r.fault ?? '')}</code></td><td>${r.startedAt === undefined ? '—' : esc(`${seconds(r.startedAt)}${r.pid ? `, pid ${r.pid}` : ''}`)}</td>` +
           `<td class="mono">${esc(r.resumes.join(', ') || '—')}</td><td class="mono">${esc(acksList(r.acks))}</td><td>${ended}</td><td>${file}</td></tr>`,
@@ -559,7 +600,9 @@ export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): 
     h.push('<section id="faults"><h2>Faults</h2><table><tr><th>time</th><th>action</th><th>name</th><th>kind</th><th>detail</th></tr>');
     for (const f of faults.slice(0, 500)) {
       const detail = typeof f.detail === 'string' ? f.detail : f.detail === undefined ? '' : JSON.stringify(f.detail);
-      h.push(`<tr><td class="num">${esc(seconds(Number(f.t)))}</td><td>${esc(String(f.action ?? ''))}</td><td>${esc(String(f.name ?? ''))}</td><td>${esc(String(f.kind ?? ''))}</td><td><code>${esc(detail)}</code></td></tr>`);
+      h.push(
+        `<tr><td class="num">${esc(seconds(Number(f.t)))}</td><td>${esc(String(f.action ?? ''))}</td><td>${esc(String(f.name ?? ''))}</td><td>${esc(String(f.kind ?? ''))}</td><td><code>${esc(detail)}</code></td></tr>`,
+      );
     }
     h.push(`</table>${faults.length > 500 ? `<p class="muted">… ${count(faults.length - 500)} more in the journal.</p>` : ''}</section>`);
   }
@@ -572,8 +615,11 @@ export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): 
     else unknown.set(type, { n: 1, first: e as unknown as Record<string, unknown> });
   }
   if (unknown.size) {
-    h.push('<section id="other"><h2>Other journal entries</h2><p class="muted">Entry types this report does not draw specially (written by a newer harness):</p><table><tr><th>type</th><th>count</th><th>first one</th></tr>');
-    for (const [type, u] of unknown) h.push(`<tr><td><code>${esc(type)}</code></td>${cell(u.n)}<td><code>${esc(describeUnknown(u.first, 300))}</code></td></tr>`);
+    h.push(
+      '<section id="other"><h2>Other journal entries</h2><p class="muted">Entry types this report does not draw specially (written by a newer harness):</p><table><tr><th>type</th><th>count</th><th>first one</th></tr>',
+    );
+    for (const [type, u] of unknown)
+      h.push(`<tr><td><code>${esc(type)}</code></td>${cell(u.n)}<td><code>${esc(describeUnknown(u.first, 300))}</code></td></tr>`);
     h.push('</table></section>');
   }
 
@@ -598,7 +644,12 @@ export function renderHtml(journal: JournalEntry[], options: HtmlOptions = {}): 
     ] as const) {
       const size = typeof bytes === 'number' ? bytes : 0;
       const tailBytes = Buffer.byteLength(shown);
-      const label = size === 0 && !shown ? `${stream}: empty` : size > tailBytes ? `${stream}: last ${count(tailBytes)} of ${count(size)} bytes` : `${stream}: ${count(Math.max(size, tailBytes))} bytes`;
+      const label =
+        size === 0 && !shown
+          ? `${stream}: empty`
+          : size > tailBytes
+            ? `${stream}: last ${count(tailBytes)} of ${count(size)} bytes`
+            : `${stream}: ${count(Math.max(size, tailBytes))} bytes`;
       h.push(`<div class="muted">${esc(label)}</div>${shown ? `<pre class="out">${esc(shown)}</pre>` : ''}`);
     }
     h.push('</details>');

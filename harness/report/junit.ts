@@ -57,7 +57,9 @@ function testcase(run: JunitRun): Case {
   const file = start?.scenario?.file;
   const shownFile = file && start?.cwd && isAbsolute(file) && !relative(start.cwd, file).startsWith('..') ? relative(start.cwd, file) : file;
   const out: string[] = [];
-  out.push(`    <testcase name="${attr(x.name)}" classname="chaoslab.${attr(x.name)}" time="${secs(x.durationMs)}"${shownFile ? ` file="${attr(shownFile)}"` : ''}>`);
+  out.push(
+    `    <testcase name="${attr(x.name)}" classname="chaoslab.${attr(x.name)}" time="${secs(x.durationMs)}"${shownFile ? ` file="${attr(shownFile)}"` : ''}>`,
+  );
   const props: [string, string][] = [];
   if (x.runId) props.push(['runId', x.runId]);
   if (start?.consumerCommand) props.push(['consumer', start.consumerCommand]);
@@ -75,7 +77,11 @@ function testcase(run: JunitRun): Case {
   out.push(`      <system-out>${escapeMarkup(sysOut)}</system-out>`);
   const errTails = run.journal
     .filter((e) => e.type === 'process-exit' && e.stderrTail)
-    .map((e) => (e.type === 'process-exit' ? `--- ${e.role === 'control' ? 'control' : `consumer incarnation ${e.incarnation}`} stderr (tail) ---\n${e.stderrTail.slice(-4000)}` : ''));
+    .map((e) =>
+      e.type === 'process-exit'
+        ? `--- ${e.role === 'control' ? 'control' : `consumer incarnation ${e.incarnation}`} stderr (tail) ---\n${e.stderrTail.slice(-4000)}`
+        : '',
+    );
   if (errTails.length) out.push(`      <system-err>${escapeMarkup(errTails.join('\n'))}</system-err>`);
   out.push('    </testcase>');
   return { x, xml: out.join('\n') };
@@ -89,7 +95,10 @@ export function renderJunit(runs: JunitRun[], options: JunitOptions = {}): strin
   const errors = cases.filter((c) => c.x.status === 'error' || c.x.status === 'interrupted').length;
   // The sum of the cases' rounded times, so the totals a CI page shows add up.
   const time = cases.reduce((sum, c) => sum + Number(secs(c.x.durationMs)), 0).toFixed(3);
-  const stamps = cases.map((c) => runTimestamp(c.x.runId)).filter((s): s is string => Boolean(s)).sort();
+  const stamps = cases
+    .map((c) => runTimestamp(c.x.runId))
+    .filter((s): s is string => Boolean(s))
+    .sort();
   const timestamp = stamps[0] ?? new Date().toISOString().slice(0, 19);
   const name = attr(options.suiteName ?? 'chaoslab');
   const host = attr(options.hostname ?? osHostname());
@@ -106,7 +115,9 @@ export function renderJunit(runs: JunitRun[], options: JunitOptions = {}): strin
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<testsuites name="${name}" ${counts} timestamp="${timestamp}">`,
     `  <testsuite name="${name}" ${counts} timestamp="${timestamp}" hostname="${host}" id="0" package="chaoslab">`,
-    ...(props.length ? ['    <properties>', ...props.map(([n, v]) => `      <property name="${attr(n)}" value="${attr(String(v))}"/>`), '    </properties>'] : []),
+    ...(props.length
+      ? ['    <properties>', ...props.map(([n, v]) => `      <property name="${attr(n)}" value="${attr(String(v))}"/>`), '    </properties>']
+      : []),
     ...cases.map((c) => c.xml),
     '  </testsuite>',
     '</testsuites>',

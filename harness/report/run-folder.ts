@@ -4,7 +4,22 @@
 // never sees it missing or broken. `cleanRuns` prunes old run folders.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+} from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 export const LATEST = 'latest';
@@ -71,7 +86,10 @@ export function journalFinished(journalPath: string): boolean {
     const length = Math.min(size, 4096);
     const buf = Buffer.alloc(length);
     readSync(fd, buf, 0, length, size - length);
-    const lines = buf.toString('utf8').split('\n').filter((l) => l.trim() !== '');
+    const lines = buf
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     return /"type":"run-end"/.test(lines[lines.length - 1] ?? '');
   } catch {
     return false;
@@ -97,7 +115,14 @@ export function listRuns(reportsDir: string): RunFolder[] {
     const dir = join(reportsDir, entry.name);
     const own = journalMtime(dir);
     if (own !== undefined) {
-      runs.push({ name: entry.name, dir, kind: 'run', startedMs: stampMs(entry.name) ?? own, modifiedMs: own, finished: journalFinished(join(dir, 'journal.jsonl')) });
+      runs.push({
+        name: entry.name,
+        dir,
+        kind: 'run',
+        startedMs: stampMs(entry.name) ?? own,
+        modifiedMs: own,
+        finished: journalFinished(join(dir, 'journal.jsonl')),
+      });
       continue;
     }
     const children = readdirSync(dir, { withFileTypes: true })

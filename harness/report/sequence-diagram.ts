@@ -17,18 +17,12 @@ const hex = (c: string): string => `\\x${c.charCodeAt(0).toString(16).padStart(2
 
 /** Escapes text for HTML, SVG and XML (content and quoted attributes alike). */
 export function escapeMarkup(text: string): string {
-  return text
-    .replace(INVALID_XML, hex)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+  return text.replace(INVALID_XML, hex).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
 /** A wire line as a reader wants it: without its newline, other control bytes visible. */
 export function showLine(line: string): string {
-    return line.replace(/\n$/, '').replace(/[\u0000-\u001F\u007F]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : hex(c)));
+  return line.replace(/\n$/, '').replace(/[\u0000-\u001F\u007F]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : hex(c)));
 }
 
 /** Milliseconds as seconds, "1.204 s". */
@@ -179,7 +173,23 @@ const UNKNOWN_FLOOD = 50;
 type Loose = { type: string; t: number } & Record<string, unknown>;
 
 /** Entry types drawn specially (or deliberately not drawn); anything else is shown as a note. */
-export const KNOWN_TYPES: ReadonlySet<string> = new Set(['run-start', 'scenario', 'toxiproxy', 'stream', 'proxy', 'process-start', 'process-stopped', 'process-continued', 'process-exit', 'wire', 'store-read', 'verdict', 'harness-error', 'run-end', 'fault']);
+export const KNOWN_TYPES: ReadonlySet<string> = new Set([
+  'run-start',
+  'scenario',
+  'toxiproxy',
+  'stream',
+  'proxy',
+  'process-start',
+  'process-stopped',
+  'process-continued',
+  'process-exit',
+  'wire',
+  'store-read',
+  'verdict',
+  'harness-error',
+  'run-end',
+  'fault',
+]);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
@@ -280,7 +290,14 @@ function model(journal: JournalEntry[], focus: Set<number>, focusTimes: Set<stri
     } else if (e.kind === 'close') {
       const by = str(e.by) ?? '?';
       const reason = str(e.reason);
-      emit({ kind: 'mark', t, lane: id, cls: by === 'reset' ? 'reset' : 'close', text: `closed by ${by}${reason ? `: ${reason}` : ''}`, level: by === 'reset' ? ESSENTIAL : LANDMARK });
+      emit({
+        kind: 'mark',
+        t,
+        lane: id,
+        cls: by === 'reset' ? 'reset' : 'close',
+        text: `closed by ${by}${reason ? `: ${reason}` : ''}`,
+        level: by === 'reset' ? ESSENTIAL : LANDMARK,
+      });
     } else if (e.kind === 'send' || e.kind === 'recv') {
       const line = str(e.line) ?? '';
       const error = str(e.error);
@@ -291,7 +308,8 @@ function model(journal: JournalEntry[], focus: Set<number>, focusTimes: Set<stri
       if (seq !== undefined && focus.has(seq) && (cls === 'EVENT' || cls === 'ACK')) level = ESSENTIAL;
       if (level === PLAIN && cls === 'EVENT' && e.kind === 'send') {
         const highest = highestSent.get(stream);
-        if (highest !== undefined && seq! <= highest) level = IRREGULAR; // a redelivery, or out of order
+        if (highest !== undefined && seq! <= highest)
+          level = IRREGULAR; // a redelivery, or out of order
         else highestSent.set(stream, seq!);
       } else if (level === PLAIN && cls === 'ACK' && e.kind === 'recv') {
         if (state.lastAck !== undefined && seq !== state.lastAck + 1) level = IRREGULAR; // out of order or repeated
@@ -339,7 +357,10 @@ function model(journal: JournalEntry[], focus: Set<number>, focusTimes: Set<stri
         const signal = str(e.signal);
         const code = num(e.code);
         const [cls, text] = killedBy
-          ? ['kill', `${killedBy === 'deadline' ? 'killed at the deadline' : killedBy === 'harness' ? 'killed by the harness' : `killed (${killedBy})`}${signal ? ` (${signal})` : ''}`]
+          ? [
+              'kill',
+              `${killedBy === 'deadline' ? 'killed at the deadline' : killedBy === 'harness' ? 'killed by the harness' : `killed (${killedBy})`}${signal ? ` (${signal})` : ''}`,
+            ]
           : signal
             ? ['kill', `killed by ${signal}`]
             : code === 0
@@ -365,7 +386,14 @@ function model(journal: JournalEntry[], focus: Set<number>, focusTimes: Set<stri
               ? `last ${row.last}, total ${row.total}, ${Array.isArray(store.ledger) ? store.ledger.length : '?'} rows`
               : 'no checkpoint row';
         const when = e.when === 'final' ? 'final read' : e.when === 'while-stopped' ? 'read while stopped' : 'file';
-        emit({ kind: 'mark', t, lane: laneOfRole(e.role, e.incarnation), cls: 'read', text: `${when}: ${what}`, level: e.when === 'final' ? LANDMARK : ESSENTIAL });
+        emit({
+          kind: 'mark',
+          t,
+          lane: laneOfRole(e.role, e.incarnation),
+          cls: 'read',
+          text: `${when}: ${what}`,
+          level: e.when === 'final' ? LANDMARK : ESSENTIAL,
+        });
         break;
       }
       case 'harness-error':
@@ -549,7 +577,8 @@ export function renderSequenceDiagram(journal: JournalEntry[], options: DiagramO
     `<svg xmlns="http://www.w3.org/2000/svg" class="sequence" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="sequence diagram">`,
     '<defs>',
     ...Object.entries(COLORS).map(
-      ([cls, color]) => `<marker id="arrow-${cls}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="${color}"/></marker>`,
+      ([cls, color]) =>
+        `<marker id="arrow-${cls}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="${color}"/></marker>`,
     ),
     '</defs>',
     `<style>
@@ -608,7 +637,8 @@ export function renderSequenceDiagram(journal: JournalEntry[], options: DiagramO
   const last = new Map<string, number>();
   const ended = new Set<string>();
   rows.forEach((row, i) => {
-    const touched = row.kind === 'msg' ? [row.from, row.to] : row.kind === 'mark' ? [row.lane] : row.kind === 'band' ? row.groups.flatMap((g) => [g.from, g.to]) : [];
+    const touched =
+      row.kind === 'msg' ? [row.from, row.to] : row.kind === 'mark' ? [row.lane] : row.kind === 'band' ? row.groups.flatMap((g) => [g.from, g.to]) : [];
     for (const id of touched) {
       if (!id) continue;
       if (!first.has(id)) first.set(id, i);
@@ -651,7 +681,10 @@ export function renderSequenceDiagram(journal: JournalEntry[], options: DiagramO
     if (row.kind === 'band') {
       bands++;
       collapsed += row.count;
-      const xs = row.groups.flatMap((g) => [g.from, g.to]).filter(Boolean).map((id) => x.get(id)!);
+      const xs = row.groups
+        .flatMap((g) => [g.from, g.to])
+        .filter(Boolean)
+        .map((id) => x.get(id)!);
       const x0 = xs.length ? Math.min(...xs) - LANE_W / 2 + 14 : LEFT + 4;
       const x1 = xs.length ? Math.max(...xs) + LANE_W / 2 - 14 : width - 10;
       const h = rowHeight(row) - 6;
@@ -685,7 +718,9 @@ export function renderSequenceDiagram(journal: JournalEntry[], options: DiagramO
       );
     } else if (row.kind === 'mark') {
       const cx = x.get(row.lane)!;
-      out.push(`<g class="mark ${row.cls}" data-t="${row.t}"><title>${escapeMarkup(`${seconds(row.t)}  ${row.lane}: ${row.text}`)}</title>${time}${markGlyph(row.cls, cx, mid)}<text x="${cx + 10}" y="${mid + 4}">${escapeMarkup(clip(row.text, 42))}</text></g>`);
+      out.push(
+        `<g class="mark ${row.cls}" data-t="${row.t}"><title>${escapeMarkup(`${seconds(row.t)}  ${row.lane}: ${row.text}`)}</title>${time}${markGlyph(row.cls, cx, mid)}<text x="${cx + 10}" y="${mid + 4}">${escapeMarkup(clip(row.text, 42))}</text></g>`,
+      );
     } else {
       out.push(
         `<g class="note ${row.cls}" data-t="${row.t}"><title>${escapeMarkup(`${seconds(row.t)}  ${row.text}`)}</title>${time}` +

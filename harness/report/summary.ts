@@ -41,7 +41,13 @@ export function renderSummary(journal: JournalEntry[]): string {
     lines.push('## Incarnations', '', '| # | fault | RESUME | ACKs | exit |', '|---|---|---|---|---|');
     for (const f of v.incarnations) {
       const exit = !f.exit ? '—' : f.exit.killedBy ? `killed (${f.exit.killedBy})` : f.exit.signal ? f.exit.signal : String(f.exit.code);
-      const acks = f.acks.length > 12 ? `${f.acks.slice(0, 10).map((a) => a.seq).join(', ')}, … (${f.acks.length})` : f.acks.map((a) => a.seq).join(', ');
+      const acks =
+        f.acks.length > 12
+          ? `${f.acks
+              .slice(0, 10)
+              .map((a) => a.seq)
+              .join(', ')}, … (${f.acks.length})`
+          : f.acks.map((a) => a.seq).join(', ');
       lines.push(`| ${f.incarnation} | ${f.fault ?? ''} | ${f.resumes.join(', ')} | ${acks} | ${exit} |`);
     }
     lines.push('');

@@ -383,7 +383,11 @@ function semanticProblems(file: ScenarioFile, filePath: string): RawProblem[] {
     if ((rule.action === 'replace' || rule.action === 'insert') && rule.bytes === undefined)
       out.push({ segments: ['publisher', 'misbehave', i], at: 'key', message: `${rule.action} needs \`bytes\`` });
     if (rule.bytes !== undefined && /[^\u0000-\u00ff]/.test(rule.bytes))
-      out.push({ segments: ['publisher', 'misbehave', i, 'bytes'], at: 'value', message: 'only characters U+0000..U+00FF can be sent as single bytes (write other bytes as "\\xNN")' });
+      out.push({
+        segments: ['publisher', 'misbehave', i, 'bytes'],
+        at: 'value',
+        message: 'only characters U+0000..U+00FF can be sent as single bytes (write other bytes as "\\xNN")',
+      });
   }
   const faultNames = new Set<string>();
   for (const [i, fault] of (file.faults ?? []).entries()) {
@@ -397,7 +401,11 @@ function semanticProblems(file: ScenarioFile, filePath: string): RawProblem[] {
       if (r) {
         inScript(r.max, ['faults', i, role, 'random_events', 'max']);
         if (r.min > r.max || r.count > r.max - r.min + 1)
-          out.push({ segments: ['faults', i, role, 'random_events'], at: 'key', message: `needs min <= max and count <= max - min + 1 (got count ${r.count}, min ${r.min}, max ${r.max})` });
+          out.push({
+            segments: ['faults', i, role, 'random_events'],
+            at: 'key',
+            message: `needs min <= max and count <= max - min + 1 (got count ${r.count}, min ${r.min}, max ${r.max})`,
+          });
       }
     }
     const signal = fault.process?.signal;

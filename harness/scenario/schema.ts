@@ -123,7 +123,8 @@ const publisherSchema = {
     retention_start: {
       type: 'integer',
       minimum: 0,
-      description: 'First seq still in the retention log; a RESUME cursor older than retention_start - 1 is answered with RESYNC. Default 0; must be below the number of events.',
+      description:
+        'First seq still in the retention log; a RESUME cursor older than retention_start - 1 is answered with RESYNC. Default 0; must be below the number of events.',
     },
     redeliver_unacked: {
       type: 'boolean',
@@ -137,7 +138,8 @@ const publisherSchema = {
     },
     forget_acked: {
       type: 'boolean',
-      description: 'Forget acknowledged events, as real brokers do: retention moves past every acknowledged prefix, so an ACK that was a broken promise becomes a lost event. Default false.',
+      description:
+        'Forget acknowledged events, as real brokers do: retention moves past every acknowledged prefix, so an ACK that was a broken promise becomes a lost event. Default false.',
     },
     retention_moves: {
       type: 'array',
@@ -163,11 +165,21 @@ const publisherSchema = {
           action: {
             type: 'string',
             enum: MISBEHAVIOUR_ACTIONS,
-            description: 'duplicate (send EVENT seq twice), skip (never send it: a gap), replace (send `bytes` instead), insert (send `bytes` just before it), silence (send nothing more, keep the connection open), close (send `bytes`, if any, instead, then close).',
+            description:
+              'duplicate (send EVENT seq twice), skip (never send it: a gap), replace (send `bytes` instead), insert (send `bytes` just before it), silence (send nothing more, keep the connection open), close (send `bytes`, if any, instead, then close).',
           },
           seq: { type: 'integer', minimum: 0, description: 'The EVENT the misbehaviour is anchored to; must be in the script.' },
-          bytes: { type: 'string', description: 'Literal bytes for replace / insert / close, written as a YAML string (use double quotes for escapes such as "\\r\\n", "\\t" or "\\xe9"); only characters U+0000..U+00FF (sent as single bytes).' },
-          repeat: { type: 'integer', minimum: 1, maximum: 1_000_000, description: '`bytes` sent this many times in a row (e.g. 10 KiB without an LF); default 1.' },
+          bytes: {
+            type: 'string',
+            description:
+              'Literal bytes for replace / insert / close, written as a YAML string (use double quotes for escapes such as "\\r\\n", "\\t" or "\\xe9"); only characters U+0000..U+00FF (sent as single bytes).',
+          },
+          repeat: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 1_000_000,
+            description: '`bytes` sent this many times in a row (e.g. 10 KiB without an LF); default 1.',
+          },
           connection: { type: 'integer', minimum: 1, description: 'Which connection of the stream (1-based); default 1.' },
         },
       },
@@ -183,12 +195,14 @@ const incarnationSchema = {
     fault: {
       type: 'string',
       pattern: FAULT_PLAN_PATTERN,
-      description: 'CHAOSLAB_FAULT for this process: <action>@<point>:<seq>[,...], action exit|raise|stop, point apply|ack, no spaces; each seq must be in the script.',
+      description:
+        'CHAOSLAB_FAULT for this process: <action>@<point>:<seq>[,...], action exit|raise|stop, point apply|ack, no spaces; each seq must be in the script.',
     },
     expect_exit: {
       type: 'string',
       enum: ['zero', 'nonzero', 'any'],
-      description: 'Required exit status: zero, nonzero or any. Default: nonzero when the fault plan has an exit or raise action, else zero for the last incarnation, else any.',
+      description:
+        'Required exit status: zero, nonzero or any. Default: nonzero when the fault plan has an exit or raise action, else zero for the last incarnation, else any.',
     },
   },
 } as const;
@@ -205,8 +219,18 @@ const consumerSchema = {
       required: ['until', 'max'],
       properties: {
         until: { type: 'string', enum: ['complete'], description: 'complete: until the publisher holds an ACK for every event of the log.' },
-        max: { type: 'integer', minimum: 1, maximum: LIMITS.incarnations.max, description: `Most incarnations in total, listed ones included (1..${LIMITS.incarnations.max}).` },
-        delay_ms: { type: 'integer', minimum: 0, maximum: 60_000, description: 'Pause between an exit and the next start (nominal: multiplied by time_scale); default 0.' },
+        max: {
+          type: 'integer',
+          minimum: 1,
+          maximum: LIMITS.incarnations.max,
+          description: `Most incarnations in total, listed ones included (1..${LIMITS.incarnations.max}).`,
+        },
+        delay_ms: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 60_000,
+          description: 'Pause between an exit and the next start (nominal: multiplied by time_scale); default 0.',
+        },
       },
     },
     incarnations: {
@@ -251,18 +275,19 @@ const transcriptEntrySchema = {
 
 const expectSchema = {
   type: 'object',
-  description: 'What must be observed, besides the checker\'s invariants (database equals the control consumer, exit statuses).',
+  description: "What must be observed, besides the checker's invariants (database equals the control consumer, exit statuses).",
   additionalProperties: false,
   properties: {
     transcript: {
       type: 'array',
       items: transcriptEntrySchema,
-      description: "Per-incarnation wire expectations, in incarnation order; incarnations not listed are not compared.",
+      description: 'Per-incarnation wire expectations, in incarnation order; incarnations not listed are not compared.',
     },
     final_last: {
       type: 'integer',
       minimum: -1,
-      description: "The consumer's expected final cursor when the scenario ends before the script does (e.g. a RESYNC it must not paper over): the expected state is then the script's prefix 0..final_last. Default: the script's last seq.",
+      description:
+        "The consumer's expected final cursor when the scenario ends before the script does (e.g. a RESYNC it must not paper over): the expected state is then the script's prefix 0..final_last. Default: the script's last seq.",
     },
   },
 } as const;
@@ -303,7 +328,12 @@ const triggerSchema = (role: 'start' | 'end') =>
           }
         : {
             after_ms: { type: 'integer', minimum: 0, description: 'Milliseconds after the fault started (nominal, scaled by time_scale).' },
-            incarnation_exit: { type: 'boolean', const: true, description: 'When the consumer process running at the start exits (toxics belong to the proxy: without this they also hit the restarted consumer).' },
+            incarnation_exit: {
+              type: 'boolean',
+              const: true,
+              description:
+                'When the consumer process running at the start exits (toxics belong to the proxy: without this they also hit the restarted consumer).',
+            },
           }),
     },
   }) as const;
@@ -318,14 +348,20 @@ const faultSchema = {
     network: {
       type: 'object',
       additionalProperties: false,
-      description: 'A Toxiproxy toxic on the proxy in front of the consumer under test, or `down: true` (proxy disabled: open connections closed, new ones refused).',
+      description:
+        'A Toxiproxy toxic on the proxy in front of the consumer under test, or `down: true` (proxy disabled: open connections closed, new ones refused).',
       properties: {
         toxic: { type: 'string', enum: TOXIC_TYPES, description: 'Toxiproxy toxic type.' },
-        stream: { type: 'string', enum: ['upstream', 'downstream'], description: 'upstream = consumer to publisher (ACKs), downstream = publisher to consumer (EVENTs); default downstream.' },
+        stream: {
+          type: 'string',
+          enum: ['upstream', 'downstream'],
+          description: 'upstream = consumer to publisher (ACKs), downstream = publisher to consumer (EVENTs); default downstream.',
+        },
         attributes: {
           type: 'object',
           additionalProperties: { type: 'integer', minimum: 0 },
-          description: "The toxic's attributes, e.g. {latency: 500, jitter: 50}, {rate: 2} (KB/s), {bytes: 28}, {timeout: 0}, {average_size: 1, size_variation: 0, delay: 0}.",
+          description:
+            "The toxic's attributes, e.g. {latency: 500, jitter: 50}, {rate: 2} (KB/s), {bytes: 28}, {timeout: 0}, {average_size: 1, size_variation: 0, delay: 0}.",
         },
         down: { type: 'boolean', const: true, description: 'Disable the proxy instead of adding a toxic.' },
       },
@@ -388,7 +424,8 @@ export const scenarioSchema = {
       type: 'number',
       exclusiveMinimum: 0,
       maximum: 1,
-      description: 'Time compression: every nominal duration in faults and restarts is multiplied by this (0.01 makes a "30 s" cut last 300 ms); stated in the report. Default 1.',
+      description:
+        'Time compression: every nominal duration in faults and restarts is multiplied by this (0.01 makes a "30 s" cut last 300 ms); stated in the report. Default 1.',
     },
     events: ledgerEventsSchema,
     publisher: publisherSchema,

@@ -214,9 +214,7 @@ export class ToxiproxyAdapter {
 
   /** @internal */
   async setEnabled(proxy: string, enabled: boolean): Promise<void> {
-    await this.call(enabled ? 'enable proxy' : 'disable proxy', { proxy }, () =>
-      this.http.request('PATCH', this.proxyUrl(proxy), { enabled }),
-    );
+    await this.call(enabled ? 'enable proxy' : 'disable proxy', { proxy }, () => this.http.request('PATCH', this.proxyUrl(proxy), { enabled }));
   }
 
   private proxyUrl(name: string): string {

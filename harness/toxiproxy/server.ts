@@ -67,10 +67,10 @@ const HOW_TO_GET_ONE = [
 
 /** Starts (or connects to) the real Toxiproxy server; see the module comment for the order. */
 export async function startToxiproxy(options: StartToxiproxyOptions = {}): Promise<ToxiproxyServer> {
-  const external = options.url ?? nonEmpty(process.env['TOXIPROXY_URL']);
+  const external = options.url ?? nonEmpty(process.env.TOXIPROXY_URL);
   if (external !== undefined) return useRunningServer(external, options.url !== undefined ? 'url option' : 'TOXIPROXY_URL');
 
-  const logLevel = options.logLevel ?? nonEmpty(process.env['TOXIPROXY_LOG_LEVEL']) ?? 'info';
+  const logLevel = options.logLevel ?? nonEmpty(process.env.TOXIPROXY_LOG_LEVEL) ?? 'info';
   if (!['trace', 'debug', 'info'].includes(logLevel)) {
     throw new Error(`toxiproxy log level must be trace, debug or info, not ${JSON.stringify(logLevel)}`);
   }
@@ -92,7 +92,7 @@ export async function startToxiproxy(options: StartToxiproxyOptions = {}): Promi
  * else toxiproxy-server on PATH. Throws with installation advice when there is none.
  */
 export function locateToxiproxyServer(explicit?: string): string {
-  const given = explicit ?? nonEmpty(process.env['TOXIPROXY_SERVER']);
+  const given = explicit ?? nonEmpty(process.env.TOXIPROXY_SERVER);
   if (given !== undefined) {
     const from = explicit !== undefined ? 'binary option' : 'TOXIPROXY_SERVER';
     const path = resolve(given);
@@ -103,14 +103,12 @@ export function locateToxiproxyServer(explicit?: string): string {
   }
   const local = join(toolsBinDir, BINARY_NAME);
   if (isExecutableFile(local)) return local;
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (dir === '') continue;
     const candidate = join(dir, BINARY_NAME);
     if (isExecutableFile(candidate)) return candidate;
   }
-  throw new Error(
-    `no toxiproxy-server found (looked at TOXIPROXY_URL, TOXIPROXY_SERVER, ${local} and PATH).\n${HOW_TO_GET_ONE}`,
-  );
+  throw new Error(`no toxiproxy-server found (looked at TOXIPROXY_URL, TOXIPROXY_SERVER, ${local} and PATH).\n${HOW_TO_GET_ONE}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,9 +178,10 @@ async function launch(binary: string, port: number, logLevel: string, options: S
   let exitInfo: string | undefined;
   const exited: Promise<void> = child.then(
     (result) => {
-      exitInfo = result.failed && result.exitCode === undefined && result.signal === undefined
-        ? result.shortMessage
-        : `exit code ${String(result.exitCode ?? 'none')}, signal ${String(result.signal ?? 'none')}`;
+      exitInfo =
+        result.failed && result.exitCode === undefined && result.signal === undefined
+          ? result.shortMessage
+          : `exit code ${String(result.exitCode ?? 'none')}, signal ${String(result.signal ?? 'none')}`;
     },
     (error: unknown) => {
       exitInfo = describe(error);

@@ -9,13 +9,9 @@ export const MAX_LINE_BYTES = 64; // including the LF
 export const MIN_DELTA = -1000;
 export const MAX_DELTA = 1000;
 
-export type PublisherLine =
-  | { kind: 'event'; seq: number; delta: number }
-  | { kind: 'resync'; firstAvailable: number };
+export type PublisherLine = { kind: 'event'; seq: number; delta: number } | { kind: 'resync'; firstAvailable: number };
 
-export type ConsumerLine =
-  | { kind: 'resume'; last: number }
-  | { kind: 'ack'; seq: number };
+export type ConsumerLine = { kind: 'resume'; last: number } | { kind: 'ack'; seq: number };
 
 export class MalformedLine extends Error {
   constructor(

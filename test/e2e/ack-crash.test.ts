@@ -22,10 +22,21 @@ for (const consumer of consumers) {
       journal.filter((e) => e.type === 'wire' && e.stream === 'consumer' && e.conn === conn && e.kind === 'recv').map((e) => (e as { line: string }).line);
     t.same(acks(1), ['RESUME -1\n', 'ACK 0\n'], 'first process: RESUME -1, ACK 0, no ACK 1');
     t.same(acks(2), ['RESUME 1\n', 'ACK 1\n', 'ACK 2\n'], 'second process: RESUME 1, ACK 1, ACK 2');
-    const sent2 = journal.filter((e) => e.type === 'wire' && e.stream === 'consumer' && e.conn === 2 && e.kind === 'send').map((e) => (e as { line: string }).line);
+    const sent2 = journal
+      .filter((e) => e.type === 'wire' && e.stream === 'consumer' && e.conn === 2 && e.kind === 'send')
+      .map((e) => (e as { line: string }).line);
     t.same(sent2, ['EVENT 1 5\n', 'EVENT 2 -3\n'], 'the publisher resent 1, then sent 2');
     const final = journal.find((e) => e.type === 'store-read' && e.role === 'consumer' && e.when === 'final');
-    t.match(final, { store: { checkpoint: [{ id: 1, last: 2, total: 9 }], ledger: [[0, 7], [1, 5], [2, -3]] } });
+    t.match(final, {
+      store: {
+        checkpoint: [{ id: 1, last: 2, total: 9 }],
+        ledger: [
+          [0, 7],
+          [1, 5],
+          [2, -3],
+        ],
+      },
+    });
     const exits = journal.filter((e) => e.type === 'process-exit' && e.role === 'consumer').map((e) => (e as { code: number }).code);
     t.same(exits, [86, 0]);
     t.same(survivors(journal), [], 'no consumer, control or toxiproxy process left');
@@ -39,7 +50,10 @@ t.test('ack-crash catches the ack-before-commit mutant and names the seq', async
   t.match(result.stdout, /FAIL {2}ack-crash/);
   t.match(result.stdout, /incarnation 1 sent ACK 1 .*written before seq 1 was committed/);
   const { journal } = onlyRun(reports);
-  t.match(journal.find((e) => e.type === 'verdict'), { pass: false });
+  t.match(
+    journal.find((e) => e.type === 'verdict'),
+    { pass: false },
+  );
   t.same(survivors(journal), []);
 });
 

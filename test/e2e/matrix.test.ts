@@ -13,7 +13,13 @@ t.test('quick mutant matrix: references pass everything, every mutant is caught 
   const result = await chaoslab(['mutants', '--quick', '--jobs', '2', '--reports', reports], { timeout: 880_000 });
   const batch = readdirSync(reports).find((d) => d.includes('mutants-quick'));
   t.ok(batch, 'a matrix folder was written');
-  const rows = JSON.parse(readFileSync(join(reports, batch!, 'matrix.json'), 'utf8')) as { consumer: string; kind: string; ok: boolean; note: string; cells: { scenario: string; status: string }[] }[];
+  const rows = JSON.parse(readFileSync(join(reports, batch!, 'matrix.json'), 'utf8')) as {
+    consumer: string;
+    kind: string;
+    ok: boolean;
+    note: string;
+    cells: { scenario: string; status: string }[];
+  }[];
   const index = readFileSync(join(process.cwd(), 'consumer', 'mutants', 'index.yaml'), 'utf8');
   const mutantNames = [...index.matchAll(/^ {2}- name: ([a-z-]+)\n {4}languages/gm)].map((m) => m[1]);
   t.equal(rows.filter((r) => r.kind === 'mutant').length, mutantNames.length * 2, 'every mutant in both languages');
