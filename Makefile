@@ -12,7 +12,7 @@ SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/
 .PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench lint format
 
 help:
-	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/python/client.py']   run one scenario"
+	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/ledger/python/client.py']   run one scenario"
 	@echo "make scenario FILE=path/to/scenario.yaml                                    run a scenario file"
 	@echo "make test                                                                   run the test suite"
 	@echo "make catalogue [CONSUMER=...] [JOBS=2]                                      run every scenario against one consumer"

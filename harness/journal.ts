@@ -4,7 +4,7 @@
 
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { TranscriptEvent } from '../publisher/transcript.js';
-import type { StoreSnapshot } from './ledger/store-reader.js';
+import type { StoreSnapshot } from './labs/ledger/store-reader.js';
 
 export const JOURNAL_SCHEMA = 1;
 

@@ -34,9 +34,12 @@ export interface MatrixRow {
   note: string;
 }
 
-const COMMAND = { typescript: (name: string) => `node dist/consumer/mutants/${name}.js`, python: (name: string) => `python3 consumer/mutants/${name}.py` };
+const COMMAND = {
+  typescript: (name: string) => `node dist/consumer/ledger/mutants/${name}.js`,
+  python: (name: string) => `python3 consumer/ledger/mutants/${name}.py`,
+};
 
-/** Reads consumer/mutants/index.yaml; a mistake names the file and the entry. */
+/** Reads consumer/ledger/mutants/index.yaml; a mistake names the file and the entry. */
 export function loadMatrixConsumers(indexFile: string): MatrixConsumer[] {
   const doc = parse(readFileSync(indexFile, 'utf8')) as {
     references?: { name?: string; command?: string }[];
@@ -141,4 +144,4 @@ export function renderMatrixMarkdown(rows: MatrixRow[], scenarios: string[], bat
   return lines.join('\n');
 }
 
-export const mutantIndexFile = (root: string) => join(root, 'consumer', 'mutants', 'index.yaml');
+export const mutantIndexFile = (root: string) => join(root, 'consumer', 'ledger', 'mutants', 'index.yaml');

@@ -14,7 +14,7 @@ function findProjectRoot(): string {
 }
 
 export const projectRoot = findProjectRoot();
-export const scenariosDir = join(projectRoot, 'scenarios');
+export const scenariosDir = join(projectRoot, 'scenarios', 'ledger');
 export const defaultReportsDir = join(projectRoot, 'reports');
 export const toolsBinDir = join(projectRoot, '.tools', 'bin');
 export const harnessVersion = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
@@ -23,4 +23,4 @@ export const harnessVersion = (JSON.parse(readFileSync(join(projectRoot, 'packag
 export const shellQuote = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
 
 /** The TypeScript reference consumer, compiled: the default consumer and the control. */
-export const referenceConsumerCommand = `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'typescript', 'client.js'))}`;
+export const referenceConsumerCommand = `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'ledger', 'typescript', 'client.js'))}`;

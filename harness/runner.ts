@@ -6,12 +6,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Publisher } from '../publisher/server.js';
+import { Publisher } from '../publisher/ledger/server.js';
 import { runCleanups } from './cleanup.js';
 import { FaultEngine } from './faults/engine.js';
 import { JOURNAL_SCHEMA, type JournalEntry, JournalWriter, type Role, readJournal } from './journal.js';
-import { type Verdict, checkLedgerRun } from './ledger/checker.js';
-import { readStore } from './ledger/store-reader.js';
+import { type Verdict, checkLedgerRun } from './labs/ledger/checker.js';
+import { readStore } from './labs/ledger/store-reader.js';
 import { harnessVersion, referenceConsumerCommand } from './paths.js';
 import { renderRunFolder } from './report/render-all.js';
 import type { Scenario } from './scenario/load.js';

@@ -4,8 +4,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { type JournalEntry, JournalWriter, readJournal } from '../harness/journal.js';
-import { checkLedgerRun } from '../harness/ledger/checker.js';
-import { readStore } from '../harness/ledger/store-reader.js';
+import { checkLedgerRun } from '../harness/labs/ledger/checker.js';
+import { readStore } from '../harness/labs/ledger/store-reader.js';
 import { renderSummary } from '../harness/report/summary.js';
 
 const SCRIPT = [7, 5, -3].map((delta, seq) => ({ seq, delta }));

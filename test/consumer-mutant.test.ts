@@ -1,4 +1,4 @@
-// The mutants of consumer/mutants/ (see its README.md): near misses that pass a normal run
+// The mutants of consumer/ledger/mutants/ (see its README.md): near misses that pass a normal run
 // but break one sentence of the seed. For each mutant, in TypeScript and in Python:
 //   - a plain happy run passes, exactly like the references (the "near miss" half);
 //   - one direct behavioural test shows the bug through the wire, the file or the exit

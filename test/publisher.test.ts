@@ -1,8 +1,8 @@
 import { type Socket, connect } from 'node:net';
 import t from 'tap';
-import { ResyncRequired, RetentionLog } from '../publisher/log.js';
-import { Publisher } from '../publisher/server.js';
-import type { StreamConfig } from '../publisher/stream.js';
+import { ResyncRequired, RetentionLog } from '../publisher/ledger/log.js';
+import { Publisher } from '../publisher/ledger/server.js';
+import type { StreamConfig } from '../publisher/ledger/stream.js';
 import type { TranscriptEntry } from '../publisher/transcript.js';
 
 const script = (deltas: number[]) => deltas.map((delta, seq) => ({ seq, delta }));

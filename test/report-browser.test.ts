@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import type { JournalEntry } from '../harness/journal.js';
-import { checkLedgerRun } from '../harness/ledger/checker.js';
-import type { StoreSnapshot } from '../harness/ledger/store-reader.js';
+import { checkLedgerRun } from '../harness/labs/ledger/checker.js';
+import type { StoreSnapshot } from '../harness/labs/ledger/store-reader.js';
 import { renderRunFolder } from '../harness/report/render-all.js';
 
 t.setTimeout(120_000);
@@ -89,7 +89,7 @@ function failingRun(): JournalEntry[] {
     node: 'v20',
     platform: 'linux-x64',
     cwd: '/lab',
-    consumerCommand: 'node dist/consumer/mutants/ack-before-commit.js',
+    consumerCommand: 'node dist/consumer/ledger/mutants/ack-before-commit.js',
     controlCommand: 'node client.js',
   });
   w({ type: 'scenario', source: 'name: ack-crash\nevents:\n  deltas: [7, 5, -3]\n', plan });

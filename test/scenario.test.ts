@@ -13,7 +13,7 @@ import {
 } from '../harness/scenario/load.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const SCENARIOS = path.join(ROOT, 'scenarios');
+const SCENARIOS = path.join(ROOT, 'scenarios', 'ledger');
 
 /** Loads `file` expecting a ScenarioError; returns its problems. */
 function problemsOf(t: Test, file: string): ScenarioProblem[] {

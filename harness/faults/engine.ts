@@ -2,7 +2,7 @@
 // awaits these hooks, so a fault is in place before the traffic it targets), process events
 // (an incarnation starting or exiting) and times. Every apply and lift goes to the journal.
 
-import type { StreamHooks } from '../../publisher/stream.js';
+import type { StreamHooks } from '../../publisher/ledger/stream.js';
 import type { JournalWriter } from '../journal.js';
 import type { FaultPlan, Trigger } from '../scenario/load.js';
 import type { AppliedEffect, FaultTarget } from './effect.js';

@@ -8,7 +8,7 @@
 // console, JUnit and this page all use it.
 
 import type { JournalEntry } from '../journal.js';
-import { type Verdict, compareAcks } from '../ledger/checker.js';
+import { type Verdict, compareAcks } from '../labs/ledger/checker.js';
 import {
   type DiagramOptions,
   KNOWN_TYPES,

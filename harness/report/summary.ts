@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type JournalEntry, readJournal } from '../journal.js';
-import type { Verdict } from '../ledger/checker.js';
+import type { Verdict } from '../labs/ledger/checker.js';
 import { explainRun, timeScaleOf } from './html.js';
 
 export function renderSummary(journal: JournalEntry[]): string {

@@ -19,7 +19,7 @@ import {
   type ScenarioFile,
   type TriggerFile,
 } from './schema.js';
-import type { Misbehaviour } from '../../publisher/misbehaviour.js';
+import type { Misbehaviour } from '../../publisher/ledger/misbehaviour.js';
 
 export type ExpectExit = 'zero' | 'nonzero' | 'any';
 

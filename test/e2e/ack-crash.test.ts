@@ -8,7 +8,7 @@ t.setTimeout(300_000);
 
 const consumers = [
   { name: 'TypeScript reference', args: [] },
-  { name: 'Python reference', args: ['--consumer', 'python3 consumer/python/client.py'] },
+  { name: 'Python reference', args: ['--consumer', 'python3 consumer/ledger/python/client.py'] },
 ];
 
 for (const consumer of consumers) {
@@ -45,7 +45,7 @@ for (const consumer of consumers) {
 
 t.test('ack-crash catches the ack-before-commit mutant and names the seq', async (t) => {
   const reports = t.testdir();
-  const result = await chaoslab(['run', 'ack-crash', '--reports', reports, '--consumer', 'node dist/consumer/mutants/ack-before-commit.js']);
+  const result = await chaoslab(['run', 'ack-crash', '--reports', reports, '--consumer', 'node dist/consumer/ledger/mutants/ack-before-commit.js']);
   t.equal(result.exitCode, 1, 'exit 1 = the consumer failed');
   t.match(result.stdout, /FAIL {2}ack-crash/);
   t.match(result.stdout, /incarnation 1 sent ACK 1 .*written before seq 1 was committed/);

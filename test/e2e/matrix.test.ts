@@ -1,6 +1,6 @@
 // Issue 3's proof, in `make test`: both reference consumers pass the whole catalogue, and every
 // mutant passes happy-path (a near miss) and is caught by its designated killer for the reason
-// consumer/mutants/index.yaml names. `make mutants` runs the full matrix.
+// consumer/ledger/mutants/index.yaml names. `make mutants` runs the full matrix.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -20,10 +20,10 @@ t.test('quick mutant matrix: references pass everything, every mutant is caught 
     note: string;
     cells: { scenario: string; status: string }[];
   }[];
-  const index = readFileSync(join(process.cwd(), 'consumer', 'mutants', 'index.yaml'), 'utf8');
+  const index = readFileSync(join(process.cwd(), 'consumer', 'ledger', 'mutants', 'index.yaml'), 'utf8');
   const mutantNames = [...index.matchAll(/^ {2}- name: ([a-z-]+)\n {4}languages/gm)].map((m) => m[1]);
   t.equal(rows.filter((r) => r.kind === 'mutant').length, mutantNames.length * 2, 'every mutant in both languages');
-  const scenarios = readdirSync(join(process.cwd(), 'scenarios')).filter((f) => f.endsWith('.yaml')).length;
+  const scenarios = readdirSync(join(process.cwd(), 'scenarios', 'ledger')).filter((f) => f.endsWith('.yaml')).length;
   for (const row of rows) {
     t.ok(row.ok, `${row.consumer}: ${row.note}`);
     if (row.kind === 'reference') t.equal(row.cells.filter((c) => c.status === 'pass').length, scenarios, `${row.consumer} passes all ${scenarios} scenarios`);

@@ -24,17 +24,21 @@ export interface Consumer {
 export const TS_CONSUMER: Consumer = {
   name: 'ts',
   command: process.execPath,
-  args: [process.env.CONSUMER_TEST_TS ?? join(ROOT, 'dist/consumer/typescript/client.js')],
+  args: [process.env.CONSUMER_TEST_TS ?? join(ROOT, 'dist/consumer/ledger/typescript/client.js')],
 };
-export const PY_CONSUMER: Consumer = { name: 'python', command: 'python3', args: [process.env.CONSUMER_TEST_PY ?? join(ROOT, 'consumer/python/client.py')] };
+export const PY_CONSUMER: Consumer = {
+  name: 'python',
+  command: 'python3',
+  args: [process.env.CONSUMER_TEST_PY ?? join(ROOT, 'consumer/ledger/python/client.py')],
+};
 export const MUTANT_ACK_BEFORE_COMMIT: Consumer = {
   name: 'mutant ack-before-commit',
   command: process.execPath,
-  args: [join(ROOT, 'dist/consumer/mutants/ack-before-commit.js')],
+  args: [join(ROOT, 'dist/consumer/ledger/mutants/ack-before-commit.js')],
 };
 export const CONSUMERS: readonly Consumer[] = [TS_CONSUMER, PY_CONSUMER];
 
-// The mutants of consumer/mutants/ (see its README.md): near misses of the references, each
+// The mutants of consumer/ledger/mutants/ (see its README.md): near misses of the references, each
 // in TypeScript (compiled to dist/) and Python.
 export const MUTANT_NAMES = [
   'ack-before-commit',
@@ -56,8 +60,8 @@ export type Lang = 'ts' | 'python';
 
 export function mutant(name: MutantName, lang: Lang): Consumer {
   return lang === 'ts'
-    ? { name: `mutant ${name} [ts]`, command: process.execPath, args: [join(ROOT, `dist/consumer/mutants/${name}.js`)] }
-    : { name: `mutant ${name} [python]`, command: 'python3', args: [join(ROOT, `consumer/mutants/${name}.py`)] };
+    ? { name: `mutant ${name} [ts]`, command: process.execPath, args: [join(ROOT, `dist/consumer/ledger/mutants/${name}.js`)] }
+    : { name: `mutant ${name} [python]`, command: 'python3', args: [join(ROOT, `consumer/ledger/mutants/${name}.py`)] };
 }
 
 /** The reference consumer of the same language as a mutant. */

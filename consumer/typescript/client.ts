@@ -1,6 +1,0 @@
-// Entry point of the TypeScript reference consumer: `node dist/consumer/typescript/client.js`.
-// Everything (environment, store, wire, fault hook) lives in ledger-client.ts so that the
-// mutants in consumer/mutants/ can reuse it and override a single step.
-import { main } from './ledger-client.js';
-
-await main();
