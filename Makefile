@@ -18,7 +18,7 @@ help:
 	@echo "make catalogue [CONSUMER=...] [JOBS=2]                                      run every scenario against one consumer"
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make setup                                                                  install everything (done by the targets above)"
-	@echo "make lint                                                                   check formatting and lint rules (Biome); make format rewrites"
+	@echo "make lint                                                                   Biome (format, lint) and a type check of the tests too; make format rewrites"
 	@echo "make bench                                                                  time report rendering of a 100 000-event run"
 
 setup: check-tools deps build toxiproxy
@@ -79,6 +79,7 @@ mutants: setup
 # Biome: formatting and lint rules in one pass; `make test` runs it first.
 lint: deps
 	npx biome check .
+	npx tsc -p tsconfig.test.json
 
 format: deps
 	npx biome check --write .

@@ -1,12 +1,14 @@
 // The run's journal: JSON Lines, one synchronous append per entry, so a crash or Ctrl-C
-// still leaves everything up to that moment readable. Everything after the run — checker,
-// reports — is derived from it. Schema: docs/journal.md.
+// still leaves everything up to that moment readable. The writer also keeps every entry in
+// memory: the checker judges from that record — what the harness itself saw — never from the
+// file, which is the harness's output, not its input. Schema: docs/journal.md.
 
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { TranscriptEvent } from '../publisher/transcript.js';
-import type { StoreSnapshot } from './labs/ledger/store-reader.js';
+import type { ProcessRef, Verdict } from './verdict.js';
 
-export const JOURNAL_SCHEMA = 1;
+/** 2: labs (a `protocol` per run), findings in the verdict, connection owners on `wire` opens. */
+export const JOURNAL_SCHEMA = 2;
 
 export type Role = 'consumer' | 'control';
 
@@ -20,6 +22,8 @@ export type JournalEvent =
       node: string;
       platform: string;
       cwd: string;
+      /** The lab. */
+      protocol: string;
       consumerCommand: string;
       controlCommand: string;
     }
@@ -44,10 +48,12 @@ export type JournalEvent =
       stdoutBytes: number;
       stderrBytes: number;
     }
-  | ({ type: 'wire'; stream: string; conn: number } & TranscriptEvent)
-  | { type: 'store-read'; role: Role; incarnation?: number; when: 'after-exit' | 'while-stopped' | 'final'; db: string; store: StoreSnapshot }
+  /** A line on the wire, as the publisher saw it; on `open`, the process that owns the connection. */
+  | ({ type: 'wire'; stream: string; conn: number; owner?: ProcessRef } & TranscriptEvent)
+  /** The harness read a consumer's store through an independent connection; `store` is the lab's snapshot. */
+  | { type: 'store-read'; role: Role; incarnation?: number; when: 'after-exit' | 'while-stopped' | 'final'; db: string; store: unknown }
   | { type: 'fault'; action: 'apply' | 'lift'; name: string; kind: 'toxic' | 'proxy-down' | 'signal'; detail: string; incarnation?: number }
-  | { type: 'verdict'; pass: boolean; reasons: string[]; details: unknown }
+  | { type: 'verdict'; verdict: Verdict }
   | { type: 'harness-error'; message: string }
   | { type: 'run-end'; status: 'pass' | 'fail' | 'error' };
 
@@ -55,6 +61,8 @@ export type JournalEntry = { t: number } & JournalEvent;
 
 export class JournalWriter {
   private fd: number | undefined;
+  /** Everything written, in order: the harness's own record of the run. */
+  readonly entries: JournalEntry[] = [];
 
   constructor(
     readonly path: string,
@@ -69,6 +77,7 @@ export class JournalWriter {
     if (this.fd === undefined) return;
     const entry = { t: Math.round(this.clock() * 1000) / 1000, ...event } as JournalEntry;
     writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+    this.entries.push(entry);
     this.listener?.(entry);
   }
 

@@ -3,10 +3,12 @@
 // near miss) and is caught by its designated killer for the reason its header names.
 
 import { readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
 import { parse } from 'yaml';
 import type { BatchItem } from './batch.js';
+import type { Lab } from './lab.js';
 import type { RunResult } from './runner.js';
+import { findingTexts } from './verdict.js';
 
 export interface MatrixConsumer {
   /** "typescript" for a reference, "ack-before-commit (python)" for a mutant. */
@@ -34,13 +36,16 @@ export interface MatrixRow {
   note: string;
 }
 
-const COMMAND = {
-  typescript: (name: string) => `node dist/consumer/ledger/mutants/${name}.js`,
-  python: (name: string) => `python3 consumer/ledger/mutants/${name}.py`,
-};
+/** A mutant's command in each language, run from the project root. */
+const commandOf = (lab: string) => ({
+  typescript: (name: string) => `node dist/consumer/${lab}/mutants/${name}.js`,
+  python: (name: string) => `python3 consumer/${lab}/mutants/${name}.py`,
+});
 
-/** Reads consumer/ledger/mutants/index.yaml; a mistake names the file and the entry. */
-export function loadMatrixConsumers(indexFile: string): MatrixConsumer[] {
+/** Reads a lab's consumer/<lab>/mutants/index.yaml; a mistake names the file and the entry. */
+export function loadMatrixConsumers(lab: Pick<Lab, 'name' | 'mutantIndex'>): MatrixConsumer[] {
+  const indexFile = lab.mutantIndex;
+  const COMMAND = commandOf(lab.name);
   const doc = parse(readFileSync(indexFile, 'utf8')) as {
     references?: { name?: string; command?: string }[];
     mutants?: { name?: string; languages?: string[]; killer?: string; reason?: string }[];
@@ -71,23 +76,28 @@ export function loadMatrixConsumers(indexFile: string): MatrixConsumer[] {
  * `make test` runs): references against every scenario, each mutant against happy-path and
  * its killer only.
  */
-export function matrixItems(consumers: MatrixConsumer[], scenarios: BatchItem['scenario'][], quick: boolean): (BatchItem & { consumer: MatrixConsumer })[] {
+export function matrixItems(
+  consumers: MatrixConsumer[],
+  scenarios: BatchItem['scenario'][],
+  quick: boolean,
+  happyPath: string,
+): (BatchItem & { consumer: MatrixConsumer })[] {
   return consumers.flatMap((consumer) =>
     scenarios
-      .filter((s) => !quick || consumer.kind === 'reference' || s.name === 'happy-path' || s.name === consumer.killer)
+      .filter((s) => !quick || consumer.kind === 'reference' || s.name === happyPath || s.name === consumer.killer)
       .map((scenario) => ({ scenario, consumer, consumerCommand: consumer.command, label: `${consumer.label} × ${scenario.name}` })),
   );
 }
 
-export function judgeRow(consumer: MatrixConsumer, cells: Cell[]): MatrixRow {
+export function judgeRow(consumer: MatrixConsumer, cells: Cell[], happyPath: string): MatrixRow {
   const failed = cells.filter((c) => c.status !== 'pass');
   if (consumer.kind === 'reference') {
     const ok = failed.length === 0;
     return { consumer, cells, ok, note: ok ? `passes all ${cells.length} scenarios` : failed.map((c) => `FAILS ${c.scenario}: ${c.reason}`).join('; ') };
   }
-  const happy = cells.find((c) => c.scenario === 'happy-path');
+  const happy = cells.find((c) => c.scenario === happyPath);
   const killer = cells.find((c) => c.scenario === consumer.killer);
-  if (happy?.status !== 'pass') return { consumer, cells, ok: false, note: `not a near miss: fails happy-path (${happy?.reason ?? 'not run'})` };
+  if (happy?.status !== 'pass') return { consumer, cells, ok: false, note: `not a near miss: fails ${happyPath} (${happy?.reason ?? 'not run'})` };
   if (!killer) return { consumer, cells, ok: false, note: `its killer ${consumer.killer} was not run` };
   if (killer.status === 'pass') return { consumer, cells, ok: false, note: `SURVIVED ${killer.scenario}` };
   if (killer.status === 'error') return { consumer, cells, ok: false, note: `harness error in ${killer.scenario}: ${killer.reason}` };
@@ -103,7 +113,7 @@ export function judgeRow(consumer: MatrixConsumer, cells: Cell[]): MatrixRow {
 }
 
 export function cellOf(scenario: string, result: RunResult): Cell {
-  const reasons = result.error ? [result.error] : [...(result.verdict?.harnessErrors ?? []), ...(result.verdict?.reasons ?? [])];
+  const reasons = result.error ? [result.error] : result.verdict ? findingTexts(result.verdict) : [];
   return { scenario, status: result.status, reason: reasons[0] ?? '', reasons, runDir: result.runDir };
 }
 
@@ -143,5 +153,3 @@ export function renderMatrixMarkdown(rows: MatrixRow[], scenarios: string[], bat
   ];
   return lines.join('\n');
 }
-
-export const mutantIndexFile = (root: string) => join(root, 'consumer', 'ledger', 'mutants', 'index.yaml');

@@ -14,13 +14,11 @@ function findProjectRoot(): string {
 }
 
 export const projectRoot = findProjectRoot();
-export const scenariosDir = join(projectRoot, 'scenarios', 'ledger');
+/** The catalogue: one folder per lab, `scenarios/<lab>/<name>.yaml`. */
+export const scenariosDir = join(projectRoot, 'scenarios');
 export const defaultReportsDir = join(projectRoot, 'reports');
 export const toolsBinDir = join(projectRoot, '.tools', 'bin');
 export const harnessVersion = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** Quotes a path for /bin/sh. */
 export const shellQuote = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
-
-/** The TypeScript reference consumer, compiled: the default consumer and the control. */
-export const referenceConsumerCommand = `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'ledger', 'typescript', 'client.js'))}`;

@@ -2,11 +2,29 @@
 import Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { type JournalEntry, JournalWriter, readJournal } from '../harness/journal.js';
-import { checkLedgerRun } from '../harness/labs/ledger/checker.js';
+import { checkLedgerRun as checkRun, incarnationFacts } from '../harness/labs/ledger/checker.js';
+import type { LedgerPlan } from '../harness/labs/ledger/scenario.js';
 import { readStore } from '../harness/labs/ledger/store-reader.js';
 import { renderSummary } from '../harness/report/summary.js';
+import type { Scenario } from '../harness/scenario/types.js';
+import { findingTexts } from '../harness/verdict.js';
+
+/** The checker on a journal whose `scenario` entry holds the plan; its verdict, plus the facts the tests look at. */
+function checkLedgerRun(journal: JournalEntry[]) {
+  const plan = { source: '', ...(journal.find((e) => e.type === 'scenario')!.plan as Omit<Scenario<LedgerPlan>, 'source'>) };
+  const verdict = checkRun(journal, plan, (_role, db) => readStore(db));
+  const [last, total, events] = verdict.state.rows[0]!.cells as number[];
+  return {
+    verdict,
+    pass: verdict.status === 'pass',
+    reasons: verdict.findings.map((f) => f.text),
+    harnessErrors: verdict.harnessErrors.map((f) => f.text),
+    expected: { last, total, events },
+    incarnations: incarnationFacts(journal, plan, 'consumer'),
+  };
+}
 
 const SCRIPT = [7, 5, -3].map((delta, seq) => ({ seq, delta }));
 
@@ -32,20 +50,24 @@ function journalFor(
   incs: Inc[],
   transcript?: { incarnation: number; resume: number; acks?: number[]; closedBy?: 'consumer' | 'publisher' }[],
 ): JournalEntry[] {
-  const plan = {
+  const plan: Omit<Scenario<LedgerPlan>, 'source'> = {
     file: 'x.yaml',
     name: 'x',
     description: 'x',
     protocol: 'ledger',
     timeoutMs: 2000,
     deadlineMs: 60000,
-    events: SCRIPT,
-    eventSource: { kind: 'explicit' },
-    publisher: { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000 },
-    consumer: {
-      incarnations: incs.map((i, n) => ({ ...(i.fault ? { fault: i.fault } : {}), expectExit: i.expectExit ?? (n === incs.length - 1 ? 'zero' : 'any') })),
+    timeScale: 1,
+    faults: [],
+    lab: {
+      events: SCRIPT,
+      eventSource: { kind: 'explicit' },
+      publisher: { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000, forgetAcked: false, retentionMoves: [], misbehaviour: [] },
+      consumer: {
+        incarnations: incs.map((i, n) => ({ ...(i.fault ? { fault: i.fault } : {}), expectExit: i.expectExit ?? (n === incs.length - 1 ? 'zero' : 'any') })),
+      },
+      expect: transcript ? { transcript } : {},
     },
-    expect: transcript ? { transcript } : {},
   };
   let t = 0;
   const e: JournalEntry[] = [
@@ -56,7 +78,7 @@ function journalFor(
   incs.forEach((inc, i) => {
     const n = i + 1;
     e.push({ t: t++, type: 'process-start', role: 'consumer', incarnation: n, pid: 1, command: 'x', env: {} });
-    e.push({ t: t++, type: 'wire', stream: 'consumer', conn: n, kind: 'open', tag: `incarnation ${n}` });
+    e.push({ t: t++, type: 'wire', stream: 'consumer', conn: n, kind: 'open', owner: { role: 'consumer', incarnation: n } });
     for (const line of inc.lines) e.push({ t: (t += 100), type: 'wire', stream: 'consumer', conn: n, kind: 'recv', line });
     e.push({
       t: t++,
@@ -113,7 +135,7 @@ const ACK_CRASH_EXPECT = [
   { incarnation: 2, resume: 1, acks: [1, 2] },
 ];
 
-function setup(t: Tap.Test, consumer: { checkpoint: [number, number][] | null; ledger: [number, number][] } | 'missing') {
+function setup(t: Test, consumer: { checkpoint: [number, number][] | null; ledger: [number, number][] } | 'missing') {
   const dir = t.testdir();
   makeStore(join(dir, 'control.db'), [[2, 9]], GOOD);
   if (consumer !== 'missing') makeStore(join(dir, 'consumer.db'), consumer.checkpoint, consumer.ledger);
@@ -197,6 +219,13 @@ t.test('transcript expectations: unexpected ACK after an ack-point crash names t
     /^incarnation 1 sent ACK 1 at \d\.\d{3} s, which it must not send: the process was ended at fault point ack:1, after COMMIT and before the ACK is written, so this ACK was written before seq 1 was committed$/,
   );
   t.match(v.reasons[1], /incarnation 2 never sent ACK 1 \(incarnation 1 had already acknowledged it, so it was not redelivered\)/);
+  const ackLine = journalFor(dir, mutant, ACK_CRASH_EXPECT).find((e) => e.type === 'wire' && e.kind === 'recv' && e.conn === 1 && e.line === 'ACK 1\n')!;
+  t.match(
+    v.verdict.findings[0],
+    { code: 'unexpected-ack', subject: { seqs: [1], t: ackLine.t, process: { role: 'consumer', incarnation: 1 } } },
+    'the finding names its seq, time and process as data, for the reports to highlight',
+  );
+  t.match(v.verdict.findings[1], { code: 'missing-ack', subject: { seqs: [1], process: { incarnation: 2 } } });
 });
 
 t.test('transcript expectations: wrong RESUME, missing RESUME, order', async (t) => {
@@ -297,12 +326,13 @@ t.test('journal: written line by line, a cut-off last line is ignored, a bad mid
 t.test('summary renders from a journal, complete or interrupted', async (t) => {
   const dir = setup(t, { checkpoint: [[2, 14]], ledger: GOOD });
   const journal = journalFor(dir, ACK_CRASH, ACK_CRASH_EXPECT);
-  const verdict = checkLedgerRun(journal);
+  const { verdict } = checkLedgerRun(journal);
   const md = renderSummary([
     {
       t: 0,
       type: 'run-start',
-      schema: 1,
+      schema: 2,
+      protocol: 'ledger',
       runId: 'r1',
       scenario: { name: 'ack-crash', file: 'f', description: 'Proves things.' },
       harnessVersion: '0',
@@ -313,13 +343,17 @@ t.test('summary renders from a journal, complete or interrupted', async (t) => {
       controlCommand: 'c',
     },
     ...journal,
-    { t: 9, type: 'verdict', pass: false, reasons: verdict.reasons, details: verdict },
+    { t: 9, type: 'verdict', verdict },
     { t: 10, type: 'run-end', status: 'fail' },
   ]);
   t.match(md, /^# chaoslab: ack-crash — FAIL/);
   t.match(md, /## Why\n\n- seq 1 applied twice/);
-  t.match(md, /\| consumer under test \| 2 \| 14 \| 3 \|/);
-  t.match(md, /\| 1 \| exit@ack:1 \| -1 \| 0 \| 86 \|/);
+  t.match(md, /\| \*\*consumer under test\*\* \| 2 \| 14 \| 3 \|/);
+  t.match(md, /\| #1 \| exit@ack:1 \| [^|]+ \| -1 \| 0 \| exit 86 at /);
+  t.same(
+    findingTexts(verdict),
+    [...verdict.harnessErrors, ...verdict.findings].map((f) => f.text),
+  );
   t.match(renderSummary(journal.slice(0, 3)), /did not finish: this summary was rendered from a partial journal/);
 });
 
@@ -416,13 +450,27 @@ t.test('closed_by, final_last, harness errors in the journal, restarts beyond th
     [{ lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n'], exit: { code: 7 }, expectExit: 'nonzero' }],
     [{ incarnation: 1, resume: -1, acks: [0, 1], closedBy: 'consumer' }],
   );
-  (j[0] as { plan: { expect: { finalLast?: number } } }).plan.expect.finalLast = 1;
+  (j[0] as { plan: { lab: { expect: { finalLast?: number } } } }).plan.lab.expect.finalLast = 1;
   j.push({ t: 60, type: 'wire', stream: 'consumer', conn: 1, kind: 'close', by: 'publisher', reason: 'ack deadline' });
   const v = checkLedgerRun(j);
   t.match(v.reasons, [/incarnation 1's connection was closed by the publisher \(ack deadline\), but the consumer must close it/]);
   const reset = [...j.slice(0, -1), { t: 60, type: 'wire', stream: 'consumer', conn: 1, kind: 'close', by: 'reset', reason: 'ECONNRESET' } as JournalEntry];
   t.same(checkLedgerRun(reset).reasons, [], 'a reset is the consumer hanging up (the contract allows it)');
   t.equal(v.expected.last, 1, 'the expected state is the prefix up to final_last');
+  const rows = v.verdict.state.rows;
+  t.same(
+    rows.map((r) => [r.label, r.cells[0], r.ok]),
+    [
+      ['expected (from the script)', 1, undefined],
+      ['consumer under test', 1, true],
+      ['control consumer', 2, true],
+    ],
+    'the consumer is judged against the prefix, the control against the whole script: neither row is wrong',
+  );
+  t.match(
+    v.verdict.state.note,
+    /expects the consumer under test to stop at seq 1; the always-connected control consumer is judged against the whole script \(last 2/,
+  );
   j.push({ t: 61, type: 'harness-error', message: 'fault cut could not be applied' });
   t.same(checkLedgerRun(j).harnessErrors, ['harness: fault cut could not be applied']);
   // A restart the scenario did not list may end either way; it is still an incarnation.
@@ -430,9 +478,9 @@ t.test('closed_by, final_last, harness errors in the journal, restarts beyond th
     { lines: ['RESUME -1\n'], exit: { code: 6 } },
     { lines: ['RESUME 1\n'], exit: { code: 6 } },
   ]);
-  const plan = (restarted[0] as { plan: { consumer: { incarnations: unknown[] } } }).plan;
+  const plan = (restarted[0] as { plan: { lab: LedgerPlan } }).plan.lab;
   plan.consumer.incarnations = [{ expectExit: 'any' }];
-  (restarted[0] as { plan: { expect: { finalLast?: number } } }).plan.expect.finalLast = 1;
+  plan.expect.finalLast = 1;
   const r = checkLedgerRun(restarted);
   t.equal(r.incarnations.length, 2);
   t.same(r.reasons, []);

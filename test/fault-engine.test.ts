@@ -1,14 +1,51 @@
 // The fault engine's trigger logic with a recording fake proxy and process: which fault is
-// applied and lifted at which transcript point, process event or time.
+// applied and lifted at which transcript point, process event or time. Time is a fake clock the
+// test advances, so nothing here depends on how busy the machine is.
 import { join } from 'node:path';
-import t from 'tap';
-import { FaultEngine } from '../harness/faults/engine.js';
+import t, { type Test } from 'tap';
+import { FaultEngine, type Timers } from '../harness/faults/engine.js';
 import type { FaultTarget } from '../harness/faults/effect.js';
 import { type JournalEntry, JournalWriter, readJournal } from '../harness/journal.js';
-import type { FaultPlan } from '../harness/scenario/load.js';
+import { ledgerLab } from '../harness/labs/ledger/index.js';
+import type { FaultPlan } from '../harness/scenario/types.js';
 import type { SupervisedProcess } from '../harness/supervisor.js';
 
-function rig(t: Tap.Test, faults: FaultPlan[]) {
+/** Timers that fire only when the test advances the clock. */
+class FakeTimers implements Timers {
+  private now = 0;
+  private readonly due = new Map<number, { at: number; fn: () => void }>();
+  private next = 1;
+  setTimeout(fn: () => void, ms: number): unknown {
+    const id = this.next++;
+    this.due.set(id, { at: this.now + ms, fn });
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    this.due.delete(handle as number);
+  }
+  get pending(): number {
+    return this.due.size;
+  }
+  /** Moves the clock and runs what fell due, in order; lets the engine's promise chain settle after each. */
+  async advance(ms: number): Promise<void> {
+    const until = this.now + ms;
+    for (;;) {
+      const [id, timer] = [...this.due].sort((a, b) => a[1].at - b[1].at)[0] ?? [];
+      if (id === undefined || timer!.at > until) break;
+      this.due.delete(id);
+      this.now = timer!.at;
+      timer!.fn();
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+      await new Promise((r) => setImmediate(r));
+    }
+    this.now = until;
+  }
+}
+
+const before = (seq: number) => ({ kind: 'point', point: 'before_event', value: seq }) as const;
+const onAck = (seq: number) => ({ kind: 'point', point: 'on_ack', value: seq }) as const;
+
+function rig(t: Test, faults: FaultPlan[]) {
   const calls: string[] = [];
   const proxy = {
     addToxic: async (spec: { name: string; type: string; stream: string; attributes: Record<string, number> }) =>
@@ -26,10 +63,12 @@ function rig(t: Tap.Test, faults: FaultPlan[]) {
   const target: FaultTarget = { proxy: proxy as unknown as FaultTarget['proxy'], current: () => current };
   const path = join(t.testdir(), 'journal.jsonl');
   const journal = new JournalWriter(path, () => 0);
-  const engine = new FaultEngine(faults, target, journal);
+  const clock = new FakeTimers();
+  const engine = new FaultEngine(faults, target, journal, ledgerLab.faultPoints, clock);
   return {
     calls,
     engine,
+    clock,
     run: (n: number) => (current = { proc, incarnation: n }),
     exit: () => (current = undefined),
     faults: () =>
@@ -51,7 +90,7 @@ t.test('a toxic from an incarnation start until that process exits (ack-lost)', 
   await r.engine.incarnationStarting(1);
   t.same(r.calls, ['add cut limit_data upstream {"bytes":41}'], 'in place before the process starts');
   r.run(1);
-  await r.engine.hooks.beforeEvent!(1, 0);
+  await r.engine.point('before_event', 0);
   r.exit();
   await r.engine.incarnationExited(1);
   t.same(r.calls.at(-1), 'remove cut', 'lifted when incarnation 1 exits, before the restart');
@@ -61,47 +100,53 @@ t.test('a toxic from an incarnation start until that process exits (ack-lost)', 
 });
 
 t.test('transcript points: a cut before EVENT k, lifted at ACK j; first occurrence only', async (t) => {
-  const r = rig(t, [{ name: 'down', effect: { kind: 'proxy-down' }, start: { kind: 'before-event', seq: 5 }, end: { kind: 'on-ack', seq: 7 } }]);
+  const r = rig(t, [{ name: 'down', effect: { kind: 'proxy-down' }, start: before(5), end: onAck(7) }]);
   r.run(1);
-  await r.engine.hooks.beforeEvent!(1, 4);
+  await r.engine.point('before_event', 4);
   t.same(r.calls, []);
-  await r.engine.hooks.beforeEvent!(1, 5);
-  t.same(r.calls, ['disable'], 'applied before EVENT 5 goes out (the publisher awaits the hook)');
-  await r.engine.hooks.onAck!(1, 6);
-  await r.engine.hooks.onAck!(1, 7);
+  await r.engine.point('before_event', 5);
+  t.same(r.calls, ['disable'], 'applied before EVENT 5 goes out (the publisher awaits the point)');
+  await r.engine.point('on_ack', 6);
+  await r.engine.point('on_ack', 7);
   t.same(r.calls, ['disable', 'enable']);
-  await r.engine.hooks.beforeEvent!(2, 5);
+  await r.engine.point('before_event', 5);
   t.same(r.calls, ['disable', 'enable'], 'a redelivered EVENT 5 does not cut again');
+  t.match(r.faults().at(-1), /\(ACK 7 arrived\)$/, "the lab's words for the point");
 });
 
 t.test('timed faults: start at a time after the first consumer start, end after a duration', async (t) => {
   const r = rig(t, [{ name: 'late', effect: toxic('late', 'latency'), start: { kind: 'at', ms: 30 }, end: { kind: 'after', ms: 40 } }]);
   await r.engine.incarnationStarting(1);
+  await r.clock.advance(29);
   t.same(r.calls, [], 'not before its time');
-  await new Promise((res) => setTimeout(res, 50));
-  t.same(r.calls, ['add late latency upstream {"bytes":41}']);
-  await new Promise((res) => setTimeout(res, 80));
-  t.same(r.calls.at(-1), 'remove late');
+  await r.clock.advance(1);
+  t.same(r.calls, ['add late latency upstream {"bytes":41}'], 'at 30 ms');
+  await r.clock.advance(39);
+  t.same(r.calls.length, 1, 'still active after 39 ms');
+  await r.clock.advance(1);
+  t.same(r.calls.at(-1), 'remove late', 'lifted after 40 ms');
   t.match(r.faults().at(-1), /\(40 ms passed\)/);
 });
 
 t.test('process faults: SIGKILL waits for the process; SIGSTOP is lifted with SIGCONT; nothing running is journaled', async (t) => {
   const r = rig(t, [
-    { name: 'kill', effect: { kind: 'signal', signal: 'SIGKILL' }, start: { kind: 'on-ack', seq: 3 } },
-    { name: 'pause', effect: { kind: 'signal', signal: 'SIGSTOP' }, start: { kind: 'on-resume', n: 2 }, end: { kind: 'after', ms: 10 } },
-    { name: 'nobody', effect: { kind: 'signal', signal: 'SIGTERM' }, start: { kind: 'before-event', seq: 9 } },
+    { name: 'kill', effect: { kind: 'signal', signal: 'SIGKILL' }, start: onAck(3) },
+    { name: 'pause', effect: { kind: 'signal', signal: 'SIGSTOP' }, start: { kind: 'point', point: 'on_resume', value: 2 }, end: { kind: 'after', ms: 10 } },
+    { name: 'nobody', effect: { kind: 'signal', signal: 'SIGTERM' }, start: before(9) },
   ]);
   r.run(1);
-  await r.engine.hooks.onAck!(1, 3);
+  await r.engine.point('on_ack', 3);
   t.same(r.calls, ['SIGKILL']);
   r.run(2);
-  await r.engine.hooks.onResume!(1, 3); // first RESUME: nothing
-  await r.engine.hooks.onResume!(2, 3); // second RESUME
+  await r.engine.point('on_resume', 1); // first RESUME: nothing
+  await r.engine.point('on_resume', 2);
   t.same(r.calls, ['SIGKILL', 'SIGSTOP']);
-  await new Promise((res) => setTimeout(res, 30));
+  await r.clock.advance(9);
+  t.same(r.calls, ['SIGKILL', 'SIGSTOP'], 'still stopped after 9 ms');
+  await r.clock.advance(1);
   t.same(r.calls, ['SIGKILL', 'SIGSTOP', 'SIGCONT']);
   r.exit();
-  await r.engine.hooks.beforeEvent!(1, 9);
+  await r.engine.point('before_event', 9);
   t.same(r.faults(), [
     'apply kill: SIGKILL to consumer incarnation 1 (pid 4242)',
     'apply pause: SIGSTOP to consumer incarnation 2 (pid 4242)',
@@ -116,7 +161,10 @@ t.test('stop() lifts whatever is still active and cancels pending timers', async
     { name: 'never', effect: { kind: 'proxy-down' }, start: { kind: 'at', ms: 10_000 } },
   ]);
   await r.engine.incarnationStarting(1);
+  t.equal(r.clock.pending, 1, 'the timed fault waits');
   await r.engine.stop();
+  t.equal(r.clock.pending, 0, 'its timer is cancelled');
+  await r.clock.advance(20_000);
   t.same(r.calls, ['add slow latency upstream {"bytes":41}', 'remove slow']);
   t.match(r.faults().at(-1), /\(run ended\)$/);
 });

@@ -1,5 +1,5 @@
 import { type Socket, connect } from 'node:net';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ResyncRequired, RetentionLog } from '../publisher/ledger/log.js';
 import { Publisher } from '../publisher/ledger/server.js';
 import type { StreamConfig } from '../publisher/ledger/stream.js';
@@ -49,7 +49,7 @@ class Client {
   }
 }
 
-async function start(t: Tap.Test, config: Omit<StreamConfig, 'name'>) {
+async function start(t: Test, config: Omit<StreamConfig, 'name'>) {
   const transcript: TranscriptEntry[] = [];
   const publisher = await Publisher.start([{ name: 's', ...config }], { onTranscript: (e) => transcript.push(e) });
   t.teardown(() => publisher.close());
@@ -71,7 +71,10 @@ t.test('RetentionLog: replay boundaries, empty log', async (t) => {
   );
   t.same(log.replay(11), [], 'nothing after the last item');
   t.throws(() => log.replay(8), ResyncRequired, 'cursor start-2 needs a trimmed item');
-  t.throws(() => log.replay(-1), { firstAvailable: 10 });
+  t.match(
+    t.throws(() => log.replay(-1)),
+    { firstAvailable: 10 },
+  );
   t.same(
     new RetentionLog(script([1, 2, 3])).replay(-1, 2).map((e) => e.seq),
     [0, 1],

@@ -1,19 +1,17 @@
 import path from 'node:path';
 import t, { type Test } from 'tap';
+import { parseFaultPlan } from '../harness/labs/ledger/fault-plan.js';
+import { defaultExpectExit, type LedgerPlan } from '../harness/labs/ledger/scenario.js';
+import { listScenarios, resolveScenario, UnknownScenarioError } from '../harness/scenario/catalogue.js';
 import { generateDeltas, mulberry32 } from '../harness/scenario/generate.js';
-import {
-  defaultExpectExit,
-  listScenarios,
-  loadScenario,
-  parseFaultPlan,
-  resolveScenario,
-  ScenarioError,
-  UnknownScenarioError,
-  type ScenarioProblem,
-} from '../harness/scenario/load.js';
+import { loadScenario as loadAny, type Scenario, ScenarioError, type ScenarioProblem } from '../harness/scenario/load.js';
+
+/** A ledger scenario (every file these tests write speaks the default lab). */
+const loadScenario = (file: string): Scenario<LedgerPlan> => loadAny(file) as Scenario<LedgerPlan>;
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const SCENARIOS = path.join(ROOT, 'scenarios', 'ledger');
+const CATALOGUE = path.join(ROOT, 'scenarios');
+const SCENARIOS = path.join(CATALOGUE, 'ledger');
 
 /** Loads `file` expecting a ScenarioError; returns its problems. */
 function problemsOf(t: Test, file: string): ScenarioProblem[] {
@@ -68,13 +66,13 @@ t.test('the shipped scenarios load', async (t) => {
   t.equal(ack.file, path.join(SCENARIOS, 'ack-crash.yaml'));
   t.match(ack.source, /exit@ack:1/);
   t.match(ack.description, /crash/);
-  t.same(ack.events, [
+  t.same(ack.lab.events, [
     { seq: 0, delta: 7 },
     { seq: 1, delta: 5 },
     { seq: 2, delta: -3 },
   ]);
-  t.same(ack.eventSource, { kind: 'explicit' });
-  t.same(ack.publisher, {
+  t.same(ack.lab.eventSource, { kind: 'explicit' });
+  t.same(ack.lab.publisher, {
     window: 1,
     retentionStart: 0,
     redeliverUnacked: true,
@@ -83,26 +81,26 @@ t.test('the shipped scenarios load', async (t) => {
     retentionMoves: [],
     misbehaviour: [],
   });
-  t.same(ack.consumer.incarnations, [{ fault: 'exit@ack:1', expectExit: 'nonzero' }, { expectExit: 'zero' }]);
-  t.same(ack.expect.transcript, [
+  t.same(ack.lab.consumer.incarnations, [{ fault: 'exit@ack:1', expectExit: 'nonzero' }, { expectExit: 'zero' }]);
+  t.same(ack.lab.expect.transcript, [
     { incarnation: 1, resume: -1, acks: [0] },
     { incarnation: 2, resume: 1, acks: [1, 2] },
   ]);
 
   const happy = loadScenario(path.join(SCENARIOS, 'happy-path.yaml'));
   t.equal(happy.name, 'happy-path');
-  t.equal(happy.events.length, 200);
-  t.same(happy.eventSource, { kind: 'generated', count: 200, seed: 1, min: -1000, max: 1000 });
-  t.same(happy.events.slice(0, 3), [
+  t.equal(happy.lab.events.length, 200);
+  t.same(happy.lab.eventSource, { kind: 'generated', count: 200, seed: 1, min: -1000, max: 1000 });
+  t.same(happy.lab.events.slice(0, 3), [
     { seq: 0, delta: -891 },
     { seq: 1, delta: 962 },
     { seq: 2, delta: 670 },
   ]);
-  t.same(happy.consumer.incarnations, [{ expectExit: 'zero' }]);
-  t.same(happy.expect.transcript, [{ incarnation: 1, resume: -1 }], 'acks left out stay absent');
-  t.notOk('acks' in (happy.expect.transcript?.[0] ?? {}));
+  t.same(happy.lab.consumer.incarnations, [{ expectExit: 'zero' }]);
+  t.same(happy.lab.expect.transcript, [{ incarnation: 1, resume: -1 }], 'acks left out stay absent');
+  t.notOk('acks' in (happy.lab.expect.transcript?.[0] ?? {}));
 
-  const listed = listScenarios(SCENARIOS);
+  const listed = listScenarios(CATALOGUE);
   for (const name of ['ack-crash', 'happy-path']) {
     const entry = listed.find((s) => s.name === name);
     t.ok(entry, `${name} is listed`);
@@ -124,20 +122,22 @@ t.test('defaults are filled', async (t) => {
       protocol: 'ledger',
       timeoutMs: 2000,
       deadlineMs: 60000,
-      events: [
-        { seq: 0, delta: 7 },
-        { seq: 1, delta: 5 },
-        { seq: 2, delta: -3 },
-      ],
-      eventSource: { kind: 'explicit' },
       timeScale: 1,
-      publisher: { window: 16, retentionStart: 0, redeliverUnacked: false, ackDeadlineMs: 5000, forgetAcked: false, retentionMoves: [], misbehaviour: [] },
-      consumer: { incarnations: [{ expectExit: 'zero' }] },
       faults: [],
-      expect: {},
+      lab: {
+        events: [
+          { seq: 0, delta: 7 },
+          { seq: 1, delta: 5 },
+          { seq: 2, delta: -3 },
+        ],
+        eventSource: { kind: 'explicit' },
+        publisher: { window: 16, retentionStart: 0, redeliverUnacked: false, ackDeadlineMs: 5000, forgetAcked: false, retentionMoves: [], misbehaviour: [] },
+        consumer: { incarnations: [{ expectExit: 'zero' }] },
+        expect: {},
+      },
     },
   );
-  t.notOk('fault' in (s.consumer.incarnations[0] ?? {}), 'no fault key when there is no fault');
+  t.notOk('fault' in (s.lab.consumer.incarnations[0] ?? {}), 'no fault key when there is no fault');
 
   const full = t.testdir({
     'full.yaml': [
@@ -172,10 +172,10 @@ t.test('defaults are filled', async (t) => {
   const f = loadScenario(path.join(full, 'full.yaml'));
   t.equal(f.timeoutMs, 50);
   t.equal(f.deadlineMs, 3_600_000);
-  t.equal(f.events.length, 100_000);
-  t.ok(f.events.every((e, i) => e.seq === i && e.delta >= -2 && e.delta <= 2));
-  t.same(f.eventSource, { kind: 'generated', count: 100000, seed: 4294967295, min: -2, max: 2 });
-  t.same(f.publisher, {
+  t.equal(f.lab.events.length, 100_000);
+  t.ok(f.lab.events.every((e, i) => e.seq === i && e.delta >= -2 && e.delta <= 2));
+  t.same(f.lab.eventSource, { kind: 'generated', count: 100000, seed: 4294967295, min: -2, max: 2 });
+  t.same(f.lab.publisher, {
     window: 1024,
     retentionStart: 99999,
     redeliverUnacked: true,
@@ -185,11 +185,11 @@ t.test('defaults are filled', async (t) => {
     misbehaviour: [],
   });
   t.same(
-    f.consumer.incarnations.map((i) => i.expectExit),
+    f.lab.consumer.incarnations.map((i) => i.expectExit),
     ['any', 'nonzero', 'nonzero', 'any', 'zero'],
     'expect_exit: any without exit/raise, nonzero with one, an explicit value wins, zero for the last',
   );
-  t.same(f.expect.transcript, [
+  t.same(f.lab.expect.transcript, [
     { incarnation: 2, resume: -1, acks: [] },
     { incarnation: 5, resume: 99999 },
   ]);
@@ -502,7 +502,7 @@ t.test('bad files: file, line and field', async (t) => {
 });
 
 t.test('resolveScenario', async (t) => {
-  t.equal(resolveScenario('ack-crash', SCENARIOS), path.join(SCENARIOS, 'ack-crash.yaml'), 'by name');
+  t.equal(resolveScenario('ack-crash', CATALOGUE), path.join(SCENARIOS, 'ack-crash.yaml'), 'by name');
   t.equal(resolveScenario(path.join(SCENARIOS, 'happy-path.yaml'), '/nonexistent'), path.join(SCENARIOS, 'happy-path.yaml'), 'by absolute path');
   t.equal(
     resolveScenario(path.relative(process.cwd(), path.join(SCENARIOS, 'happy-path.yaml')), '/nonexistent'),
@@ -514,11 +514,11 @@ t.test('resolveScenario', async (t) => {
   const cwd = process.cwd();
   process.chdir(dir);
   t.teardown(() => process.chdir(cwd));
-  t.equal(resolveScenario('ack-crash', SCENARIOS), path.join(dir, 'ack-crash'), 'an existing file path wins over a name');
-  t.equal(resolveScenario('mine.yaml', SCENARIOS), path.join(dir, 'mine.yaml'));
+  t.equal(resolveScenario('ack-crash', CATALOGUE), path.join(dir, 'ack-crash'), 'an existing file path wins over a name');
+  t.equal(resolveScenario('mine.yaml', CATALOGUE), path.join(dir, 'mine.yaml'));
   process.chdir(cwd);
 
-  const error = t.throws(() => resolveScenario('ack-crsh', SCENARIOS)) as unknown;
+  const error = t.throws(() => resolveScenario('ack-crsh', CATALOGUE)) as unknown;
   t.ok(error instanceof UnknownScenarioError);
   t.ok(error instanceof ScenarioError);
   if (error instanceof UnknownScenarioError) {
@@ -526,21 +526,27 @@ t.test('resolveScenario', async (t) => {
     t.ok(error.available.includes('ack-crash') && error.available.includes('happy-path'));
     t.match(error.message, /^unknown scenario "ack-crsh": .*\(did you mean "ack-crash"\?\); available: .*ack-crash, .*happy-path/);
   }
-  t.throws(() => resolveScenario('nope/missing.yaml', SCENARIOS), UnknownScenarioError);
+  t.throws(() => resolveScenario('nope/missing.yaml', CATALOGUE), UnknownScenarioError);
   t.throws(() => resolveScenario('x', t.testdir({})), { message: /available: \(none\)/ });
 });
 
 t.test('listScenarios', async (t) => {
   const dir = t.testdir({
-    'b.yaml': `name: b\n${OK_HEAD}`,
-    'a.yaml': 'name: a\ndescription: >-\n  First\n  one.\nevents: { deltas: [1] }\n',
-    'notes.txt': 'not a scenario',
+    ledger: {
+      'b.yaml': `name: b\n${OK_HEAD}`,
+      'a.yaml': 'name: a\ndescription: >-\n  First\n  one.\nevents: { deltas: [1] }\n',
+      'notes.txt': 'not a scenario',
+    },
+    'README.md': 'not a lab folder',
   });
   t.same(listScenarios(dir), [
-    { name: 'a', description: 'First one.', file: path.join(dir, 'a.yaml') },
-    { name: 'b', description: 'x', file: path.join(dir, 'b.yaml') },
+    { name: 'a', description: 'First one.', file: path.join(dir, 'ledger', 'a.yaml'), lab: 'ledger' },
+    { name: 'b', description: 'x', file: path.join(dir, 'ledger', 'b.yaml'), lab: 'ledger' },
   ]);
-  const broken = t.testdir({ 'good.yaml': `name: good\n${OK_HEAD}`, 'bad1.yaml': 'name: bad1\n', 'bad2.yaml': 'nme: bad2\n' });
+  t.same(listScenarios(dir, 'other-lab'), [], 'only the named lab');
+  const twice = t.testdir({ ledger: { 'a.yaml': `name: a\n${OK_HEAD}` }, more: { 'a.yaml': `name: a\n${OK_HEAD}` } });
+  t.throws(() => listScenarios(twice), { message: /"a" is also a scenario of .*: names are unique across labs/ }, 'a name in two lab folders');
+  const broken = t.testdir({ ledger: { 'good.yaml': `name: good\n${OK_HEAD}`, 'bad1.yaml': 'name: bad1\n', 'bad2.yaml': 'nme: bad2\n' } });
   const error = t.throws(() => listScenarios(broken)) as unknown;
   t.ok(error instanceof ScenarioError, 'one ScenarioError for all bad files');
   if (error instanceof ScenarioError) {
@@ -586,16 +592,16 @@ expect:
   });
   const s = loadScenario(path.join(dir, 'layers.yaml'));
   t.equal(s.timeScale, 0.5);
-  t.same(s.publisher.misbehaviour, [
+  t.same(s.lab.publisher.misbehaviour, [
     { action: 'replace', seq: 3, bytes: 'AAAA' },
     { action: 'insert', seq: 4, bytes: 'EVENT 3 4\r\n', connection: 2 },
   ]);
-  t.same(s.publisher.retentionMoves, [{ connection: 2, to: 5 }]);
-  t.equal(s.publisher.forgetAcked, true);
-  t.same(s.consumer.restart, { until: 'complete', max: 30, delayMs: 50 }, 'delay scaled');
-  t.same(s.consumer.incarnations, [{ fault: 'exit@ack:1', expectExit: 'nonzero' }]);
+  t.same(s.lab.publisher.retentionMoves, [{ connection: 2, to: 5 }]);
+  t.equal(s.lab.publisher.forgetAcked, true);
+  t.same(s.lab.consumer.restart, { until: 'complete', max: 30, delayMs: 50 }, 'delay scaled');
+  t.same(s.lab.consumer.incarnations, [{ fault: 'exit@ack:1', expectExit: 'nonzero' }]);
   t.same(s.faults.slice(0, 2), [
-    { name: 'cut', effect: { kind: 'proxy-down' }, start: { kind: 'before-event', seq: 10 }, end: { kind: 'after', ms: 500 } },
+    { name: 'cut', effect: { kind: 'proxy-down' }, start: { kind: 'point', point: 'before_event', value: 10 }, end: { kind: 'after', ms: 500 } },
     { name: 'slow', effect: { kind: 'toxic', toxic: 'latency', stream: 'downstream', attributes: { latency: 100 } }, start: { kind: 'at', ms: 100 } },
   ]);
   const kills = s.faults.slice(2);
@@ -604,7 +610,11 @@ expect:
     ['kill-1', 'kill-2', 'kill-3'],
     'random_events expands into one fault per point',
   );
-  const seqs = kills.map((k) => (k.start as { seq: number }).seq);
+  t.ok(
+    kills.every((k) => k.start.kind === 'point' && k.start.point === 'before_event'),
+    "drawn at the lab's random point",
+  );
+  const seqs = kills.map((k) => (k.start as { value: number }).value);
   t.same(
     [...seqs].sort((a, b) => a - b),
     seqs,
@@ -612,7 +622,7 @@ expect:
   );
   t.ok(seqs.every((q) => q >= 5 && q <= 45) && new Set(seqs).size === 3, 'distinct, in range');
   t.same(loadScenario(path.join(dir, 'layers.yaml')).faults, s.faults, 'the same seed draws the same points');
-  t.same(s.expect, { transcript: [{ incarnation: 25, resume: 1, closedBy: 'consumer' }], finalLast: 40 });
+  t.same(s.lab.expect, { transcript: [{ incarnation: 25, resume: 1, closedBy: 'consumer' }], finalLast: 40 });
 });
 
 t.test('fault layer mistakes name the line and field', async (t) => {

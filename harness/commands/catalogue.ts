@@ -1,7 +1,8 @@
 // `chaoslab list` and `chaoslab validate`: the scenario catalogue, without running anything.
 import type { Command } from 'commander';
 import { scenariosDir } from '../paths.js';
-import { listScenarios, loadScenario } from '../scenario/load.js';
+import { listScenarios } from '../scenario/catalogue.js';
+import { loadScenario } from '../scenario/load.js';
 
 export function register(program: Command): void {
   program

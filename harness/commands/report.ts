@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { renderJunitForRunDirs } from '../report/junit.js';
 import { renderRunFolder } from '../report/render-all.js';
 import { resolveRunFolders } from '../report/run-folder.js';
-import { seconds } from '../report/sequence-diagram.js';
+import { seconds } from '../report/format.js';
 import { EXIT } from './exit-status.js';
 
 export interface ReportCommandOptions {
@@ -32,7 +32,7 @@ export function register(program: Command): void {
           const r = renderRunFolder(dir);
           all.push(dir);
           if (opts.quiet) continue;
-          const x = r.explanation;
+          const x = r.view;
           process.stdout.write(
             `${x.status.toUpperCase()}  ${x.name}  (${seconds(x.durationMs)}${x.complete ? '' : ', partial journal'})\n` +
               `  ${x.headline}\n` +

@@ -4,10 +4,12 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { minimatch } from 'minimatch';
 import { relative } from 'node:path';
 import { type BatchItem, runBatch } from '../batch.js';
+import { labNamed, labNames } from '../labs/registry.js';
 import { defaultReportsDir, scenariosDir } from '../paths.js';
 import { type ScenarioOutcome, createConsoleReporter } from '../report/console.js';
 import { runScenario } from '../runner.js';
-import { listScenarios, loadScenario, resolveScenario } from '../scenario/load.js';
+import { listScenarios, resolveScenario } from '../scenario/catalogue.js';
+import { loadScenario } from '../scenario/load.js';
 import { EXIT, UsageError, combinedStatus } from './exit-status.js';
 
 export interface RunCommandOptions {
@@ -19,6 +21,7 @@ export interface RunCommandOptions {
   only?: string;
   jobs: number;
   repeat: number;
+  lab?: string;
 }
 
 export const positiveInt = (value: string): number => {
@@ -38,6 +41,7 @@ export function register(program: Command): void {
     )
     .option('--all', 'run every scenario of the catalogue')
     .option('--only <glob>', 'run the catalogue scenarios whose name matches (e.g. "malformed-*")')
+    .option('--lab <name>', 'with --all or --only: only the scenarios of this lab (ledger)')
     .option('--repeat <n>', 'run the scenario n times and count passes and failures', positiveInt, 1)
     .option('--jobs <n>', 'runs at the same time (each has its own processes and Toxiproxy)', positiveInt, 1)
     .option('--reports <dir>', 'where run folders are written', defaultReportsDir)
@@ -91,8 +95,9 @@ function selectItems(name: string | undefined, opts: RunCommandOptions): BatchIt
   const consumer = opts.consumer ? { consumerCommand: opts.consumer } : {};
   if (opts.all || opts.only) {
     if (name) throw new UsageError(`give a scenario name or --all/--only, not both (got "${name}")`);
-    const chosen = listScenarios(scenariosDir).filter((s) => !opts.only || minimatch(s.name, opts.only));
-    if (chosen.length === 0) throw new UsageError(`no scenario matches "${opts.only}"`);
+    if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
+    const chosen = listScenarios(scenariosDir, opts.lab).filter((s) => !opts.only || minimatch(s.name, opts.only));
+    if (chosen.length === 0) throw new UsageError(`no scenario matches "${opts.only}"${opts.lab ? ` in the ${opts.lab} lab` : ''}`);
     return chosen.flatMap((s) => {
       const scenario = loadScenario(s.file);
       return Array.from({ length: opts.repeat }, (_, i) => ({ scenario, label: opts.repeat > 1 ? `${s.name} #${i + 1}` : s.name, ...consumer }));

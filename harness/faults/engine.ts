@@ -1,10 +1,11 @@
-// Starts and ends the scenario's faults at their triggers: transcript points (the publisher
-// awaits these hooks, so a fault is in place before the traffic it targets), process events
-// (an incarnation starting or exiting) and times. Every apply and lift goes to the journal.
+// Starts and ends the scenario's faults at their triggers: a lab's transcript points (its
+// publisher awaits `point()`, so a fault is in place before the traffic it targets), process
+// events (an incarnation starting or exiting) and times. Every apply and lift goes to the journal.
+// Time comes from an injectable timer, so tests can drive `at_ms` and `after_ms` without sleeping.
 
-import type { StreamHooks } from '../../publisher/ledger/stream.js';
+import type { FaultPointSpec } from '../lab.js';
 import type { JournalWriter } from '../journal.js';
-import type { FaultPlan, Trigger } from '../scenario/load.js';
+import type { FaultPlan, Trigger } from '../scenario/types.js';
 import type { AppliedEffect, FaultTarget } from './effect.js';
 import { applyProxyDown } from './proxy-down.js';
 import { applySignal } from './signal.js';
@@ -14,16 +15,26 @@ interface Active {
   plan: FaultPlan;
   incarnation: number | undefined;
   applied: AppliedEffect;
-  timer?: NodeJS.Timeout;
+  timer?: unknown;
 }
 
-type Point = Exclude<Trigger, { kind: 'at' } | { kind: 'after' }> | { kind: 'incarnation-exit'; n: number };
+type Point = Exclude<Trigger, { kind: 'at' } | { kind: 'after' } | { kind: 'incarnation-exit' }> | { kind: 'incarnation-exit'; n: number };
+
+/** setTimeout/clearTimeout, or a test's fake. */
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
 
 export class FaultEngine {
   private readonly pending: FaultPlan[];
   private readonly active = new Set<Active>();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private resumes = 0;
+  private readonly timers = new Set<unknown>();
   private clockStarted = false;
   /** Serializes applies and lifts: the proxy sees them in trigger order. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -32,23 +43,24 @@ export class FaultEngine {
     faults: readonly FaultPlan[],
     private readonly target: FaultTarget,
     private readonly journal: JournalWriter,
+    /** The lab's points, for the journal's words ("before EVENT 7"). */
+    private readonly points: Record<string, FaultPointSpec> = {},
+    private readonly time: Timers = realTimers,
   ) {
     this.pending = [...faults];
   }
 
-  /** Hooks for the publisher's stream of the consumer under test. */
-  readonly hooks: StreamHooks = {
-    onResume: () => this.at({ kind: 'on-resume', n: ++this.resumes }),
-    beforeEvent: (_conn, seq) => this.at({ kind: 'before-event', seq }),
-    onAck: (_conn, seq) => this.at({ kind: 'on-ack', seq }),
-  };
+  /** The lab's publisher reached one of its points (`before_event` 7): start and end what waits for it. */
+  point(point: string, value: number): Promise<void> {
+    return this.at({ kind: 'point', point, value });
+  }
 
   /** Just before consumer incarnation n starts; the first start also starts the clock for `at` faults. */
   async incarnationStarting(n: number): Promise<void> {
     if (!this.clockStarted) {
       this.clockStarted = true;
       for (const plan of this.pending.filter((p) => p.start.kind === 'at')) {
-        const timer = setTimeout(
+        const timer = this.time.setTimeout(
           () => {
             this.timers.delete(timer);
             void this.start(plan);
@@ -68,7 +80,7 @@ export class FaultEngine {
 
   /** Lifts everything still active (end of run). */
   async stop(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const timer of this.timers) this.time.clearTimeout(timer);
     this.timers.clear();
     this.pending.length = 0;
     await this.serial(async () => {
@@ -81,7 +93,7 @@ export class FaultEngine {
     const ending = [...this.active].filter((a) => a.plan.end && matches(a.plan.end, point, a.incarnation));
     if (starting.length === 0 && ending.length === 0) return Promise.resolve();
     return this.serial(async () => {
-      for (const active of ending) await this.liftNow(active, describe(point));
+      for (const active of ending) await this.liftNow(active, this.describe(point));
       for (const plan of starting) await this.startNow(plan);
     });
   }
@@ -115,18 +127,27 @@ export class FaultEngine {
     const active: Active = { plan, incarnation, applied };
     this.active.add(active);
     if (plan.end?.kind === 'after') {
-      active.timer = setTimeout(
-        () => void this.serial(() => this.liftNow(active, `${plan.end!.kind === 'after' ? (plan.end as { ms: number }).ms : 0} ms passed`)),
-        plan.end.ms,
-      );
+      const ms = plan.end.ms;
+      active.timer = this.time.setTimeout(() => void this.serial(() => this.liftNow(active, `${ms} ms passed`)), ms);
     }
   }
 
   private async liftNow(active: Active, why: string): Promise<void> {
     if (!this.active.delete(active)) return;
-    clearTimeout(active.timer);
+    if (active.timer !== undefined) this.time.clearTimeout(active.timer);
     const detail = await active.applied.lift!();
     this.journal.write({ type: 'fault', action: 'lift', name: active.plan.name, kind: active.plan.effect.kind, detail: `${detail} (${why})` });
+  }
+
+  private describe(point: Point): string {
+    switch (point.kind) {
+      case 'point':
+        return this.points[point.point]?.describe(point.value) ?? `${point.point} ${point.value}`;
+      case 'incarnation':
+        return `incarnation ${point.n} starting`;
+      case 'incarnation-exit':
+        return `incarnation ${point.n} exited`;
+    }
   }
 
   private serial<T>(step: () => Promise<T>): Promise<T> {
@@ -149,30 +170,13 @@ function effectOf(plan: FaultPlan, target: FaultTarget): Promise<AppliedEffect> 
 
 function matches(trigger: Trigger, point: Point, incarnation?: number): boolean {
   switch (trigger.kind) {
-    case 'before-event':
-    case 'on-ack':
-      return point.kind === trigger.kind && point.seq === trigger.seq;
-    case 'on-resume':
+    case 'point':
+      return point.kind === 'point' && point.point === trigger.point && point.value === trigger.value;
     case 'incarnation':
-      return point.kind === trigger.kind && point.n === trigger.n;
+      return point.kind === 'incarnation' && point.n === trigger.n;
     case 'incarnation-exit':
-      return point.kind === 'incarnation-exit' && 'n' in point && point.n === incarnation;
+      return point.kind === 'incarnation-exit' && point.n === incarnation;
     default:
       return false; // time triggers run on timers
-  }
-}
-
-function describe(point: Point): string {
-  switch (point.kind) {
-    case 'before-event':
-      return `before EVENT ${point.seq}`;
-    case 'on-ack':
-      return `ACK ${point.seq} arrived`;
-    case 'on-resume':
-      return `RESUME #${point.n} arrived`;
-    case 'incarnation':
-      return `incarnation ${point.n} starting`;
-    case 'incarnation-exit':
-      return `incarnation ${'n' in point ? point.n : '?'} exited`;
   }
 }

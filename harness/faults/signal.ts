@@ -1,6 +1,6 @@
 // A signal to the running consumer's whole process tree. SIGKILL waits until the process is
 // gone, so a transcript point that triggered it cannot race the next line.
-import type { FaultEffect } from '../scenario/load.js';
+import type { FaultEffect } from '../scenario/types.js';
 import type { Effect } from './effect.js';
 
 export const applySignal: Effect<Extract<FaultEffect, { kind: 'signal' }>> = async (spec, _name, { current }) => {

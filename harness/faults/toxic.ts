@@ -1,6 +1,6 @@
 // A Toxiproxy toxic on the proxy in front of the consumer under test. Toxics belong to the
 // proxy, not to a connection: one left in place also hits the restarted consumer.
-import type { FaultEffect } from '../scenario/load.js';
+import type { FaultEffect } from '../scenario/types.js';
 import type { Effect } from './effect.js';
 
 export const applyToxic: Effect<Extract<FaultEffect, { kind: 'toxic' }>> = async (spec, name, { proxy }) => {

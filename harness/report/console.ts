@@ -7,12 +7,13 @@
 // each scenario: the verdict, the explanation in plain words, the smallest diff; at the end of
 // the run: a table (scenario, verdict, time, one-line reason) and where the reports are.
 
-import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { type JournalEntry, readJournal } from '../journal.js';
-import { type RunExplanation, explainRun } from './html.js';
+import type { JournalEntry } from '../journal.js';
+import type { Vocabulary } from '../lab.js';
+import { seconds, showLine } from './format.js';
 import { latestTarget } from './run-folder.js';
-import { seconds, showLine } from './sequence-diagram.js';
+import { type RunStatus, type RunView, reasonsOf } from './view.js';
+import { vocabularyFor } from './vocabulary.js';
 
 export interface ConsoleOut {
   write(text: string): unknown;
@@ -40,11 +41,13 @@ export interface FinishedRun {
   status: 'pass' | 'fail' | 'error';
   runDir: string;
   error?: string;
+  /** The run as its reports show it (absent when the harness failed before rendering). */
+  view?: RunView;
 }
 
 export interface ScenarioOutcome {
   name: string;
-  status: RunExplanation['status'];
+  status: RunStatus;
   durationMs: number;
   /** One line: why (or the pass statement). */
   reason: string;
@@ -69,6 +72,7 @@ interface Live {
   faults: Set<string>;
   consumerStreams: Set<string>;
   committed: Set<number>;
+  vocabulary?: Vocabulary;
   events?: number;
   unknownShown: Map<string, number>;
 }
@@ -78,6 +82,28 @@ const WORD = { pass: 'PASS', fail: 'FAIL', error: 'ERROR', interrupted: 'INTERRU
 const COLOR = { pass: '32', fail: '31', error: '33', interrupted: '35' } as const;
 
 const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`);
+
+/** What the console prints when a scenario finishes: the verdict, why, the smallest diff. */
+export function outcomeLines(
+  name: string,
+  result: FinishedRun,
+  elapsedMs: number,
+  paint: (code: string, text: string) => string = (_code, text) => text,
+): { status: RunStatus; durationMs: number; headline: string; lines: string[] } {
+  const x = result.view;
+  const status = x?.status ?? result.status;
+  const durationMs = x?.durationMs ?? elapsedMs;
+  const headline = x?.headline ?? result.error ?? (status === 'pass' ? 'passed' : 'no explanation: the run has no verdict');
+  const lines = [`${paint(COLOR[status], WORD[status])}  ${name}  (${seconds(durationMs)})`];
+  if (status === 'pass') {
+    lines.push(`  ${headline}`);
+  } else {
+    lines.push(`  Why: ${headline}`);
+    for (const reason of (x ? reasonsOf(x) : []).filter((r) => r !== headline)) lines.push(`  - ${reason}`);
+    if (x?.diff.length) lines.push('  Smallest diff:', ...x.diff.map((d) => `    ${d}`));
+  }
+  return { status, durationMs, headline, lines };
+}
 
 export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleReporter {
   const { out, quiet } = options;
@@ -151,9 +177,10 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     switch (entry.type) {
       case 'run-start':
         s.step = 'loading the scenario';
+        s.vocabulary = vocabularyFor(entry.protocol);
         break;
       case 'scenario': {
-        const events = (entry.plan as { events?: unknown[] } | undefined)?.events;
+        const events = (entry.plan as { lab?: { events?: unknown[] } } | undefined)?.lab?.events;
         if (Array.isArray(events)) s.events = events.length;
         s.step = 'starting Toxiproxy';
         break;
@@ -199,21 +226,14 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
           s.step = 'checking the result';
           break;
         }
-        const c = entry.store?.checkpoint?.[0];
-        const what = !entry.store?.exists
-          ? 'no file'
-          : entry.store.error
-            ? `unreadable (${entry.store.error})`
-            : c
-              ? `last ${c.last}, total ${c.total}, ${entry.store.ledger?.length ?? 0} rows`
-              : 'no checkpoint';
+        const what = s.vocabulary?.describeStore(entry.store) ?? 'read';
         milestone(`${who(entry)}'s file${entry.when === 'while-stopped' ? ' while stopped' : ''}: ${what}`);
         break;
       }
       case 'wire':
-        if (entry.kind === 'recv' && !entry.error && s.consumerStreams.has(entry.stream)) {
-          const ack = /^ACK (\d+)\n$/.exec(entry.line);
-          if (ack) s.committed.add(Number(ack[1]));
+        if (entry.kind === 'recv' && !entry.error && s.consumerStreams.has(entry.stream) && s.vocabulary) {
+          const { cls, position } = s.vocabulary.classify(entry.line);
+          if (cls === s.vocabulary.progress.cls && position !== undefined) s.committed.add(position);
         } else if (entry.kind === 'recv' && entry.error) {
           milestone(`${entry.stream} sent a line that breaks the grammar: ${showLine(entry.line).slice(0, 60)} (${entry.error})`);
         }
@@ -274,24 +294,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     finished++;
     if (!was || was === live) live = [...running.values()].pop();
     clearStatus();
-    let x: RunExplanation | undefined;
-    const journalPath = join(result.runDir, 'journal.jsonl');
-    try {
-      if (existsSync(journalPath)) x = explainRun(readJournal(journalPath));
-    } catch {
-      x = undefined;
-    }
-    const status = x?.status ?? result.status;
-    const durationMs = x?.durationMs ?? now() - startedAt;
-    const headline = x?.headline ?? result.error ?? (status === 'pass' ? 'passed' : 'no explanation: the journal cannot be read');
-    const lines = [`${paint(COLOR[status], WORD[status])}  ${name}  (${seconds(durationMs)})`];
-    if (status === 'pass') {
-      lines.push(`  ${headline}`);
-    } else {
-      lines.push(`  Why: ${headline}`);
-      for (const reason of (x?.reasons ?? []).filter((r) => r !== headline)) lines.push(`  - ${reason}`);
-      if (x?.diff.length) lines.push('  Smallest diff:', ...x.diff.map((d) => `    ${d}`));
-    }
+    const { status, durationMs, headline, lines } = outcomeLines(name, result, now() - startedAt, paint);
     print(`\n${lines.join('\n')}`);
     const outcome: ScenarioOutcome = { name, status, durationMs, reason: status === 'pass' ? '' : headline, runDir: result.runDir };
     outcomes.push(outcome);

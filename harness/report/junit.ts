@@ -8,15 +8,15 @@
 import { hostname as osHostname } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
 import { type JournalEntry, readJournal } from '../journal.js';
-import { type RunExplanation, explainRun } from './html.js';
-import { escapeMarkup } from './sequence-diagram.js';
+import { escapeMarkup } from './format.js';
+import { type RunView, reasonsOf, viewOf } from './view.js';
 
 export interface JunitRun {
-  journal: JournalEntry[];
+  journal: readonly JournalEntry[];
   /** The run folder, named in the test case's output so CI users find report.html. */
   runDir?: string;
-  /** explainRun(journal), when the caller has it already. */
-  explanation?: RunExplanation;
+  /** viewOf(journal), when the caller has it already. */
+  view?: RunView;
 }
 
 export interface JunitOptions {
@@ -26,7 +26,7 @@ export interface JunitOptions {
 }
 
 /** Text for an attribute value: markup escaped, and newlines kept as character references. */
-const attr = (text: string): string => escapeMarkup(text).replace(/\r/g, '&#13;').replace(/\n/g, '&#10;').replace(/\t/g, '&#9;');
+export const attr = (text: string): string => escapeMarkup(text).replace(/\r/g, '&#13;').replace(/\n/g, '&#10;').replace(/\t/g, '&#9;');
 
 const secs = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
 
@@ -36,10 +36,10 @@ export function runTimestamp(runId: string): string | undefined {
   return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}` : undefined;
 }
 
-/** The failure text: the explanation in plain words, then the smallest diff, then where the report is. */
-export function explanationText(x: RunExplanation, runDir?: string): string {
+/** The failure text: the verdict in plain words, then the smallest diff, then where the report is. */
+export function explanationText(x: RunView, runDir?: string): string {
   const lines = [x.headline];
-  const rest = x.reasons.filter((r) => r !== x.headline);
+  const rest = reasonsOf(x).filter((r) => r !== x.headline);
   if (rest.length) lines.push('', 'Also:', ...rest.map((r) => `- ${r}`));
   if (x.diff.length) lines.push('', 'Smallest diff:', ...x.diff.map((d) => `  ${d}`));
   if (runDir) lines.push('', `Report: ${join(runDir, 'report.html')}`);
@@ -47,12 +47,12 @@ export function explanationText(x: RunExplanation, runDir?: string): string {
 }
 
 interface Case {
-  x: RunExplanation;
+  x: RunView;
   xml: string;
 }
 
 function testcase(run: JunitRun): Case {
-  const x = run.explanation ?? explainRun(run.journal);
+  const x = run.view ?? viewOf(run.journal);
   const start = run.journal.find((e) => e.type === 'run-start');
   const file = start?.scenario?.file;
   const shownFile = file && start?.cwd && isAbsolute(file) && !relative(start.cwd, file).startsWith('..') ? relative(start.cwd, file) : file;
@@ -134,7 +134,7 @@ export function renderJunitForRunDirs(runDirs: string[], options: JunitOptions =
 }
 
 /** The single-run form: the junit.xml of one run folder. */
-export function renderJunitRun(journal: JournalEntry[], runDir?: string, options: JunitOptions & { explanation?: RunExplanation } = {}): string {
-  const { explanation, ...rest } = options;
-  return renderJunit([{ journal, ...(runDir ? { runDir } : {}), ...(explanation ? { explanation } : {}) }], rest);
+export function renderJunitRun(journal: readonly JournalEntry[], runDir?: string, options: JunitOptions & { view?: RunView } = {}): string {
+  const { view, ...rest } = options;
+  return renderJunit([{ journal, ...(runDir ? { runDir } : {}), ...(view ? { view } : {}) }], rest);
 }

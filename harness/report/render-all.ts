@@ -1,16 +1,18 @@
-// Renders every report of a run folder from its journal alone: summary.md, report.html,
-// junit.xml. Used at the end of a run and by `chaoslab report <run-folder>` (no re-run; works
-// on the partial journal of an interrupted run too). Each file is written under a temporary
-// name and renamed into place, so nobody ever opens half a report.
+// Renders every report of a run folder: summary.md, report.html, junit.xml. At the end of a run
+// from the harness's own record (its in-memory journal); for `chaoslab report <run-folder>` from
+// the journal file (no re-run; works on the partial journal of an interrupted run too), and the
+// page says so. Each file is written under a temporary name and renamed into place, so nobody
+// ever opens half a report.
 
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readJournal } from '../journal.js';
-import { type HtmlReport, type RunExplanation, renderHtml } from './html.js';
+import { type JournalEntry, readJournal } from '../journal.js';
+import { type HtmlReport, renderHtml } from './html.js';
 import { renderJunitRun } from './junit.js';
 import { switchLatest } from './run-folder.js';
 import type { DiagramOptions } from './sequence-diagram.js';
 import { renderSummary } from './summary.js';
+import type { RunView } from './view.js';
 
 export const REPORT_FILES = ['summary.md', 'report.html', 'junit.xml'] as const;
 
@@ -19,13 +21,15 @@ export interface RenderOptions {
   latestIn?: string;
   diagram?: DiagramOptions;
   now?: Date;
+  /** The run's own record; without it the journal file is read back. */
+  entries?: readonly JournalEntry[];
 }
 
 export interface RenderedRun {
   runDir: string;
   /** Absolute paths of the files written. */
   files: string[];
-  explanation: RunExplanation;
+  view: RunView;
   diagram: HtmlReport['diagram'];
   htmlBytes: number;
   entries: number;
@@ -41,20 +45,24 @@ function writeAtomically(path: string, text: string): number {
 
 export function renderRunFolder(runDir: string, options: RenderOptions = {}): RenderedRun {
   const journalPath = join(runDir, 'journal.jsonl');
-  if (!existsSync(journalPath)) throw new Error(`${runDir}: no journal.jsonl, nothing to render`);
-  const journal = readJournal(journalPath);
+  if (!options.entries && !existsSync(journalPath)) throw new Error(`${runDir}: no journal.jsonl, nothing to render`);
+  const journal = options.entries ?? readJournal(journalPath);
   const summaryPath = join(runDir, 'summary.md');
   const htmlPath = join(runDir, 'report.html');
   const junitPath = join(runDir, 'junit.xml');
-  writeAtomically(summaryPath, renderSummary(journal));
-  const report = renderHtml(journal, { renderedAt: options.now ?? new Date(), ...(options.diagram ? { diagram: options.diagram } : {}) });
+  const report = renderHtml(journal, {
+    renderedAt: options.now ?? new Date(),
+    fromFile: !options.entries,
+    ...(options.diagram ? { diagram: options.diagram } : {}),
+  });
+  writeAtomically(summaryPath, renderSummary(journal, report.view));
   const htmlBytes = writeAtomically(htmlPath, report.html);
-  writeAtomically(junitPath, renderJunitRun(journal, runDir, { explanation: report.explanation }));
+  writeAtomically(junitPath, renderJunitRun(journal, runDir, { view: report.view }));
   const latest = options.latestIn === undefined ? undefined : switchLatest(options.latestIn, runDir);
   return {
     runDir,
     files: [summaryPath, htmlPath, junitPath],
-    explanation: report.explanation,
+    view: report.view,
     diagram: report.diagram,
     htmlBytes,
     entries: journal.length,

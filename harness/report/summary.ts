@@ -1,62 +1,46 @@
-// summary.md: what a CI job summary or a pull-request comment shows. Rendered from the
-// journal alone, so it can be re-rendered for any run folder, even an interrupted one.
+// summary.md: what a CI job summary or a pull-request comment shows, drawn from the run's view
+// (the verdict as written), so it says exactly what the console and report.html say.
 
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { type JournalEntry, readJournal } from '../journal.js';
-import type { Verdict } from '../labs/ledger/checker.js';
-import { explainRun, timeScaleOf } from './html.js';
+import type { JournalEntry } from '../journal.js';
+import type { Table } from '../verdict.js';
+import { cellText } from './format.js';
+import { type RunView, reasonsOf, viewOf } from './view.js';
 
-export function renderSummary(journal: JournalEntry[]): string {
-  const start = journal.find((e) => e.type === 'run-start');
-  const verdictEntry = journal.find((e) => e.type === 'verdict');
-  const end = journal.find((e) => e.type === 'run-end');
-  const errors = journal.filter((e) => e.type === 'harness-error').map((e) => e.message);
-  const name = start?.scenario.name ?? 'unknown scenario';
-  const status = end?.status ?? 'interrupted';
-  const lines = [`# chaoslab: ${name} — ${status.toUpperCase()}`, ''];
-  if (start) {
-    lines.push(`${start.scenario.description}`, '');
-    lines.push(`- run: \`${start.runId}\``, `- consumer: \`${start.consumerCommand}\``, `- scenario file: \`${start.scenario.file}\``);
-    const tp = journal.find((e) => e.type === 'toxiproxy');
-    if (tp) lines.push(`- toxiproxy: ${tp.version}`);
-    const timeScale = timeScaleOf(journal);
-    if (timeScale !== 1) lines.push(`- time compressed: nominal fault and restart durations ran ${timeScale} times as long (time_scale ${timeScale})`);
-    lines.push('');
-  }
-  for (const message of errors) lines.push(`**Harness error:** ${message}`, '');
-  if (verdictEntry) {
-    const v = verdictEntry.details as Verdict;
-    if (v.reasons.length || v.harnessErrors.length) {
-      lines.push('## Why', '');
-      for (const reason of [...v.harnessErrors, ...v.reasons]) lines.push(`- ${reason}`);
-      const diff = explainRun(journal).diff;
-      if (diff.length) lines.push('', '```', ...diff, '```');
-      lines.push('');
-    }
-    lines.push('## Final state', '', '| | last | total | ledger rows |', '|---|---|---|---|');
-    lines.push(`| expected (from the script) | ${v.expected.last} | ${v.expected.total} | ${v.expected.events} |`);
-    lines.push(`| consumer under test | ${v.consumer.last ?? '—'} | ${v.consumer.total ?? '—'} | ${v.consumer.rows} |`);
-    lines.push(`| control consumer | ${v.control.last ?? '—'} | ${v.control.total ?? '—'} | ${v.control.rows} |`, '');
-    lines.push('## Incarnations', '', '| # | fault | RESUME | ACKs | exit |', '|---|---|---|---|---|');
-    for (const f of v.incarnations) {
-      const exit = !f.exit ? '—' : f.exit.killedBy ? `killed (${f.exit.killedBy})` : f.exit.signal ? f.exit.signal : String(f.exit.code);
-      const acks =
-        f.acks.length > 12
-          ? `${f.acks
-              .slice(0, 10)
-              .map((a) => a.seq)
-              .join(', ')}, … (${f.acks.length})`
-          : f.acks.map((a) => a.seq).join(', ');
-      lines.push(`| ${f.incarnation} | ${f.fault ?? ''} | ${f.resumes.join(', ')} | ${acks} | ${exit} |`);
-    }
-    lines.push('');
-  } else if (status === 'interrupted') {
-    lines.push('The run did not finish: this summary was rendered from a partial journal.', '');
-  }
-  return lines.join('\n');
+const cell = (v: string | number | null): string => cellText(v).replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+function markdownTable(table: Table): string[] {
+  if (table.rows.length === 0) return [`## ${table.title}`, '', table.empty ?? 'Nothing to show.', ''];
+  return [
+    `## ${table.title}`,
+    '',
+    `| | ${table.columns.join(' | ')} |`,
+    `|---|${table.columns.map(() => '---').join('|')}|`,
+    ...table.rows.map((r) => `| ${r.ok === false ? `**${r.label}**` : r.label} | ${r.cells.map(cell).join(' | ')} |`),
+    ...(table.note ? ['', table.note] : []),
+    '',
+  ];
 }
 
-export function writeSummary(runDir: string): void {
-  writeFileSync(join(runDir, 'summary.md'), renderSummary(readJournal(join(runDir, 'journal.jsonl'))));
+export function renderSummary(journal: readonly JournalEntry[], view: RunView = viewOf(journal)): string {
+  const start = journal.find((e) => e.type === 'run-start');
+  const toxiproxy = journal.find((e) => e.type === 'toxiproxy');
+  const lines = [`# chaoslab: ${view.name} — ${view.status.toUpperCase()}`, '', `**${view.headline}**`, ''];
+  if (start) {
+    if (view.description) lines.push(view.description, '');
+    lines.push(`- run: \`${view.runId}\``, `- consumer: \`${view.consumerCommand}\``, `- scenario file: \`${start.scenario.file}\``);
+    if (toxiproxy) lines.push(`- toxiproxy: ${toxiproxy.version}`);
+    if (view.timeScale !== 1)
+      lines.push(`- time compressed: nominal fault and restart durations ran ${view.timeScale} times as long (time_scale ${view.timeScale})`);
+    lines.push('');
+  }
+  const reasons = reasonsOf(view);
+  if (view.status !== 'pass' && reasons.length > 0) {
+    lines.push('## Why', '', ...reasons.map((r) => `- ${r}`));
+    if (view.diff.length) lines.push('', '```', ...view.diff, '```');
+    lines.push('');
+  }
+  if (view.state) lines.push(...markdownTable(view.state));
+  for (const table of view.tables) lines.push(...markdownTable(table));
+  if (view.status === 'interrupted') lines.push('The run did not finish: this summary was rendered from a partial journal.', '');
+  return lines.join('\n');
 }

@@ -1,6 +1,7 @@
 // Issue 3's proof, in `make test`: both reference consumers pass the whole catalogue, and every
 // mutant passes happy-path (a near miss) and is caught by its designated killer for the reason
-// consumer/ledger/mutants/index.yaml names. `make mutants` runs the full matrix.
+// consumer/ledger/mutants/index.yaml names; and for every one of those runs, the console line,
+// summary.md, junit.xml and report.html agree with the verdict. `make mutants` runs the full matrix.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -11,15 +12,15 @@ t.setTimeout(900_000);
 t.test('quick mutant matrix: references pass everything, every mutant is caught for its reason', async (t) => {
   const reports = t.testdir();
   const result = await chaoslab(['mutants', '--quick', '--jobs', '2', '--reports', reports], { timeout: 880_000 });
-  const batch = readdirSync(reports).find((d) => d.includes('mutants-quick'));
+  const batch = readdirSync(reports).find((d) => d.includes('ledger-mutants-quick'));
   t.ok(batch, 'a matrix folder was written');
-  const rows = JSON.parse(readFileSync(join(reports, batch!, 'matrix.json'), 'utf8')) as {
-    consumer: string;
-    kind: string;
-    ok: boolean;
-    note: string;
-    cells: { scenario: string; status: string }[];
-  }[];
+  const matrix = JSON.parse(readFileSync(join(reports, batch!, 'matrix.json'), 'utf8')) as {
+    lab: string;
+    rows: { consumer: string; kind: string; ok: boolean; note: string; cells: { scenario: string; status: string }[] }[];
+    agreement: { runs: number; disagreements: { label: string; problems: string[] }[] };
+  };
+  const rows = matrix.rows;
+  t.equal(matrix.lab, 'ledger');
   const index = readFileSync(join(process.cwd(), 'consumer', 'ledger', 'mutants', 'index.yaml'), 'utf8');
   const mutantNames = [...index.matchAll(/^ {2}- name: ([a-z-]+)\n {4}languages/gm)].map((m) => m[1]);
   t.equal(rows.filter((r) => r.kind === 'mutant').length, mutantNames.length * 2, 'every mutant in both languages');
@@ -29,6 +30,10 @@ t.test('quick mutant matrix: references pass everything, every mutant is caught 
     if (row.kind === 'reference') t.equal(row.cells.filter((c) => c.status === 'pass').length, scenarios, `${row.consumer} passes all ${scenarios} scenarios`);
     else t.match(row.note, /^caught by /, `${row.consumer} is caught, not just failing`);
   }
+  const runs = rows.reduce((n, r) => n + r.cells.length, 0);
+  t.equal(matrix.agreement.runs, runs, 'agreement was checked for every run');
+  t.same(matrix.agreement.disagreements, [], 'console, summary.md, junit.xml and report.html agree with every verdict');
+  t.match(result.stdout, new RegExp(`ledger: reports agree with the verdict in ${runs} of ${runs} runs`));
   t.equal(result.exitCode, 0, `exit 0\n${result.stdout.slice(-3000)}`);
-  t.match(result.stdout, /\n\d+ passed, 0 failed — matrix: /);
+  t.match(result.stdout, /\n\d+ passed, 0 failed\n/);
 });

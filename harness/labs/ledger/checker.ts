@@ -1,91 +1,95 @@
-// The ledger-lab checker. It reads only the journal (what the publisher saw, what the harness
-// read between processes) and the SQLite files (through independent read-only connections),
-// so it runs without any process. Expected state comes from the event script itself, not from
-// any consumer's code; the always-connected control consumer must agree with it too.
+// The ledger-lab checker. It reads only what the harness itself saw (the journal entries it wrote:
+// what the publisher saw, what it read between processes) and the SQLite files (through
+// independent read-only connections), so it runs without any process. Expected state comes from
+// the event script itself, not from any consumer's code; the always-connected control consumer
+// must agree with it too. It returns findings — a code, a subject, the words — and the tables
+// every report draws.
 
-import type { JournalEntry, Role } from '../../journal.js';
-import type { Scenario } from '../../scenario/load.js';
-import { type StoreSnapshot, readStore } from './store-reader.js';
-
-export interface StoreSummary {
-  last: number | null;
-  total: number | null;
-  rows: number;
-}
+import type { JournalEntry } from '../../journal.js';
+import type { Scenario } from '../../scenario/types.js';
+import { type Finding, statusOf, type Verdict } from '../../verdict.js';
+import { compareAcks } from './acks.js';
+import { smallestDiff } from './diff.js';
+import { midRunProblems, storeProblems } from './invariants.js';
+import type { LedgerPlan } from './scenario.js';
+import { type Expected, expectedAfter, type StoreState, storeState } from './state.js';
+import type { StoreSnapshot } from './store-reader.js';
+import { incarnationsTable, stateTable } from './tables.js';
 
 export interface IncarnationFacts {
   incarnation: number;
   fault?: string;
+  pid?: number;
+  startedAt?: number;
   resumes: number[];
   acks: { seq: number; t: number }[];
   /** How each of its connections ended, as the publisher saw it. */
   closes: { conn: number; by: string; reason: string }[];
-  exit?: { code: number | null; signal: string | null; killedBy?: string };
+  exit?: { t: number; code: number | null; signal: string | null; killedBy?: string; durationMs: number };
+  /** The harness's read of the file right after this process ended. */
+  fileAfter?: StoreSnapshot;
 }
 
-export interface Verdict {
-  pass: boolean;
-  /** Why the consumer under test failed, most telling first, in plain words. */
-  reasons: string[];
-  /** Problems of the harness itself (e.g. the control consumer disagrees with the script). */
-  harnessErrors: string[];
-  expected: { last: number; total: number; events: number };
-  consumer: StoreSummary;
-  control: StoreSummary;
-  incarnations: IncarnationFacts[];
-}
-
-type Plan = Omit<Scenario, 'source'>;
+type Plan = Scenario<LedgerPlan>;
 
 const fmtT = (ms: number): string => `${(ms / 1000).toFixed(3)} s`;
+const who = (n: number) => ({ role: 'consumer' as const, incarnation: n });
 
-export function checkLedgerRun(journal: JournalEntry[], read: (path: string) => StoreSnapshot = readStore): Verdict {
-  const plan = journal.find((e) => e.type === 'scenario')?.plan as Plan | undefined;
-  if (!plan) throw new Error('journal has no scenario entry');
-  const streams = new Map<Role, { stream: string; db: string }>();
+/** `read(role, db)` reads a store through an independent connection (and journals the read). */
+export function checkLedgerRun(journal: readonly JournalEntry[], plan: Plan, read: (role: 'consumer' | 'control', db: string) => StoreSnapshot): Verdict {
+  const streams = new Map<string, { stream: string; db: string }>();
   for (const e of journal) if (e.type === 'stream') streams.set(e.role, { stream: e.stream, db: e.db });
   const consumerStream = streams.get('consumer');
   const controlStream = streams.get('control');
-  if (!consumerStream || !controlStream) throw new Error('journal does not name the consumer and control streams');
+  if (!consumerStream || !controlStream) throw new Error('the journal does not name the consumer and control streams');
 
   // The consumer's expected state is the script up to `finalLast` (a scenario may end early on
   // purpose, e.g. at a RESYNC); the control always gets the whole script.
-  const finalLast = plan.expect.finalLast ?? plan.events.length - 1;
-  const expectedEvents = plan.events.slice(0, finalLast + 1);
-  const expected = {
-    last: finalLast,
-    total: expectedEvents.reduce((sum, e) => sum + e.delta, 0),
-    events: expectedEvents.length,
-  };
-  const consumerStore = read(consumerStream.db);
-  const controlStore = read(controlStream.db);
+  const events = plan.lab.events;
+  const finalLast = plan.lab.expect.finalLast ?? events.length - 1;
+  const expected = expectedAfter(events, finalLast);
+  const controlExpected = expectedAfter(events, events.length - 1);
+  const consumerStore = read('consumer', consumerStream.db);
+  const controlStore = read('control', controlStream.db);
   const incarnations = incarnationFacts(journal, plan, consumerStream.stream);
 
   // Most telling first: a broken invariant seen mid-run is usually the root cause of the rest.
-  const reasons = [
+  const findings = [
     ...midRunProblems(journal, incarnations),
     ...transcriptProblems(plan, incarnations),
     ...exitProblems(plan, incarnations),
-    ...storeProblems('consumer', consumerStore, plan.events, finalLast),
+    ...storeProblems('consumer', consumerStore, events, finalLast),
   ];
-  const harnessErrors = [
-    ...journal.filter((e) => e.type === 'harness-error').map((e) => `harness: ${e.message}`),
-    ...storeProblems('control consumer', controlStore, plan.events, plan.events.length - 1),
+  const harnessErrors: Finding[] = [
+    ...journal.flatMap((e) => (e.type === 'harness-error' ? [{ code: 'harness-error', text: `harness: ${e.message}` }] : [])),
+    ...storeProblems('control consumer', controlStore, events, events.length - 1).map((f) => ({ ...f, code: `control-${f.code}` })),
   ];
-  const consumer = summarize(consumerStore);
-  const control = summarize(controlStore);
-  if (reasons.length > 0 && harnessErrors.length === 0 && (consumer.last !== control.last || consumer.total !== control.total)) {
-    reasons.push(
-      `the always-connected control consumer ended with last ${control.last}, total ${control.total}; ` +
+  const consumer = storeState(consumerStore, events, finalLast, 'final');
+  const control = storeState(controlStore, events, events.length - 1, 'final');
+  if (findings.length > 0 && harnessErrors.length === 0 && (consumer.last !== control.last || consumer.total !== control.total)) {
+    findings.push({
+      code: 'differs-from-control',
+      text:
+        `the always-connected control consumer ended with last ${control.last}, total ${control.total}; ` +
         `the consumer under test with last ${consumer.last}, total ${consumer.total}`,
-    );
+    });
   }
-  return { pass: reasons.length === 0 && harnessErrors.length === 0, reasons, harnessErrors, expected, consumer, control, incarnations };
+  const status = statusOf(findings, harnessErrors);
+  return {
+    status,
+    headline: status === 'pass' ? passHeadline(consumer, expected, controlExpected) : (harnessErrors[0] ?? findings[0])!.text,
+    findings,
+    harnessErrors,
+    diff: status === 'pass' ? [] : smallestDiff({ plan, incarnations, consumer, control, expected, controlExpected }),
+    state: stateTable(expected, controlExpected, consumer, control),
+    tables: [incarnationsTable(incarnations)],
+  };
 }
 
-function summarize(store: StoreSnapshot): StoreSummary {
-  const row = store.checkpoint.length === 1 ? store.checkpoint[0]! : undefined;
-  return { last: row?.last ?? null, total: row?.total ?? null, rows: store.ledger.length };
+function passHeadline(consumer: StoreState, expected: Expected, controlExpected: Expected): string {
+  const ended = `the consumer ended with last ${consumer.last}, total ${consumer.total}`;
+  if (expected.last === controlExpected.last) return `${ended}: as the script says, and as the control consumer`;
+  return `${ended}: where the scenario expects it to stop, while the always-connected control consumer read the whole script (last ${controlExpected.last})`;
 }
 
 /**
@@ -93,29 +97,28 @@ function summarize(store: StoreSnapshot): StoreSummary {
  * Incarnations come from the journal (a restart policy starts as many as it takes); the
  * scenario's list says which were expected at least.
  */
-function incarnationFacts(journal: JournalEntry[], plan: Plan, stream: string): IncarnationFacts[] {
-  const facts: IncarnationFacts[] = plan.consumer.incarnations.map((inc, i) => ({
+export function incarnationFacts(journal: readonly JournalEntry[], plan: Plan, stream: string): IncarnationFacts[] {
+  const facts: IncarnationFacts[] = plan.lab.consumer.incarnations.map((inc, i) => ({
     incarnation: i + 1,
     ...(inc.fault === undefined ? {} : { fault: inc.fault }),
     resumes: [],
     acks: [],
     closes: [],
   }));
-  for (const e of journal) {
-    if (e.type === 'process-start' && e.role === 'consumer' && !facts[e.incarnation - 1])
-      facts[e.incarnation - 1] = { incarnation: e.incarnation, resumes: [], acks: [], closes: [] };
-  }
+  const fact = (n: number): IncarnationFacts => {
+    facts[n - 1] ??= { incarnation: n, resumes: [], acks: [], closes: [] };
+    return facts[n - 1]!;
+  };
   const connOwner = new Map<number, IncarnationFacts>();
   for (const e of journal) {
-    if (e.type === 'process-exit' && e.role === 'consumer') {
-      const f = facts[e.incarnation - 1];
-      if (f) f.exit = { code: e.code, signal: e.signal, ...(e.killedBy ? { killedBy: e.killedBy } : {}) };
-    }
+    if (e.type === 'process-start' && e.role === 'consumer') Object.assign(fact(e.incarnation), { pid: e.pid, startedAt: e.t });
+    if (e.type === 'process-exit' && e.role === 'consumer')
+      fact(e.incarnation).exit = { t: e.t, code: e.code, signal: e.signal, ...(e.killedBy ? { killedBy: e.killedBy } : {}), durationMs: e.durationMs };
+    if (e.type === 'store-read' && e.role === 'consumer' && e.when === 'after-exit' && e.incarnation !== undefined)
+      fact(e.incarnation).fileAfter = e.store as StoreSnapshot;
     if (e.type !== 'wire' || e.stream !== stream) continue;
     if (e.kind === 'open') {
-      const n = Number(/^incarnation (\d+)$/.exec(e.tag ?? '')?.[1]);
-      const f = facts[n - 1];
-      if (f) connOwner.set(e.conn, f);
+      if (e.owner?.role === 'consumer') connOwner.set(e.conn, fact(e.owner.incarnation));
       continue;
     }
     const owner = connOwner.get(e.conn);
@@ -126,92 +129,111 @@ function incarnationFacts(journal: JournalEntry[], plan: Plan, stream: string): 
     const ack = /^ACK (\d+)\n$/.exec(e.line);
     if (ack) owner.acks.push({ seq: Number(ack[1]), t: e.t });
   }
-  return facts;
+  return facts.filter(Boolean);
 }
 
-function exitProblems(plan: Plan, incarnations: IncarnationFacts[]): string[] {
-  const problems: string[] = [];
+function exitProblems(plan: Plan, incarnations: IncarnationFacts[]): Finding[] {
+  const problems: Finding[] = [];
   for (const f of incarnations) {
-    const who = `incarnation ${f.incarnation}`;
+    const name = `incarnation ${f.incarnation}`;
+    const process = who(f.incarnation);
     if (!f.exit) {
-      problems.push(`${who} was never started or never ended (the run was cut short)`);
+      problems.push({ code: 'never-ended', text: `${name} was never started or never ended (the run was cut short)`, subject: { process } });
       continue;
     }
     if (f.exit.killedBy === 'deadline') {
-      problems.push(
-        `${who} did not end on its own: it was killed at the deadline (${plan.deadlineMs} ms) — ` +
+      problems.push({
+        code: 'deadline',
+        text:
+          `${name} did not end on its own: it was killed at the deadline (${plan.deadlineMs} ms) — ` +
           (plan.timeoutMs < plan.deadlineMs
             ? `a consumer must give up after CHAOSLAB_TIMEOUT_MS (${plan.timeoutMs} ms) per network wait`
             : `nothing justified waiting that long (CHAOSLAB_TIMEOUT_MS is ${plan.timeoutMs} ms here on purpose, so only the consumer's own check could end the wait)`),
-      );
+        subject: { process, t: f.exit.t },
+      });
       continue;
     }
     const how = f.exit.signal ? `was killed by ${f.exit.signal}` : `exited with status ${f.exit.code}`;
     // Restarts beyond the listed incarnations may end either way: the final state judges them.
-    const expect = plan.consumer.incarnations[f.incarnation - 1]?.expectExit ?? 'any';
+    const expect = plan.lab.consumer.incarnations[f.incarnation - 1]?.expectExit ?? 'any';
     if (expect === 'zero' && f.exit.code !== 0)
-      problems.push(`${who} ${how}, expected status 0 (the stream ended cleanly and everything received was handled)`);
+      problems.push({
+        code: 'exit-nonzero',
+        text: `${name} ${how}, expected status 0 (the stream ended cleanly and everything received was handled)`,
+        subject: { process, t: f.exit.t },
+      });
     if (expect === 'nonzero' && f.exit.code === 0)
-      problems.push(`${who} exited with status 0, expected a non-zero status${f.fault ? ` (fault ${f.fault} should have ended it)` : ''}`);
+      problems.push({
+        code: 'exit-zero',
+        text: `${name} exited with status 0, expected a non-zero status${f.fault ? ` (fault ${f.fault} should have ended it)` : ''}`,
+        subject: { process, t: f.exit.t },
+      });
   }
   return problems;
 }
 
-function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[]): string[] {
-  const problems: string[] = [];
-  for (const want of plan.expect.transcript ?? []) {
+function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[]): Finding[] {
+  const problems: Finding[] = [];
+  for (const want of plan.lab.expect.transcript ?? []) {
     const f = incarnations[want.incarnation - 1];
-    const who = `incarnation ${want.incarnation}`;
+    const name = `incarnation ${want.incarnation}`;
+    const process = who(want.incarnation);
     if (!f) {
-      problems.push(`${who} never ran (the stream completed or the restarts ran out before it)`);
+      problems.push({ code: 'never-ran', text: `${name} never ran (the stream completed or the restarts ran out before it)`, subject: { process } });
       continue;
     }
     const firstClose = f.closes[0];
     // A reset comes from the consumer's side: the contract allows hanging up at once with an RST.
     const closer = firstClose?.by === 'reset' ? 'consumer' : firstClose?.by;
     if (want.closedBy && firstClose && closer !== want.closedBy)
-      problems.push(
-        `${who}'s connection was closed by the ${firstClose.by} (${firstClose.reason}), but the ${want.closedBy} must close it: ${want.closedBy === 'consumer' ? 'a consumer must hang up at once, not wait for the publisher' : 'the consumer hung up early'}`,
-      );
+      problems.push({
+        code: 'wrong-closer',
+        text: `${name}'s connection was closed by the ${firstClose.by} (${firstClose.reason}), but the ${want.closedBy} must close it: ${want.closedBy === 'consumer' ? 'a consumer must hang up at once, not wait for the publisher' : 'the consumer hung up early'}`,
+        subject: { process },
+      });
     if (f.resumes.length === 0) {
-      problems.push(`${who} never sent RESUME to the publisher (expected RESUME ${want.resume})`);
+      problems.push({ code: 'no-resume', text: `${name} never sent RESUME to the publisher (expected RESUME ${want.resume})`, subject: { process } });
       continue;
     }
-    if (f.resumes[0] !== want.resume) problems.push(`${who} sent RESUME ${f.resumes[0]}, expected RESUME ${want.resume}`);
+    if (f.resumes[0] !== want.resume)
+      problems.push({
+        code: 'wrong-resume',
+        text: `${name} sent RESUME ${f.resumes[0]}, expected RESUME ${want.resume}`,
+        subject: { process, seqs: [f.resumes[0]!] },
+      });
     if (want.acks === undefined) continue;
     const got = f.acks.map((a) => a.seq);
     if (got.join() === want.acks.join()) continue;
     const { unexpected, missing: left } = compareAcks(f.acks, want.acks);
-    for (const a of unexpected) problems.push(`${who} sent ACK ${a.seq} at ${fmtT(a.t)}, which it must not send${whyNoAck(f.fault, a.seq)}`);
-    // `left` now holds the expected ACKs that never came (a multiset: a duplicate's second ACK counts).
+    for (const a of unexpected)
+      problems.push({
+        code: 'unexpected-ack',
+        text: `${name} sent ACK ${a.seq} at ${fmtT(a.t)}, which it must not send${whyNoAck(f.fault, a.seq)}`,
+        subject: { process, seqs: [a.seq], t: a.t },
+      });
+    // `left` holds the expected ACKs that never came (a multiset: a duplicate's second ACK counts).
     for (const seq of left) {
       const sentOnce = got.includes(seq);
       // A seq acknowledged earlier is not redelivered, so its later ACK is missing as a consequence.
       const earlier = incarnations.slice(0, want.incarnation - 1).find((o) => o.acks.some((a) => a.seq === seq));
       problems.push(
         sentOnce
-          ? `${who} acknowledged seq ${seq} only once, but it received EVENT ${seq} twice: a duplicate must be acknowledged too, or the publisher keeps retrying`
-          : `${who} never sent ACK ${seq}${earlier ? ` (incarnation ${earlier.incarnation} had already acknowledged it, so it was not redelivered)` : ''}`,
+          ? {
+              code: 'duplicate-not-acked',
+              text: `${name} acknowledged seq ${seq} only once, but it received EVENT ${seq} twice: a duplicate must be acknowledged too, or the publisher keeps retrying`,
+              subject: { process, seqs: [seq] },
+            }
+          : {
+              code: 'missing-ack',
+              text: `${name} never sent ACK ${seq}${earlier ? ` (incarnation ${earlier.incarnation} had already acknowledged it, so it was not redelivered)` : ''}`,
+              subject: { process, seqs: [seq] },
+            },
       );
     }
-    if (!unexpected.length && !left.length) problems.push(`${who} sent ACKs in the order ${got.join(', ')}, expected ${want.acks.join(', ')}`);
+    if (!unexpected.length && !left.length)
+      problems.push({ code: 'ack-order', text: `${name} sent ACKs in the order ${got.join(', ')}, expected ${want.acks.join(', ')}`, subject: { process } });
   }
   return problems;
-}
-
-/**
- * The ACKs a connection sent against the ones expected, as multisets: an extra ACK for a seq
- * that also had a legitimate one is unexpected, and a duplicate's missing second ACK is missing.
- */
-export function compareAcks<A extends { seq: number }>(got: A[], want: number[]): { unexpected: A[]; missing: number[] } {
-  const owed = new Map<number, number>();
-  for (const seq of want) owed.set(seq, (owed.get(seq) ?? 0) + 1);
-  const unexpected = got.filter((a) => {
-    const n = owed.get(a.seq) ?? 0;
-    if (n > 0) owed.set(a.seq, n - 1);
-    return n === 0;
-  });
-  return { unexpected, missing: [...owed].flatMap(([seq, n]) => Array<number>(n).fill(seq)) };
 }
 
 /** Explains, from the fault plan, why an ACK for `seq` proves an ordering bug. */
@@ -223,114 +245,4 @@ function whyNoAck(fault: string | undefined, seq: number): string {
   return rest.startsWith('ack')
     ? `: ${ended} at fault point ack:${seq}, after COMMIT and before the ACK is written, so this ACK was written before seq ${seq} was committed`
     : `: ${ended} at fault point apply:${seq}, inside the transaction, so seq ${seq} was acknowledged before it was committed`;
-}
-
-/**
- * What the harness read between and during processes: every read must show a consistent
- * store (never a half-applied event); a process stopped inside the transaction of seq k must
- * show the state before k; and an ACK is a promise — what a process acknowledged must be in
- * its file when it ends.
- */
-function midRunProblems(journal: JournalEntry[], incarnations: IncarnationFacts[]): string[] {
-  const problems: string[] = [];
-  const previousLast: (number | undefined)[] = [];
-  for (const e of journal) {
-    if (e.type !== 'store-read' || e.role !== 'consumer' || e.incarnation === undefined || e.when === 'final') continue;
-    const f = incarnations[e.incarnation - 1];
-    if (!f) continue;
-    const moment = e.when === 'while-stopped' ? `while incarnation ${f.incarnation} was stopped` : `when incarnation ${f.incarnation} ended`;
-    if (e.store.error) {
-      problems.push(`${moment}, its file could not be read through an independent connection (${e.store.error})`);
-      continue;
-    }
-    for (const p of consistencyProblems(e.store))
-      problems.push(`${moment}, an independent read found ${p} — a committed state holds seqs 0..last exactly once, with total equal to their deltas' sum`);
-    if (e.when === 'while-stopped') {
-      const stop = /stop@apply:(\d+)/.exec(f.fault ?? '');
-      const k = stop ? Number(stop[1]) : undefined;
-      const last = e.store.checkpoint[0]?.last;
-      if (k !== undefined && (last !== k - 1 || e.store.ledger.some(([seq]) => seq === k)))
-        problems.push(
-          `${moment} inside the transaction of seq ${k}, an independent read saw last ${last} and ${e.store.ledger.some(([seq]) => seq === k) ? `a ledger row for seq ${k}` : `no row for seq ${k}`}; it must see the state before seq ${k} (last ${k - 1}): uncommitted work was visible`,
-        );
-      continue;
-    }
-    const held = new Set(e.store.ledger.map(([seq]) => seq));
-    const last = e.store.checkpoint[0]?.last ?? -1;
-    for (const a of f.acks) {
-      if (!held.has(a.seq) || last < a.seq)
-        problems.push(
-          `incarnation ${f.incarnation} acknowledged seq ${a.seq} at ${fmtT(a.t)}, but when it ended its file did not hold seq ${a.seq} (last ${last}): the ACK was a broken promise`,
-        );
-    }
-    previousLast[e.incarnation] = last;
-  }
-  // The cursor a restarted process sends must be the durable one, read before it started.
-  for (const f of incarnations) {
-    const durable = previousLast[f.incarnation - 1];
-    if (f.incarnation > 1 && durable !== undefined && f.resumes.length > 0 && f.resumes[0] !== durable)
-      problems.push(`incarnation ${f.incarnation} sent RESUME ${f.resumes[0]}, but its file's durable cursor was ${durable} when it started`);
-  }
-  return problems;
-}
-
-/** The invariants any committed state must satisfy, whatever the script: for mid-run reads. */
-function consistencyProblems(store: StoreSnapshot): string[] {
-  if (!store.exists || store.error) return [];
-  if (store.checkpoint.length !== 1) return [`${store.checkpoint.length} checkpoint rows`];
-  const { last, total } = store.checkpoint[0]!;
-  const sum = store.ledger.reduce((acc, [, d]) => acc + d, 0);
-  const problems: string[] = [];
-  if (total !== sum) problems.push(`total ${total} while the ledger's deltas sum to ${sum}`);
-  const beyond = store.ledger.filter(([s]) => s > last).map(([s]) => s);
-  if (beyond.length) problems.push(`${listSeqs(beyond)} in the ledger beyond the cursor (last ${last})`);
-  const held = new Set(store.ledger.map(([s]) => s));
-  const holes = [];
-  for (let s = 0; s <= last && holes.length < 9; s++) if (!held.has(s)) holes.push(s);
-  if (holes.length) problems.push(`${listSeqs(holes)} missing below the cursor (last ${last})`);
-  return problems;
-}
-
-function storeProblems(who: string, store: StoreSnapshot, events: Plan['events'], expectedLast: number): string[] {
-  if (!store.exists) return [`${who}: no SQLite file was created`];
-  if (store.error) return [`${who}: the file cannot be read as a ledger store (${store.error})`];
-  const problems: string[] = [];
-  if (store.checkpoint.length !== 1 || store.checkpoint[0]!.id !== 1)
-    return [`${who}: checkpoint has ${store.checkpoint.length} rows, expected exactly one row with id 1`];
-  const { last, total } = store.checkpoint[0]!;
-  const script = new Map(events.map((e) => [e.seq, e.delta]));
-  const ledger = new Map(store.ledger);
-  const ledgerSum = store.ledger.reduce((sum, [, d]) => sum + d, 0);
-  const expectedTotal = events.slice(0, expectedLast + 1).reduce((sum, e) => sum + e.delta, 0);
-
-  if (total !== ledgerSum) {
-    const diff = total - ledgerSum;
-    const twice = store.ledger.filter(([, d]) => d === diff).map(([s]) => s);
-    problems.push(
-      twice.length > 0 && twice.length <= 3
-        ? `${twice.map((s) => `seq ${s}`).join(' or ')} applied twice: total ${total}, expected ${ledgerSum} from the ledger (delta ${diff} added once more than recorded)`
-        : `total ${total} does not match the ledger, whose deltas sum to ${ledgerSum} (difference ${diff}): total and ledger were not updated together`,
-    );
-  }
-  const missing = events.filter((e) => e.seq <= last && !ledger.has(e.seq)).map((e) => e.seq);
-  if (missing.length) problems.push(`${who}: ${listSeqs(missing)} missing from the ledger although the cursor says last ${last}`);
-  const beyond = store.ledger.filter(([s]) => s > last).map(([s]) => s);
-  if (beyond.length) problems.push(`${who}: ledger holds ${listSeqs(beyond)} beyond the cursor (last ${last})`);
-  const wrong = store.ledger.filter(([s, d]) => script.has(s) && script.get(s) !== d);
-  for (const [s, d] of wrong.slice(0, 5)) problems.push(`${who}: seq ${s} recorded with delta ${d}, but the script says ${script.get(s)}`);
-  const foreign = store.ledger.filter(([s]) => !script.has(s)).map(([s]) => s);
-  if (foreign.length) problems.push(`${who}: ledger holds ${listSeqs(foreign)}, which the script never had`);
-  if (last !== expectedLast) {
-    const notApplied = events.filter((e) => e.seq <= expectedLast && !ledger.has(e.seq)).map((e) => e.seq);
-    problems.push(`${who}: cursor is last ${last}, expected ${expectedLast}${notApplied.length ? ` (${listSeqs(notApplied)} never applied)` : ''}`);
-  }
-  if (total !== expectedTotal) problems.push(`${who}: total ${total}, expected ${expectedTotal} (sum of the script's deltas for seqs 0..${expectedLast})`);
-  return problems;
-}
-
-/** "seq 7", "seqs 3, 4, 9" or "seqs 3…99 (97 seqs)". */
-function listSeqs(seqs: number[]): string {
-  if (seqs.length === 1) return `seq ${seqs[0]}`;
-  if (seqs.length <= 8) return `seqs ${seqs.join(', ')}`;
-  return `seqs ${seqs.slice(0, 5).join(', ')}, … ${seqs[seqs.length - 1]} (${seqs.length} seqs)`;
 }

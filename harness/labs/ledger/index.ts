@@ -1,0 +1,38 @@
+// The ledger lab (seed 000): a scripted publisher with a finite retention log, a line protocol
+// (RESUME, EVENT, ACK, RESYNC), consumers that run to their exit and are restarted by the harness.
+
+import { join } from 'node:path';
+import { defineLab, type RunContext } from '../../lab.js';
+import { projectRoot, shellQuote } from '../../paths.js';
+import { checkLedgerRun } from './checker.js';
+import { runLedger } from './run.js';
+import { type LedgerPlan, ledgerScenario } from './scenario.js';
+import { readStore } from './store-reader.js';
+import { ledgerVocabulary } from './vocabulary.js';
+
+export const ledgerLab = defineLab<LedgerPlan>({
+  name: 'ledger',
+  title: 'ledger lab: RESUME/EVENT/ACK/RESYNC over a line protocol; consumers run to their exit and are restarted',
+  scenario: ledgerScenario,
+  faultPoints: {
+    before_event: { description: 'Before EVENT <seq> is first sent.', value: 'seq', canEnd: true, random: true, describe: (seq) => `before EVENT ${seq}` },
+    on_ack: { description: 'When ACK <seq> first arrives.', value: 'seq', canEnd: true, describe: (seq) => `ACK ${seq} arrived` },
+    on_resume: {
+      description: 'When the n-th RESUME arrives on the stream (1-based).',
+      value: 'ordinal',
+      canEnd: false,
+      describe: (n) => `RESUME #${n} arrived`,
+    },
+  },
+  run: runLedger,
+  check: (ctx: RunContext<LedgerPlan>) =>
+    checkLedgerRun(ctx.journal.entries, ctx.scenario, (role, db) => {
+      const store = readStore(db, { writerGone: true });
+      ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
+      return store;
+    }),
+  vocabulary: ledgerVocabulary,
+  referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'ledger', 'typescript', 'client.js'))}`,
+  mutantIndex: join(projectRoot, 'consumer', 'ledger', 'mutants', 'index.yaml'),
+  happyPath: 'happy-path',
+});

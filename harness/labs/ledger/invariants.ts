@@ -1,0 +1,171 @@
+// The ledger store's invariants: what every read between and during processes must show, and
+// what the final store must hold against the script. Findings in plain words, with their subject.
+
+import type { JournalEntry } from '../../journal.js';
+import type { Finding } from '../../verdict.js';
+import type { IncarnationFacts } from './checker.js';
+import type { LedgerPlan } from './scenario.js';
+import type { StoreSnapshot } from './store-reader.js';
+
+/** A finding names at most this many seqs as its subject (a 100 000-seq hole needs only its start highlighted). */
+const SUBJECT_MAX = 100;
+
+const fmtT = (ms: number): string => `${(ms / 1000).toFixed(3)} s`;
+const who = (n: number) => ({ role: 'consumer' as const, incarnation: n });
+
+/**
+ * What the harness read between and during processes: every read must show a consistent
+ * store (never a half-applied event); a process stopped inside the transaction of seq k must
+ * show the state before k; and an ACK is a promise — what a process acknowledged must be in
+ * its file when it ends.
+ */
+export function midRunProblems(journal: readonly JournalEntry[], incarnations: IncarnationFacts[]): Finding[] {
+  const problems: Finding[] = [];
+  const previousLast: (number | undefined)[] = [];
+  for (const e of journal) {
+    if (e.type !== 'store-read' || e.role !== 'consumer' || e.incarnation === undefined || e.when === 'final') continue;
+    const f = incarnations[e.incarnation - 1];
+    if (!f) continue;
+    const store = e.store as StoreSnapshot;
+    const process = who(f.incarnation);
+    const moment = e.when === 'while-stopped' ? `while incarnation ${f.incarnation} was stopped` : `when incarnation ${f.incarnation} ended`;
+    if (store.error) {
+      problems.push({
+        code: 'unreadable-mid-run',
+        text: `${moment}, its file could not be read through an independent connection (${store.error})`,
+        subject: { process, t: e.t },
+      });
+      continue;
+    }
+    for (const p of consistencyProblems(store))
+      problems.push({
+        code: 'inconsistent-store',
+        text: `${moment}, an independent read found ${p.text} — a committed state holds seqs 0..last exactly once, with total equal to their deltas' sum`,
+        subject: { process, t: e.t, ...(p.seqs ? { seqs: p.seqs.slice(0, SUBJECT_MAX) } : {}) },
+      });
+    if (e.when === 'while-stopped') {
+      const stop = /stop@apply:(\d+)/.exec(f.fault ?? '');
+      const k = stop ? Number(stop[1]) : undefined;
+      const last = store.checkpoint[0]?.last;
+      const rowK = store.ledger.some(([seq]) => seq === k);
+      if (k !== undefined && (last !== k - 1 || rowK))
+        problems.push({
+          code: 'uncommitted-visible',
+          text: `${moment} inside the transaction of seq ${k}, an independent read saw last ${last} and ${rowK ? `a ledger row for seq ${k}` : `no row for seq ${k}`}; it must see the state before seq ${k} (last ${k - 1}): uncommitted work was visible`,
+          subject: { process, t: e.t, seqs: [k] },
+        });
+      continue;
+    }
+    const held = new Set(store.ledger.map(([seq]) => seq));
+    const last = store.checkpoint[0]?.last ?? -1;
+    for (const a of f.acks) {
+      if (!held.has(a.seq) || last < a.seq)
+        problems.push({
+          code: 'broken-ack-promise',
+          text: `incarnation ${f.incarnation} acknowledged seq ${a.seq} at ${fmtT(a.t)}, but when it ended its file did not hold seq ${a.seq} (last ${last}): the ACK was a broken promise`,
+          subject: { process, seqs: [a.seq], t: a.t },
+        });
+    }
+    previousLast[e.incarnation] = last;
+  }
+  // The cursor a restarted process sends must be the durable one, read before it started.
+  for (const f of incarnations) {
+    const durable = previousLast[f.incarnation - 1];
+    if (f.incarnation > 1 && durable !== undefined && f.resumes.length > 0 && f.resumes[0] !== durable)
+      problems.push({
+        code: 'resume-not-durable',
+        text: `incarnation ${f.incarnation} sent RESUME ${f.resumes[0]}, but its file's durable cursor was ${durable} when it started`,
+        subject: { process: who(f.incarnation), seqs: [f.resumes[0]!] },
+      });
+  }
+  return problems;
+}
+
+/** The invariants any committed state must satisfy, whatever the script: for mid-run reads. */
+function consistencyProblems(store: StoreSnapshot): { text: string; seqs?: number[] }[] {
+  if (!store.exists || store.error) return [];
+  if (store.checkpoint.length !== 1) return [{ text: `${store.checkpoint.length} checkpoint rows` }];
+  const { last, total } = store.checkpoint[0]!;
+  const sum = store.ledger.reduce((acc, [, d]) => acc + d, 0);
+  const problems: { text: string; seqs?: number[] }[] = [];
+  if (total !== sum) problems.push({ text: `total ${total} while the ledger's deltas sum to ${sum}` });
+  const beyond = store.ledger.filter(([s]) => s > last).map(([s]) => s);
+  if (beyond.length) problems.push({ text: `${listSeqs(beyond)} in the ledger beyond the cursor (last ${last})`, seqs: beyond });
+  const held = new Set(store.ledger.map(([s]) => s));
+  const holes = [];
+  for (let s = 0; s <= last && holes.length < 9; s++) if (!held.has(s)) holes.push(s);
+  if (holes.length) problems.push({ text: `${listSeqs(holes)} missing below the cursor (last ${last})`, seqs: holes });
+  return problems;
+}
+
+export function storeProblems(name: string, store: StoreSnapshot, events: LedgerPlan['events'], expectedLast: number): Finding[] {
+  if (!store.exists) return [{ code: 'no-store', text: `${name}: no SQLite file was created` }];
+  if (store.error) return [{ code: 'unreadable-store', text: `${name}: the file cannot be read as a ledger store (${store.error})` }];
+  if (store.checkpoint.length !== 1 || store.checkpoint[0]!.id !== 1)
+    return [{ code: 'checkpoint-rows', text: `${name}: checkpoint has ${store.checkpoint.length} rows, expected exactly one row with id 1` }];
+  const problems: Finding[] = [];
+  const { last, total } = store.checkpoint[0]!;
+  const script = new Map(events.map((e) => [e.seq, e.delta]));
+  const ledger = new Map(store.ledger);
+  const ledgerSum = store.ledger.reduce((sum, [, d]) => sum + d, 0);
+  const expectedTotal = events.slice(0, expectedLast + 1).reduce((sum, e) => sum + e.delta, 0);
+
+  if (total !== ledgerSum) {
+    const diff = total - ledgerSum;
+    const twice = store.ledger.filter(([, d]) => d === diff).map(([s]) => s);
+    problems.push(
+      twice.length > 0 && twice.length <= 3
+        ? {
+            code: 'applied-twice',
+            text: `${twice.map((s) => `seq ${s}`).join(' or ')} applied twice: total ${total}, expected ${ledgerSum} from the ledger (delta ${diff} added once more than recorded)`,
+            subject: { seqs: twice },
+          }
+        : {
+            code: 'total-not-ledger',
+            text: `total ${total} does not match the ledger, whose deltas sum to ${ledgerSum} (difference ${diff}): total and ledger were not updated together`,
+          },
+    );
+  }
+  const missing = events.filter((e) => e.seq <= last && !ledger.has(e.seq)).map((e) => e.seq);
+  if (missing.length)
+    problems.push({
+      code: 'missing-below-cursor',
+      text: `${name}: ${listSeqs(missing)} missing from the ledger although the cursor says last ${last}`,
+      subject: { seqs: missing.slice(0, SUBJECT_MAX) },
+    });
+  const beyond = store.ledger.filter(([s]) => s > last).map(([s]) => s);
+  if (beyond.length)
+    problems.push({
+      code: 'beyond-cursor',
+      text: `${name}: ledger holds ${listSeqs(beyond)} beyond the cursor (last ${last})`,
+      subject: { seqs: beyond.slice(0, SUBJECT_MAX) },
+    });
+  const wrong = store.ledger.filter(([s, d]) => script.has(s) && script.get(s) !== d);
+  for (const [s, d] of wrong.slice(0, 5))
+    problems.push({ code: 'wrong-delta', text: `${name}: seq ${s} recorded with delta ${d}, but the script says ${script.get(s)}`, subject: { seqs: [s] } });
+  const foreign = store.ledger.filter(([s]) => !script.has(s)).map(([s]) => s);
+  if (foreign.length)
+    problems.push({
+      code: 'foreign-seq',
+      text: `${name}: ledger holds ${listSeqs(foreign)}, which the script never had`,
+      subject: { seqs: foreign.slice(0, SUBJECT_MAX) },
+    });
+  if (last !== expectedLast) {
+    const notApplied = events.filter((e) => e.seq <= expectedLast && !ledger.has(e.seq)).map((e) => e.seq);
+    problems.push({
+      code: 'wrong-cursor',
+      text: `${name}: cursor is last ${last}, expected ${expectedLast}${notApplied.length ? ` (${listSeqs(notApplied)} never applied)` : ''}`,
+      subject: { seqs: notApplied.slice(0, SUBJECT_MAX) },
+    });
+  }
+  if (total !== expectedTotal)
+    problems.push({ code: 'wrong-total', text: `${name}: total ${total}, expected ${expectedTotal} (sum of the script's deltas for seqs 0..${expectedLast})` });
+  return problems;
+}
+
+/** "seq 7", "seqs 3, 4, 9" or "seqs 3, 4, 5, 6, 7, … 99 (97 seqs)": the checker's own list form, which kill reasons match. */
+function listSeqs(seqs: number[]): string {
+  if (seqs.length === 1) return `seq ${seqs[0]}`;
+  if (seqs.length <= 8) return `seqs ${seqs.join(', ')}`;
+  return `seqs ${seqs.slice(0, 5).join(', ')}, … ${seqs[seqs.length - 1]} (${seqs.length} seqs)`;
+}

@@ -1,0 +1,118 @@
+// The ledger lab's process model: the publisher serves one stream to the always-connected
+// control consumer (directly) and one to the consumer under test (through Toxiproxy). The
+// consumer runs to its exit; the harness is the only thing that reconnects, by starting the next
+// incarnation on the same database. Its file is read through an independent connection after
+// every exit and whenever it stops itself inside a transaction.
+
+import { join } from 'node:path';
+import { Publisher } from '../../../publisher/ledger/server.js';
+import type { StreamHooks } from '../../../publisher/ledger/stream.js';
+import type { FaultEngine } from '../../faults/engine.js';
+import type { RunContext } from '../../lab.js';
+import type { StartedProcess } from '../../processes.js';
+import type { LedgerPlan } from './scenario.js';
+import { readStore } from './store-reader.js';
+
+export const dbPath = (runDir: string, role: 'consumer' | 'control'): string => join(runDir, `${role}.db`);
+
+export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
+  const { scenario, journal } = ctx;
+  const plan = scenario.lab;
+  const dbs = { consumer: dbPath(ctx.runDir, 'consumer'), control: dbPath(ctx.runDir, 'control') };
+  let faults: FaultEngine | undefined;
+  let current: StartedProcess | undefined;
+  let resumes = 0;
+  // The fault engine needs the proxy, which needs this stream's port: the hooks bind late.
+  const hooks: StreamHooks = {
+    onResume: () => faults?.point('on_resume', ++resumes),
+    beforeEvent: (_conn, seq) => faults?.point('before_event', seq),
+    onAck: (_conn, seq) => faults?.point('on_ack', seq),
+  };
+  const publisher = await Publisher.start(
+    [
+      { name: 'control', events: plan.events },
+      {
+        name: 'consumer',
+        events: plan.events,
+        window: plan.publisher.window,
+        retentionStart: plan.publisher.retentionStart,
+        redeliverUnacked: plan.publisher.redeliverUnacked,
+        ackDeadlineMs: plan.publisher.ackDeadlineMs,
+        misbehaviour: plan.publisher.misbehaviour,
+        retentionMoves: plan.publisher.retentionMoves,
+        forgetAcked: plan.publisher.forgetAcked,
+        hooks,
+      },
+    ],
+    {
+      clock: ctx.clock,
+      // Each connection is journaled with the process that owns it: the control, or the consumer process running now.
+      onTranscript: ({ t: _t, ...entry }) =>
+        journal.write({
+          type: 'wire',
+          ...entry,
+          ...(entry.kind === 'open'
+            ? {
+                owner:
+                  entry.stream === 'control'
+                    ? { role: 'control' as const, incarnation: 1 }
+                    : current && { role: 'consumer' as const, incarnation: current.incarnation },
+              }
+            : {}),
+        }),
+    },
+  );
+  ctx.defer(() => publisher.close());
+  const control = publisher.stream('control');
+  const underTest = publisher.stream('consumer');
+  journal.write({ type: 'stream', role: 'control', stream: 'control', host: control.host, port: control.port, db: dbs.control });
+  journal.write({ type: 'stream', role: 'consumer', stream: 'consumer', host: underTest.host, port: underTest.port, db: dbs.consumer });
+
+  const proxy = await ctx.proxy('consumer', { host: underTest.host, port: underTest.port });
+  faults = ctx.faults({ proxy, current: () => current });
+
+  const env = (port: number, db: string) => ({
+    CHAOSLAB_HOST: '127.0.0.1',
+    CHAOSLAB_PORT: String(port),
+    CHAOSLAB_DB: db,
+    CHAOSLAB_TIMEOUT_MS: String(scenario.timeoutMs),
+  });
+  const controlProc = ctx.processes.start('control', 1, ctx.controlCommand, env(control.port, dbs.control));
+  const controlDone = ctx.processes.finish(controlProc);
+
+  // The listed incarnations always run; then, with a restart policy, plain restarts until the
+  // publisher holds an ACK for every event (the harness is the only thing that reconnects).
+  const restart = plan.consumer.restart;
+  for (let n = 1; ; n++) {
+    const listed = plan.consumer.incarnations[n - 1];
+    if (!listed && (!restart || n > restart.max || underTest.stream.complete)) break;
+    if (n > 1 && restart?.delayMs) await new Promise((r) => setTimeout(r, restart.delayMs));
+    await faults.incarnationStarting(n);
+    underTest.stream.tag = `incarnation ${n}`;
+    const started = ctx.processes.start('consumer', n, ctx.consumerCommand, {
+      ...env(proxy.listen.port, dbs.consumer),
+      ...(listed?.fault ? { CHAOSLAB_FAULT: listed.fault } : {}),
+    });
+    current = started;
+    const exit = ctx.processes.exit(started);
+    if (listed?.fault?.includes('stop@')) {
+      await ctx.processes.observeSelfStops(started, exit, () =>
+        journal.write({ type: 'store-read', role: 'consumer', incarnation: n, when: 'while-stopped', db: dbs.consumer, store: readStore(dbs.consumer) }),
+      );
+    }
+    await ctx.processes.finish(started, exit);
+    current = undefined;
+    // Read through an independent connection before anything else touches the file.
+    journal.write({
+      type: 'store-read',
+      role: 'consumer',
+      incarnation: n,
+      when: 'after-exit',
+      db: dbs.consumer,
+      store: readStore(dbs.consumer, { writerGone: true }),
+    });
+    await faults.incarnationExited(n);
+  }
+  await faults.stop();
+  await controlDone;
+}

@@ -1,0 +1,110 @@
+// A run as every renderer sees it: the checker's verdict, as it was written, plus what the
+// journal says about the run itself (name, command, duration, whether it finished). Nothing here
+// judges: a run without a verdict is either interrupted (no run-end) or a harness error.
+
+import type { JournalEntry } from '../journal.js';
+import type { Finding, Table, Verdict } from '../verdict.js';
+import { describeUnknown, seconds } from './format.js';
+
+export type RunStatus = Verdict['status'] | 'interrupted';
+
+export interface RunView {
+  name: string;
+  description: string;
+  runId: string;
+  protocol: string;
+  consumerCommand: string;
+  status: RunStatus;
+  /** False when the journal has no run-end (interrupted, or still being written). */
+  complete: boolean;
+  headline: string;
+  findings: Finding[];
+  harnessErrors: Finding[];
+  diff: string[];
+  state?: Table;
+  tables: Table[];
+  durationMs: number;
+  timeScale: number;
+}
+
+/** Every finding's text, harness errors first. */
+export const reasonsOf = (v: Pick<RunView, 'findings' | 'harnessErrors'>): string[] => [...v.harnessErrors, ...v.findings].map((f) => f.text);
+
+export class OldJournalError extends Error {}
+
+/** The view of a run, from its journal entries (in memory at the end of a run, or read back from the file). */
+export function viewOf(journal: readonly JournalEntry[]): RunView {
+  let start: Extract<JournalEntry, { type: 'run-start' }> | undefined;
+  let end: Extract<JournalEntry, { type: 'run-end' }> | undefined;
+  let verdict: Verdict | undefined;
+  let timeScale = 1;
+  const harnessErrors: Finding[] = [];
+  for (const e of journal) {
+    if (e.type === 'run-start') start ??= e;
+    else if (e.type === 'run-end') end ??= e;
+    else if (e.type === 'verdict') verdict ??= e.verdict;
+    else if (e.type === 'harness-error') harnessErrors.push({ code: 'harness-error', text: `harness: ${e.message}` });
+    else if (e.type === 'scenario') timeScale = (e.plan as { timeScale?: number } | undefined)?.timeScale ?? 1;
+  }
+  if (start && start.schema !== 2)
+    throw new OldJournalError(
+      `this journal has schema ${start.schema}, written by an older chaoslab; its reports cannot be re-rendered by this one (re-run the scenario)`,
+    );
+  const last = journal[journal.length - 1];
+  const status: RunStatus = end?.status ?? 'interrupted';
+  const base = {
+    name: start?.scenario?.name ?? 'unknown scenario',
+    description: start?.scenario?.description ?? '',
+    runId: start?.runId ?? '',
+    protocol: start?.protocol ?? '',
+    consumerCommand: start?.consumerCommand ?? '',
+    status,
+    complete: Boolean(end),
+    durationMs: end?.t ?? last?.t ?? 0,
+    timeScale,
+  };
+  if (verdict && end)
+    return {
+      ...base,
+      headline: verdict.headline,
+      findings: verdict.findings,
+      harnessErrors: verdict.harnessErrors,
+      diff: verdict.diff,
+      state: verdict.state,
+      tables: verdict.tables,
+    };
+  const headline =
+    status === 'interrupted'
+      ? `the run did not finish: the journal stops at ${seconds(last?.t ?? 0)}, after ${entryInWords(last)}`
+      : (harnessErrors[0]?.text ?? 'the harness failed (no message recorded)');
+  return { ...base, headline, findings: [], harnessErrors, diff: [], tables: [] };
+}
+
+/** A journal entry in a few words, for "the journal stops after …". */
+function entryInWords(e: JournalEntry | undefined): string {
+  if (!e) return 'nothing';
+  const x = e as unknown as Record<string, unknown>;
+  const who = x.role === 'control' ? 'the control consumer' : x.incarnation !== undefined ? `consumer incarnation ${String(x.incarnation)}` : 'the consumer';
+  switch (e.type) {
+    case 'run-start':
+    case 'scenario':
+      return 'the run started';
+    case 'toxiproxy':
+      return 'Toxiproxy was ready';
+    case 'stream':
+    case 'proxy':
+      return 'the publisher was set up';
+    case 'process-start':
+      return `${who} started (pid ${e.pid})`;
+    case 'process-exit':
+      return `${who} ended`;
+    case 'wire':
+      return `${e.stream} traffic (${e.kind}${'line' in e ? ` ${JSON.stringify(e.line)}` : ''})`;
+    case 'store-read':
+      return `a read of ${who}'s file`;
+    case 'verdict':
+      return 'the verdict';
+    default:
+      return describeUnknown(x, 80);
+  }
+}
