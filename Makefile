@@ -42,8 +42,12 @@ $(BUILD_STAMP): $(NPM_STAMP) $(SOURCES)
 toxiproxy:
 	@bash scripts/install-toxiproxy.sh
 
+# NAME, FILE, CONSUMER and JOBS reach the recipes as environment variables, never as recipe
+# text, so a value with quotes or `;` is passed as data and cannot run as shell code.
+export NAME FILE JOBS
+
 scenario: setup
-	@if [ -n "$(FILE)" ]; then target="$(FILE)"; elif [ -n "$(NAME)" ]; then target="$(NAME)"; \
+	@if [ -n "$${FILE:-}" ]; then target="$$FILE"; elif [ -n "$${NAME:-}" ]; then target="$$NAME"; \
 	 else echo "usage: make scenario NAME=<scenario> | FILE=<path> [CONSUMER='<command>']"; exit 2; fi; \
 	 if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run "$$target" --consumer "$$CONSUMER"; \
 	 else node dist/harness/cli.js run "$$target"; fi
@@ -70,11 +74,11 @@ bench: setup
 JOBS ?= 2
 
 catalogue: setup
-	@if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run --all --jobs $(JOBS) --consumer "$$CONSUMER"; \
-	 else node dist/harness/cli.js run --all --jobs $(JOBS); fi
+	@if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run --all --jobs "$$JOBS" --consumer "$$CONSUMER"; \
+	 else node dist/harness/cli.js run --all --jobs "$$JOBS"; fi
 
 mutants: setup
-	node dist/harness/cli.js mutants --jobs $(JOBS)
+	node dist/harness/cli.js mutants --jobs "$$JOBS"
 
 # Biome: formatting and lint rules in one pass; `make test` runs it first.
 lint: deps

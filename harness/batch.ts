@@ -2,10 +2,10 @@
 // time. Each run is independent (its own publisher, Toxiproxy server, processes and run
 // folder), so running two at once on two cores changes no verdict, only the wall time.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderJunitForRunDirs } from './report/junit.js';
-import { switchLatest } from './report/run-folder.js';
+import { ensureDir, switchLatest } from './report/run-folder.js';
 import { type RunOptions, type RunResult, newRunId, runScenario } from './runner.js';
 import type { Scenario } from './scenario/load.js';
 
@@ -34,7 +34,7 @@ export async function runBatch(
   options: { jobs: number; cwd: string; reportsDir: string; toxiproxyUrl?: string } & BatchHooks,
 ): Promise<BatchResult> {
   const batchDir = join(options.reportsDir, newRunId(name));
-  mkdirSync(batchDir, { recursive: true });
+  ensureDir(batchDir);
   const results: RunResult[] = new Array(items.length);
   let next = 0;
   const worker = async () => {

@@ -9,6 +9,7 @@ import * as clean from './commands/clean.js';
 import { EXIT } from './commands/exit-status.js';
 import * as report from './commands/report.js';
 import * as run from './commands/run.js';
+import { exitWithParent } from './orphans.js';
 import { harnessVersion } from './paths.js';
 
 export function buildProgram(): Command {
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   return program;
 }
 
+exitWithParent();
 try {
   await buildProgram().parseAsync(process.argv);
 } catch (error) {

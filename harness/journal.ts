@@ -48,8 +48,12 @@ export type JournalEvent =
       stdoutBytes: number;
       stderrBytes: number;
     }
-  /** A line on the wire, as the publisher saw it; on `open`, the process that owns the connection. */
-  | ({ type: 'wire'; stream: string; conn: number; owner?: ProcessRef } & TranscriptEvent)
+  /**
+   * A line on the wire, as the publisher saw it; on `open`, the process that owns the connection.
+   * `truncated`: characters of this line left out; `omitted` (on `close`): the consumer's lines left
+   * out once its connection reached the journal's bound (harness/wire-journal.ts).
+   */
+  | ({ type: 'wire'; stream: string; conn: number; owner?: ProcessRef; truncated?: number; omitted?: { lines: number; chars: number } } & TranscriptEvent)
   /** The harness read a consumer's store through an independent connection; `store` is the lab's snapshot. */
   | { type: 'store-read'; role: Role; incarnation?: number; when: 'after-exit' | 'while-stopped' | 'final'; db: string; store: unknown }
   | { type: 'fault'; action: 'apply' | 'lift'; name: string; kind: 'toxic' | 'proxy-down' | 'signal'; detail: string; incarnation?: number }
@@ -97,12 +101,18 @@ export function readJournal(path: string): JournalEntry[] {
   const entries: JournalEntry[] = [];
   lines.forEach((line, index) => {
     if (line.trim() === '') return;
+    let entry: unknown;
     try {
-      entries.push(JSON.parse(line) as JournalEntry);
+      entry = JSON.parse(line);
     } catch (error) {
       const isTruncatedTail = index === lines.length - 1 && !text.endsWith('\n');
       if (!isTruncatedTail) throw new Error(`${path}:${index + 1}: not a JSON journal entry (${(error as Error).message})`);
+      return;
     }
+    const { t, type } = (entry ?? {}) as { t?: unknown; type?: unknown };
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry) || typeof t !== 'number' || typeof type !== 'string')
+      throw new Error(`${path}:${index + 1}: not a journal entry (an object with a number \`t\` and a string \`type\`): ${line.slice(0, 80)}`);
+    entries.push(entry as JournalEntry);
   });
   return entries;
 }

@@ -7,6 +7,7 @@
 // the consumer processes are started, restarted and stopped), its checker, and the vocabulary the
 // reports need to speak its language.
 
+import type { TranscriptEntry } from '../publisher/transcript.js';
 import type { FaultEngine } from './faults/engine.js';
 import type { FaultTarget } from './faults/effect.js';
 import type { JournalWriter } from './journal.js';
@@ -16,7 +17,7 @@ import type { PatternMessage } from './scenario/schema-problems.js';
 import type { CoreFile, LabSchemaPart } from './scenario/schema.js';
 import type { Scenario } from './scenario/types.js';
 import type { HostPort, ProxyHandle } from './toxiproxy/adapter.js';
-import type { Verdict } from './verdict.js';
+import type { ProcessRef, Verdict } from './verdict.js';
 
 /** A point in a lab's traffic where a fault can start (or end): `before_event: 7`. */
 export interface FaultPointSpec {
@@ -56,6 +57,13 @@ export interface RunContext<Plan> {
   clock(): number;
   log(line: string): void;
   processes: ProcessRunner;
+  /**
+   * A consumer process's room: a folder of its own in the run folder, for its database and
+   * nothing else (the journal, the control's database and the reports stay the harness's).
+   */
+  room(name: string): string;
+  /** The publisher's transcript sink: journals it with bounds; `owner` names the process behind each new connection. */
+  wire(ownerOf: (entry: TranscriptEntry) => ProcessRef | undefined): (entry: TranscriptEntry) => void;
   /** A Toxiproxy proxy in front of `upstream`, journaled, removed when the run ends. */
   proxy(role: string, upstream: HostPort): Promise<ProxyHandle>;
   /** The engine for the scenario's faults, aimed at `target`; everything is lifted when the run ends. */

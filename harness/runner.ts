@@ -3,9 +3,9 @@
 // the harness itself recorded, then the reports. Everything undone on every way out: processes
 // killed, faults lifted, proxies removed, the publisher closed, Toxiproxy stopped.
 
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { onCleanup } from './cleanup.js';
 import { FaultEngine } from './faults/engine.js';
 import { JOURNAL_SCHEMA, type JournalEntry, JournalWriter } from './journal.js';
 import type { RunContext } from './lab.js';
@@ -13,11 +13,13 @@ import { labNamed } from './labs/registry.js';
 import { harnessVersion } from './paths.js';
 import { ProcessRunner } from './processes.js';
 import { renderRunFolder } from './report/render-all.js';
+import { ensureDir } from './report/run-folder.js';
 import type { Scenario } from './scenario/types.js';
 import { ToxiproxyAdapter } from './toxiproxy/adapter.js';
 import { startToxiproxy, type ToxiproxyServer } from './toxiproxy/server.js';
 import type { RunView } from './report/view.js';
 import type { Verdict, VerdictStatus } from './verdict.js';
+import { wireRecorder } from './wire-journal.js';
 
 export interface RunOptions {
   scenario: Scenario;
@@ -56,7 +58,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   const consumerCommand = options.consumerCommand ?? lab.referenceCommand;
   const runId = newRunId(scenario.name);
   const runDir = join(options.reportsDir, runId);
-  mkdirSync(runDir, { recursive: true });
+  ensureDir(runDir);
   const t0 = performance.now();
   const clock = () => performance.now() - t0;
   const journal = new JournalWriter(join(runDir, 'journal.jsonl'), clock, options.onJournal);
@@ -100,9 +102,14 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       clock,
       log,
       processes,
+      room: (name) => ensureDir(join(runDir, 'rooms', name)),
+      wire: (ownerOf) => wireRecorder(journal, ownerOf),
       proxy: async (role, upstream) => {
         const proxy = await adapter.createProxy(`chaoslab-${runId}-${role}`, upstream);
+        // Also removed when the harness is interrupted: on an external Toxiproxy it would outlive us.
+        const forget = onCleanup(`proxy ${proxy.name}`, () => proxy.remove());
         undo.push(async () => {
+          forget();
           await proxy.remove();
           journal.write({ type: 'proxy', action: 'remove', name: proxy.name });
         });

@@ -34,6 +34,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import { onCleanup } from './cleanup.js';
+import { dieWithHarness } from './orphans.js';
 
 // bash execs a lone simple command in place of itself (dash does not), so the supervised pid is
 // the consumer itself and a signal death is reported as a signal, not as status 128+n.
@@ -288,7 +289,10 @@ class Supervised implements SupervisedProcess {
     } catch {}
     if (!cwdOk) throw new Error(`${options.name}: working directory ${options.cwd} does not exist`);
 
-    const subprocess = execa(SHELL, ['-c', options.command], {
+    // The shell dies with the harness even if the harness is SIGKILLed (its descendants are
+    // reached by kill() and the sweep while the harness lives; sealed runs add a PID namespace).
+    const [file, ...args] = dieWithHarness([SHELL, '-c', options.command]);
+    const subprocess = execa(file!, args, {
       cwd: options.cwd,
       env: { ...options.env, [TAG_VARIABLE]: tag },
       extendEnv: true,

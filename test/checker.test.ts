@@ -319,7 +319,9 @@ t.test('journal: written line by line, a cut-off last line is ignored, a bad mid
   ]);
   writeFileSync(path, '{"t":1,"type":"run-end","status":"pass"}\n{"t":2,"ty');
   t.equal(readJournal(path).length, 1, 'interrupted write tolerated');
-  writeFileSync(path, '{"t":1}\nnot json\n{"t":2}\n');
+  writeFileSync(path, '{"t":1,"type":"x"}\nnull\n');
+  t.throws(() => readJournal(path), { message: /:2: not a journal entry \(an object with a number `t` and a string `type`\): null/ }, 'a null line');
+  writeFileSync(path, '{"t":1,"type":"x"}\nnot json\n{"t":2,"type":"x"}\n');
   t.throws(() => readJournal(path), new RegExp(`${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:2: not a JSON journal entry`));
 });
 

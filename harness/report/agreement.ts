@@ -1,12 +1,15 @@
 // Do the console, summary.md, junit.xml and report.html of a run say the same thing? Each must
-// carry the verdict's status, its headline, every finding and the expected state, as the checker
-// wrote them. `chaoslab mutants` (and so `make test`) checks this for every run it makes.
+// carry the verdict's status, its headline, every finding and the final state — each row of the
+// state table whole (label, every cell, right or wrong), not numbers that could appear anywhere —
+// as the checker wrote them. `chaoslab mutants` (and so `make test`) checks this for every run it makes.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { outcomeLines } from './console.js';
-import { cellText, escapeMarkup } from './format.js';
+import { escapeMarkup } from './format.js';
+import { tableRow } from './html.js';
 import { attr } from './junit.js';
+import { markdownRow } from './summary.js';
 import type { RunView } from './view.js';
 import { reasonsOf } from './view.js';
 
@@ -22,7 +25,7 @@ export function agreementProblems(runDir: string, view: RunView): string[] {
     }
   };
   const reasons = reasonsOf(view);
-  const expectedCells = (view.state?.rows[0]?.cells ?? []).filter((c) => c !== '' && c !== null).map(cellText);
+  const stateRows = view.state?.rows ?? [];
   const check = (file: string, text: string | undefined, wants: [string, string][]) => {
     if (text === undefined) return;
     for (const [what, want] of wants) if (!text.includes(want)) problems.push(`${file} does not say ${what}: ${JSON.stringify(want)}`);
@@ -38,7 +41,7 @@ export function agreementProblems(runDir: string, view: RunView): string[] {
     ['the status', `— ${view.status.toUpperCase()}`],
     ['the headline', view.headline],
     ...(view.status === 'pass' ? [] : reasons.map((r): [string, string] => ['a finding', r])),
-    ...expectedCells.map((c): [string, string] => ['the expected state', c]),
+    ...stateRows.map((r): [string, string] => ['the final state', markdownRow(r)]),
   ]);
   const junit = read('junit.xml');
   const element = view.status === 'fail' ? '<failure ' : view.status === 'pass' ? undefined : '<error ';
@@ -52,9 +55,10 @@ export function agreementProblems(runDir: string, view: RunView): string[] {
   ]);
   check('report.html', read('report.html'), [
     ['the status', `data-status="${view.status}"`],
+    ['the status', `<span class="status">${view.status.toUpperCase()}</span>`],
     ['the headline', escapeMarkup(view.headline)],
     ...reasons.map((r): [string, string] => ['a finding', escapeMarkup(r)]),
-    ...expectedCells.map((c): [string, string] => ['the expected state', escapeMarkup(c)]),
+    ...stateRows.map((r): [string, string] => ['the final state', tableRow(r).text]),
   ]);
   return problems;
 }

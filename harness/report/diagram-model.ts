@@ -225,6 +225,9 @@ export function model(
       if (seq !== undefined && focus.has(seq) && level < ESSENTIAL) level = ESSENTIAL;
       const culprit = seq !== undefined && focus.has(seq) && focusTimes.has(t);
       emit({ kind: 'msg', t, from: send ? 'publisher' : id, to: send ? id : 'publisher', cls, line, error, seq, level, culprit });
+    } else if (e.kind === 'note' && str(e.text) !== undefined) {
+      // What the publisher did on this connection (e.g. moved its retention): its words, not the raw entry.
+      emit({ kind: 'mark', t, lane: id, cls: 'note', text: `publisher: ${str(e.text)}`, level: LANDMARK });
     } else {
       emit({ kind: 'mark', t, lane: id, cls: 'other', text: describeUnknown(e, 60), level: LANDMARK });
     }

@@ -6,7 +6,7 @@
 
 import type { JournalEntry } from '../journal.js';
 import type { Vocabulary } from '../lab.js';
-import type { Table } from '../verdict.js';
+import type { Table, TableRow } from '../verdict.js';
 import { KNOWN_TYPES } from './diagram-model.js';
 import { cellText, count, describeUnknown, seconds } from './format.js';
 import { html, type Markup, raw } from './html-template.js';
@@ -83,22 +83,24 @@ function intro(view: RunView): Markup {
 ${view.timeScale !== 1 && html`<p class="muted"><b>Time compressed:</b> every nominal fault and restart duration in this scenario ran ${view.timeScale} times as long (time_scale ${view.timeScale}).</p>`}`;
 }
 
-/** Any table of the verdict: rows marked right (green) or wrong (red) as the checker said. */
+/** One row of a verdict table, marked right (green) or wrong (red) as the checker said. */
+export function tableRow(r: TableRow): Markup {
+  const rowClass = r.ok === undefined ? '' : r.ok ? 'good' : 'bad';
+  return html`<tr class="${rowClass}"><th>${r.label}${r.aside && html` <span class="muted">${r.aside}</span>`}</th>${r.cells.map((c) =>
+    typeof c === 'number' || c === null
+      ? html`<td class="num">${cellText(c)}</td>`
+      : html`<td>${r.ok === false && c ? html`<span class="bad-text">${c}</span>` : c}</td>`,
+  )}</tr>`;
+}
+
+/** Any table of the verdict. */
 export function tableSection(table: Table): Markup {
-  const rowClass = (ok: boolean | undefined) => (ok === undefined ? '' : ok ? 'good' : 'bad');
   return html`<section id="${table.id}"><h2>${table.title}</h2>
 ${
   table.rows.length === 0
     ? html`<p class="muted">${table.empty ?? 'Nothing to show.'}</p>`
     : html`<table><tr><th></th>${table.columns.map((c) => html`<th>${c}</th>`)}</tr>
-${table.rows.map(
-  (r) =>
-    html`<tr class="${rowClass(r.ok)}"><th>${r.label}${r.aside && html` <span class="muted">${r.aside}</span>`}</th>${r.cells.map((c) =>
-      typeof c === 'number' || c === null
-        ? html`<td class="num">${cellText(c)}</td>`
-        : html`<td>${r.ok === false && c ? html`<span class="bad-text">${c}</span>` : c}</td>`,
-    )}</tr>`,
-)}</table>`
+${table.rows.map(tableRow)}</table>`
 }
 ${table.note && html`<p class="muted">${table.note}</p>`}</section>`;
 }

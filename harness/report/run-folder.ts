@@ -9,6 +9,7 @@ import {
   existsSync,
   fstatSync,
   lstatSync,
+  mkdirSync,
   openSync,
   readSync,
   readdirSync,
@@ -217,4 +218,27 @@ export function resolveRunFolders(path: string): { runs: string[]; batch?: strin
   if (latest && existsSync(latest)) return resolveRunFolders(latest);
   if (children.length) return batch;
   throw new Error(`${path}: not a run folder (no journal.jsonl in it${latest === undefined ? '' : `, nor in what ${LATEST} points to`})`);
+}
+
+/**
+ * Makes `dir` (and its missing parents) one level at a time, so a bad path fails at once with
+ * the component that could not be made, instead of `mkdir -p`'s endless retry on `/proc`.
+ */
+export function ensureDir(dir: string): string {
+  const absolute = resolve(dir);
+  const missing: string[] = [];
+  for (let d = absolute; !existsSync(d); d = dirname(d)) {
+    missing.unshift(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of missing) {
+    try {
+      mkdirSync(d);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && statSync(d).isDirectory()) continue;
+      throw new Error(`cannot create the reports folder ${absolute}: ${d}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  if (!statSync(absolute).isDirectory()) throw new Error(`the reports folder ${absolute} is not a folder`);
+  return absolute;
 }

@@ -2,11 +2,14 @@
 // (the verdict as written), so it says exactly what the console and report.html say.
 
 import type { JournalEntry } from '../journal.js';
-import type { Table } from '../verdict.js';
+import type { Table, TableRow } from '../verdict.js';
 import { cellText } from './format.js';
 import { type RunView, reasonsOf, viewOf } from './view.js';
 
 const cell = (v: string | number | null): string => cellText(v).replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+/** One row of a verdict table; a row the checker marked wrong has its label in bold. */
+export const markdownRow = (r: TableRow): string => `| ${r.ok === false ? `**${r.label}**` : r.label} | ${r.cells.map(cell).join(' | ')} |`;
 
 function markdownTable(table: Table): string[] {
   if (table.rows.length === 0) return [`## ${table.title}`, '', table.empty ?? 'Nothing to show.', ''];
@@ -15,7 +18,7 @@ function markdownTable(table: Table): string[] {
     '',
     `| | ${table.columns.join(' | ')} |`,
     `|---|${table.columns.map(() => '---').join('|')}|`,
-    ...table.rows.map((r) => `| ${r.ok === false ? `**${r.label}**` : r.label} | ${r.cells.map(cell).join(' | ')} |`),
+    ...table.rows.map(markdownRow),
     ...(table.note ? ['', table.note] : []),
     '',
   ];

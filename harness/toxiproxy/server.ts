@@ -13,6 +13,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
+import { dieWithHarness } from '../orphans.js';
 import { execa } from 'execa';
 import { onCleanup } from '../cleanup.js';
 import { toolsBinDir } from '../paths.js';
@@ -145,7 +146,9 @@ async function launch(binary: string, port: number, logLevel: string, options: S
     }
   };
 
-  const child = execa(binary, ['-host', '127.0.0.1', '-port', String(port)], {
+  // The server dies with the harness even if the harness is SIGKILLed.
+  const [file, ...args] = dieWithHarness([binary, '-host', '127.0.0.1', '-port', String(port)]);
+  const child = execa(file!, args, {
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',

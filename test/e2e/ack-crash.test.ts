@@ -27,6 +27,7 @@ for (const consumer of consumers) {
       .map((e) => (e as { line: string }).line);
     t.same(sent2, ['EVENT 1 5\n', 'EVENT 2 -3\n'], 'the publisher resent 1, then sent 2');
     const final = journal.find((e) => e.type === 'store-read' && e.role === 'consumer' && e.when === 'final');
+    t.match(final, { db: /\/rooms\/consumer\/consumer\.db$/ }, "the consumer's database is in its own room");
     t.match(final, {
       store: {
         checkpoint: [{ id: 1, last: 2, total: 9 }],
@@ -52,7 +53,7 @@ t.test('ack-crash catches the ack-before-commit mutant and names the seq', async
   const { journal } = onlyRun(reports);
   t.match(
     journal.find((e) => e.type === 'verdict'),
-    { pass: false },
+    { verdict: { status: 'fail', findings: [{ code: 'unexpected-ack', subject: { seqs: [1] } }] } },
   );
   t.same(survivors(journal), []);
 });

@@ -13,12 +13,11 @@ import type { StartedProcess } from '../../processes.js';
 import type { LedgerPlan } from './scenario.js';
 import { readStore } from './store-reader.js';
 
-export const dbPath = (runDir: string, role: 'consumer' | 'control'): string => join(runDir, `${role}.db`);
-
 export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
   const { scenario, journal } = ctx;
   const plan = scenario.lab;
-  const dbs = { consumer: dbPath(ctx.runDir, 'consumer'), control: dbPath(ctx.runDir, 'control') };
+  // Every incarnation of the consumer works in the same room, on the same database.
+  const dbs = { consumer: join(ctx.room('consumer'), 'consumer.db'), control: join(ctx.runDir, 'control.db') };
   let faults: FaultEngine | undefined;
   let current: StartedProcess | undefined;
   let resumes = 0;
@@ -47,19 +46,9 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
     {
       clock: ctx.clock,
       // Each connection is journaled with the process that owns it: the control, or the consumer process running now.
-      onTranscript: ({ t: _t, ...entry }) =>
-        journal.write({
-          type: 'wire',
-          ...entry,
-          ...(entry.kind === 'open'
-            ? {
-                owner:
-                  entry.stream === 'control'
-                    ? { role: 'control' as const, incarnation: 1 }
-                    : current && { role: 'consumer' as const, incarnation: current.incarnation },
-              }
-            : {}),
-        }),
+      onTranscript: ctx.wire((entry) =>
+        entry.stream === 'control' ? { role: 'control', incarnation: 1 } : current && { role: 'consumer', incarnation: current.incarnation },
+      ),
     },
   );
   ctx.defer(() => publisher.close());
