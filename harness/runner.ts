@@ -3,6 +3,7 @@
 // the harness itself recorded, then the reports. Everything undone on every way out: processes
 // killed, faults lifted, proxies removed, the publisher closed, Toxiproxy stopped.
 
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { onCleanup } from './cleanup.js';
@@ -58,7 +59,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   const consumerCommand = options.consumerCommand ?? lab.referenceCommand;
   const runId = newRunId(scenario.name);
   const runDir = join(options.reportsDir, runId);
-  ensureDir(runDir);
+  mkdirSync(join(ensureDir(options.reportsDir), runId));
   const t0 = performance.now();
   const clock = () => performance.now() - t0;
   const journal = new JournalWriter(join(runDir, 'journal.jsonl'), clock, options.onJournal);

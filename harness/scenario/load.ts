@@ -19,8 +19,8 @@ import { fieldAtOffset, locate, offsetOf } from './yaml-positions.js';
 export { ScenarioError, type ScenarioProblem, formatProblem } from './problems.js';
 export type { FaultEffect, FaultPlan, Scenario, Trigger } from './types.js';
 
-/** Larger files are refused before parsing: a scenario is a few kilobytes (100 000 explicit deltas fit in 1 MiB). */
-export const MAX_SCENARIO_BYTES = 2 * 1024 * 1024;
+/** Larger files are refused before parsing: a scenario is a few kilobytes (100 000 explicit deltas take about 700 KB). */
+export const MAX_SCENARIO_BYTES = 1024 * 1024;
 
 const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false });
 const validators = new Map<string, ValidateFunction>();
