@@ -1,117 +1,14 @@
-// The live console reporter, fed journal entries as the runner would, with a fake clock and
-// a fake output: line mode (not a terminal, --quiet), terminal mode (status line, progress
-// bar), the end-of-scenario explanation and the final table.
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+// The live console reporter, fed the entries of golden journals (recorded from real runs) as the
+// runner would, with a fake clock and a fake output: line mode (not a terminal, --quiet),
+// terminal mode (status line, progress bar), the end-of-scenario verdict from the run's view,
+// and the final table.
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import type { JournalEntry } from '../harness/journal.js';
 import { createConsoleReporter } from '../harness/report/console.js';
-
-type Entry = Record<string, unknown>;
-
-function failingRun(): JournalEntry[] {
-  const plan = {
-    events: [
-      { seq: 0, delta: 7 },
-      { seq: 1, delta: 5 },
-      { seq: 2, delta: -3 },
-    ],
-    consumer: { incarnations: [{ fault: 'exit@ack:1', expectExit: 'nonzero' }, { expectExit: 'zero' }] },
-    expect: { transcript: [{ incarnation: 1, resume: -1, acks: [0] }] },
-  };
-  const full = [
-    [0, 7],
-    [1, 5],
-    [2, -3],
-  ];
-  const e: Entry[] = [];
-  let t = 0;
-  const w = (x: Entry) => e.push({ t: (t += 100), ...x });
-  w({
-    type: 'run-start',
-    schema: 1,
-    runId: '20260101-000000-ack-crash-abcd',
-    scenario: { name: 'ack-crash', file: 'a.yaml', description: 'd' },
-    harnessVersion: '0',
-    node: 'v20',
-    platform: 'linux',
-    cwd: '/',
-    consumerCommand: 'c',
-    controlCommand: 'c',
-  });
-  w({ type: 'scenario', source: 'name: ack-crash\n', plan });
-  w({ type: 'toxiproxy', url: 'http://127.0.0.1:8474', version: '2.12.0', owned: true });
-  w({ type: 'stream', role: 'consumer', stream: 'consumer', host: 'h', port: 1, db: 'c.db' });
-  w({ type: 'proxy', action: 'create', name: 'p' });
-  w({ type: 'process-start', role: 'consumer', incarnation: 1, pid: 41, command: 'c', env: { CHAOSLAB_FAULT: 'exit@ack:1' } });
-  w({ type: 'fault', action: 'apply', name: 'slow-link', kind: 'latency', detail: 'latency=100ms' });
-  w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'open', tag: 'incarnation 1' });
-  w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'recv', line: 'RESUME -1\n' });
-  for (const [s, d] of full) w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'send', line: `EVENT ${s} ${d}\n` });
-  w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'recv', line: 'ACK 0\n' });
-  w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'recv', line: 'ACK 1\n' });
-  w({
-    type: 'process-exit',
-    role: 'consumer',
-    incarnation: 1,
-    code: 86,
-    signal: null,
-    durationMs: 700,
-    stdoutTail: '',
-    stderrTail: '',
-    stdoutBytes: 0,
-    stderrBytes: 0,
-  });
-  w({
-    type: 'store-read',
-    role: 'consumer',
-    incarnation: 1,
-    when: 'after-exit',
-    db: 'c.db',
-    store: { exists: true, checkpoint: [{ id: 1, last: 1, total: 12 }], ledger: full.slice(0, 2) },
-  });
-  w({ type: 'process-start', role: 'consumer', incarnation: 2, pid: 42, command: 'c', env: {} });
-  return e as unknown as JournalEntry[];
-}
-
-function ending(pass: boolean): JournalEntry[] {
-  const full = [
-    [0, 7],
-    [1, 5],
-    [2, -3],
-  ];
-  const reasons = pass
-    ? []
-    : ['incarnation 1 sent ACK 1 at 1.400 s, which it must not send: the process was ended at fault point ack:1', 'incarnation 2 never sent ACK 1'];
-  return [
-    { t: 1600, type: 'wire', stream: 'consumer', conn: 2, kind: 'open', tag: 'incarnation 2' },
-    { t: 1700, type: 'fault', action: 'lift', name: 'slow-link', kind: 'latency' },
-    { t: 1800, type: 'wire', stream: 'consumer', conn: 2, kind: 'recv', line: 'ACK 2\n' },
-    {
-      t: 1900,
-      type: 'process-exit',
-      role: 'consumer',
-      incarnation: 2,
-      code: 0,
-      signal: null,
-      durationMs: 300,
-      stdoutTail: '',
-      stderrTail: '',
-      stdoutBytes: 0,
-      stderrBytes: 0,
-    },
-    {
-      t: 2000,
-      type: 'store-read',
-      role: 'consumer',
-      when: 'final',
-      db: 'c.db',
-      store: { exists: true, checkpoint: [{ id: 1, last: 2, total: 9 }], ledger: full },
-    },
-    { t: 2100, type: 'verdict', pass, reasons, details: {} },
-    { t: 2412, type: 'run-end', status: pass ? 'pass' : 'fail' },
-  ] as unknown as JournalEntry[];
-}
+import { viewOf } from '../harness/report/view.js';
+import { at, cutAfter, find, foreignEvent, golden, writeRunFolder } from './helpers/journals.js';
 
 function sink(columns?: number) {
   const out = {
@@ -130,28 +27,43 @@ function clock() {
   return { now: () => now, advance: (ms: number) => (now += ms) };
 }
 
-function runFolder(dir: string, name: string, journal: JournalEntry[]): string {
-  const runDir = join(dir, name);
-  mkdirSync(runDir, { recursive: true });
-  writeFileSync(join(runDir, 'journal.jsonl'), journal.map((e) => `${JSON.stringify(e)}\n`).join(''));
-  return runDir;
+/** ack-crash against the ack-before-commit mutant, up to the start of its second process. */
+function mutantUntilRestart(): JournalEntry[] {
+  const journal = golden('ack-crash-ack-before-commit');
+  return cutAfter(
+    journal,
+    find(journal, 'process-start', (e) => e.role === 'consumer' && e.incarnation === 2),
+  );
 }
+
+/** cuts (a real 300-event run), up to the moment its first network cut is applied. */
+function cutsUntilFirstCut(): { head: JournalEntry[]; rest: JournalEntry[] } {
+  const journal = golden('cuts-pass');
+  const head = cutAfter(
+    journal,
+    find(journal, 'fault', (e) => e.name === 'cut-1' && e.action === 'apply'),
+  );
+  return { head, rest: journal.slice(head.length) };
+}
+
+const lastStatus = (text: string) => text.slice(text.lastIndexOf('\r\x1b[2K'));
 
 t.test('line mode (not a terminal): a line per milestone, a "still" line after a quiet second, no escapes', async (t) => {
   const out = sink();
   const c = clock();
   const r = createConsoleReporter({ tty: false, quiet: false, out, now: c.now, interval: false, cwd: '/' });
   r.scenarioStarted('ack-crash');
-  for (const e of failingRun()) {
+  for (const e of mutantUntilRestart()) {
     c.advance(20);
     r.onJournal(e);
   }
-  t.match(out.text, /ack-crash \[0\.\d{3} s\] toxiproxy 2\.12\.0 at http:\/\/127\.0\.0\.1:8474\n/);
-  t.match(out.text, /consumer #1 started \(pid 41, fault exit@ack:1\)\n/);
-  t.match(out.text, /fault slow-link \(latency\) applied latency=100ms\n/);
-  t.match(out.text, /consumer #1 exited 86 after 0\.700 s\n/);
-  t.match(out.text, /consumer #1's file: last 1, total 12, 2 rows\n/);
-  t.match(out.text, /consumer #2 started \(pid 42\)\n/);
+  t.match(out.text, /^ {2}ack-crash: starting\n/);
+  t.match(out.text, /\n {2}ack-crash \[0\.\d{3} s\] toxiproxy 2\.12\.0 at http:\/\/127\.0\.0\.1:39533\n/);
+  t.match(out.text, /\] control started \(pid 13669\)\n/);
+  t.match(out.text, /\] consumer #1 started \(pid 13670, fault exit@ack:1\)\n/);
+  t.match(out.text, /\] consumer #1 exited 86 after 0\.362 s\n/);
+  t.match(out.text, /\] consumer #1's file: last 1, total 12, 2 rows\n/, 'the file read, in the lab’s words');
+  t.match(out.text, /\] consumer #2 started \(pid 13691\)\n$/);
 
   const before = out.text;
   c.advance(400);
@@ -159,41 +71,75 @@ t.test('line mode (not a terminal): a line per milestone, a "still" line after a
   t.equal(out.text, before, 'nothing within a second of the last line');
   c.advance(700);
   r.tick();
-  t.match(out.text.slice(before.length), /^ {2}ack-crash \[\d\.\d{3} s\] still consumer #2 running · fault slow-link active · 2\/3 committed\n$/);
+  t.match(out.text.slice(before.length), /^ {2}ack-crash \[\d\.\d{3} s\] still consumer #2 running · 2\/3 committed\n$/, 'ACK 0 and ACK 1 of 3 events');
   c.advance(1000);
   r.tick();
   t.equal(out.text.split('still').length - 1, 2, 'and again each further second');
-
-  for (const e of ending(false)) r.onJournal(e);
-  t.match(out.text, /fault slow-link \(latency\) lifted\n/);
   t.notMatch(out.text, /\x1b|\r/, 'plain text only');
   r.close();
+
+  // A run with network faults: applied, active while quiet, lifted.
+  const faults = sink();
+  const f = createConsoleReporter({ tty: false, quiet: false, out: faults, now: c.now, interval: false, cwd: '/' });
+  const { head, rest } = cutsUntilFirstCut();
+  f.scenarioStarted('cuts');
+  for (const e of head) {
+    c.advance(5);
+    f.onJournal(e);
+  }
+  t.match(faults.text, /\] fault cut-1 \(proxy-down\) applied proxy disabled \(connections closed, new ones refused\)\n$/);
+  c.advance(1100);
+  f.tick();
+  t.match(faults.text, /\] still consumer #1 running · fault cut-1 active · 35\/300 committed\n$/);
+  for (const e of rest) f.onJournal(e);
+  t.match(faults.text, /\] consumer #1 exited 6 after 0\.492 s\n/);
+  t.match(faults.text, /\] fault cut-1 \(proxy-down\) lifted\n/);
+  t.equal(faults.text.split(' applied ').length - 1, 3, 'three cuts applied');
+  t.equal(faults.text.split(') lifted').length - 1, 3, 'three lifted');
+  t.match(faults.text, /\] consumer #6 exited 0 after 0\.704 s\n/);
+  t.notMatch(faults.text, /\x1b|\r/, 'plain text only');
+  f.close();
 });
 
-t.test('the end of a failing scenario: the explanation first, then the smallest diff; then the table and where the report is', async (t) => {
+t.test('the end of a failing scenario: the verdict first, then the smallest diff; then the table and where the report is', async (t) => {
   const dir = t.testdir();
-  const runDir = runFolder(dir, '20260101-000000-ack-crash-abcd', [...failingRun(), ...ending(false)]);
+  const journal = golden('ack-crash-ack-before-commit');
+  const view = viewOf(journal);
+  const runDir = writeRunFolder(join(dir, '20261130-234759-ack-crash-6bg1'), journal);
   writeFileSync(join(runDir, 'report.html'), '');
-  symlinkSync('20260101-000000-ack-crash-abcd', join(dir, 'latest'));
+  symlinkSync('20261130-234759-ack-crash-6bg1', join(dir, 'latest'));
   const out = sink(100);
   const r = createConsoleReporter({ tty: false, quiet: true, out, interval: false, cwd: dir });
   r.scenarioStarted('ack-crash');
-  for (const e of failingRun()) r.onJournal(e);
+  for (const e of journal) r.onJournal(e);
   r.tick();
   t.equal(out.text, '', '--quiet: nothing while it runs');
-  const outcome = r.scenarioFinished('ack-crash', { status: 'fail', runDir });
-  t.match(outcome, { name: 'ack-crash', status: 'fail', durationMs: 2412, reason: /^incarnation 1 sent ACK 1 at 1\.400 s/ });
+  const outcome = r.scenarioFinished('ack-crash', { status: 'fail', runDir, view });
+  t.same(outcome, { name: 'ack-crash', status: 'fail', durationMs: 908.994, reason: view.headline, runDir });
   const text = out.text;
   t.match(
     text,
-    /\nFAIL {2}ack-crash {2}\(2\.412 s\)\n {2}Why: incarnation 1 sent ACK 1 at 1\.400 s, which it must not send: the process was ended at fault point ack:1\n {2}- incarnation 2 never sent ACK 1\n {2}Smallest diff:\n {4}incarnation 1: ACKs 0, 1 — expected 0 \(extra: ACK 1 at 1\.400 s\)\n/,
+    /^\nFAIL {2}ack-crash {2}\(0\.909 s\)\n {2}Why: incarnation 1 sent ACK 1 at 0\.589 s, which it must not send: the process was ended at fault point ack:1, after COMMIT and before the ACK is written, so this ACK was written before seq 1 was committed\n {2}- incarnation 2 never sent ACK 1 \(incarnation 1 had already acknowledged it, so it was not redelivered\)\n {2}Smallest diff:\n {4}incarnation 1: ACKs 0, 1 — expected 0 \(extra: ACK 1 at 0\.589 s\)\n/,
+  );
+  t.equal(
+    text,
+    [
+      '',
+      'FAIL  ack-crash  (0.909 s)',
+      `  Why: ${view.headline}`,
+      ...view.findings.slice(1).map((f) => `  - ${f.text}`),
+      '  Smallest diff:',
+      ...view.diff.map((d) => `    ${d}`),
+      '',
+    ].join('\n'),
+    'every finding and every diff line of the verdict, nothing else',
   );
   r.finalTable();
   const table = out.text.slice(text.length).split('\n');
   t.match(table[1], /^scenario {3}verdict {5}time {2}reason$/);
-  t.match(table[2], /^ack-crash {2}FAIL {5}2\.412 s {2}incarnation 1 sent ACK 1 at 1\.400 s, which it must not send: the pro…$/, 'one line, cut to the width');
+  t.match(table[2], /^ack-crash {2}FAIL {5}0\.909 s {2}incarnation 1 sent ACK 1 at 0\.589 s, which it must not send: the pro…$/, 'one line, cut to the width');
   t.ok(table[2]!.length <= 100);
-  t.equal(table[3], `report: 20260101-000000-ack-crash-abcd/report.html  (also latest/report.html)`);
+  t.equal(table[3], 'report: 20261130-234759-ack-crash-6bg1/report.html  (also latest/report.html)');
   r.close();
 });
 
@@ -202,60 +148,66 @@ t.test('terminal mode: one status line redrawn in place, a progress bar for seve
   const out = sink(120);
   const c = clock();
   const r = createConsoleReporter({ tty: true, quiet: false, out, now: c.now, interval: false, color: true, cwd: dir });
-  r.scenarioStarted('happy-path', { index: 0, total: 2 });
-  const pass = runFolder(dir, 'r1', [...failingRun(), ...ending(true)]);
-  for (const e of failingRun()) r.onJournal(e);
+  r.scenarioStarted('cuts', { index: 0, total: 2 });
+  const cuts = golden('cuts-pass');
+  const pass = writeRunFolder(join(dir, 'r1'), cuts);
+  for (const e of cutsUntilFirstCut().head) r.onJournal(e);
   c.advance(1500);
   r.tick();
-  const status = out.text.slice(out.text.lastIndexOf('\r\x1b[2K'));
-  t.match(status, /^\r\x1b\[2K. \[░{16}\] 0\/2 done · happy-path \d+\.\d s · consumer #2 running · fault slow-link active · 2\/3 committed$/);
-  r.scenarioFinished('happy-path', { status: 'pass', runDir: pass });
-  t.match(out.text, /\x1b\[32mPASS\x1b\[0m {2}happy-path/);
+  t.match(lastStatus(out.text), /^\r\x1b\[2K. \[░{16}\] 0\/2 done · cuts \d+\.\d s · consumer #1 running · fault cut-1 active · 35\/300 committed$/);
+  r.scenarioFinished('cuts', { status: 'pass', runDir: pass, view: viewOf(cuts) });
+  t.match(
+    out.text,
+    /\x1b\[32mPASS\x1b\[0m {2}cuts {2}\(4\.031 s\)\n {2}the consumer ended with last 299, total 4059: as the script says, and as the control consumer\n/,
+  );
 
   r.scenarioStarted('ack-crash', { index: 1, total: 2 });
   r.tick();
-  t.match(out.text.slice(out.text.lastIndexOf('\r\x1b[2K')), /\[█{8}░{8}\] 1\/2 done · ack-crash/);
-  r.onJournal({ t: 1, type: 'process-start', role: 'consumer', incarnation: 1, pid: 9, command: 'c', env: {} } as JournalEntry);
+  t.match(lastStatus(out.text), /\[█{8}░{8}\] 1\/2 done · ack-crash/);
+  r.onJournal(at(1, { type: 'process-start', role: 'consumer', incarnation: 1, pid: 9, command: 'c', env: {} }));
   t.match(out.text, /\r\x1b\[2K {2}ack-crash \[\d\.\d{3} s\] consumer #1 started \(pid 9\)\n\r\x1b\[2K/, 'a milestone clears the status line, prints, redraws');
-  const fail = runFolder(dir, 'r2', [...failingRun(), ...ending(false)]);
-  r.scenarioFinished('ack-crash', { status: 'fail', runDir: fail });
+  const mutant = golden('ack-crash-ack-before-commit');
+  const fail = writeRunFolder(join(dir, 'r2'), mutant);
+  r.scenarioFinished('ack-crash', { status: 'fail', runDir: fail, view: viewOf(mutant) });
   r.finalTable();
-  t.match(out.text, /1\/2 passed\nreports:\n {2}happy-path {2}r1\/report\.html\n {2}ack-crash {3}r2\/report\.html\n$/);
-  t.match(out.text, /\x1b\[31mFAIL/);
+  t.match(out.text, /1\/2 passed\nreports:\n {2}cuts {7}r1\/report\.html\n {2}ack-crash {2}r2\/report\.html\n$/);
+  t.match(out.text, /\x1b\[31mFAIL\x1b\[0m {2}ack-crash {2}\(0\.909 s\)\n {2}Why: incarnation 1 sent ACK 1/);
   r.close();
 });
 
-t.test('unknown entries, a missing journal, a harness error', async (t) => {
+t.test('unknown entries, a run without a view, a harness error', async (t) => {
   const dir = t.testdir();
   const out = sink();
   const r = createConsoleReporter({ tty: false, quiet: false, out, interval: false, cwd: dir });
   r.scenarioStarted('x');
-  for (let i = 0; i < 5; i++) r.onJournal({ t: i, type: 'step', step: `phase ${i}` } as unknown as JournalEntry);
+  for (let i = 0; i < 5; i++) r.onJournal(at(i, foreignEvent('step', { step: `phase ${i}` })));
   t.equal(out.text.split('step phase').length - 1, 3, 'an unknown entry type is shown, at most three times');
-  r.onJournal({ t: 8, type: 'fault', action: 'apply', name: 'kill-1', kind: 'signal', detail: 'SIGKILL to consumer incarnation 1 (pid 5)' } as JournalEntry);
+  r.onJournal(at(8, { type: 'fault', action: 'apply', name: 'kill-1', kind: 'signal', detail: 'SIGKILL to consumer incarnation 1 (pid 5)', incarnation: 1 }));
   t.match(out.text, /fault kill-1 \(signal\): SIGKILL to consumer incarnation 1 \(pid 5\)\n/, 'a signal is reported once, not as an active fault');
-  r.onJournal({
-    t: 8.5,
-    type: 'process-exit',
-    role: 'consumer',
-    incarnation: 3,
-    code: null,
-    signal: 'SIGKILL',
-    killedBy: 'deadline',
-    durationMs: 60000,
-    stdoutTail: '',
-    stderrTail: '',
-    stdoutBytes: 0,
-    stderrBytes: 0,
-  } as JournalEntry);
+  r.onJournal(
+    at(8.5, {
+      type: 'process-exit',
+      role: 'consumer',
+      incarnation: 3,
+      code: null,
+      signal: 'SIGKILL',
+      killedBy: 'deadline',
+      durationMs: 60000,
+      stdoutTail: '',
+      stderrTail: '',
+      stdoutBytes: 0,
+      stderrBytes: 0,
+    }),
+  );
   t.match(out.text, /consumer #3 killed at the deadline after 60\.000 s\n/);
-  r.onJournal({ t: 9, type: 'harness-error', message: 'toxiproxy went away' } as JournalEntry);
+  r.onJournal(at(9, { type: 'harness-error', message: 'toxiproxy went away' }));
   t.match(out.text, /harness error: toxiproxy went away\n/);
-  r.onJournal({ t: 10, type: 'wire', stream: 'consumer', conn: 1, kind: 'recv', line: 'HELLO\u0007\n', error: 'unknown command' } as JournalEntry);
+  r.onJournal(at(10, { type: 'wire', stream: 'consumer', conn: 1, kind: 'recv', line: 'HELLO\u0007\n', error: 'unknown command' }));
   t.match(out.text, /consumer sent a line that breaks the grammar: HELLO\\x07 \(unknown command\)/);
+  t.notMatch(out.text, /still .*fault kill-1 active/, 'the signal never counted as an active fault');
   const o = r.scenarioFinished('x', { status: 'error', runDir: join(dir, 'nowhere'), error: 'could not start' });
   t.match(o, { status: 'error', reason: 'could not start' });
-  t.match(out.text, /ERROR {2}x {2}\(\d+\.\d{3} s\)\n {2}Why: could not start/);
+  t.match(out.text, /ERROR {2}x {2}\(\d+\.\d{3} s\)\n {2}Why: could not start\n/);
   r.finalTable([]);
   r.close();
 });
@@ -267,11 +219,13 @@ t.test('several scenarios at once (--jobs): the status follows the newest one st
   r.scenarioStarted('a', { index: 0, total: 3 });
   r.scenarioStarted('b', { index: 1, total: 3 });
   r.tick();
-  t.match(out.text.slice(out.text.lastIndexOf('\r\x1b[2K')), /\[░{16}\] 0\/3 done \(2 running\) · b /);
-  r.scenarioFinished('b', { status: 'pass', runDir: runFolder(dir, 'b', [...failingRun(), ...ending(true)]) });
+  t.match(lastStatus(out.text), /\[░{16}\] 0\/3 done \(2 running\) · b /);
+  const pass = golden('ack-crash-pass');
+  r.scenarioFinished('b', { status: 'pass', runDir: writeRunFolder(join(dir, 'b'), pass), view: viewOf(pass) });
   r.tick();
-  t.match(out.text.slice(out.text.lastIndexOf('\r\x1b[2K')), /\] 1\/3 done · a /, 'b is done: a is shown again');
-  r.scenarioFinished('a', { status: 'fail', runDir: runFolder(dir, 'a', [...failingRun(), ...ending(false)]) });
+  t.match(lastStatus(out.text), /\] 1\/3 done · a /, 'b is done: a is shown again');
+  const mutant = golden('ack-crash-ack-before-commit');
+  r.scenarioFinished('a', { status: 'fail', runDir: writeRunFolder(join(dir, 'a'), mutant), view: viewOf(mutant) });
   const before = out.text;
   r.tick();
   t.equal(out.text, before, 'nothing running: no status line');

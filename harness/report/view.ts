@@ -30,7 +30,9 @@ export interface RunView {
 /** Every finding's text, harness errors first. */
 export const reasonsOf = (v: Pick<RunView, 'findings' | 'harnessErrors'>): string[] => [...v.harnessErrors, ...v.findings].map((f) => f.text);
 
-export class OldJournalError extends Error {}
+export class OldJournalError extends Error {
+  override name = 'OldJournalError';
+}
 
 /** The view of a run, from its journal entries (in memory at the end of a run, or read back from the file). */
 export function viewOf(journal: readonly JournalEntry[]): RunView {
