@@ -105,48 +105,52 @@ function readTcpTable(): TcpRow[] {
   return rows;
 }
 
+function holds(pid: number, needle: string): boolean {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false; // gone, or not ours to read
+  }
+  for (const fd of fds) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`) === needle) return true;
+    } catch {}
+  }
+  return false;
+}
+
 /** Pids of `uid` (every uid when undefined) holding socket `inode`. */
 export function socketHolders(inode: number, uid?: number): number[] {
   const needle = `socket:[${inode}]`;
-  const holders: number[] = [];
-  for (const pid of listPids()) {
-    if (pid === process.pid) continue;
-    if (uid !== undefined && uidOf(pid) !== uid) continue;
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue; // gone, or not ours to read
-    }
-    for (const fd of fds) {
-      try {
-        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === needle) {
-          holders.push(pid);
-          break;
-        }
-      } catch {}
-    }
-  }
-  return holders;
+  return listPids().filter((pid) => pid !== process.pid && (uid === undefined || uidOf(pid) === uid) && holds(pid, needle));
 }
 
-/** The process at the far end of a loopback TCP connection given by its two ends as seen from our side. */
-export function findPeerProcess(ends: SocketEnds): PeerProcess | undefined {
+/**
+ * The process at the far end of a loopback TCP connection given by its two ends as seen from our
+ * side. `candidates` (e.g. Toxiproxy's and the control's pids) are looked at first: when one of
+ * them holds the socket, the machine-wide scan of /proc/<pid>/fd (tens of ms as root on a busy
+ * machine) is skipped and `pids` lists only the candidates that hold it.
+ */
+export function findPeerProcess(ends: SocketEnds, options: { candidates?: Iterable<number> } = {}): PeerProcess | undefined {
   const far = `${normaliseAddress(ends.remoteAddress)} ${ends.remotePort}`;
   const near = `${normaliseAddress(ends.localAddress)} ${ends.localPort}`;
   const row = readTcpTable().find((r) => r.local === far && r.remote === near && r.inode !== 0);
   if (!row) return undefined;
-  const pids = socketHolders(row.inode, row.uid).sort((a, b) => a - b);
+  const needle = `socket:[${row.inode}]`;
+  let pids = [...new Set(options.candidates ?? [])].filter((pid) => holds(pid, needle));
+  if (pids.length === 0) pids = socketHolders(row.inode, row.uid);
+  pids.sort((a, b) => a - b);
   const pid = pids[0];
   if (pid === undefined) return undefined;
   return { pid, pids, uid: uidOf(pid) ?? row.uid, inode: row.inode, comm: readStat(pid)?.comm ?? '', cmdline: cmdlineOf(pid) };
 }
 
 /** findPeerProcess for an accepted (or connected) net.Socket. */
-export function peerOfSocket(socket: Socket): PeerProcess | undefined {
+export function peerOfSocket(socket: Socket, options: { candidates?: Iterable<number> } = {}): PeerProcess | undefined {
   const { localAddress, localPort, remoteAddress, remotePort } = socket;
   if (localAddress === undefined || localPort === undefined || remoteAddress === undefined || remotePort === undefined) return undefined;
-  return findPeerProcess({ localAddress, localPort, remoteAddress, remotePort });
+  return findPeerProcess({ localAddress, localPort, remoteAddress, remotePort }, options);
 }
 
 export type PeerKind = 'proxy' | 'trusted' | 'around-proxy' | 'unknown';
