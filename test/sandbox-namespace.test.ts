@@ -96,3 +96,14 @@ t.test('a harness that exits without destroying leaves nothing either', { skip: 
   await waitFor('the namespace to empty', () => processesInNet(id).length === 0);
   t.notOk(isAlive(holder), 'the holder is gone');
 });
+
+t.test('a holder that does not get ready in time is killed, and the error says so', { skip: skip ?? false }, async (t) => {
+  const error = await createRunNamespace({ label: 'hasty', readyTimeoutMs: 1 }).then(
+    () => undefined,
+    (e: Error) => e,
+  );
+  t.match(error?.message, /^network namespace for hasty: no "ready" within 1 ms \(holder pid \d+ killed\)/);
+  const holder = Number(/holder pid (\d+)/.exec(error?.message ?? '')?.[1]);
+  await waitFor('the holder to go', () => !isAlive(holder));
+  t.pass('no holder left');
+});

@@ -5,6 +5,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { leaseUid, PROBE_UID, UID_BASE, UID_SLOTS, uidForSlot } from '../harness/sandbox/uids.js';
+import { findTool } from '../harness/sandbox/tools.js';
+import { waitFor } from './helpers/sandbox.js';
 
 const lockDir = mkdtempSync(join(tmpdir(), 'chaoslab-uids-'));
 t.teardown(() => rmSync(lockDir, { recursive: true, force: true }));
@@ -48,4 +50,20 @@ t.test('leases are exclusive, released, and stale ones are taken over', async (t
   t.not(other.uid, uidForSlot(11), 'a live holder keeps its uid');
   other.release();
   t.equal(readFileSync(join(lockDir, String(uidForSlot(11))), 'utf8'), `1 ${pid1Start}\n`, 'and its lock is untouched');
+});
+
+t.test('a uid some process runs as is never handed out', { skip: process.geteuid?.() === 0 ? false : 'needs root' }, async (t) => {
+  const uid = uidForSlot(60);
+  const squatter = spawn(findTool('setpriv')!, [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', '/bin/sleep', '30'], { stdio: 'ignore' });
+  t.teardown(() => squatter.kill('SIGKILL'));
+  await waitFor('the squatter', () => {
+    try {
+      return readFileSync(`/proc/${squatter.pid}/status`, 'utf8').includes(`Uid:\t${uid}\t`);
+    } catch {
+      return false;
+    }
+  });
+  const lease = leaseUid(60, { lockDir });
+  t.not(lease.uid, uid, `uid ${uid} is busy: another one (${lease.uid})`);
+  lease.release();
 });

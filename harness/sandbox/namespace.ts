@@ -92,7 +92,7 @@ export async function createRunNamespace(options: CreateNamespaceOptions = {}): 
     } catch {}
     const why =
       outcome === 'timeout' ? `no "ready" within ${timeoutMs} ms` : outcome === 'exited' ? 'the holder exited' : 'the holder is not in a new namespace';
-    throw new Error(`network namespace for ${label}: ${why}${stderr.trim() ? `: ${stderr.trim()}` : ''}`);
+    throw new Error(`network namespace for ${label}: ${why} (holder pid ${pid} killed)${stderr.trim() ? `: ${stderr.trim()}` : ''}`);
   }
   child.stdout.destroy();
   child.stderr.destroy();

@@ -77,12 +77,11 @@ export async function waitFor(what: string, predicate: () => boolean, timeoutMs 
  */
 export function runTsChild(code: string, options: { prefix?: string[]; timeoutMs?: number } = {}): Launched & { done: Promise<Ran> } {
   const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript'));
-  const argv = [...(options.prefix ?? []), process.execPath, ...loader, '--input-type=module', '-e', code];
-  const child = spawn(argv[0]!, argv.slice(1), {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: '/usr/local/bin:/usr/bin:/bin', TS_NODE_TRANSPILE_ONLY: '1', HOME: '/tmp' },
-  });
+  // env -i: tap's coverage hooks add NODE_OPTIONS to every child's environment; a child that runs
+  // as another uid could not write its coverage file, and these children are not measured anyway
+  const env = ['/usr/bin/env', '-i', 'PATH=/usr/local/bin:/usr/bin:/bin', 'TS_NODE_TRANSPILE_ONLY=1', 'HOME=/tmp'];
+  const argv = [...(options.prefix ?? []), ...env, process.execPath, ...loader, '--input-type=module', '-e', code];
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
