@@ -3,6 +3,7 @@
 // cannot fork-bomb or eat the machine's memory; SIGSTOP/SIGCONT/SIGTERM reach it the way the
 // harness needs, and a consumer that stops itself is seen as stopped from outside.
 import t from 'tap';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { createProcessCgroup } from '../harness/sandbox/cgroup.js';
 import {
   type ConfineOptions,
   confinedArgv,
+  confinedCommand,
   decodeSealedExit,
   DEFAULT_LIMITS,
   describeMembers,
@@ -23,6 +25,7 @@ import {
 import { createRunNamespace, type RunNamespace } from '../harness/sandbox/namespace.js';
 import { isAlive, readStat, sleep } from '../harness/sandbox/proc.js';
 import { checkReachable, createRoom, prepareRunFolder, protectEvidence } from '../harness/sandbox/room.js';
+import { requireTool } from '../harness/sandbox/tools.js';
 import { leaseUid, type UidLease } from '../harness/sandbox/uids.js';
 import { startProcess } from '../harness/supervisor.js';
 import { launch, ownCgroupsLeft, processesInNet, processesOfUid, runSealed, sealingSkip, stillAlive, waitFor } from './helpers/sandbox.js';
@@ -94,6 +97,22 @@ t.test('who the consumer is: its uid, no capabilities, a clean environment, its 
   );
   t.match(ran.stdout, /\n\s*4\n/, 'its /proc shows its own namespace only (tini, bash, ps, wc)');
   t.match(ran.stdout, /cannot raise/, 'a limit cannot be raised again');
+});
+
+t.test('confinedCommand: the same chain without env -i, spawned with exactly its environment', sealed, async (t) => {
+  const { argv, env } = confinedCommand(options('env | sort | tr "\\n" " "; id -u'));
+  t.notOk(argv.includes(requireTool('env')), 'no env step');
+  t.same(env, { CHAOSLAB_RUN: 'test', PATH: '/usr/local/bin:/usr/bin:/bin', HOME: room });
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const code = await new Promise((resolve) => child.once('close', resolve));
+  t.equal(code, 0);
+  // tap's coverage hook may add its own variables to every child's environment: only check ours
+  t.match(out, new RegExp(`CHAOSLAB_RUN=test HOME=${room} `));
+  t.match(out, /PATH=\/usr\/local\/bin:\/usr\/bin:\/bin /);
+  t.notMatch(out, /LANG=|USER=|SECRET/, 'nothing else of the harness’s');
+  t.match(out, new RegExp(` ${lease!.uid}\n$`), 'as the slot’s uid');
 });
 
 t.test('the evidence is out of reach; the room is its own', sealed, async (t) => {

@@ -96,8 +96,21 @@ export interface ConfineOptions {
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The argv of the chain described in the module comment. */
+/** The argv of the chain described in the module comment. Whatever environment the spawner
+ *  passes, the consumer gets only the clean one (`env -i` near the end). */
 export function confinedArgv(options: ConfineOptions): string[] {
+  const { argv, env } = confinedCommand(options);
+  const shellAt = argv.length - 3;
+  return [...argv.slice(0, shellAt), requireTool('env'), '-i', ...Object.entries(env).map(([key, value]) => `${key}=${value}`), ...argv.slice(shellAt)];
+}
+
+/**
+ * The same chain without `env -i` (one exec less, about 1 ms here), and the exact environment to
+ * spawn it with: for a spawner that passes an environment as given (child_process.spawn with
+ * `env`, not the supervisor, which adds process.env). Every step of the chain passes its
+ * environment on unchanged.
+ */
+export function confinedCommand(options: ConfineOptions): { argv: string[]; env: Record<string, string> } {
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
   const uid = options.uid;
   const gid = options.gid ?? uid;
@@ -148,9 +161,8 @@ export function confinedArgv(options: ConfineOptions): string[] {
     '--pdeathsig=KILL',
     '--',
   );
-  argv.push(requireTool('env'), '-i', ...Object.entries(env).map(([key, value]) => `${key}=${value}`));
   argv.push(options.shell ?? requireTool('bash'), '-c', options.command);
-  return argv;
+  return { argv, env };
 }
 
 /** `sh -c` script: writes its pid to each of the first $1 files that follow, then execs the rest. */
