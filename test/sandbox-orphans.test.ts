@@ -3,13 +3,14 @@
 // cgroup folders it made are swept by the next harness. A harness whose parent dies stops
 // cleanly (exitWithParent).
 import t from 'tap';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, chmodSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCleanups } from '../harness/cleanup.js';
 import { sweepStaleCgroups } from '../harness/sandbox/cgroup.js';
 import { isAlive } from '../harness/sandbox/proc.js';
-import { findTool } from '../harness/sandbox/tools.js';
+import { dieWithParentCommand, exitWithParent, writeDieWithParentWrapper } from '../harness/sandbox/orphan.js';
+import { findTool, runTool } from '../harness/sandbox/tools.js';
 import { leaseUid } from '../harness/sandbox/uids.js';
 import { processesInNet, processesOfUid, runTsChild, sandboxModule, sealingSkip, stillAlive, waitFor } from './helpers/sandbox.js';
 
@@ -86,4 +87,29 @@ t.test('exitWithParent: the harness cleans up and exits when its parent dies', a
   t.equal(readFileSync(marker, 'utf8'), String(harness), 'the cleanup ran in the harness');
   await waitFor('the harness to exit', () => !isAlive(harness), 5000);
   t.pass('and it exited');
+});
+
+t.test('exitWithParent: nothing happens while the parent lives; stop() ends the watch', async (t) => {
+  let fired = false;
+  const watch = exitWithParent(
+    () => {
+      fired = true;
+    },
+    { intervalMs: 5 },
+  );
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  watch.stop();
+  t.notOk(fired, 'the parent is alive: no cleanup');
+  exitWithParent(() => {}).stop(); // default interval
+});
+
+t.test('dieWithParentCommand and the wrapper script', async (t) => {
+  const command = dieWithParentCommand(`echo "it's here"`);
+  t.match(command, /setpriv --pdeathsig KILL -- \S*bash -c 'echo "it'\\''s here"'$/);
+  const wrapper = writeDieWithParentWrapper('/bin/echo', join(work, 'echo-wrapper'));
+  t.equal(statSync(wrapper).mode & 0o777, 0o700);
+  const ran = await runTool([wrapper, 'a b', "c'd"]);
+  t.equal(ran.stdout, "a b c'd\n", 'the arguments pass through unchanged');
+  const viaShell = await runTool([findTool('bash')!, '-c', command]);
+  t.equal(viaShell.stdout, "it's here\n");
 });

@@ -43,18 +43,3 @@ t.test('a character cut at either edge is dropped, not shown broken', async (t) 
   three.push(Buffer.from('€€€'));
   t.notMatch(three.text(), /\uFFFD/);
 });
-
-t.test('exitWithParent: nothing happens while the parent lives; stop() ends the watch', async (t) => {
-  const { exitWithParent } = await import('../harness/sandbox/orphan.js');
-  let fired = false;
-  const watch = exitWithParent(
-    () => {
-      fired = true;
-    },
-    { intervalMs: 5 },
-  );
-  await new Promise((resolve) => setTimeout(resolve, 30));
-  watch.stop();
-  t.notOk(fired, 'the parent is alive: no cleanup');
-  exitWithParent(() => {}).stop(); // default interval
-});
