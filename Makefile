@@ -9,7 +9,7 @@ NPM_STAMP := node_modules/.chaoslab-npm-ci
 BUILD_STAMP := dist/.chaoslab-built
 SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/null) tsconfig.json
 
-.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench lint format
+.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench lint format sandbox-tools bench-sandbox
 
 help:
 	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/ledger/python/client.py']   run one scenario"
@@ -20,8 +20,9 @@ help:
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make lint                                                                   Biome (format, lint) and a type check of the tests too; make format rewrites"
 	@echo "make bench                                                                  time report rendering of a 100 000-event run"
+	@echo "make bench-sandbox                                                          what sealed mode adds per consumer process and per run"
 
-setup: check-tools deps build toxiproxy
+setup: check-tools deps build toxiproxy sandbox-tools
 
 check-tools:
 	@command -v node >/dev/null || { echo "chaoslab needs Node.js 20 (https://nodejs.org)"; exit 1; }
@@ -68,8 +69,28 @@ browser:
 	   fi; \
 	 fi
 
+# Sealed runs (harness/sandbox/) use util-linux (unshare, nsenter, setpriv, prlimit), iproute2,
+# nftables and tini. Installs the missing ones when root and apt can; never fails: without them
+# (or without root) the probe says sealing is not available, runs go unsealed and the sandbox
+# tests skip, saying why.
+SANDBOX_PROGRAMS := nft:nftables tini:tini unshare:util-linux nsenter:util-linux setpriv:util-linux prlimit:util-linux ip:iproute2
+sandbox-tools:
+	@missing=""; for pair in $(SANDBOX_PROGRAMS); do prog=$${pair%%:*}; pkg=$${pair#*:}; \
+	   PATH="$$PATH:/usr/sbin:/sbin" command -v $$prog >/dev/null || missing="$$missing $$pkg"; done; \
+	 missing=$$(echo $$missing | tr ' ' '\n' | sort -u | xargs); \
+	 if [ -z "$$missing" ]; then :; \
+	 elif [ "$$(id -u)" != 0 ]; then echo "note: sealed runs need root anyway; missing packages ($$missing) not installed: runs go unsealed"; \
+	 elif ! command -v apt-get >/dev/null; then echo "note: no apt-get here: install $$missing for sealed runs; runs go unsealed"; \
+	 else echo "installing $$missing for sealed runs..."; \
+	   { apt-get update -qq && env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; } \
+	     || echo "note: apt-get install $$missing failed: runs go unsealed, the sandbox tests skip"; \
+	 fi
+
 bench: setup
 	node bench/render.bench.mjs
+
+bench-sandbox: setup
+	node bench/sandbox.bench.mjs
 
 JOBS ?= 2
 

@@ -1,0 +1,259 @@
+// The argv that runs one consumer command sealed, and how to see and signal what it became.
+//
+// confinedArgv() builds this chain (each step execs the next, so they share one pid until
+// unshare forks; steps in brackets are left out when not asked for):
+//
+//   setpriv --pdeathsig KILL --                     dies (SIGKILL) when the process that spawned it dies
+//   [sh -c 'echo $$ > <pids>/cgroup.procs …; exec "$@"']   joins its cgroups before anything forks
+//   [nsenter --net=/proc/<holder>/ns/net --]        joins the run's network namespace
+//   prlimit --cpu=… --nofile=… --fsize=… --as=… --nproc=… --core=0 --
+//   unshare --pid --fork --kill-child=SIGKILL [--mount-proc] --
+//        └─ fork: pid 1 of a new PID namespace
+//   tini -g -p SIGKILL --                           a trusted init: reaps, forwards signals to the
+//                                                   consumer's process group, exits with its status
+//        └─ fork: pid 2
+//   setpriv --reuid U --regid U --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all --pdeathsig KILL --
+//   env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=<room> <contract variables>
+//   bash -c <command>                               the consumer (bash execs a lone simple command)
+//
+// Why each piece:
+//  - PID namespace with tini as pid 1: when pid 1 dies the kernel SIGKILLs every process of the
+//    namespace, so `env -i setsid sleep 1000 &` or a double fork cannot outlive the consumer.
+//    The consumer is never pid 1 itself (pid 1 ignores every signal it has no handler for,
+//    its own SIGSTOP included).
+//  - `unshare` stays as the parent of tini: it blocks SIGINT/SIGTERM, waits, and exits with
+//    tini's status; its --kill-child and tini's -p make tini die with it.
+//  - setpriv: the consumer runs as the slot's uid with no groups, no capabilities, no way to
+//    regain any (no_new_privs: set-uid programs do not elevate), and dies with tini.
+//  - env -i: nothing of the harness's environment leaks in.
+//  - rlimits are set before the uid change and cannot be raised again by the consumer.
+//
+// Signals (verified on this machine, see test/sandbox-confine.test.ts):
+//  - SIGSTOP sent to tini stops tini only. To stop the consumer, send SIGSTOP to the members of
+//    the PID namespace (signalSealed does); SIGCONT likewise. SIGCONT and SIGTERM sent to tini
+//    are forwarded to the consumer's process group, but a member that left the group (setsid)
+//    would miss them, so signalSealed sends every signal but SIGKILL to each member directly.
+//  - SIGKILL goes to tini: the whole namespace dies at once.
+//  - A consumer that stopped itself (kill -STOP $$) is seen as state "T" in /proc/<pid>/stat of
+//    the namespace's pid 2 (tini's child, the "main" pid) or of another member; tini does not
+//    notice (it waits without WUNTRACED). sealedStopped() watches every member but tini.
+//  - Exit status: tini exits with the consumer's code, or 128+n when the consumer died of signal
+//    n; unshare passes that on. So the harness sees 128+n where it used to see a signal
+//    (decodeSealedExit). When the harness SIGKILLs tini, unshare exits 1.
+
+import { constants as osConstants } from 'node:os';
+import { cmdlineOf, childrenOf, isAlive, namespaceOf, pidsInNamespace, readStat } from './proc.js';
+import type { ProcessCgroup } from './cgroup.js';
+import { SEALED_PATH } from './room.js';
+import { requireTool } from './tools.js';
+
+export interface Limits {
+  /** RLIMIT_CPU, seconds of CPU time (SIGXCPU, then SIGKILL a second later). */
+  cpuSeconds: number;
+  /** RLIMIT_NOFILE. */
+  openFiles: number;
+  /** RLIMIT_FSIZE, bytes one file may grow to (SIGXFSZ / EFBIG beyond). */
+  fileSizeBytes: number;
+  /** RLIMIT_AS, bytes of address space; at least 4 GiB (V8 and Go reserve much more than they use). */
+  addressSpaceBytes: number;
+  /** RLIMIT_NPROC for the slot's uid (a second bound next to pids.max). */
+  processes: number;
+}
+
+const GiB = 1024 ** 3;
+export const MIN_ADDRESS_SPACE = 4 * GiB;
+
+export const DEFAULT_LIMITS: Limits = {
+  cpuSeconds: 600,
+  openFiles: 1024,
+  fileSizeBytes: 1 * GiB,
+  addressSpaceBytes: 8 * GiB,
+  processes: 512,
+};
+
+export interface ConfineOptions {
+  /** The consumer's shell command line. */
+  command: string;
+  /** The slot's uid (and gid, unless given). */
+  uid: number;
+  gid?: number;
+  /** The room: the consumer's HOME. */
+  home: string;
+  /** Contract variables added to the clean environment (CHAOSLAB_*). */
+  env?: Record<string, string>;
+  /** The run's network namespace (path /proc/<holder>/ns/net); leave out when the spawning
+   *  process already is inside it (the worker design). */
+  netnsPath?: string;
+  /** Groups to join before anything runs (cgroup.ts). */
+  cgroup?: Pick<ProcessCgroup, 'procsFiles'>;
+  limits?: Partial<Limits>;
+  /** Mount a /proc of the new PID namespace, so the consumer sees only its own processes
+   *  (default true; costs a mount namespace). */
+  privateProc?: boolean;
+  /** The shell that runs the command (default /bin/bash, as the supervisor). */
+  shell?: string;
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The argv of the chain described in the module comment. Whatever environment the spawner
+ *  passes, the consumer gets only the clean one (`env -i` near the end). */
+export function confinedArgv(options: ConfineOptions): string[] {
+  const { argv, env } = confinedCommand(options);
+  const shellAt = argv.length - 3;
+  return [...argv.slice(0, shellAt), requireTool('env'), '-i', ...Object.entries(env).map(([key, value]) => `${key}=${value}`), ...argv.slice(shellAt)];
+}
+
+/**
+ * The same chain without `env -i` (one exec less, about 1 ms here), and the exact environment to
+ * spawn it with: for a spawner that passes an environment as given (child_process.spawn with
+ * `env`, not the supervisor, which adds process.env). Every step of the chain passes its
+ * environment on unchanged.
+ */
+export function confinedCommand(options: ConfineOptions): { argv: string[]; env: Record<string, string> } {
+  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const uid = options.uid;
+  const gid = options.gid ?? uid;
+  for (const [what, id] of [
+    ['uid', uid],
+    ['gid', gid],
+  ] as const) {
+    if (!Number.isInteger(id) || id <= 0) throw new RangeError(`confine: ${what} must be a positive integer (never root), not ${id}`);
+  }
+  if (limits.addressSpaceBytes < MIN_ADDRESS_SPACE)
+    throw new RangeError(`confine: address space limit must be at least 4 GiB, not ${limits.addressSpaceBytes}`);
+  for (const [key, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value <= 0) throw new RangeError(`confine: limit ${key} must be a positive integer, not ${value}`);
+  }
+  const env: Record<string, string> = { ...options.env, PATH: SEALED_PATH, HOME: options.home };
+  for (const [key, value] of Object.entries(env)) {
+    if (!NAME.test(key)) throw new Error(`confine: invalid environment variable name ${JSON.stringify(key)}`);
+    if (value.includes('\0')) throw new Error(`confine: environment variable ${key} holds a NUL byte`);
+  }
+
+  const argv = [requireTool('setpriv'), '--pdeathsig', 'KILL', '--'];
+  const procsFiles = options.cgroup?.procsFiles ?? [];
+  if (procsFiles.length > 0) {
+    argv.push(requireTool('sh'), '-c', JOIN_CGROUPS, 'chaoslab-join', String(procsFiles.length), ...procsFiles);
+  }
+  if (options.netnsPath !== undefined) argv.push(requireTool('nsenter'), `--net=${options.netnsPath}`, '--');
+  argv.push(
+    requireTool('prlimit'),
+    `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
+    `--nofile=${limits.openFiles}`,
+    `--fsize=${limits.fileSizeBytes}`,
+    `--as=${limits.addressSpaceBytes}`,
+    `--nproc=${limits.processes}`,
+    '--core=0',
+    '--',
+  );
+  argv.push(requireTool('unshare'), '--pid', '--fork', '--kill-child=SIGKILL');
+  if (options.privateProc ?? true) argv.push('--mount-proc');
+  argv.push('--', requireTool('tini'), '-g', '-p', 'SIGKILL', '--');
+  argv.push(
+    requireTool('setpriv'),
+    `--reuid=${uid}`,
+    `--regid=${gid}`,
+    '--clear-groups',
+    '--no-new-privs',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--pdeathsig=KILL',
+    '--',
+  );
+  argv.push(options.shell ?? requireTool('bash'), '-c', options.command);
+  return { argv, env };
+}
+
+/** `sh -c` script: writes its pid to each of the first $1 files that follow, then execs the rest. */
+const JOIN_CGROUPS =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "chaoslab: cannot join cgroup $1" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"';
+
+/** Quotes argv for `bash -c` / `sh -c` (e.g. to hand the chain to the supervisor as a command line). */
+export function shellCommandLine(argv: readonly string[]): string {
+  return argv.map((arg) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`)).join(' ');
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a confined command became, seen from the harness (host pids)
+
+export interface SealedTree {
+  /** The process the harness spawned, which ends up as `unshare` (the parent of tini). */
+  launcher: number;
+  /** tini: pid 1 of the PID namespace. */
+  init?: number;
+  /** tini's child: pid 2 inside, the consumer's own process (after bash's exec). */
+  main?: number;
+  /** Every live process of the namespace but tini (the consumer and all its descendants). */
+  members: number[];
+  /** The PID namespace, e.g. "pid:[4026532290]". */
+  pidNamespace?: string;
+}
+
+/** Finds tini (the launcher's child in another PID namespace), its child, and the namespace's members. */
+export function sealedTree(launcher: number): SealedTree {
+  const own = namespaceOf(launcher, 'pid');
+  const init = childrenOf(launcher).find((pid) => {
+    const ns = namespaceOf(pid, 'pid');
+    return ns !== undefined && ns !== own;
+  });
+  if (init === undefined) return { launcher, members: [] };
+  const pidNamespace = namespaceOf(init, 'pid');
+  if (pidNamespace === undefined) return { launcher, members: [] };
+  const members = pidsInNamespace('pid', pidNamespace).filter((pid) => pid !== init);
+  const main = childrenOf(init).sort((a, b) => a - b)[0];
+  return main === undefined ? { launcher, init, members, pidNamespace } : { launcher, init, main, members, pidNamespace };
+}
+
+/**
+ * Sends `signal` to what the launcher runs: SIGKILL to tini (the kernel then kills the whole
+ * namespace); any other signal to each member but tini, so SIGSTOP really stops the consumer and
+ * its descendants (tini cannot forward SIGSTOP). Returns how many processes it was sent to.
+ */
+export function signalSealed(launcher: number, signal: NodeJS.Signals): number {
+  const tree = sealedTree(launcher);
+  const targets = signal === 'SIGKILL' ? (tree.init === undefined ? [] : [tree.init]) : tree.members;
+  let sent = 0;
+  for (const pid of targets) {
+    try {
+      process.kill(pid, signal);
+      sent++;
+    } catch {}
+  }
+  return sent;
+}
+
+/** Whether some member of the namespace (not tini) is stopped: state "T" in /proc/<pid>/stat. */
+export function sealedStopped(launcher: number): boolean {
+  return sealedTree(launcher).members.some((pid) => readStat(pid)?.state === 'T');
+}
+
+/** Whether any process of the sealed tree (launcher, tini, members) is still alive. */
+export function sealedAlive(launcher: number): boolean {
+  const tree = sealedTree(launcher);
+  return isAlive(launcher) || [tree.init, ...tree.members].some((pid) => pid !== undefined && isAlive(pid));
+}
+
+export interface SealedExit {
+  code: number | null;
+  signal: string | null;
+}
+
+/**
+ * What the consumer's own exit was, from the launcher's: tini and unshare turn a death by signal
+ * n into status 128+n. (A consumer that calls exit(128+n) itself looks the same: the price of
+ * an init in between.)
+ */
+export function decodeSealedExit(code: number | null, signal: string | null): SealedExit {
+  if (signal !== null || code === null) return { code, signal };
+  if (code > 128 && code < 128 + 65) {
+    const name = Object.entries(osConstants.signals).find(([, number]) => number === code - 128)?.[0];
+    if (name !== undefined) return { code: null, signal: name };
+  }
+  return { code, signal: null };
+}
+
+/** For messages: the argv of each member ("pid: cmdline"). */
+export function describeMembers(launcher: number): string[] {
+  return sealedTree(launcher).members.map((pid) => `${pid}: ${cmdlineOf(pid).join(' ')}`);
+}
