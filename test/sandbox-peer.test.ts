@@ -123,7 +123,7 @@ t.test('through a relay, the peer is the relay (Toxiproxy’s place)', async (t)
 
 t.test('IPv6 and IPv4-mapped connections', async (t) => {
   const v6 = await listen('::1').catch(() => undefined);
-  if (!v6) return t.skip('no ::1 here');
+  if (!v6) return t.plan(0, 'no ::1 here');
   t.teardown(() => v6.server.close());
   const consumer = client('::1', v6.port);
   const socket = await v6.next();
