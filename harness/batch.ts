@@ -8,6 +8,7 @@ import { renderJunitForRunDirs } from './report/junit.js';
 import { ensureDir, switchLatest } from './report/run-folder.js';
 import { type RunOptions, type RunResult, newRunId, runScenario } from './runner.js';
 import type { Scenario } from './scenario/load.js';
+import type { SealMode } from './sealing.js';
 
 export interface BatchItem {
   scenario: Scenario;
@@ -31,13 +32,14 @@ export interface BatchResult {
 export async function runBatch(
   name: string,
   items: BatchItem[],
-  options: { jobs: number; cwd: string; reportsDir: string; toxiproxyUrl?: string } & BatchHooks,
+  options: { jobs: number; cwd: string; reportsDir: string; toxiproxyUrl?: string; seal?: SealMode } & BatchHooks,
 ): Promise<BatchResult> {
   const batchDir = join(options.reportsDir, newRunId(name));
   ensureDir(batchDir);
   const results: RunResult[] = new Array(items.length);
   let next = 0;
-  const worker = async () => {
+  // Each worker is a job slot: sealed runs of different slots run as different uids.
+  const worker = async (slot: number) => {
     for (let index = next++; index < items.length; index = next++) {
       const item = items[index]!;
       options.onStart?.(item, index, items.length);
@@ -47,12 +49,14 @@ export async function runBatch(
         reportsDir: batchDir,
         ...(item.consumerCommand ? { consumerCommand: item.consumerCommand } : {}),
         ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
+        ...(options.seal ? { seal: options.seal } : {}),
+        slot,
         ...(options.onJournal ? { onJournal: options.onJournal } : {}),
       });
       options.onFinish?.(item, results[index]!, index);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.jobs, items.length)) }, worker));
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.jobs, items.length)) }, (_, slot) => worker(slot)));
   writeFileSync(
     join(batchDir, 'junit.xml'),
     renderJunitForRunDirs(

@@ -6,6 +6,8 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { TranscriptEvent } from '../publisher/transcript.js';
 import type { ProcessRef, Verdict } from './verdict.js';
+import type { CgroupStats } from './sandbox/cgroup.js';
+import type { Peer } from './wire-journal.js';
 
 /** 2: labs (a `protocol` per run), findings in the verdict, connection owners on `wire` opens. */
 export const JOURNAL_SCHEMA = 2;
@@ -26,13 +28,15 @@ export type JournalEvent =
       protocol: string;
       consumerCommand: string;
       controlCommand: string;
+      /** Whether the run was sealed, and why (not). */
+      sealing?: string;
     }
   | { type: 'toxiproxy'; url: string; version: string; owned: boolean }
   /** The scenario as loaded: its source text and the resolved plan (script, settings, expectations). */
   | { type: 'scenario'; source: string; plan: unknown }
   | { type: 'stream'; role: Role; stream: string; host: string; port: number; db: string }
   | { type: 'proxy'; action: 'create' | 'remove'; name: string; listen?: string; upstream?: string }
-  | { type: 'process-start'; role: Role; incarnation: number; pid: number; command: string; env: Record<string, string> }
+  | { type: 'process-start'; role: Role; incarnation: number; pid: number; command: string; env: Record<string, string>; sealed?: { uid: number } }
   | { type: 'process-stopped'; role: Role; incarnation: number }
   | { type: 'process-continued'; role: Role; incarnation: number }
   | {
@@ -47,13 +51,26 @@ export type JournalEvent =
       stderrTail: string;
       stdoutBytes: number;
       stderrBytes: number;
+      /** Sealed runs: what the process's cgroups counted (refused forks, OOM kills, peak memory). */
+      limits?: CgroupStats;
     }
   /**
    * A line on the wire, as the publisher saw it; on `open`, the process that owns the connection.
    * `truncated`: characters of this line left out; `omitted` (on `close`): the consumer's lines left
    * out once its connection reached the journal's bound (harness/wire-journal.ts).
    */
-  | ({ type: 'wire'; stream: string; conn: number; owner?: ProcessRef; truncated?: number; omitted?: { lines: number; chars: number } } & TranscriptEvent)
+  | ({
+      type: 'wire';
+      stream: string;
+      conn: number;
+      owner?: ProcessRef;
+      /** On `open` of a consumer's connection in an unsealed run: the process at the other end. */
+      peer?: Peer;
+      truncated?: number;
+      omitted?: { lines: number; chars: number };
+    } & TranscriptEvent)
+  /** A sealed run: the consumer's uid, and what its firewall let through and refused. */
+  | { type: 'seal'; uid: number; allowed: { packets: number; bytes: number }; rejected: { packets: number; bytes: number } }
   /** The harness read a consumer's store through an independent connection; `store` is the lab's snapshot. */
   | { type: 'store-read'; role: Role; incarnation?: number; when: 'after-exit' | 'while-stopped' | 'final'; db: string; store: unknown }
   | { type: 'fault'; action: 'apply' | 'lift'; name: string; kind: 'toxic' | 'proxy-down' | 'signal'; detail: string; incarnation?: number }

@@ -3,6 +3,7 @@
 // Labs decide which processes to start and when; this module only keeps the record straight.
 
 import type { JournalWriter, Role } from './journal.js';
+import type { Confinement } from './run/confinement.js';
 import { type ExitInfo, type SupervisedProcess, startProcess, withDeadline } from './supervisor.js';
 
 export interface StartedProcess {
@@ -19,13 +20,30 @@ export class ProcessRunner {
     private readonly cwd: string,
     private readonly deadlineMs: number,
     private readonly log: (line: string) => void,
+    /** Sealed runs: how consumer processes are confined (the control is trusted and is not). */
+    private readonly confinement?: Confinement,
   ) {}
 
-  /** Starts `command` as process `incarnation` of `role`, and journals it. */
-  start(role: Role, incarnation: number, command: string, env: Record<string, string>): StartedProcess {
-    const proc = startProcess({ name: `${role}#${incarnation}`, command, cwd: this.cwd, env });
+  /**
+   * Starts `command` as process `incarnation` of `role`, and journals it. `room` is the folder
+   * the process may write (its HOME when sealed).
+   */
+  start(role: Role, incarnation: number, command: string, env: Record<string, string>, room?: string): StartedProcess {
+    const name = `${role}#${incarnation}`;
+    const confined = role === 'consumer' && this.confinement;
+    if (confined && !room) throw new Error(`${name}: a sealed consumer process needs a room`);
+    const line = confined ? this.confinement.command(name, command, env, room!) : command;
+    const proc = startProcess({ name, command: line, cwd: this.cwd, env: confined ? {} : env });
     this.running.add(proc);
-    this.journal.write({ type: 'process-start', role, incarnation, pid: proc.pid, command, env });
+    this.journal.write({
+      type: 'process-start',
+      role,
+      incarnation,
+      pid: proc.pid,
+      command,
+      env,
+      ...(confined ? { sealed: { uid: this.confinement.uid } } : {}),
+    });
     this.log(`${label(role, incarnation)} started (pid ${proc.pid})`);
     return { proc, role, incarnation };
   }
@@ -37,9 +55,11 @@ export class ProcessRunner {
 
   /** Waits for `exit`, then journals how the process ended and what it printed. */
   async finish(started: StartedProcess, exit: Promise<ExitInfo> = this.exit(started)): Promise<ExitInfo> {
-    const info = await exit;
+    const raw = await exit;
     const { proc, role, incarnation } = started;
     this.running.delete(proc);
+    const sealed = role === 'consumer' && this.confinement ? await this.confinement.exited(`${role}#${incarnation}`, raw.code, raw.signal) : undefined;
+    const info = { ...raw, ...(sealed ? { code: sealed.code, signal: sealed.signal } : {}) };
     const out = proc.outputTail();
     this.journal.write({
       type: 'process-exit',
@@ -47,6 +67,7 @@ export class ProcessRunner {
       incarnation,
       code: info.code,
       signal: info.signal,
+      ...(sealed?.limits ? { limits: sealed.limits } : {}),
       ...(info.killedBy ? { killedBy: info.killedBy } : {}),
       durationMs: Math.round(info.durationMs),
       stdoutTail: out.stdout,

@@ -3,7 +3,7 @@
 // connection is kept up to a total (the rest counted on the connection's close). Legitimate
 // traffic stays far below both; a consumer flooding the socket cannot flood the journal.
 
-import type { TranscriptEntry } from '../publisher/transcript.js';
+import type { SocketEnds, TranscriptEntry } from '../publisher/transcript.js';
 import type { JournalWriter } from './journal.js';
 import type { ProcessRef } from './verdict.js';
 
@@ -14,8 +14,24 @@ export const WIRE_LIMITS = {
   recvCharsPerConnection: 8 * 1024 * 1024,
 };
 
-/** The function a lab hands its publisher as its transcript sink; `owner` names the process behind a new connection. */
-export function wireRecorder(journal: JournalWriter, ownerOf: (entry: TranscriptEntry) => ProcessRef | undefined, limits = WIRE_LIMITS) {
+/** Who is at the other end of a connection, as far as the harness can tell. */
+export interface Peer {
+  pid: number;
+  comm: string;
+  /** `proxy`: Toxiproxy; `direct`: some other process (for a consumer's connection: around the proxy). */
+  via: 'proxy' | 'direct';
+}
+
+/**
+ * The function a lab hands its publisher as its transcript sink; `ownerOf` names the process
+ * behind a new connection, `peerOf` (unsealed runs) looks up the process at its other end.
+ */
+export function wireRecorder(
+  journal: JournalWriter,
+  ownerOf: (entry: TranscriptEntry) => ProcessRef | undefined,
+  peerOf?: (ends: SocketEnds) => Peer | undefined,
+  limits = WIRE_LIMITS,
+) {
   const perConnection = new Map<string, { chars: number; omittedLines: number; omittedChars: number }>();
   return ({ t: _t, ...entry }: TranscriptEntry): void => {
     const key = `${entry.stream}#${entry.conn}`;
@@ -23,7 +39,9 @@ export function wireRecorder(journal: JournalWriter, ownerOf: (entry: Transcript
     if (!used) perConnection.set(key, (used = { chars: 0, omittedLines: 0, omittedChars: 0 }));
     if (entry.kind === 'open') {
       const owner = ownerOf({ t: 0, ...entry });
-      journal.write({ type: 'wire', ...entry, ...(owner ? { owner } : {}) });
+      // Only a consumer's connections must come through the proxy; the control connects directly.
+      const peer = owner?.role === 'consumer' && entry.ends ? peerOf?.(entry.ends) : undefined;
+      journal.write({ type: 'wire', ...entry, ...(owner ? { owner } : {}), ...(peer ? { peer } : {}) });
       return;
     }
     if (entry.kind === 'close') {

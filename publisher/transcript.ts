@@ -3,8 +3,23 @@
 
 export type CloseParty = 'publisher' | 'consumer' | 'reset';
 
+export interface SocketEnds {
+  localAddress: string;
+  localPort: number;
+  remoteAddress: string;
+  remotePort: number;
+}
+
+/** A socket's two ends, when it has both (it always has, right after accept). */
+export function endsOf(socket: { localAddress?: string; localPort?: number; remoteAddress?: string; remotePort?: number }): SocketEnds | undefined {
+  const { localAddress, localPort, remoteAddress, remotePort } = socket;
+  if (localAddress === undefined || localPort === undefined || remoteAddress === undefined || remotePort === undefined) return undefined;
+  return { localAddress, localPort, remoteAddress, remotePort };
+}
+
 export type TranscriptEvent =
-  | { kind: 'open'; tag?: string }
+  /** A connection accepted; `ends` are its two addresses, so whoever journals it can tell who connected. */
+  | { kind: 'open'; tag?: string; ends?: SocketEnds }
   /** A line received from the consumer, as text; `error` when it broke the grammar. */
   | { kind: 'recv'; line: string; error?: string }
   /** A line (or deliberate raw bytes, with a `note` saying which misbehaviour) sent to the consumer. */

@@ -12,13 +12,14 @@ import { agreementProblems } from '../report/agreement.js';
 import { listScenarios } from '../scenario/catalogue.js';
 import { loadScenario } from '../scenario/load.js';
 import { EXIT, UsageError } from './exit-status.js';
-import { positiveInt } from './run.js';
+import { positiveInt, sealModeOf } from './run.js';
 
 interface MutantsOptions {
   quick?: boolean;
   jobs: number;
   reports: string;
   lab?: string;
+  seal?: boolean;
 }
 
 export function register(program: Command): void {
@@ -29,6 +30,8 @@ export function register(program: Command): void {
     .option('--lab <name>', 'only this lab (default: every lab)')
     .option('--jobs <n>', 'runs at the same time', positiveInt, 1)
     .option('--reports <dir>', 'where the matrix folder is written', defaultReportsDir)
+    .option('--seal', 'require sealed runs')
+    .option('--no-seal', 'run unsealed (default: sealed wherever the machine allows)')
     .action(async (opts: MutantsOptions) => {
       if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
       const labs = allLabs().filter((lab) => !opts.lab || lab.name === opts.lab);
@@ -48,6 +51,7 @@ export function register(program: Command): void {
           jobs: opts.jobs,
           cwd: projectRoot,
           reportsDir: opts.reports,
+          ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
           onFinish: (item, result) => {
             done++;
             const disagree = agreementProblems(result.runDir, result.view);

@@ -8,6 +8,7 @@ import { labNamed, labNames } from '../labs/registry.js';
 import { defaultReportsDir, scenariosDir } from '../paths.js';
 import { type ScenarioOutcome, createConsoleReporter } from '../report/console.js';
 import { runScenario } from '../runner.js';
+import type { SealMode } from '../sealing.js';
 import { listScenarios, resolveScenario } from '../scenario/catalogue.js';
 import { loadScenario } from '../scenario/load.js';
 import { EXIT, UsageError, combinedStatus } from './exit-status.js';
@@ -22,7 +23,12 @@ export interface RunCommandOptions {
   jobs: number;
   repeat: number;
   lab?: string;
+  /** --seal: true, --no-seal: false, neither: undefined (CHAOSLAB_SEAL, else auto). */
+  seal?: boolean;
 }
+
+/** The sealing mode the flags ask for. */
+export const sealModeOf = (seal: boolean | undefined): SealMode | undefined => (seal === undefined ? undefined : seal ? 'on' : 'off');
 
 export const positiveInt = (value: string): number => {
   const n = Number(value);
@@ -46,6 +52,8 @@ export function register(program: Command): void {
     .option('--jobs <n>', 'runs at the same time (each has its own processes and Toxiproxy)', positiveInt, 1)
     .option('--reports <dir>', 'where run folders are written', defaultReportsDir)
     .option('--toxiproxy-url <url>', 'use a running Toxiproxy server (default: $TOXIPROXY_URL, else start one)')
+    .option('--seal', 'require sealed runs (an error where the machine cannot seal)')
+    .option('--no-seal', 'run unsealed: the consumer runs as your user (default: sealed wherever the machine allows; CHAOSLAB_SEAL=on|off|auto)')
     .option('-q, --quiet', 'print only the results')
     .action(async (name: string | undefined, opts: RunCommandOptions) => {
       const cwd = process.cwd();
@@ -61,6 +69,7 @@ export function register(program: Command): void {
             reportsDir: opts.reports,
             ...(opts.consumer ? { consumerCommand: opts.consumer } : {}),
             ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
+            ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
             onJournal: reporter.onJournal,
           });
           reporter.finalTable([reporter.scenarioFinished(item!.label, result)]);
@@ -73,6 +82,7 @@ export function register(program: Command): void {
           cwd,
           reportsDir: opts.reports,
           ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
+          ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
           onStart: (item, index, total) => reporter.scenarioStarted(item.label, { index, total }),
           // Live step lines follow one run at a time; with several jobs only start/finish lines.
           ...(opts.jobs === 1 ? { onJournal: reporter.onJournal } : {}),

@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import { LineSplitter, MalformedLine, encodeEvent, encodeResync, parseConsumerLine } from '../../protocol/ledger/wire.js';
 import { type LogEvent, ResyncRequired, RetentionLog } from './log.js';
 import { type Misbehaviour, stepsAt, waitsForAcks } from './misbehaviour.js';
-import type { CloseParty, TranscriptEvent, TranscriptSink } from '../transcript.js';
+import { type CloseParty, endsOf, type TranscriptEvent, type TranscriptSink } from '../transcript.js';
 
 /**
  * Trigger points hold the stream until the returned promise settles, so a fault can be in
@@ -153,7 +153,8 @@ class Connection {
     private readonly stream: PublisherStream,
   ) {
     socket.setNoDelay(true);
-    stream.record(id, { kind: 'open', ...(stream.tag === undefined ? {} : { tag: stream.tag }) });
+    const ends = endsOf(socket);
+    stream.record(id, { kind: 'open', ...(stream.tag === undefined ? {} : { tag: stream.tag }), ...(ends ? { ends } : {}) });
     socket.on('data', (chunk: Buffer) => {
       const { lines, overflow } = this.splitter.push(chunk);
       for (const line of lines) this.enqueue(() => this.onLine(line));

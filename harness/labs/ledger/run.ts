@@ -17,7 +17,8 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
   const { scenario, journal } = ctx;
   const plan = scenario.lab;
   // Every incarnation of the consumer works in the same room, on the same database.
-  const dbs = { consumer: join(ctx.room('consumer'), 'consumer.db'), control: join(ctx.runDir, 'control.db') };
+  const room = ctx.room('consumer');
+  const dbs = { consumer: join(room, 'consumer.db'), control: join(ctx.runDir, 'control.db') };
   let faults: FaultEngine | undefined;
   let current: StartedProcess | undefined;
   let resumes = 0;
@@ -78,10 +79,16 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
     if (n > 1 && restart?.delayMs) await new Promise((r) => setTimeout(r, restart.delayMs));
     await faults.incarnationStarting(n);
     underTest.stream.tag = `incarnation ${n}`;
-    const started = ctx.processes.start('consumer', n, ctx.consumerCommand, {
-      ...env(proxy.listen.port, dbs.consumer),
-      ...(listed?.fault ? { CHAOSLAB_FAULT: listed.fault } : {}),
-    });
+    const started = ctx.processes.start(
+      'consumer',
+      n,
+      ctx.consumerCommand,
+      {
+        ...env(proxy.listen.port, dbs.consumer),
+        ...(listed?.fault ? { CHAOSLAB_FAULT: listed.fault } : {}),
+      },
+      room,
+    );
     current = started;
     const exit = ctx.processes.exit(started);
     if (listed?.fault?.includes('stop@')) {

@@ -1,0 +1,182 @@
+// One run's body, whatever its lab and wherever it runs (in the harness process, or in a worker
+// inside the run's network namespace when sealed): the journal, Toxiproxy, the lab's process
+// model, then the lab's checker on what the harness itself recorded, plus the harness's own
+// findings. Everything undone on every way out: processes killed, faults lifted, proxies
+// removed, the publisher closed, Toxiproxy stopped.
+
+import { chmodSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { onCleanup } from '../cleanup.js';
+import { coreFindings, withCoreFindings } from '../core-findings.js';
+import { FaultEngine } from '../faults/engine.js';
+import { JOURNAL_SCHEMA, type JournalEntry, JournalWriter } from '../journal.js';
+import type { RunContext } from '../lab.js';
+import { labNamed } from '../labs/registry.js';
+import { harnessVersion } from '../paths.js';
+import { ProcessRunner } from '../processes.js';
+import { findPeerProcess } from '../sandbox/peer.js';
+import { createRoom } from '../sandbox/room.js';
+import type { Scenario } from '../scenario/types.js';
+import { ToxiproxyAdapter } from '../toxiproxy/adapter.js';
+import { startToxiproxy, type ToxiproxyServer } from '../toxiproxy/server.js';
+import type { Verdict, VerdictStatus } from '../verdict.js';
+import { type Peer, wireRecorder } from '../wire-journal.js';
+import { Confinement } from './confinement.js';
+
+export interface RunRequest {
+  scenario: Scenario;
+  runId: string;
+  /** Exists already (made by the runner, with its permissions). */
+  runDir: string;
+  consumerCommand: string;
+  cwd: string;
+  toxiproxyUrl?: string;
+  /** A sealed run: the consumer processes run as this uid, confined; this process is inside the run's network namespace. */
+  seal?: { uid: number; gid: number; note: string };
+  /** Unsealed runs: how sealing was decided, for the journal. */
+  sealNote?: string;
+  /** Why the run cannot start (a sealed consumer that cannot reach its command): journaled as a harness error. */
+  refuse?: string;
+}
+
+export type FirewallCounters = { allowed: { packets: number; bytes: number }; rejected: { packets: number; bytes: number } };
+
+export interface RunHooks {
+  onJournal?: (entry: JournalEntry) => void;
+  log?: (line: string) => void;
+  /** Sealed runs: lets the consumer's uid reach `port` (its proxy's), from the runner outside the namespace. */
+  allowPort?: (port: number) => Promise<void>;
+  /** Sealed runs: what the firewall let through and refused for the consumer's uid. */
+  firewall?: () => Promise<FirewallCounters | undefined>;
+}
+
+export interface Executed {
+  status: VerdictStatus;
+  verdict?: Verdict;
+  error?: string;
+}
+
+export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Promise<Executed & { entries: readonly JournalEntry[] }> {
+  const { scenario, runId, runDir, cwd, consumerCommand, seal } = request;
+  const lab = labNamed(scenario.protocol);
+  if (!lab) throw new Error(`scenario ${scenario.name}: no lab named "${scenario.protocol}"`);
+  const log = hooks.log ?? (() => {});
+  const t0 = performance.now();
+  const clock = () => performance.now() - t0;
+  const journal = new JournalWriter(join(runDir, 'journal.jsonl'), clock, hooks.onJournal);
+  const { source, ...plan } = scenario;
+
+  journal.write({
+    type: 'run-start',
+    schema: JOURNAL_SCHEMA,
+    runId,
+    scenario: { name: scenario.name, file: scenario.file, description: scenario.description },
+    harnessVersion,
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    cwd,
+    protocol: lab.name,
+    consumerCommand,
+    controlCommand: lab.referenceCommand,
+    sealing: seal?.note ?? request.sealNote ?? 'not decided',
+  });
+  journal.write({ type: 'scenario', source, plan });
+
+  let toxiproxy: ToxiproxyServer | undefined;
+  const undo: (() => Promise<void> | void)[] = [];
+  const engines: FaultEngine[] = [];
+  const confinement = seal ? new Confinement(seal.uid, seal.gid, runId) : undefined;
+  const processes = new ProcessRunner(journal, cwd, scenario.deadlineMs, log, confinement);
+  let status: VerdictStatus = 'error';
+  let verdict: Verdict | undefined;
+  let error: string | undefined;
+
+  try {
+    if (request.refuse) throw new Error(request.refuse);
+    toxiproxy = await startToxiproxy(request.toxiproxyUrl ? { url: request.toxiproxyUrl } : {});
+    journal.write({ type: 'toxiproxy', url: toxiproxy.url, version: toxiproxy.version, owned: toxiproxy.owned });
+    log(`toxiproxy ${toxiproxy.version} at ${toxiproxy.url}`);
+    const adapter = new ToxiproxyAdapter(toxiproxy.url);
+    const proxyPid = toxiproxy.pid;
+    // Unsealed runs: a consumer's connection must come from Toxiproxy; sealed ones cannot go around it.
+    const peerOf =
+      seal || proxyPid === undefined
+        ? undefined
+        : (ends: Parameters<typeof findPeerProcess>[0]): Peer | undefined => {
+            const found = findPeerProcess(ends, { candidates: [proxyPid] });
+            return found && { pid: found.pid, comm: found.comm, via: found.pids.includes(proxyPid) ? 'proxy' : 'direct' };
+          };
+    const roomsDir = join(runDir, 'rooms');
+    const ctx: RunContext<unknown> = {
+      scenario,
+      runId,
+      runDir,
+      consumerCommand,
+      controlCommand: lab.referenceCommand,
+      journal,
+      clock,
+      log,
+      processes,
+      room: (name) => {
+        // Passable but not listable, whatever the umask (a sealed worker's is 077).
+        mkdirSync(roomsDir, { recursive: true });
+        chmodSync(roomsDir, 0o711);
+        const room = seal ? createRoom(roomsDir, seal.uid, seal.gid, name) : join(roomsDir, name);
+        mkdirSync(room, { recursive: true });
+        confinement?.rooms.push(room);
+        return room;
+      },
+      wire: (ownerOf) => wireRecorder(journal, ownerOf, peerOf),
+      proxy: async (role, upstream) => {
+        const proxy = await adapter.createProxy(`chaoslab-${runId}-${role}`, upstream);
+        // Also removed when the harness is interrupted: on an external Toxiproxy it would outlive us.
+        const forget = onCleanup(`proxy ${proxy.name}`, () => proxy.remove());
+        undo.push(async () => {
+          forget();
+          await proxy.remove();
+          journal.write({ type: 'proxy', action: 'remove', name: proxy.name });
+        });
+        journal.write({
+          type: 'proxy',
+          action: 'create',
+          name: proxy.name,
+          listen: `${proxy.listen.host}:${proxy.listen.port}`,
+          upstream: `${upstream.host}:${upstream.port}`,
+        });
+        await hooks.allowPort?.(proxy.listen.port);
+        return proxy;
+      },
+      faults: (target) => {
+        const engine = new FaultEngine(scenario.faults, target, journal, lab.faultPoints);
+        engines.push(engine);
+        return engine;
+      },
+      defer: (fn) => undo.push(fn),
+    };
+    await lab.run(ctx);
+    if (seal) {
+      const counters = await hooks.firewall?.();
+      if (counters) journal.write({ type: 'seal', uid: seal.uid, ...counters });
+    }
+    verdict = withCoreFindings(lab.check(ctx), coreFindings(journal.entries));
+    journal.write({ type: 'verdict', verdict });
+    status = verdict.status;
+  } catch (caught) {
+    error = caught instanceof Error ? caught.message : String(caught);
+    journal.write({ type: 'harness-error', message: error });
+    status = 'error';
+  } finally {
+    await processes.killAll();
+    for (const engine of engines) await engine.stop().catch((e: unknown) => journal.write({ type: 'harness-error', message: `lifting faults: ${String(e)}` }));
+    for (const fn of undo.reverse())
+      await Promise.resolve()
+        .then(fn)
+        .catch((e: unknown) => journal.write({ type: 'harness-error', message: `ending the run: ${String(e)}` }));
+    await toxiproxy?.stop();
+    await confinement?.close();
+    journal.write({ type: 'run-end', status });
+    journal.close();
+  }
+  return { status, entries: journal.entries, ...(verdict ? { verdict } : {}), ...(error ? { error } : {}) };
+}

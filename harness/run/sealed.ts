@@ -1,0 +1,69 @@
+// Runs one scenario sealed (docs/sandbox.md): a network namespace of its own, whose firewall lets
+// the slot's uid reach its proxy port only; a worker inside it runs the run's body; the run
+// folder is root's, passable but not listable, the consumer's room is the uid's.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { onCleanup } from '../cleanup.js';
+import type { JournalEntry } from '../journal.js';
+import { allowPorts, installFirewall, readFirewallCounters } from '../sandbox/firewall.js';
+import { createRunNamespace } from '../sandbox/namespace.js';
+import { checkReachable, prepareRunFolder } from '../sandbox/room.js';
+import { leaseUid } from '../sandbox/uids.js';
+import type { Executed, RunRequest } from './execute.js';
+import type { ToRunner, ToWorker } from './worker.js';
+
+const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
+
+export async function runSealed(request: RunRequest, slot: number, note: string, onJournal: (entry: JournalEntry) => void): Promise<Executed> {
+  prepareRunFolder(request.runDir);
+  const lease = leaseUid(slot);
+  const ns = await createRunNamespace({ label: request.runId }).catch((error: unknown) => {
+    lease.release();
+    throw error;
+  });
+  let worker: ChildProcess | undefined;
+  const close = async () => {
+    worker?.kill('SIGKILL');
+    await ns.destroy();
+    lease.release();
+  };
+  const forget = onCleanup(`sealed run ${request.runId}`, close);
+  try {
+    await installFirewall(ns, [{ uid: lease.uid, allowTcpPorts: [] }]);
+    const unreachable = checkReachable({ uid: lease.uid, gid: lease.gid, cwd: request.cwd, command: request.consumerCommand });
+    const refuse =
+      unreachable.length > 0
+        ? `the consumer runs sealed as uid ${lease.uid}, which cannot reach what it needs: ${unreachable.map((u) => u.message).join('; ')} (make it readable for other users, or run with --no-seal)`
+        : undefined;
+    const [file, ...args] = ns.enterArgv([process.execPath, WORKER], { dieWithParent: true });
+    worker = spawn(file!, args, { cwd: request.cwd, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = worker;
+    const reply = (message: ToWorker) => child.connected && child.send(message);
+    return await new Promise<Executed>((resolve, reject) => {
+      let done: Executed | undefined;
+      child.on('message', (message: ToRunner) => {
+        if (message.type === 'entry') onJournal(message.entry);
+        else if (message.type === 'done') done = message.executed;
+        else if (message.what === 'allow-port')
+          allowPorts(ns, lease.uid, [message.port]).then(
+            () => reply({ type: 'reply', id: message.id }),
+            (error: Error) => reply({ type: 'reply', id: message.id, error: error.message }),
+          );
+        else
+          readFirewallCounters(ns).then(
+            (counters) => reply({ type: 'reply', id: message.id, value: counters.get(lease.uid) }),
+            (error: Error) => reply({ type: 'reply', id: message.id, error: error.message }),
+          );
+      });
+      child.on('error', reject);
+      child.on('exit', (code, signal) =>
+        done ? resolve(done) : reject(new Error(`the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did`)),
+      );
+      reply({ type: 'run', request: { ...request, seal: { uid: lease.uid, gid: lease.gid, note }, ...(refuse ? { refuse } : {}) } });
+    });
+  } finally {
+    forget();
+    await close();
+  }
+}

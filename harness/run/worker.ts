@@ -1,0 +1,46 @@
+// A sealed run's worker: started by the runner inside the run's network namespace, it runs the
+// run's body (publisher in process, Toxiproxy, control, confined consumers) and talks to the
+// runner over its IPC channel only: the runner is outside the namespace. Everything it writes
+// in the run folder is the harness's evidence: readable by root alone.
+
+import type { JournalEntry } from '../journal.js';
+import { type Executed, executeRun, type FirewallCounters, type RunRequest } from './execute.js';
+
+export type ToRunner =
+  | { type: 'entry'; entry: JournalEntry }
+  | { type: 'ask'; id: number; what: 'allow-port'; port: number }
+  | { type: 'ask'; id: number; what: 'firewall' }
+  | { type: 'done'; executed: Executed };
+
+export type ToWorker = { type: 'run'; request: RunRequest } | { type: 'reply'; id: number; value?: unknown; error?: string };
+
+const send = (message: ToRunner): void => void process.send?.(message);
+
+let asked = 0;
+const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+function ask(question: { what: 'allow-port'; port: number } | { what: 'firewall' }): Promise<unknown> {
+  const id = ++asked;
+  return new Promise((resolve, reject) => {
+    waiting.set(id, { resolve, reject });
+    send({ type: 'ask', id, ...question });
+  });
+}
+
+process.umask(0o077);
+process.on('message', (message: ToWorker) => {
+  if (message.type === 'reply') {
+    const waiter = waiting.get(message.id);
+    waiting.delete(message.id);
+    if (message.error !== undefined) waiter?.reject(new Error(message.error));
+    else waiter?.resolve(message.value);
+    return;
+  }
+  void executeRun(message.request, {
+    onJournal: (entry) => send({ type: 'entry', entry }),
+    allowPort: async (port) => void (await ask({ what: 'allow-port', port })),
+    firewall: async () => (await ask({ what: 'firewall' })) as FirewallCounters | undefined,
+  }).then(({ entries: _entries, ...executed }) => {
+    send({ type: 'done', executed });
+    process.disconnect?.();
+  });
+});
