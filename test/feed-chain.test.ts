@@ -8,6 +8,8 @@ import { OutboxIndexer } from '../publisher/feed/indexer.js';
 import { OutboxReader } from '../publisher/feed/outbox-reader.js';
 import type { OutboxRow } from '../publisher/feed/outbox-schema.js';
 import { Prng } from '../publisher/feed/prng.js';
+import { BlockProducer } from '../publisher/feed/producer.js';
+import { ManualScheduler } from '../publisher/feed/scheduler.js';
 
 const ACCOUNT_RE = /^0x[0-9a-f]{40}$/;
 const HASH_RE = /^0x[0-9a-f]{64}$/;
@@ -347,4 +349,31 @@ t.test('reader: hash locations, paging by (block, log index), pruned cursors, sn
     t.equal(reader.prunedAfter({ block: greatest.block_number!, logIndex: greatest.log_index! }, [one]), undefined, 'a reader that saw it is not behind');
   }
   t.equal(reader.prunedAfter({ block: 4, logIndex: 10_000 }, all), undefined);
+});
+
+t.test('block producer: one block per interval of compressed virtual time, scripted reorgs, then stop', async (t) => {
+  const { chain, indexer, db } = lab(t, 14, { confirmations: 3 });
+  const clock = new ManualScheduler();
+  let signals = 0;
+  const producer = new BlockProducer(chain, indexer, () => signals++, [{ afterBlock: 5, depth: 2, length: 3 }]);
+  producer.run(clock, { compression: 12, untilBlock: 10 }); // 12 s of virtual time per block: one per real second
+  clock.advance(999);
+  t.equal(chain.head.number, 0, 'not before the first period');
+  clock.advance(1);
+  t.equal(chain.head.number, 1);
+  t.equal(chain.head.timeMs - chain.genesis.timeMs, 12_000, 'virtual time moves one block interval per block');
+  clock.advance(4000);
+  t.equal(chain.head.number, 6, 'blocks 2..5, then the reorg scripted after block 5 added a block');
+  t.match(db.prepare('SELECT fork_number, depth, added FROM reorgs').all(), [{ fork_number: 4, depth: 2, added: 3 }]);
+  clock.advance(100_000);
+  t.equal(chain.head.number, 10, 'mining stops at untilBlock');
+  t.equal(signals, 9, 'one outbox signal per step');
+  t.same(outboxRows(db), expectedRows(chain));
+  producer.run(clock, { compression: 12 });
+  clock.advance(2000);
+  t.equal(chain.head.number, 12);
+  producer.stop();
+  clock.advance(10_000);
+  t.equal(chain.head.number, 12, 'stopped');
+  t.throws(() => producer.run(clock, { compression: 0 }), /period must be positive/);
 });

@@ -48,9 +48,6 @@ export function compareCursors(a: Cursor, b: Cursor): number {
   return a.blockNumber - b.blockNumber || a.logIndex - b.logIndex;
 }
 
-/** The first position of a block: where a `revoke` for that block starts. */
-export const blockStart = (chainId: number, blockNumber: number): Cursor => ({ chainId, blockNumber, logIndex: 0 });
-
 /** A short description of a JSON value's type for error reasons. */
 export function describeJson(value: unknown): string {
   if (value === null) return 'null';

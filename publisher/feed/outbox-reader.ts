@@ -4,7 +4,7 @@
 
 import Database from 'better-sqlite3';
 import type { OutboxRow } from './outbox-schema.js';
-import { type Position, positionAfterBlock } from './position.js';
+import type { Position } from './position.js';
 
 export interface SafeSnapshot {
   blockNumber: number;
@@ -51,11 +51,6 @@ export class OutboxReader {
       number: number;
       hash: string;
     };
-  }
-
-  /** The position after everything the outbox holds now. */
-  headPosition(): Position {
-    return positionAfterBlock(this.head().number);
   }
 
   safeSnapshot(accounts: readonly string[]): SafeSnapshot {

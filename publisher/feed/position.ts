@@ -11,8 +11,6 @@ export interface Position {
 
 export const comparePositions = (a: Position, b: Position): number => a.block - b.block || a.logIndex - b.logIndex;
 
-export const maxPosition = (a: Position, b: Position): Position => (comparePositions(a, b) >= 0 ? a : b);
-
 /** Just before block `number`'s first log. */
 export const positionBeforeBlock = (number: number): Position => ({ block: number, logIndex: -1 });
 
