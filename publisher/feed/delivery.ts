@@ -1,0 +1,106 @@
+// What a connection sends next, decided from the outbox alone. Each function runs its queries
+// in one read transaction, so every decision is about a chain state that really existed; the
+// connection only carries the results out (frames, hooks, transcript).
+//
+// Two positions describe a connection: `read`, how far it has read the outbox (rows of other
+// accounts included), and `held`, the greatest position the consumer may already hold (its
+// resume cursor, its snapshot, an event sent or queued). A reorganisation rewinds `read` to
+// the fork point, and is revoked only if `held` reaches it.
+
+import type { OutboxReader, ReorgRecord } from './outbox-reader.js';
+import type { OutboxRow } from './outbox-schema.js';
+import { type Position, comparePositions, positionAfterBlock, positionBeforeBlock, positionOf } from './position.js';
+
+/** The answer to `subscribe` with a cursor. */
+export type ResumePlan =
+  | { kind: 'stale'; account: string; pruned: Position }
+  | { kind: 'replay'; from: Position; reorgSeen: number; revokeFromBlock?: number; why?: string };
+
+export function planResume(reader: OutboxReader, cursor: string, blockHash: string, topics: readonly string[]): ResumePlan {
+  return reader.read(() => {
+    const at = positionOf(cursor);
+    const where = reader.locate(blockHash);
+    let revokeFromBlock: number | undefined;
+    let why: string | undefined;
+    if (where.kind === 'abandoned' && where.number === at.block) {
+      revokeFromBlock = where.forkNumber;
+      why = `block ${at.block} ${blockHash} was abandoned; its branch left the chain at block ${where.forkNumber}`;
+    } else if (where.kind !== 'canonical' || where.number !== at.block) {
+      // We cannot trace this hash to the cursor's block: that block is the only one we know is in doubt.
+      revokeFromBlock = at.block;
+      why = `${blockHash} is not a known block ${at.block}`;
+    }
+    const from = revokeFromBlock === undefined ? at : positionBeforeBlock(revokeFromBlock);
+    const pruned = reader.prunedAfter(from, topics);
+    if (pruned) return { kind: 'stale', account: pruned.account, pruned: pruned.position };
+    return { kind: 'replay', from, reorgSeen: reader.latestReorgId(), ...(revokeFromBlock === undefined ? {} : { revokeFromBlock, why }) };
+  });
+}
+
+export interface SnapshotPlan {
+  position: Position;
+  blockHash: string;
+  balances: [string, bigint][];
+  reorgSeen: number;
+}
+
+export function planSnapshot(reader: OutboxReader, topics: readonly string[]): SnapshotPlan {
+  return reader.read(() => {
+    const snapshot = reader.safeSnapshot(topics);
+    return {
+      position: { block: snapshot.blockNumber, logIndex: snapshot.logIndex },
+      blockHash: snapshot.blockHash,
+      balances: snapshot.balances,
+      reorgSeen: reader.latestReorgId(),
+    };
+  });
+}
+
+export interface DeliveryState {
+  read: Position;
+  held: Position;
+  reorgSeen: number;
+}
+
+export interface DeliveryStep {
+  state: DeliveryState;
+  /** Reorganisations seen since the last step, and whether each one is revoked on this connection. */
+  reorgs: { reorg: ReorgRecord; revoke: boolean }[];
+  /** Retention deleted a row of this connection's accounts that it never read. */
+  stale?: { account: string; pruned: Position };
+  rows: OutboxRow[];
+  /** True when `rows` reach the head (the connection is caught up). */
+  caughtUp: boolean;
+}
+
+/**
+ * Reads the next rows for a connection: one page of at most `pageSize` while catching up, or
+ * everything up to the head when live (pages of `pageSize`, all in the same transaction).
+ */
+export function planDelivery(reader: OutboxReader, state: DeliveryState, topics: readonly string[], pageSize: number, live: boolean): DeliveryStep {
+  return reader.read(() => {
+    let { read, held } = state;
+    const reorgs = reader.reorgsAfter(state.reorgSeen).map((reorg) => {
+      const forkStart = positionBeforeBlock(reorg.forkNumber);
+      const revoke = comparePositions(held, forkStart) > 0;
+      if (revoke) held = forkStart;
+      if (comparePositions(read, forkStart) > 0) read = forkStart;
+      return { reorg, revoke };
+    });
+    const reorgSeen = reorgs.at(-1)?.reorg.id ?? state.reorgSeen;
+    const pruned = reader.prunedAfter(read, topics);
+    if (pruned) return { state: { read, held, reorgSeen }, reorgs, stale: { account: pruned.account, pruned: pruned.position }, rows: [], caughtUp: false };
+    const rows: OutboxRow[] = [];
+    let caughtUp = false;
+    do {
+      const page = reader.eventsAfter(read, topics, pageSize);
+      rows.push(...page);
+      caughtUp = page.length < pageSize;
+      // A short page is the end of the outbox: everything up to the head has been read.
+      read = caughtUp ? positionAfterBlock(reader.head().number) : { block: page.at(-1)!.block_number, logIndex: page.at(-1)!.log_index };
+    } while (live && !caughtUp);
+    const last = rows.at(-1);
+    if (last) held = { block: last.block_number, logIndex: last.log_index };
+    return { state: { read, held, reorgSeen }, reorgs, rows, caughtUp };
+  });
+}

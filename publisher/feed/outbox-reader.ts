@@ -1,0 +1,139 @@
+// The push server's read side of the outbox database, and all it may know about the chain:
+// a read-only connection, every query the server makes, and nothing else. Callers group the
+// queries of one decision in `read()`, a read transaction, so they see one committed state.
+
+import Database from 'better-sqlite3';
+import type { OutboxRow } from './outbox-schema.js';
+import type { Position } from './position.js';
+
+export interface SafeSnapshot {
+  blockNumber: number;
+  blockHash: string;
+  logIndex: number;
+  /** Every requested account, 0 when it has never held anything. */
+  balances: [string, bigint][];
+}
+
+export interface ReorgRecord {
+  id: number;
+  forkNumber: number;
+  depth: number;
+  added: number;
+  deep: boolean;
+}
+
+/** Where a block hash stands: on the chain, on an abandoned branch (and where it left), or unknown. */
+export type HashLocation = { kind: 'canonical'; number: number } | { kind: 'abandoned'; number: number; forkNumber: number } | { kind: 'unknown' };
+
+export class OutboxReader {
+  private readonly db: Database.Database;
+  readonly chainId: number;
+
+  constructor(path: string) {
+    this.db = new Database(path, { readonly: true, fileMustExist: true });
+    const chain = this.db.prepare('SELECT chain_id FROM chain').get() as { chain_id: number } | undefined;
+    if (!chain) throw new Error(`${path} has no chain row: not an outbox database`);
+    this.chainId = chain.chain_id;
+  }
+
+  /** Runs `fn` in one read transaction (a consistent snapshot of the database). */
+  read<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  /** Changes whenever another connection commits: the cheap "did anything happen" poll. */
+  dataVersion(): number {
+    return this.db.pragma('data_version', { simple: true }) as number;
+  }
+
+  head(): { number: number; hash: string } {
+    return this.db.prepare('SELECT number, hash FROM blocks WHERE chain_id = ? AND canonical = 1 ORDER BY number DESC LIMIT 1').get(this.chainId) as {
+      number: number;
+      hash: string;
+    };
+  }
+
+  safeSnapshot(accounts: readonly string[]): SafeSnapshot {
+    const point = this.db.prepare('SELECT block_number, block_hash, log_index FROM safe_point WHERE chain_id = ?').get(this.chainId) as {
+      block_number: number;
+      block_hash: string;
+      log_index: number;
+    };
+    const get = this.db.prepare('SELECT amount FROM safe_balances WHERE chain_id = ? AND account = ?').pluck();
+    const balances = accounts.map((account): [string, bigint] => [account, BigInt((get.get(this.chainId, account) as string | undefined) ?? '0')]);
+    return { blockNumber: point.block_number, blockHash: point.block_hash, logIndex: point.log_index, balances };
+  }
+
+  /** Follows parent links from `hash` until the canonical chain. */
+  locate(hash: string): HashLocation {
+    const byHash = this.db.prepare('SELECT number, parent_hash, canonical FROM blocks WHERE chain_id = ? AND hash = ?');
+    const start = byHash.get(this.chainId, hash) as { number: number; parent_hash: string; canonical: number } | undefined;
+    if (!start) return { kind: 'unknown' };
+    if (start.canonical) return { kind: 'canonical', number: start.number };
+    let block = start;
+    while (!block.canonical) {
+      const parent = byHash.get(this.chainId, block.parent_hash) as typeof block | undefined;
+      if (!parent) return { kind: 'unknown' };
+      block = parent;
+    }
+    return { kind: 'abandoned', number: start.number, forkNumber: block.number + 1 };
+  }
+
+  /** Rows after `after` that involve one of `accounts`, in chain order: one replay page. */
+  eventsAfter(after: Position, accounts: readonly string[], limit: number): OutboxRow[] {
+    const topics = JSON.stringify(accounts);
+    return this.db
+      .prepare(
+        `SELECT * FROM outbox
+         WHERE chain_id = ? AND (block_number, log_index) > (?, ?)
+           AND (from_account IN (SELECT value FROM json_each(?)) OR to_account IN (SELECT value FROM json_each(?)))
+         ORDER BY block_number, log_index LIMIT ?`,
+      )
+      .all(this.chainId, after.block, after.logIndex, topics, topics, limit) as OutboxRow[];
+  }
+
+  /** The last `count` rows before `before` that involve one of `accounts`, in chain order. */
+  eventsBefore(before: Position, accounts: readonly string[], count: number): OutboxRow[] {
+    const topics = JSON.stringify(accounts);
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM outbox
+         WHERE chain_id = ? AND (block_number, log_index) < (?, ?)
+           AND (from_account IN (SELECT value FROM json_each(?)) OR to_account IN (SELECT value FROM json_each(?)))
+         ORDER BY block_number DESC, log_index DESC LIMIT ?`,
+      )
+      .all(this.chainId, before.block, before.logIndex, topics, topics, count) as OutboxRow[];
+    return rows.reverse();
+  }
+
+  latestReorgId(): number {
+    return this.db.prepare('SELECT coalesce(max(id), 0) FROM reorgs WHERE chain_id = ?').pluck().get(this.chainId) as number;
+  }
+
+  reorgsAfter(id: number): ReorgRecord[] {
+    const rows = this.db.prepare('SELECT id, fork_number, depth, added, deep FROM reorgs WHERE chain_id = ? AND id > ? ORDER BY id').all(this.chainId, id) as {
+      id: number;
+      fork_number: number;
+      depth: number;
+      added: number;
+      deep: number;
+    }[];
+    return rows.map((r) => ({ id: r.id, forkNumber: r.fork_number, depth: r.depth, added: r.added, deep: r.deep === 1 }));
+  }
+
+  /** The greatest cursor retention deleted for one of `accounts`, when it lies after `after`: a row that reader never saw. */
+  prunedAfter(after: Position, accounts: readonly string[]): { account: string; position: Position } | undefined {
+    const row = this.db
+      .prepare(
+        `SELECT account, block_number, log_index FROM pruned
+         WHERE chain_id = ? AND account IN (SELECT value FROM json_each(?)) AND (block_number, log_index) > (?, ?)
+         ORDER BY block_number DESC, log_index DESC LIMIT 1`,
+      )
+      .get(this.chainId, JSON.stringify(accounts), after.block, after.logIndex) as { account: string; block_number: number; log_index: number } | undefined;
+    return row && { account: row.account, position: { block: row.block_number, logIndex: row.log_index } };
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
