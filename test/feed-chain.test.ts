@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mulberry32 } from '../harness/scenario/generate.js';
 import { MAX_UINT256 } from '../protocol/feed/amount.js';
 import { type Block, SimChain } from '../publisher/feed/chain.js';
@@ -15,7 +15,7 @@ const ACCOUNT_RE = /^0x[0-9a-f]{40}$/;
 const HASH_RE = /^0x[0-9a-f]{64}$/;
 
 /** A chain and its indexer on a fresh outbox file. */
-function lab(t: Tap.Test, seed: number, options: { confirmations?: number; retentionMs?: number; logs?: { min: number; max: number } } = {}) {
+function lab(t: Test, seed: number, options: { confirmations?: number; retentionMs?: number; logs?: { min: number; max: number } } = {}) {
   const chain = new SimChain({ seed, confirmations: options.confirmations ?? 3, logsPerBlock: options.logs ?? { min: 1, max: 5 } });
   const path = join(t.testdir(), 'outbox.db');
   const indexer = new OutboxIndexer(path, {

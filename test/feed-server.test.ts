@@ -519,7 +519,10 @@ t.test('misbehaviour: each bad frame carries the next real cursor with other con
   for (const form of forms) {
     const c = await connect();
     const line = c.dataLines[1]!;
-    t.throws(() => parseServerFrame(line, { chainId: 1 }), { reason: reasons[form] }, `${form}: invalid`);
+    t.match(
+      t.throws(() => parseServerFrame(line, { chainId: 1 }), `${form}: invalid`),
+      { reason: reasons[form] },
+    );
     if (form !== 'truncated') {
       const json = JSON.parse(form === 'trailing-comma' ? line.replace(/,}$/, '}') : line);
       t.equal(json.payload.amount, offByOne(realAmount), `${form}: another amount`);
@@ -582,7 +585,7 @@ t.test('misbehaviour: a silent stall sends nothing at all, pings and pongs inclu
   silent.send(encodePing(5));
   clock.advance(10_000);
   await sleep(100);
-  t.same(silent.frames, [{ op: 'event', ...silent.ofOp('event')[0]! }], 'after the stall: no event, no ping, no pong');
+  t.same(silent.frames, [silent.ofOp('event')[0]!], 'after the stall: no event, no ping, no pong');
   t.equal(silent.ofOp('event')[0]!.cursor, all[0]);
   t.equal(silent.isClosed, false, 'and the connection stays open');
   t.ok(rig.notes().includes('misbehaviour: stall at 1:00000000000010:0001: silent, connection kept open'), 'the transcript says so');

@@ -134,6 +134,7 @@ export const KNOWN_TYPES: ReadonlySet<string> = new Set([
   'harness-error',
   'run-end',
   'fault',
+  'seal',
 ]);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);

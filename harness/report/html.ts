@@ -68,6 +68,7 @@ function banner(view: RunView, journal: readonly JournalEntry[], options: HtmlOp
     toxiproxy && html`toxiproxy ${toxiproxy.version}`,
     start && html`${start.node} ${start.platform}`,
     options.fromFile && html`re-rendered from the journal file`,
+    view.sealing && html`${view.sealing.split(':')[0]}`,
   ].filter((m): m is Markup => Boolean(m));
   return html`<header class="banner ${view.status}" id="verdict" data-status="${view.status}">
 <span class="status">${STATUS_WORD[view.status]}</span><h1>${view.name}</h1>

@@ -25,6 +25,8 @@ export interface RunView {
   tables: Table[];
   durationMs: number;
   timeScale: number;
+  /** Whether the run was sealed, and why (not), as the run-start entry says. */
+  sealing: string;
 }
 
 /** Every finding's text, harness errors first. */
@@ -64,6 +66,7 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
     complete: Boolean(end),
     durationMs: end?.t ?? last?.t ?? 0,
     timeScale,
+    sealing: start?.sealing ?? '',
   };
   if (verdict && end)
     return {

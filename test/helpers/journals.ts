@@ -38,6 +38,7 @@ export type EntryOf<T extends JournalEntry['type']> = Extract<JournalEntry, { ty
 const SCHEMA_TYPES: Record<JournalEntry['type'], true> = {
   'run-start': true,
   toxiproxy: true,
+  seal: true,
   scenario: true,
   stream: true,
   proxy: true,

@@ -1,0 +1,109 @@
+// The attacks that sealing stops, as hostile consumers against the real CLI in sealed mode: each
+// must fail or be contained, with the finding named, and nothing left behind (no process of the
+// slot uids, no namespace holder). Unsealed, the one thing still caught is going around the proxy,
+// through /proc. Skips with the probe's reason where this machine cannot seal (not root, no
+// namespaces, no nftables or tini).
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { probeSealing } from '../../harness/sandbox/probe.js';
+import { UID_BASE, UID_SLOTS } from '../../harness/sandbox/uids.js';
+import { chaoslab, onlyRun, root, survivors } from '../helpers/cli.js';
+
+t.setTimeout(600_000);
+const probe = await probeSealing();
+const sealedOnly = probe.available ? false : `sealing is not available here: ${probe.reason}`;
+
+const hostile = (name: string) => join(root, 'test', 'fixtures', 'hostile', name);
+
+/** Processes of the slot uids still running (a sealed consumer's leftovers). */
+function slotProcesses(): string[] {
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+      if (uid >= UID_BASE && uid < UID_BASE + UID_SLOTS) out.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+async function sealedRun(t: Test, scenario: string, consumer: string, extra: string[] = []) {
+  const reports = t.testdir();
+  const result = await chaoslab(['run', scenario, '--seal', '--reports', reports, '--consumer', consumer, ...extra]);
+  const run = onlyRun(reports);
+  const consumerErr = run.journal.flatMap((e) => (e.type === 'process-exit' && e.role === 'consumer' ? [e.stderrTail] : [])).join('');
+  t.same(survivors(run.journal), [], 'no consumer, control or toxiproxy-server process left');
+  t.same(slotProcesses(), [], 'no process of a slot uid left (daemons died with the PID namespace)');
+  return { result, ...run, consumerErr };
+}
+
+t.test('sealed: the run says it was sealed, and an honest consumer still passes', { skip: sealedOnly }, async (t) => {
+  const { result, journal } = await sealedRun(t, 'ack-crash', 'python3 consumer/ledger/python/client.py');
+  t.equal(result.exitCode, 0, result.stdout);
+  t.match(journal[0], { type: 'run-start', sealing: /^sealed mode on/ });
+  t.match(
+    journal.find((e) => e.type === 'process-start' && e.role === 'consumer'),
+    { sealed: { uid: Number } },
+  );
+});
+
+t.test('sealed: the run plan, the journal and the control database are out of reach', { skip: sealedOnly }, async (t) => {
+  const { result, consumerErr } = await sealedRun(t, 'ack-crash', `python3 ${hostile('read-evidence.py')}`);
+  t.equal(result.exitCode, 1);
+  t.match(consumerErr, /could not read the journal: Permission denied/);
+  t.match(consumerErr, /could not write the control database: (Permission denied|No such file or directory)/);
+  t.match(consumerErr, /could not list the run folder: Permission denied/);
+  t.notMatch(consumerErr, /^could (read|write|list)/m, 'nothing was reached');
+});
+
+t.test('sealed: a forged transcript and verdict cannot even be written', { skip: sealedOnly }, async (t) => {
+  const { result, consumerErr } = await sealedRun(t, 'ack-crash', `python3 ${hostile('forge-transcript.py')}`);
+  t.equal(result.exitCode, 1);
+  t.match(result.stdout, /FAIL {2}ack-crash/);
+  t.match(consumerErr, /cannot read the journal: .*Permission denied/);
+});
+
+t.test("sealed: stealing the control's database fails; the mutant is caught for its reason", { skip: sealedOnly }, async (t) => {
+  const { result } = await sealedRun(t, 'duplicate-delivery', `node dist/consumer/ledger/mutants/no-dedupe.js; python3 ${hostile('steal-control.py')}`);
+  t.equal(result.exitCode, 1);
+  t.match(result.stdout, /seq 3 applied twice/);
+});
+
+t.test('sealed: knocking on other ports is refused by the firewall and reported', { skip: sealedOnly }, async (t) => {
+  const { result, journal, consumerErr } = await sealedRun(t, 'ack-crash', `python3 ${hostile('knock-around.py')}`);
+  t.equal(result.exitCode, 1, 'FAIL, although the consumer then did its job through the proxy');
+  t.match(consumerErr, /127\.0\.0\.1:8474: Connection refused/);
+  t.match(consumerErr, /::1:8474: Connection refused/);
+  t.match(
+    journal.find((e) => e.type === 'seal'),
+    { rejected: { packets: Number } },
+  );
+  t.match(
+    journal.find((e) => e.type === 'verdict'),
+    { verdict: { findings: [{ code: 'around-proxy' }] } },
+  );
+  t.match(result.stdout, /tried to connect around the proxy/);
+});
+
+t.test('sealed: daemons, double forks, SIGSTOP and SIGKILL to the parent are contained', { skip: sealedOnly }, async (t) => {
+  const { result, journal } = await sealedRun(t, 'ack-crash', hostile('escape.sh'));
+  t.equal(result.exitCode, 0, `the harness was neither stopped nor killed, and judged the run\n${result.stdout}`);
+  t.match(journal.at(-1), { type: 'run-end', status: 'pass' });
+});
+
+t.test('unsealed: a consumer that goes around the proxy is caught through /proc', async (t) => {
+  const reports = t.testdir();
+  const result = await chaoslab(['run', 'slow-link', '--no-seal', '--reports', reports, '--consumer', hostile('bypass.sh')]);
+  const { journal } = onlyRun(reports);
+  t.equal(result.exitCode, 1, 'slow-link would have passed: the fault never reached the consumer');
+  t.match(result.stdout, /consumer incarnation 1 connected around the proxy: the connection came from pid \d+ \(python3\), not from Toxiproxy/);
+  t.match(journal[0], { type: 'run-start', sealing: /^sealed mode off \(asked\)/ });
+  t.match(
+    journal.find((e) => e.type === 'wire' && e.kind === 'open' && e.owner?.role === 'consumer'),
+    { peer: { via: 'direct', comm: 'python3' } },
+  );
+  t.same(survivors(journal), []);
+});
