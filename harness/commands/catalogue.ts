@@ -22,6 +22,8 @@ export function register(program: Command): void {
     .action(() => {
       const scenarios = listScenarios(scenariosDir);
       const width = Math.max(...scenarios.map((s) => s.name.length));
-      for (const s of scenarios) process.stdout.write(`${s.name.padEnd(width)}  ${s.description.split(/(?<=\.)\s/)[0]}\n`);
+      // With several labs, each line names its lab.
+      const labs = new Set(scenarios.map((s) => s.lab));
+      for (const s of scenarios) process.stdout.write(`${s.name.padEnd(width)}  ${labs.size > 1 ? `[${s.lab}] ` : ''}${s.description.split(/(?<=\.)\s/)[0]}\n`);
     });
 }
