@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { checkLedgerRun } from '../dist/harness/labs/ledger/checker.js';
 import { renderRunFolder } from '../dist/harness/report/render-all.js';
 
 const EVENTS = Number(process.argv[2] ?? 100_000);
@@ -26,20 +27,30 @@ export function syntheticJournal(dir, events = EVENTS) {
     protocol: 'ledger',
     timeoutMs: 2000,
     deadlineMs: 600000,
-    events: deltas.map((delta, seq) => ({ seq, delta })),
-    eventSource: { kind: 'generated', count: events, seed: 1, min: -10, max: 10 },
-    publisher: { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000 },
-    consumer: { incarnations: [{ fault: `exit@ack:${crashAt}`, expectExit: 'nonzero' }, { expectExit: 'zero' }] },
-    expect: {},
+    timeScale: 1,
+    faults: [],
+    lab: {
+      events: deltas.map((delta, seq) => ({ seq, delta })),
+      eventSource: { kind: 'generated', count: events, seed: 1, min: -10, max: 10 },
+      publisher: { window: 16, retentionStart: 0, redeliverUnacked: true, ackDeadlineMs: 5000, forgetAcked: false, retentionMoves: [], misbehaviour: [] },
+      consumer: { incarnations: [{ fault: `exit@ack:${crashAt}`, expectExit: 'nonzero' }, { expectExit: 'zero' }] },
+      expect: {},
+    },
   };
   const total = deltas.reduce((a, b) => a + b, 0);
   const lines = [];
   let t = 0;
-  const w = (e) => lines.push(JSON.stringify({ t: Math.round((t += 0.01) * 1000) / 1000, ...e }));
+  const entries = [];
+  const w = (e) => {
+    const entry = { t: Math.round((t += 0.01) * 1000) / 1000, ...e };
+    entries.push(entry);
+    lines.push(JSON.stringify(entry));
+  };
   const db = (role) => join(dir, `${role}.db`);
   w({
     type: 'run-start',
-    schema: 1,
+    schema: 2,
+    protocol: 'ledger',
     runId: '20260101-000000-long-run-bnch',
     scenario: { name: 'long-run', file: plan.file, description: plan.description },
     harnessVersion: '0.1.0',
@@ -60,11 +71,11 @@ export function syntheticJournal(dir, events = EVENTS) {
     incarnation: 1,
     pid: 101,
     command: 'node consumer.js',
-    env: { CHAOSLAB_FAULT: plan.consumer.incarnations[0].fault },
+    env: { CHAOSLAB_FAULT: plan.lab.consumer.incarnations[0].fault },
   });
-  w({ type: 'wire', stream: 'control', conn: 1, kind: 'open' });
+  w({ type: 'wire', stream: 'control', conn: 1, kind: 'open', owner: { role: 'control', incarnation: 1 } });
   w({ type: 'wire', stream: 'control', conn: 1, kind: 'recv', line: 'RESUME -1\n' });
-  w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'open', tag: 'incarnation 1' });
+  w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'open', owner: { role: 'consumer', incarnation: 1 } });
   w({ type: 'wire', stream: 'consumer', conn: 1, kind: 'recv', line: 'RESUME -1\n' });
   let conn = 1;
   for (let seq = 0; seq < events; seq++) {
@@ -93,11 +104,15 @@ export function syntheticJournal(dir, events = EVENTS) {
         incarnation: 1,
         when: 'after-exit',
         db: db('consumer'),
-        store: { exists: true, checkpoint: [{ id: 1, last: seq, total: 0 }], ledger: [] },
+        store: {
+          exists: true,
+          checkpoint: [{ id: 1, last: seq, total: deltas.slice(0, seq + 1).reduce((a, b) => a + b, 0) }],
+          ledger: deltas.slice(0, seq + 1).map((d, s) => [s, d]),
+        },
       });
       w({ type: 'process-start', role: 'consumer', incarnation: 2, pid: 102, command: 'node consumer.js', env: {} });
       conn = 2;
-      w({ type: 'wire', stream: 'consumer', conn, kind: 'open', tag: 'incarnation 2' });
+      w({ type: 'wire', stream: 'consumer', conn, kind: 'open', owner: { role: 'consumer', incarnation: 2 } });
       w({ type: 'wire', stream: 'consumer', conn, kind: 'recv', line: `RESUME ${seq}\n` });
       w({ type: 'wire', stream: 'consumer', conn, kind: 'send', line: `EVENT ${seq} ${deltas[seq]}\n` });
     }
@@ -134,17 +149,10 @@ export function syntheticJournal(dir, events = EVENTS) {
   w({ type: 'store-read', role: 'consumer', incarnation: 2, when: 'after-exit', db: db('consumer'), store });
   w({ type: 'store-read', role: 'consumer', when: 'final', db: db('consumer'), store });
   w({ type: 'store-read', role: 'control', when: 'final', db: db('control'), store });
-  const verdict = {
-    pass: true,
-    reasons: [],
-    harnessErrors: [],
-    expected: { last: events - 1, total, events },
-    consumer: { last: events - 1, total, rows: events },
-    control: { last: events - 1, total, rows: events },
-    incarnations: [],
-  };
-  w({ type: 'verdict', pass: true, reasons: [], details: verdict });
-  w({ type: 'run-end', status: 'pass' });
+  // The verdict the real checker gives on this journal (its stores as read above).
+  const verdict = checkLedgerRun(entries, { source: '', ...plan }, () => store);
+  w({ type: 'verdict', verdict });
+  w({ type: 'run-end', status: verdict.status });
   writeFileSync(join(dir, 'journal.jsonl'), `${lines.join('\n')}\n`);
   return lines.length;
 }

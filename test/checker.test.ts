@@ -255,6 +255,20 @@ t.test('an ACK is a promise: acknowledged but not in the file when the process e
     v.reasons.join('\n'),
     /incarnation 1 acknowledged seq 1 at \d\.\d{3} s, but when it ended its file did not hold seq 1 \(last 0\): the ACK was a broken promise/,
   );
+  // Many broken promises: ten named one by one, the rest together, so a report stays readable.
+  const many: Inc[] = [
+    { lines: ['RESUME -1\n', ...Array.from({ length: 3 }, (_, i) => `ACK ${i}\n`)], exit: { code: 0 }, after: { last: -1, total: 0, ledger: [] } },
+  ];
+  const planned = journalFor(dir, many);
+  // Thirty ACKs of a 3-event script are not possible on the wire; the invariant only counts what it saw.
+  const thirty = planned.flatMap((e) =>
+    e.type === 'wire' && e.kind === 'recv' && e.line === 'ACK 0\n'
+      ? Array.from({ length: 30 }, (_, i): JournalEntry => ({ ...e, t: e.t + i, line: 'ACK 0\n' }))
+      : [e],
+  );
+  const capped = checkLedgerRun(thirty).verdict.findings.filter((f) => f.code === 'broken-ack-promise');
+  t.equal(capped.length, 11, 'ten findings, then one for the rest');
+  t.match(capped[10]!.text, /incarnation 1 broke 22 more such promises/);
 });
 
 t.test('exits: hang killed at the deadline, wrong status, never started', async (t) => {

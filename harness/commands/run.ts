@@ -111,7 +111,9 @@ function selectItems(name: string | undefined, opts: RunCommandOptions): BatchIt
     // One consumer speaks one lab's protocol: with --consumer, the scenarios must be of one lab.
     const spanned = [...new Set(chosen.map((s) => s.lab))];
     if (opts.consumer && spanned.length > 1)
-      throw new UsageError(`--consumer speaks one lab's protocol, but these scenarios span the ${spanned.join(' and ')} labs: choose one with --lab ${spanned.join('|')}`);
+      throw new UsageError(
+        `--consumer speaks one lab's protocol, but these scenarios span the ${spanned.join(' and ')} labs: choose one with --lab ${spanned.join('|')}`,
+      );
     return chosen.flatMap((s) => {
       const scenario = loadScenario(s.file);
       return Array.from({ length: opts.repeat }, (_, i) => ({ scenario, label: opts.repeat > 1 ? `${s.name} #${i + 1}` : s.name, ...consumer }));

@@ -32,6 +32,9 @@ const ROW_H = 20;
 const HEAD_H = 52;
 const BAND_LINE = 15;
 
+/** At most this many positions the findings name stay visible, uncollapsed. */
+const FOCUS_MAX = 200;
+
 /** Every lab's lines also have these two kinds: a line of no known kind, and a line that broke the grammar. */
 export const OTHER_COLOR = '#555555';
 export const ERROR_COLOR = '#c0162b';
@@ -59,7 +62,8 @@ export function renderSequenceDiagram(
   const minHidden = options.minHidden ?? 6;
   const maxRows = options.maxRows ?? 2500;
   const COLORS = lineColors(vocabulary);
-  const focus = new Set(options.focusSeqs ?? findings.flatMap((f) => f.subject?.seqs ?? []));
+  // A bounded focus: a finding about 50 000 seqs must not keep 200 000 rows from collapsing.
+  const focus = new Set(options.focusSeqs ?? findings.flatMap((f) => f.subject?.seqs ?? []).slice(0, FOCUS_MAX));
   const times = new Set(findings.flatMap((f) => (f.subject?.t === undefined ? [] : [f.subject.t])));
   const build = (level: number): { lanes: Lane[]; rows: Row[] } => {
     const collapser = new Collapser(level, context, minHidden);
