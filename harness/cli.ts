@@ -9,7 +9,8 @@ import * as clean from './commands/clean.js';
 import { EXIT } from './commands/exit-status.js';
 import * as report from './commands/report.js';
 import * as run from './commands/run.js';
-import { exitWithParent } from './orphans.js';
+import { runCleanups } from './cleanup.js';
+import { exitWithParent } from './sandbox/orphan.js';
 import { harnessVersion } from './paths.js';
 
 export function buildProgram(): Command {
@@ -22,7 +23,8 @@ export function buildProgram(): Command {
   return program;
 }
 
-exitWithParent();
+// When whoever started us (npm exec, make, a CI step) dies, clean up and exit instead of running on for nobody.
+exitWithParent(runCleanups);
 try {
   await buildProgram().parseAsync(process.argv);
 } catch (error) {
