@@ -36,7 +36,7 @@ export interface RunRequest {
   seal?: { uid: number; gid: number; note: string };
   /** Unsealed runs: how sealing was decided, for the journal. */
   sealNote?: string;
-  /** Why the run cannot start (a sealed consumer that cannot reach its command): journaled as a harness error. */
+  /** Why the consumer cannot be started (a sealed uid that cannot reach its command): the run fails at once with that finding. */
   refuse?: string;
 }
 
@@ -93,7 +93,12 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
   let error: string | undefined;
 
   try {
-    if (request.refuse) throw new Error(request.refuse);
+    if (request.refuse) {
+      verdict = cannotStart(request.refuse);
+      journal.write({ type: 'verdict', verdict });
+      status = verdict.status;
+      return { status, entries: journal.entries, verdict };
+    }
     toxiproxy = await startToxiproxy(request.toxiproxyUrl ? { url: request.toxiproxyUrl } : {});
     journal.write({ type: 'toxiproxy', url: toxiproxy.url, version: toxiproxy.version, owned: toxiproxy.owned });
     log(`toxiproxy ${toxiproxy.version} at ${toxiproxy.url}`);
@@ -179,4 +184,18 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
     journal.close();
   }
   return { status, entries: journal.entries, ...(verdict ? { verdict } : {}), ...(error ? { error } : {}) };
+}
+
+/** The verdict of a run whose consumer could not be started at all: the consumer's failure, not the harness's. */
+function cannotStart(why: string): Verdict {
+  const text = `your command could not be started: ${why}`;
+  return {
+    status: 'fail',
+    headline: text,
+    findings: [{ code: 'cannot-start', text }],
+    harnessErrors: [],
+    diff: [],
+    state: { id: 'state', title: 'Final state', columns: [], rows: [], empty: 'The run did not start: nothing was read.' },
+    tables: [],
+  };
 }

@@ -34,7 +34,7 @@ export async function runSealed(request: RunRequest, slot: number, note: string,
     const unreachable = checkReachable({ uid: lease.uid, gid: lease.gid, cwd: request.cwd, command: request.consumerCommand });
     const refuse =
       unreachable.length > 0
-        ? `the consumer runs sealed as uid ${lease.uid}, which cannot reach what it needs: ${unreachable.map((u) => u.message).join('; ')} (make it readable for other users, or run with --no-seal)`
+        ? `it runs sealed as uid ${lease.uid}, which cannot reach what it needs: ${unreachable.map((u) => u.message).join('; ')} (make it reachable for other users, or run with --no-seal)`
         : undefined;
     const [file, ...args] = ns.enterArgv([process.execPath, WORKER], { dieWithParent: true });
     worker = spawn(file!, args, { cwd: request.cwd, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });

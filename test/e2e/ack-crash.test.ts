@@ -78,7 +78,7 @@ t.test('usage and scenario errors exit 2 and run nothing', async (t) => {
 
 t.test('a consumer command that does not exist fails the run with its stderr, not the harness', async (t) => {
   const reports = t.testdir();
-  const result = await chaoslab(['run', 'ack-crash', '--reports', reports, '--consumer', 'no-such-consumer-binary']);
+  const result = await chaoslab(['run', 'ack-crash', '--no-seal', '--reports', reports, '--consumer', 'no-such-consumer-binary']);
   t.equal(result.exitCode, 1);
   const { journal } = onlyRun(reports);
   const exit = journal.find((e) => e.type === 'process-exit' && e.role === 'consumer');

@@ -1,7 +1,7 @@
 // A consumer under test is untrusted code. Each attack a student who wants the points could try
-// runs here as a hostile consumer against the real CLI; each must fail or be contained, with
-// nothing left behind. (The attacks that need sealing — another uid, namespaces — are in
-// test/e2e/sealed.test.ts and skip where the machine cannot seal.)
+// runs here as a hostile consumer against the real CLI, unsealed (`--no-seal`: the weakest
+// setting, as on a machine without root); each must fail or be contained, with nothing left
+// behind. The same attacks sealed are in test/e2e/sealed.test.ts.
 import { execa } from 'execa';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ const hostile = (name: string) => join(root, 'test', 'fixtures', 'hostile', name
 
 t.test('forged transcript and forged verdict: judged from what the harness saw, not from the file', async (t) => {
   const reports = t.testdir();
-  const result = await chaoslab(['run', 'ack-crash', '--reports', reports, '--consumer', `python3 ${hostile('forge-transcript.py')}`]);
+  const result = await chaoslab(['run', 'ack-crash', '--no-seal', '--reports', reports, '--consumer', `python3 ${hostile('forge-transcript.py')}`]);
   t.equal(result.exitCode, 1, `FAIL, not PASS\n${result.stdout}\n${result.stderr}`);
   t.match(result.stdout, /FAIL {2}ack-crash/);
   t.match(result.stdout, /incarnation 1 never sent RESUME to the publisher/);
@@ -31,7 +31,7 @@ t.test('forged transcript and forged verdict: judged from what the harness saw, 
 
 t.test('the harness killed by its consumer: toxiproxy-server and the consumer die with it', async (t) => {
   const reports = t.testdir();
-  const result = await chaoslab(['run', 'happy-path', '--reports', reports, '--consumer', hostile('kill-parent.sh')]);
+  const result = await chaoslab(['run', 'happy-path', '--no-seal', '--reports', reports, '--consumer', hostile('kill-parent.sh')]);
   t.equal(result.signal, 'SIGKILL', 'the harness was killed (an unsealed consumer runs as the same user)');
   const { journal } = onlyRun(reports);
   await new Promise((r) => setTimeout(r, 500));

@@ -16,13 +16,17 @@ const sealedOnly = probe.available ? false : `sealing is not available here: ${p
 
 const hostile = (name: string) => join(root, 'test', 'fixtures', 'hostile', name);
 
-/** Processes of the slot uids still running (a sealed consumer's leftovers). */
-function slotProcesses(): string[] {
+/**
+ * Processes of `uids` still running whose environment names `runDir` (this run's leftovers: the
+ * uid is released at the end of the run, and another harness may take it at once).
+ */
+function leftovers(uids: Set<number>, runDir: string): string[] {
   const out: string[] = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-      if (uid >= UID_BASE && uid < UID_BASE + UID_SLOTS) out.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`);
+      if (uids.has(uid) && readFileSync(`/proc/${pid}/environ`, 'utf8').includes(runDir))
+        out.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`);
     } catch {
       // gone meanwhile
     }
@@ -36,7 +40,12 @@ async function sealedRun(t: Test, scenario: string, consumer: string, extra: str
   const run = onlyRun(reports);
   const consumerErr = run.journal.flatMap((e) => (e.type === 'process-exit' && e.role === 'consumer' ? [e.stderrTail] : [])).join('');
   t.same(survivors(run.journal), [], 'no consumer, control or toxiproxy-server process left');
-  t.same(slotProcesses(), [], 'no process of a slot uid left (daemons died with the PID namespace)');
+  const uids = new Set(run.journal.flatMap((e) => (e.type === 'process-start' && e.sealed ? [e.sealed.uid] : [])));
+  t.ok(
+    [...uids].every((uid) => uid >= UID_BASE && uid < UID_BASE + UID_SLOTS),
+    `slot uids ${[...uids].join(', ')}`,
+  );
+  t.same(leftovers(uids, run.dir), [], "no process of the run's uid left (daemons died with the PID namespace)");
   return { result, ...run, consumerErr };
 }
 
@@ -106,4 +115,23 @@ t.test('unsealed: a consumer that goes around the proxy is caught through /proc'
     { peer: { via: 'direct', comm: 'python3' } },
   );
   t.same(survivors(journal), []);
+});
+
+t.test('sealed: a command the consumer uid cannot start fails the run at once, naming why', { skip: sealedOnly }, async (t) => {
+  const reports = t.testdir();
+  const result = await chaoslab(['run', 'ack-crash', '--seal', '--reports', reports, '--consumer', 'no-such-consumer-binary']);
+  t.equal(result.exitCode, 1, 'the consumer failed (exit 1), not the harness');
+  t.match(
+    result.stdout,
+    /your command could not be started: it runs sealed as uid \d+, which cannot reach what it needs: no-such-consumer-binary is not found/,
+  );
+  const { journal } = onlyRun(reports);
+  t.notOk(
+    journal.some((e) => e.type === 'process-start'),
+    'nothing was started',
+  );
+  t.match(
+    journal.find((e) => e.type === 'verdict'),
+    { verdict: { status: 'fail', findings: [{ code: 'cannot-start' }] } },
+  );
 });
