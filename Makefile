@@ -25,8 +25,8 @@ help:
 setup: check-tools deps build toxiproxy sandbox-tools
 
 check-tools:
-	@command -v node >/dev/null || { echo "chaoslab needs Node.js 20 (https://nodejs.org)"; exit 1; }
-	@node -e 'const [a]=process.versions.node.split(".").map(Number); if (a < 20 || a > 22) { console.error("chaoslab needs Node.js 20..22, found " + process.version); process.exit(1) }'
+	@command -v node >/dev/null || { echo "chaoslab needs Node.js 20 or later (https://nodejs.org)"; exit 1; }
+	@node -e 'const [a]=process.versions.node.split(".").map(Number); if (a < 20) { console.error("chaoslab needs Node.js 20 or later (22, 24 and 26 are the maintained lines), found " + process.version); process.exit(1) }'
 	@command -v python3 >/dev/null || { echo "chaoslab needs python3 for the Python reference consumer"; exit 1; }
 
 deps: $(NPM_STAMP)
