@@ -180,7 +180,10 @@ class Namespace implements RunNamespace {
           process.kill(this.holderPid, 'SIGKILL');
         } catch {}
       }
-      await Promise.race([this.holderExited, sleep(Math.max(0, until - Date.now()))]);
+      // The timer is cleared once the holder is gone: a pending one would keep the harness alive for seconds.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.holderExited, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, until - Date.now()))))]);
+      clearTimeout(timer);
       holders.delete(this);
       this.unregister();
       return { killed: killed.size, leftover: this.processes() };
