@@ -2,7 +2,7 @@
 // process, or, sealed, in a worker inside the run's own network namespace (harness/run/sealed.ts)
 // — then the reports, drawn from the harness's own record of the run.
 
-import { mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JournalEntry } from './journal.js';
 import { labNamed } from './labs/registry.js';
@@ -71,6 +71,16 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   let executed: Awaited<ReturnType<typeof runSealed>>;
   if (decision.sealed) {
     executed = await runSealed(request, options.slot ?? 0, decision.note, record);
+    // A worker that died before the end of its run left a journal without one: end it here.
+    if (!entries.some((e) => e.type === 'run-end')) {
+      const t = entries.at(-1)?.t ?? 0;
+      const ending: JournalEntry[] = [
+        { t, type: 'harness-error', message: executed.error ?? 'the run ended without a run-end entry' },
+        { t, type: 'run-end', status: 'error' },
+      ];
+      entries.push(...ending);
+      appendFileSync(join(runDir, 'journal.jsonl'), ending.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    }
   } else {
     mkdirSync(runDir);
     executed = await executeRun({ ...request, sealNote: decision.note }, { onJournal: record, ...(options.log ? { log: options.log } : {}) });

@@ -179,7 +179,7 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
         .then(fn)
         .catch((e: unknown) => journal.write({ type: 'harness-error', message: `ending the run: ${String(e)}` }));
     await toxiproxy?.stop();
-    await confinement?.close();
+    await confinement?.close().catch((e: unknown) => journal.write({ type: 'harness-error', message: `closing the consumer's room: ${String(e)}` }));
     journal.write({ type: 'run-end', status });
     journal.close();
   }

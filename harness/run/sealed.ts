@@ -58,7 +58,9 @@ export async function runSealed(request: RunRequest, slot: number, note: string,
       });
       child.on('error', reject);
       child.on('exit', (code, signal) =>
-        done ? resolve(done) : reject(new Error(`the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did`)),
+        done
+          ? resolve(done)
+          : resolve({ status: 'error', error: `the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did (its stderr is above)` }),
       );
       reply({ type: 'run', request: { ...request, seal: { uid: lease.uid, gid: lease.gid, note }, ...(refuse ? { refuse } : {}) } });
     });

@@ -39,8 +39,16 @@ process.on('message', (message: ToWorker) => {
     onJournal: (entry) => send({ type: 'entry', entry }),
     allowPort: async (port) => void (await ask({ what: 'allow-port', port })),
     firewall: async () => (await ask({ what: 'firewall' })) as FirewallCounters | undefined,
-  }).then(({ entries: _entries, ...executed }) => {
-    send({ type: 'done', executed });
-    process.disconnect?.();
-  });
+  })
+    .then(
+      ({ entries: _entries, ...executed }): Executed => executed,
+      (error: unknown): Executed => ({
+        status: 'error',
+        error: `the sealed run's worker failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      }),
+    )
+    .then((executed) => {
+      send({ type: 'done', executed });
+      process.disconnect?.();
+    });
 });
