@@ -34,6 +34,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import { onCleanup } from './cleanup.js';
+import { HeadTailBuffer } from './sandbox/output.js';
 import { dieWithHarness } from './orphans.js';
 
 // bash execs a lone simple command in place of itself (dash does not), so the supervised pid is
@@ -49,7 +50,7 @@ export interface StartOptions {
   cwd: string;
   /** Added to process.env (the contract's CHAOSLAB_* variables). */
   env: Record<string, string>;
-  /** Per stream, keep the LAST N bytes (default 64 KiB); a flood never grows memory. */
+  /** Per stream, keep N bytes (default 64 KiB): its first quarter from the head, the rest from the tail; a flood never grows memory. */
   outputLimitBytes?: number;
   /** Optional live tap; chunks are decoded as UTF-8 (a character split across reads is kept whole). */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: string) => void;
@@ -177,51 +178,6 @@ function environHas(pid: number, needle: Buffer): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Bounded tail of an output stream
-
-class Tail {
-  private chunks: Buffer[] = [];
-  private size = 0;
-  total = 0;
-
-  constructor(private readonly limit: number) {}
-
-  push(chunk: Buffer): void {
-    this.total += chunk.length;
-    if (this.limit <= 0) return;
-    if (chunk.length >= this.limit) {
-      // copy, so the (possibly large) read buffer is not retained
-      this.chunks = [Buffer.from(chunk.subarray(chunk.length - this.limit))];
-      this.size = this.limit;
-      return;
-    }
-    this.chunks.push(chunk);
-    this.size += chunk.length;
-    // many tiny writes: merge, so trimming stays cheap
-    if (this.chunks.length > 256) this.chunks = [Buffer.concat(this.chunks, this.size)];
-    while (this.chunks.length > 1 && this.size - this.chunks[0]!.length >= this.limit) {
-      this.size -= this.chunks.shift()!.length;
-    }
-    if (this.size > this.limit) {
-      const first = this.chunks[0]!;
-      this.chunks[0] = Buffer.from(first.subarray(this.size - this.limit));
-      this.size = this.limit;
-    }
-  }
-
-  text(): string {
-    let bytes = Buffer.concat(this.chunks, this.size);
-    if (this.total > this.size) {
-      // the tail may start inside a UTF-8 character: drop its continuation bytes
-      let skip = 0;
-      while (skip < 3 && skip < bytes.length && (bytes[skip]! & 0xc0) === 0x80) skip++;
-      bytes = bytes.subarray(skip);
-    }
-    return bytes.toString('utf8');
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // The supervised tree
 
 /** Supervised processes whose tree is not known to be gone yet. */
@@ -264,8 +220,8 @@ class Supervised implements SupervisedProcess {
   private readonly tagNeedle: Buffer;
   /** Every process ever seen in the tree: pid -> start time. */
   private readonly known = new Map<number, string>();
-  private readonly stdoutTail: Tail;
-  private readonly stderrTail: Tail;
+  private readonly stdoutTail: HeadTailBuffer;
+  private readonly stderrTail: HeadTailBuffer;
   private readonly streams: Readable[] = [];
   private readonly pipesClosed: Promise<void>;
   private rootExit: { code: number | null; signal: string | null; at: number } | undefined;
@@ -278,8 +234,9 @@ class Supervised implements SupervisedProcess {
   constructor(options: StartOptions) {
     this.name = options.name;
     const limit = options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT;
-    this.stdoutTail = new Tail(limit);
-    this.stderrTail = new Tail(limit);
+    // A quarter for the head (the start-up error), the rest for the tail (how it ended).
+    this.stdoutTail = new HeadTailBuffer(Math.floor(limit / 4), limit - Math.floor(limit / 4));
+    this.stderrTail = new HeadTailBuffer(Math.floor(limit / 4), limit - Math.floor(limit / 4));
     const tag = `${process.pid}:${++tagCounter}:${randomBytes(6).toString('hex')}`;
     this.tagNeedle = Buffer.from(`${TAG_VARIABLE}=${tag}\0`);
 

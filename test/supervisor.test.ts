@@ -145,7 +145,7 @@ t.test('working directory is honoured', async (t) => {
   t.throws(() => start('true', { cwd: join(workDir, 'missing') }), /does not exist/);
 });
 
-t.test('output flood keeps only the tail and counts every byte', async (t) => {
+t.test('output flood keeps the head and the tail and counts every byte', async (t) => {
   let tapped = 0;
   const p = start('yes | head -c 50000000; yes err | head -c 3000000 >&2; printf END', {
     onOutput: (stream, chunk) => {
@@ -159,10 +159,12 @@ t.test('output flood keeps only the tail and counts every byte', async (t) => {
   const tail = p.outputTail();
   t.equal(tail.stdoutBytes, 50000000 + 3);
   t.equal(tail.stderrBytes, 3000000);
-  t.equal(tail.stdout.length, 64 * 1024, 'default limit: last 64 KiB');
+  const marker = `\n[… ${50000000 + 3 - 64 * 1024} bytes not kept …]\n`;
+  t.equal(tail.stdout.length, 64 * 1024 + marker.length, 'default limit: 16 KiB of head, 48 KiB of tail, and a marker between');
+  t.ok(tail.stdout.startsWith('y\ny\ny\n'), 'the head is the start of the output');
+  t.ok(tail.stdout.includes(marker), 'the marker counts what was left out');
   t.ok(tail.stdout.endsWith('y\ny\nEND'), 'the tail is the end of the output');
-  t.equal(tail.stderr.length, 64 * 1024);
-  t.match(tail.stderr, /^(err\n|rr\n|r\n|\n)(err\n)+$/);
+  t.match(tail.stderr, /^(err\n)+[^]*bytes not kept …\]\n(err\n|rr\n|r\n|\n)(err\n)+$/);
   t.equal(tapped, 50000000 + 3, 'live tap saw every byte');
   t.ok(process.memoryUsage().rss - rssBefore < 40 * 1024 * 1024, 'memory did not grow with the flood');
 });
@@ -170,7 +172,7 @@ t.test('output flood keeps only the tail and counts every byte', async (t) => {
 t.test('custom output limit; the tail never starts inside a UTF-8 character', async (t) => {
   const p = start('printf "ab\\303\\251\\303\\251"', { outputLimitBytes: 3 }); // "abéé", tail 3 bytes
   await p.exited;
-  t.equal(p.outputTail().stdout, 'é', 'half of the first é dropped, not decoded as U+FFFD');
+  t.equal(p.outputTail().stdout, '\n[… 3 bytes not kept …]\né', 'half of the first é dropped, not decoded as U+FFFD');
   t.equal(p.outputTail().stdoutBytes, 6);
 });
 

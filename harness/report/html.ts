@@ -160,7 +160,7 @@ function outputSection(journal: readonly JournalEntry[], view: RunView): Markup 
         bytes === 0 && !shown
           ? `${name}: empty`
           : bytes > tailBytes
-            ? `${name}: last ${count(tailBytes)} of ${count(bytes)} bytes`
+            ? `${name}: ${count(bytes)} bytes; the start and the end are kept`
             : `${name}: ${count(Math.max(bytes, tailBytes))} bytes`;
       return html`<div class="muted">${label}</div>${shown && html`<pre class="out">${shown}</pre>`}`;
     };
