@@ -4,7 +4,7 @@
 // harness needs, and a consumer that stops itself is seen as stopped from outside.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCleanups } from '../harness/cleanup.js';
@@ -86,7 +86,7 @@ t.test('who the consumer is: its uid, no capabilities, a clean environment, its 
   t.equal(lines[3], `home=${room} cwd=${work}`);
   t.equal(
     lines[4],
-    `CHAOSLAB_RUN=test HOME=${room} PATH=/usr/local/bin:/usr/bin:/bin PWD=${work} SHLVL=1 _=/usr/bin/env `,
+    `CHAOSLAB_RUN=test HOME=${room} PATH=/usr/local/bin:/usr/bin:/bin PWD=${work} SHLVL=1 TMPDIR=${room} _=/usr/bin/env `,
     'nothing of the harness’s environment',
   );
   t.match(ran.stdout, /CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1/, 'no capabilities, none to regain');
@@ -102,7 +102,7 @@ t.test('who the consumer is: its uid, no capabilities, a clean environment, its 
 t.test('confinedCommand: the same chain without env -i, spawned with exactly its environment', sealed, async (t) => {
   const { argv, env } = confinedCommand(options('env | sort | tr "\\n" " "; id -u'));
   t.notOk(argv.includes(requireTool('env')), 'no env step');
-  t.same(env, { CHAOSLAB_RUN: 'test', PATH: '/usr/local/bin:/usr/bin:/bin', HOME: room });
+  t.same(env, { CHAOSLAB_RUN: 'test', PATH: '/usr/local/bin:/usr/bin:/bin', HOME: room, TMPDIR: room });
   const child = spawn(argv[0]!, argv.slice(1), { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -326,4 +326,22 @@ t.test('nothing leaked', sealed, async (t) => {
   t.same(leftover, []);
   t.same(processesInNet(ns!.id), [], 'the namespace is gone (no process holds it)');
   lease!.release();
+});
+
+t.test('/tmp and /dev/shm are read-only inside; the room stays writable, even under /tmp', { skip }, async (t) => {
+  const ran = await runSealed(
+    {
+      command:
+        'for f in /tmp/chaoslab-confine-leak /dev/shm/chaoslab-confine-leak "$HOME/ok" "$TMPDIR/ok2"; do (echo x > "$f") 2>/dev/null && echo "wrote $f" || echo "refused $f"; done',
+      uid: lease!.uid,
+      home: room,
+    },
+    work,
+  );
+  t.equal(ran.code, 0, ran.stderr);
+  t.match(ran.stdout, /refused \/tmp\/chaoslab-confine-leak/);
+  t.match(ran.stdout, /refused \/dev\/shm\/chaoslab-confine-leak/);
+  t.match(ran.stdout, new RegExp(`wrote ${room}/ok\\n`), 'the room (here under /tmp) is writable');
+  t.match(ran.stdout, /wrote .*ok2/, 'TMPDIR points into the room');
+  t.notOk(existsSync('/tmp/chaoslab-confine-leak') || existsSync('/dev/shm/chaoslab-confine-leak'), 'nothing reached the host');
 });

@@ -125,7 +125,7 @@ export function confinedCommand(options: ConfineOptions): { argv: string[]; env:
   for (const [key, value] of Object.entries(limits)) {
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`confine: limit ${key} must be a positive integer, not ${value}`);
   }
-  const env: Record<string, string> = { ...options.env, PATH: SEALED_PATH, HOME: options.home };
+  const env: Record<string, string> = { ...options.env, PATH: SEALED_PATH, HOME: options.home, TMPDIR: options.home };
   for (const [key, value] of Object.entries(env)) {
     if (!NAME.test(key)) throw new Error(`confine: invalid environment variable name ${JSON.stringify(key)}`);
     if (value.includes('\0')) throw new Error(`confine: environment variable ${key} holds a NUL byte`);
@@ -148,8 +148,13 @@ export function confinedCommand(options: ConfineOptions): { argv: string[]; env:
     '--',
   );
   argv.push(requireTool('unshare'), '--pid', '--fork', '--kill-child=SIGKILL');
-  if (options.privateProc ?? true) argv.push('--mount-proc');
-  argv.push('--', requireTool('tini'), '-g', '-p', 'SIGKILL', '--');
+  if (options.privateProc ?? true) {
+    // A mount namespace of its own: its /proc, and the host's /tmp and /dev/shm read-only (a
+    // consumer may be a script kept in /tmp), so nothing it writes outlives the run outside its
+    // room; TMPDIR points into the room.
+    argv.push('--mount-proc', '--', requireTool('sh'), '-c', PRIVATE_TMP, 'chaoslab-tmp', options.home);
+  } else argv.push('--');
+  argv.push(requireTool('tini'), '-g', '-p', 'SIGKILL', '--');
   argv.push(
     requireTool('setpriv'),
     `--reuid=${uid}`,
@@ -164,6 +169,12 @@ export function confinedCommand(options: ConfineOptions): { argv: string[]; env:
   argv.push(options.shell ?? requireTool('bash'), '-c', options.command);
   return { argv, env };
 }
+
+/** `sh -c` script, as root inside the new mount namespace: /tmp and /dev/shm read-only, the room ($1) writable, then exec the rest. */
+const PRIVATE_TMP =
+  'room=$1; shift; for d in /tmp /dev/shm; do mount --bind "$d" "$d" && mount -o remount,bind,ro "$d" || { echo "chaoslab: cannot make $d read-only" >&2; exit 125; }; done; ' +
+  // The room may itself be under /tmp (a reports folder there): it stays writable.
+  'mount --bind "$room" "$room" && mount -o remount,bind,rw "$room" || { echo "chaoslab: cannot keep the room writable" >&2; exit 125; }; exec "$@"';
 
 /** `sh -c` script: writes its pid to each of the first $1 files that follow, then execs the rest. */
 const JOIN_CGROUPS =
