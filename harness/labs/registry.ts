@@ -3,9 +3,10 @@
 // (test/lab-boundary.test.ts holds every other module to that).
 
 import type { Lab } from '../lab.js';
+import { feedLab } from './feed/index.js';
 import { ledgerLab } from './ledger/index.js';
 
-const LABS: readonly Lab[] = [ledgerLab];
+const LABS: readonly Lab[] = [ledgerLab, feedLab];
 
 /** Lab names, the default (for a scenario without `protocol`) first. */
 export const labNames = (): string[] => LABS.map((lab) => lab.name);

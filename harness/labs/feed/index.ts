@@ -1,0 +1,67 @@
+// The feed lab (seed 002, T18 "real-time systems"): a seeded chain with reorganisations, its
+// outbox, and a push server speaking subscribe/snapshot/event/revoke/reset/ping/pong over NDJSON;
+// long-running consumers that reconnect by themselves, compared with an always-connected control
+// consumer and with the chain's end.
+
+import { join } from 'node:path';
+import { defineLab, type RunContext } from '../../lab.js';
+import { projectRoot, shellQuote } from '../../paths.js';
+import { checkFeedRun } from './checker.js';
+import { runFeed } from './run.js';
+import { type FeedPlan, feedScenario } from './scenario.js';
+import { readFeedStore } from './store-reader.js';
+import { feedVocabulary } from './vocabulary.js';
+
+export const feedLab = defineLab<FeedPlan>({
+  name: 'feed',
+  title: 'feed lab: a chain feed over NDJSON (subscribe/snapshot/event/revoke/reset/ping); long-running consumers that reconnect by themselves',
+  scenario: feedScenario,
+  faultPoints: {
+    before_block: {
+      description: 'Just before block <n> of the script is mined (a block number of the script, mined one by one).',
+      value: 'seq',
+      canEnd: true,
+      random: true,
+      describe: (n) => `before block ${n}`,
+    },
+    before_event: {
+      description: "Just before the n-th distinct event is first sent on the consumer under test's stream (1-based; resends and replays do not count).",
+      value: 'ordinal',
+      canEnd: true,
+      describe: (n) => `before event #${n} is first sent`,
+    },
+    on_subscribe: {
+      description: "When the n-th subscribe arrives on the consumer under test's stream (1-based), before it is answered.",
+      value: 'ordinal',
+      canEnd: true,
+      describe: (n) => `subscribe #${n} arrived`,
+    },
+    on_snapshot: {
+      description: "Just before the n-th snapshot is sent on the consumer under test's stream (1-based).",
+      value: 'ordinal',
+      canEnd: true,
+      describe: (n) => `before snapshot #${n}`,
+    },
+    before_reorg: {
+      description: "Just before the script's n-th reorganisation is written to the outbox (1-based, in the order they happen).",
+      value: 'ordinal',
+      canEnd: true,
+      describe: (n) => `before reorganisation #${n}`,
+    },
+  },
+  run: runFeed,
+  check: (ctx: RunContext<FeedPlan>) =>
+    checkFeedRun({
+      journal: ctx.journal.entries,
+      plan: ctx.scenario,
+      read: (role, db) => {
+        const store = readFeedStore(db, { writerGone: true });
+        ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
+        return store;
+      },
+    }),
+  vocabulary: feedVocabulary,
+  referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'feed', 'typescript', 'client.js'))}`,
+  mutantIndex: join(projectRoot, 'consumer', 'feed', 'mutants', 'index.yaml'),
+  happyPath: 'feed-happy-path',
+});

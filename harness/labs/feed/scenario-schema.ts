@@ -1,0 +1,350 @@
+// The feed lab's part of a scenario file (JSON Schema): the simulated chain and its script, the
+// push server, the consumer processes, how long the script runs and how long the stores may
+// take to catch up. Joined with the core part by harness/scenario/schema.ts; the file's
+// TypeScript type is derived from these objects, so schema and types cannot drift.
+//
+// Time: the chain's block interval, reorganisations and every nominal duration of the core
+// (`faults[].start.at_ms`, `end.after_ms`) are virtual time; the core's `time_scale` turns them
+// into real time (0.1: a 2.5 s block takes 250 ms). Heartbeats, idle timeouts, backoff, apply
+// delays and the convergence wait are real milliseconds: they live on the real wire, next to
+// the real latency Toxiproxy adds, and are never scaled.
+
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+
+/** `<action>@<point>:<n>`, comma-separated, no spaces, n >= 1: the contract's CHAOSLAB_FAULT grammar (section 7). */
+export const FAULT_ACTIONS = ['exit', 'raise', 'stop'] as const;
+export const FAULT_POINTS = ['apply', 'commit', 'revoke', 'snapshot'] as const;
+const FAULT_ITEM = `(${FAULT_ACTIONS.join('|')})@(${FAULT_POINTS.join('|')}):([1-9][0-9]*)`;
+export const FAULT_PLAN_PATTERN = `^${FAULT_ITEM}(,${FAULT_ITEM})*$`;
+
+export const MISBEHAVIOUR_ACTIONS = ['resend', 'malformed', 'number-amount', 'unknown-op', 'stall'] as const;
+export const MALFORMED_FORMS = ['trailing-comma', 'truncated', 'unpadded-cursor', 'other-chain', 'missing-block-hash', 'oversized'] as const;
+
+export const DEFAULTS = {
+  chainId: 1,
+  accounts: 6,
+  confirmations: 3,
+  blockIntervalMs: 12_000,
+  logsPerBlock: { min: 0, max: 4 },
+  approvalShare: 0.1,
+  initialBlocks: 8,
+  queueLimit: 1000,
+  serverPingMs: 1000,
+  serverIdleMs: 5000,
+  clientId: 'c1',
+  consumerPingMs: 2000,
+  consumerIdleMs: 4000,
+  backoffBaseMs: 100,
+  backoffCapMs: 2000,
+  applyDelayMs: 0,
+  restartMax: 10,
+  restartDelayMs: 0,
+  convergeMs: 20_000,
+  startMs: 20_000,
+  resendCount: 3,
+} as const;
+
+export const LIMITS = {
+  seed: { min: 0, max: 0xffff_ffff },
+  chainId: { min: 0, max: 1_000_000_000 },
+  accounts: { min: 2, max: 64 },
+  confirmations: { min: 0, max: 64 },
+  blockIntervalMs: { min: 1, max: 3_600_000 },
+  logsPerBlock: { min: 0, max: 50 },
+  initialBlocks: { min: 0, max: 10_000 },
+  blocks: { min: 1, max: 10_000 },
+  /** Real milliseconds on the wire (the contract's range for times is 1..2^31-1; these are sane bounds). */
+  wireMs: { min: 1, max: 600_000 },
+  queueLimit: { min: 1, max: 1_000_000 },
+  processes: { min: 1, max: 100 },
+  convergeMs: { min: 100, max: 600_000 },
+} as const;
+
+const integer = (min: number, max: number, description: string) => ({ type: 'integer', minimum: min, maximum: max, description }) as const;
+
+const reorgSchema = {
+  type: 'object',
+  description: 'One scripted reorganisation: half a block interval after block `after_block` is mined, the last `depth` blocks are abandoned for a new branch.',
+  additionalProperties: false,
+  required: ['after_block', 'depth'],
+  properties: {
+    after_block: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        'The block after which it happens; must be a block the script mines (above initial_blocks, at most the last block) and not skipped by an earlier reorg.',
+    },
+    depth: { type: 'integer', minimum: 1, maximum: 10_000, description: 'How many blocks at the head are abandoned; at most `confirmations` unless `deep`.' },
+    length: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 10_000,
+      description: 'Blocks on the new branch, at least `depth` (the head never moves back); default `depth`.',
+    },
+    deep: {
+      type: 'boolean',
+      description: 'A deep reorganisation: may reach at or below the safe height, i.e. into what snapshots were taken from. Default false.',
+    },
+  },
+} as const satisfies JSONSchema;
+
+const chainSchema = {
+  type: 'object',
+  description: 'The simulated chain (publisher/feed/chain.ts): fully determined by its seed and this script.',
+  additionalProperties: false,
+  required: ['seed'],
+  properties: {
+    seed: integer(
+      LIMITS.seed.min,
+      LIMITS.seed.max,
+      'Seed of the chain: accounts, genesis balances, every log and hash. The same seed gives the same chain on every machine.',
+    ),
+    chain_id: integer(LIMITS.chainId.min, LIMITS.chainId.max, `Chain id, the first part of every cursor; default ${DEFAULTS.chainId}.`),
+    accounts: integer(
+      LIMITS.accounts.min,
+      LIMITS.accounts.max,
+      `Accounts on the chain; default ${DEFAULTS.accounts}. Account 0 holds almost all of the 2^256-1 supply.`,
+    ),
+    confirmations: integer(
+      LIMITS.confirmations.min,
+      LIMITS.confirmations.max,
+      `Blocks at or below head - confirmations are safe: snapshots are taken there, and only a deep reorganisation reaches them. Default ${DEFAULTS.confirmations}.`,
+    ),
+    block_interval_ms: integer(
+      LIMITS.blockIntervalMs.min,
+      LIMITS.blockIntervalMs.max,
+      `Virtual milliseconds between two blocks (real time: multiplied by time_scale); default ${DEFAULTS.blockIntervalMs}.`,
+    ),
+    logs_per_block: {
+      type: 'object',
+      description: `Logs per block, drawn uniformly from min..max; default ${DEFAULTS.logsPerBlock.min}..${DEFAULTS.logsPerBlock.max}.`,
+      additionalProperties: false,
+      required: ['min', 'max'],
+      properties: {
+        min: integer(LIMITS.logsPerBlock.min, LIMITS.logsPerBlock.max, 'Fewest logs in a block; must be <= max.'),
+        max: integer(LIMITS.logsPerBlock.min, LIMITS.logsPerBlock.max, 'Most logs in a block.'),
+      },
+    },
+    approval_share: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      description: `Share of logs that are Approvals (they go into the activity list and change no balance); default ${DEFAULTS.approvalShare}.`,
+    },
+    initial_blocks: integer(
+      LIMITS.initialBlocks.min,
+      LIMITS.initialBlocks.max,
+      `Blocks mined before the listeners open: the history the first snapshots and replays see. Default ${DEFAULTS.initialBlocks}.`,
+    ),
+    retention_ms: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        'The outbox deletes confirmed rows older than this much virtual time behind the head (a consumer behind them gets `reset stale-cursor`). Default: keep everything.',
+    },
+    reorgs: { type: 'array', maxItems: 100, items: reorgSchema, description: 'Scripted reorganisations, deep ones included; each happens once.' },
+  },
+} as const satisfies JSONSchema;
+
+const timeSchema = {
+  type: 'object',
+  description:
+    "How long the script runs and how long the stores may take to catch up. The script's virtual time is scaled into real time by the core's `time_scale`; every feed scenario's description says what its virtual time stands for.",
+  additionalProperties: false,
+  required: ['duration_ms'],
+  properties: {
+    duration_ms: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100_000_000,
+      description:
+        'Virtual milliseconds the script runs once both consumers have subscribed: it mines duration_ms / block_interval_ms blocks after the initial ones (then `confirmations` empty blocks, so that its last block is safe).',
+    },
+    converge_ms: integer(
+      LIMITS.convergeMs.min,
+      LIMITS.convergeMs.max,
+      `Real milliseconds both stores get, after the script's end, to reach the expected state; then both consumers get SIGTERM. Default ${DEFAULTS.convergeMs}.`,
+    ),
+    start_ms: integer(
+      LIMITS.convergeMs.min,
+      LIMITS.convergeMs.max,
+      `Real milliseconds the script waits for the first subscribe of both consumers before it starts anyway; default ${DEFAULTS.startMs}.`,
+    ),
+  },
+} as const satisfies JSONSchema;
+
+const misbehaviourSchema = {
+  type: 'object',
+  description:
+    'Deliberate server misbehaviour on one connection of the stream of the consumer under test, anchored to the event about to be sent (publisher/feed/misbehaviour.ts). Anchor with exactly one of `event` or `block`.',
+  additionalProperties: false,
+  required: ['action'],
+  properties: {
+    action: {
+      type: 'string',
+      enum: MISBEHAVIOUR_ACTIONS,
+      description:
+        'resend (at-least-once: first resend the `count` events before it), malformed (an invalid frame instead of it), number-amount (its amount as a JSON number instead of it; Transfers only), unknown-op (a frame of an unknown op before it), stall (nothing more is sent, for `ms` or for good).',
+    },
+    event: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        'Anchor: the n-th event for the followed accounts the script produces after the initial blocks (1-based, in the order blocks are mined, abandoned branches included).',
+    },
+    block: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Anchor: the first event for the followed accounts produced in block `block` or later (after the initial blocks).',
+    },
+    connection: {
+      type: 'integer',
+      minimum: 1,
+      description: 'Which connection of the stream (1-based, counting every connection the consumer opened); default 1.',
+    },
+    count: { type: 'integer', minimum: 1, maximum: 1000, description: `resend: how many earlier events are sent again; default ${DEFAULTS.resendCount}.` },
+    form: { type: 'string', enum: MALFORMED_FORMS, description: 'malformed: how the frame is broken; default trailing-comma.' },
+    ms: {
+      type: 'integer',
+      minimum: 1,
+      maximum: LIMITS.wireMs.max,
+      description: 'stall: real milliseconds of silence (not scaled); default: silent for good, connection kept open.',
+    },
+  },
+  oneOf: [{ required: ['event'] }, { required: ['block'] }],
+} as const satisfies JSONSchema;
+
+const serverSchema = {
+  type: 'object',
+  description: 'The push server (publisher/feed): both streams share these settings; misbehaviour hits the stream of the consumer under test only.',
+  additionalProperties: false,
+  properties: {
+    queue_limit: integer(
+      LIMITS.queueLimit.min,
+      LIMITS.queueLimit.max,
+      `Frames a connection may have waiting; one more while the consumer is not reading means \`reset slow-consumer\`. Default ${DEFAULTS.queueLimit}.`,
+    ),
+    ping_ms: integer(LIMITS.wireMs.min, LIMITS.wireMs.max, `Real ms: the server pings after this long without sending; default ${DEFAULTS.serverPingMs}.`),
+    idle_ms: integer(
+      LIMITS.wireMs.min,
+      LIMITS.wireMs.max,
+      `Real ms: the server closes a connection after this long without receiving a byte; default ${DEFAULTS.serverIdleMs}. Must leave room for the consumer's ping_ms and the link's upstream latency.`,
+    ),
+    misbehave: { type: 'array', maxItems: 100, items: misbehaviourSchema, description: 'Deliberate misbehaviour, each fired once.' },
+  },
+} as const satisfies JSONSchema;
+
+const processSchema = {
+  type: 'object',
+  description: 'One consumer process. `{}` is a process without fault hooks.',
+  additionalProperties: false,
+  properties: {
+    fault: {
+      type: 'string',
+      pattern: FAULT_PLAN_PATTERN,
+      description:
+        'CHAOSLAB_FAULT for this process: <action>@<point>:<n>[,...], action exit|raise|stop, point apply|commit|revoke|snapshot, n >= 1, no spaces (contract section 7).',
+    },
+  },
+} as const satisfies JSONSchema;
+
+const consumerSchema = {
+  type: 'object',
+  description:
+    'The consumer processes and the environment the contract gives them. The control consumer follows the same topics with the same heartbeats and backoff, without faults or apply delay.',
+  additionalProperties: false,
+  required: ['topics'],
+  properties: {
+    topics: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 64,
+      uniqueItems: true,
+      items: { type: 'integer', minimum: 0, maximum: LIMITS.accounts.max - 1, description: 'An account of the chain, by index (0-based).' },
+      description: "The accounts both consumers follow (CHAOSLAB_TOPICS, in this order), as indexes into the chain's accounts; each below `chain.accounts`.",
+    },
+    client_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[A-Za-z0-9._-]+$',
+      description: `CHAOSLAB_CLIENT_ID of the consumer under test (the control gets "<client_id>-control"); default "${DEFAULTS.clientId}".`,
+    },
+    ping_ms: integer(
+      LIMITS.wireMs.min,
+      LIMITS.wireMs.max,
+      `CHAOSLAB_PING_MS, real ms; default ${DEFAULTS.consumerPingMs}, above the server's ping_ms: the server's pong counts as sending, so a consumer that pings more often than the server would keep the server's own pings (which the checker wants answered) from ever being sent.`,
+    ),
+    idle_ms: integer(
+      LIMITS.wireMs.min,
+      LIMITS.wireMs.max,
+      `CHAOSLAB_IDLE_MS, real ms; default ${DEFAULTS.consumerIdleMs}. Must leave room for the server's ping_ms and the link's downstream latency.`,
+    ),
+    backoff_base_ms: integer(LIMITS.wireMs.min, LIMITS.wireMs.max, `CHAOSLAB_BACKOFF_BASE_MS, real ms; default ${DEFAULTS.backoffBaseMs}.`),
+    backoff_cap_ms: integer(
+      LIMITS.wireMs.min,
+      LIMITS.wireMs.max,
+      `CHAOSLAB_BACKOFF_CAP_MS, real ms, at least backoff_base_ms; default ${DEFAULTS.backoffCapMs}.`,
+    ),
+    apply_delay_ms: integer(
+      0,
+      LIMITS.wireMs.max,
+      "CHAOSLAB_APPLY_DELAY_MS of the consumer under test, real ms: a slow reader that waits this long inside each new event's transaction. Default 0 (not set).",
+    ),
+    processes: {
+      type: 'array',
+      minItems: LIMITS.processes.min,
+      maxItems: LIMITS.processes.max,
+      items: processSchema,
+      description:
+        'Consumer processes, one after another on the same database: the harness starts the next one only after the previous one exited unexpectedly (a crash hook). Processes beyond this list run without faults. Default [{}].',
+    },
+    restart: {
+      type: 'object',
+      description: 'Restarts after an unexpected exit.',
+      additionalProperties: false,
+      properties: {
+        max: integer(
+          LIMITS.processes.min,
+          LIMITS.processes.max,
+          `Most consumer processes in all, listed ones included; default ${DEFAULTS.restartMax} (at least as many as are listed).`,
+        ),
+        delay_ms: integer(0, 60_000, 'Real ms between an unexpected exit and the next start; default 0.'),
+      },
+    },
+  },
+} as const satisfies JSONSchema;
+
+const expectSchema = {
+  type: 'object',
+  description:
+    "What must be observed besides the checker's invariants (both stores equal the chain's end, subscribes carry the durable cursor, pings are answered, clean exits).",
+  additionalProperties: false,
+  properties: {
+    processes: {
+      type: 'integer',
+      minimum: 1,
+      maximum: LIMITS.processes.max,
+      description: 'Exactly this many consumer processes run (each restart is one more). Default: not compared.',
+    },
+  },
+} as const satisfies JSONSchema;
+
+/** The feed lab's top-level keys. */
+export const feedProperties = {
+  chain: chainSchema,
+  time: timeSchema,
+  server: serverSchema,
+  consumer: consumerSchema,
+  expect: expectSchema,
+} as const;
+
+const feedFileSchema = {
+  type: 'object',
+  additionalProperties: true,
+  required: ['chain', 'time', 'consumer'],
+  properties: feedProperties,
+} as const satisfies JSONSchema;
+
+/** A validated file's feed keys (snake_case, defaults not yet filled). */
+export type FeedFile = FromSchema<typeof feedFileSchema>;
