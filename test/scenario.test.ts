@@ -338,7 +338,7 @@ t.test('bad files: file, line and field', async (t) => {
     ]);
     bad(t, 'root-list', '- name: x\n', [{ line: 1, column: 1, field: '', message: /^must be a mapping \(got a list\)$/ }]);
     bad(t, 'bad-enum', `name: bad-enum\n${OK_HEAD}protocol: chain\nconsumer:\n  incarnations:\n    - expect_exit: maybe\n`, [
-      { line: 5, column: 11, field: 'protocol', message: /^must be one of "ledger" \(got "chain"\)$/ },
+      { line: 5, column: 11, field: 'protocol', message: /^must be one of "ledger", "feed" \(got "chain"\)$/ },
       { line: 8, column: 20, field: 'consumer.incarnations[0].expect_exit', message: /^must be one of "zero", "nonzero", "any"/ },
     ]);
   });
