@@ -7,29 +7,34 @@ import { join, relative } from 'node:path';
 import { runBatch } from '../batch.js';
 import { allLabs, labNamed, labNames } from '../labs/registry.js';
 import { cellOf, judgeRow, loadMatrixConsumers, type MatrixRow, matrixItems, renderMatrixMarkdown } from '../mutants.js';
-import { defaultReportsDir, projectRoot, scenariosDir } from '../paths.js';
+import { projectRoot, reportsDirOf, scenariosDir } from '../paths.js';
+import { typedCommand } from '../reproduce.js';
 import { agreementProblems } from '../report/agreement.js';
 import { listScenarios } from '../scenario/catalogue.js';
 import { loadScenario } from '../scenario/load.js';
 import { EXIT, UsageError } from './exit-status.js';
+import { addOutOption } from './out-option.js';
 import { positiveInt, sealModeOf } from './run.js';
 
 interface MutantsOptions {
   quick?: boolean;
   jobs: number;
-  reports: string;
+  out?: string;
+  reports?: string;
   lab?: string;
   seal?: boolean;
 }
 
 export function register(program: Command): void {
-  program
-    .command('mutants')
-    .description('run every mutant and reference consumer against the catalogue and print the matrix')
-    .option('--quick', 'references against every scenario, mutants only against the happy path and their designated killer')
-    .option('--lab <name>', 'only this lab (default: every lab)')
-    .option('--jobs <n>', 'runs at the same time', positiveInt, 1)
-    .option('--reports <dir>', 'where the matrix folder is written', defaultReportsDir)
+  addOutOption(
+    program
+      .command('mutants')
+      .description('run every mutant and reference consumer against the catalogue and print the matrix')
+      .option('--quick', 'references against every scenario, mutants only against the happy path and their designated killer')
+      .option('--lab <name>', 'only this lab (default: every lab)')
+      .option('--jobs <n>', 'runs at the same time', positiveInt, 1),
+    'where the matrix folder is written',
+  )
     .option('--seal', 'require sealed runs')
     .option('--no-seal', 'run unsealed (default: sealed wherever the machine allows)')
     .action(async (opts: MutantsOptions) => {
@@ -50,7 +55,8 @@ export function register(program: Command): void {
         const { batchDir, results } = await runBatch(`${lab.name}-mutants${opts.quick ? '-quick' : ''}`, items, {
           jobs: opts.jobs,
           cwd: projectRoot,
-          reportsDir: opts.reports,
+          reportsDir: reportsDirOf(opts),
+          invokedAs: typedCommand(process.argv.slice(2)),
           ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
           onFinish: (item, result) => {
             done++;

@@ -1,0 +1,84 @@
+// Which scenarios `chaoslab run` runs: positional names, globs and file paths, or --all / --only
+// (an alias of one positional glob), narrowed by --lab. Pure over a catalogue listing, so the
+// rules are unit-tested without loading a file.
+
+import { minimatch } from 'minimatch';
+import { closest } from '../scenario/problems.js';
+import { UsageError } from './exit-status.js';
+
+export interface Listed {
+  name: string;
+  lab: string;
+  file: string;
+}
+
+export interface Selection {
+  /** Catalogue entries and files, in the order asked, each once. */
+  picked: { name?: string; file: string; lab?: string }[];
+  /** More than one scenario was asked for (a batch even when the globs matched only one). */
+  batch: boolean;
+}
+
+const isGlob = (s: string): boolean => /[*?[\]{}!]/.test(s);
+
+/**
+ * `args` are what the user typed; `isFile` says whether a word names an existing file (a path
+ * wins over a name, as for a single scenario). Names and globs that match nothing are one
+ * usage error naming all of them.
+ */
+export function selectScenarios(
+  args: readonly string[],
+  opts: { all?: boolean; only?: string; lab?: string },
+  catalogue: readonly Listed[],
+  isFile: (word: string) => boolean,
+): Selection {
+  const words = [...args, ...(opts.only ? [opts.only] : [])];
+  if (opts.all && words.length > 0) throw new UsageError(`give scenario names or --all, not both (got ${words.map((w) => `"${w}"`).join(', ')})`);
+  if (!opts.all && words.length === 0) throw new UsageError('name a scenario, or use --all or --only <glob> (see `chaoslab list`)');
+  const inLab = catalogue.filter((s) => !opts.lab || s.lab === opts.lab);
+  if (opts.all) {
+    if (inLab.length === 0) throw new UsageError(`no scenario in the ${opts.lab} lab`);
+    return { picked: [...inLab], batch: true };
+  }
+  const picked: Selection['picked'] = [];
+  const seen = new Set<string>();
+  const add = (p: Selection['picked'][number]) => {
+    if (seen.has(p.file)) return;
+    seen.add(p.file);
+    picked.push(p);
+  };
+  const unmatched: string[] = [];
+  for (const word of words) {
+    if (isFile(word)) {
+      add({ file: word });
+      continue;
+    }
+    const matches = isGlob(word) ? inLab.filter((s) => minimatch(s.name, word)) : inLab.filter((s) => s.name === word);
+    if (matches.length === 0) unmatched.push(word);
+    for (const m of matches) add(m);
+  }
+  if (unmatched.length > 0)
+    throw new UnmatchedError(
+      unmatched,
+      opts.lab,
+      inLab.map((s) => s.name),
+    );
+  return { picked, batch: words.length > 1 || words.some(isGlob) };
+}
+
+/** Names or globs that match no scenario: one line naming each, with a "did you mean" where one is close. */
+export class UnmatchedError extends UsageError {
+  constructor(
+    readonly words: string[],
+    lab: string | undefined,
+    names: readonly string[],
+  ) {
+    const shown = words.map((w) => {
+      const hint = isGlob(w) ? undefined : closest(w, names);
+      return `"${w}"${hint ? ` (did you mean "${hint}"?)` : ''}`;
+    });
+    const what = words.some(isGlob) ? 'no scenario matches' : `unknown scenario${words.length > 1 ? 's' : ''}`;
+    const hinted = shown.some((s) => s.includes('did you mean'));
+    super(`${what} ${shown.join(', ')}${lab ? ` in the ${lab} lab` : ''}${hinted ? '' : ' (see `chaoslab list`)'}`);
+  }
+}
