@@ -58,3 +58,40 @@ t.test('--help still prints the whole help, to stdout', async (t) => {
   t.match(out, /--reporter <name>/);
   t.notMatch(out, /--reports <dir>/, '--reports is accepted but no longer advertised');
 });
+
+/** What a command writes to process.stdout (list and validate write there directly). */
+async function stdoutOf(args: string[]): Promise<string> {
+  let text = '';
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    text += String(chunk);
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    await buildProgram({ writeOut: () => {}, writeErr: () => {} }).parseAsync(args, { from: 'user' });
+  } finally {
+    process.stdout.write = write;
+  }
+  return text;
+}
+
+t.test('list and validate', async (t) => {
+  const list = (await stdoutOf(['list'])).split('\n').filter(Boolean);
+  t.ok(list.length > 30, `${list.length} scenarios`);
+  t.match(list[0], /^ack-crash\s+\[ledger\] A consumer that crashes/);
+  t.ok(
+    list.some((l) => /^feed-happy-path\s+\[feed\] /.test(l)),
+    'each line names its lab',
+  );
+  const file = `${import.meta.dirname}/../scenarios/ledger/gap.yaml`;
+  t.equal(await stdoutOf(['validate', file]), `${file}: ok\n`);
+  await t.rejects(stdoutOf(['validate', `${import.meta.dirname}/nope.yaml`]), /no such file/);
+});
+
+t.test('run refuses what it cannot select before starting anything', async (t) => {
+  await t.rejects(stdoutOf(['run', 'ack-crash', 'nope-*', 'gapp']), {
+    name: 'UsageError',
+    message: 'no scenario matches "nope-*", "gapp" (did you mean "gap"?)',
+  });
+  await t.rejects(stdoutOf(['run', '--all', 'gap']), /give scenario names or --all, not both/);
+});

@@ -2,8 +2,7 @@
 // --only, --lab, and one usage error naming every word that matched nothing.
 import path from 'node:path';
 import t from 'tap';
-import { selectItems } from '../harness/commands/run.js';
-import { type Listed, selectScenarios, UnmatchedError } from '../harness/commands/select.js';
+import { type Listed, selectItems, selectScenarios, UnmatchedError } from '../harness/commands/select.js';
 import { UsageError } from '../harness/commands/exit-status.js';
 
 const listed: Listed[] = [
@@ -71,7 +70,7 @@ t.test('words that match nothing: one usage error naming each, with a suggestion
 });
 
 t.test('selectItems on the real catalogue', async (t) => {
-  const opts = { jobs: 1, repeat: 1, reporter: 'console' as const };
+  const opts = { repeat: 1 };
   const single = selectItems(['ack-crash'], opts);
   t.equal(single.batch, false);
   t.same(

@@ -1,21 +1,9 @@
 // `chaoslab run`: one scenario, several (names, globs, --all, --only), or each many times
 // (--repeat, the dstest habit), against one consumer. Several runs make a batch.
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { statSync } from 'node:fs';
-import { relative } from 'node:path';
-import { type BatchItem, runBatch } from '../batch.js';
-import { labNamed, labNames } from '../labs/registry.js';
-import { reportsDirOf, scenariosDir } from '../paths.js';
-import { type ScenarioOutcome, createConsoleReporter } from '../report/console.js';
-import { type RunJson, resultsJson, runJson } from '../report/run-json.js';
-import { typedCommand } from '../reproduce.js';
-import { runScenario } from '../runner.js';
 import type { SealMode } from '../sealing.js';
-import { catalogue, listScenarios } from '../scenario/catalogue.js';
-import { loadScenario } from '../scenario/load.js';
-import { EXIT, UsageError, combinedStatus } from './exit-status.js';
 import { addOutOption } from './out-option.js';
-import { selectScenarios } from './select.js';
+import { selectItems } from './select.js';
 
 export interface RunCommandOptions {
   consumer?: string;
@@ -68,90 +56,10 @@ export function register(program: Command): void {
     )
     .option('--json', 'the same as --reporter json')
     .option('-q, --quiet', 'print only the results')
+    // The machinery (runner, batch) is loaded only when a run starts: `list`, `--help` and a
+    // mistake in the scenario names stay quick.
     .action(async (names: string[], opts: RunCommandOptions) => {
-      const cwd = process.cwd();
-      const reportsDir = reportsDirOf(opts, cwd);
-      const json = opts.json === true || opts.reporter === 'json';
-      const { items, batch, batchName } = selectItems(names, opts);
-      // With --json, stdout carries only the document: the console goes to stderr.
-      const out = json ? process.stderr : process.stdout;
-      const reporter = createConsoleReporter({ tty: out.isTTY === true, quiet: opts.quiet === true, out, cwd });
-      const invokedAs = typedCommand(process.argv.slice(2));
-      const common = {
-        cwd,
-        reportsDir,
-        invokedAs,
-        ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
-        ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
-      };
-      try {
-        if (!batch) {
-          const [item] = items;
-          reporter.scenarioStarted(item!.label);
-          const result = await runScenario({
-            ...common,
-            scenario: item!.scenario,
-            ...(item!.consumerCommand ? { consumerCommand: item!.consumerCommand } : {}),
-            onJournal: reporter.onJournal,
-          });
-          reporter.finalTable([reporter.scenarioFinished(item!.label, result)]);
-          if (json) printJson([runJson(result.view, result.runDir, { label: item!.label })]);
-          process.exitCode = EXIT[result.status];
-          return;
-        }
-        const outcomes: ScenarioOutcome[] = [];
-        const { batchDir, results } = await runBatch(batchName, items, {
-          ...common,
-          jobs: opts.jobs,
-          onStart: (item, index, total) => reporter.scenarioStarted(item.label, { index, total }),
-          // Live step lines follow one run at a time; with several jobs only start/finish lines.
-          ...(opts.jobs === 1 ? { onJournal: reporter.onJournal } : {}),
-          onFinish: (item, result) => outcomes.push(reporter.scenarioFinished(item.label, result)),
-        });
-        reporter.finalTable(outcomes);
-        const passed = results.filter((r) => r.status === 'pass').length;
-        const errors = results.filter((r) => r.status === 'error').length;
-        out.write(
-          `${passed} passed, ${results.length - passed - errors} failed${errors ? `, ${errors} errors` : ''} — ${relative(cwd, batchDir) || '.'}/junit.xml\n`,
-        );
-        if (json) printJson(results.map((r, i) => runJson(r.view, r.runDir, { label: items[i]!.label })));
-        process.exitCode = EXIT[combinedStatus(results.map((r) => r.status))];
-      } finally {
-        reporter.close();
-      }
+      const selection = selectItems(names, opts);
+      await (await import('./run-action.js')).runAction(selection, opts);
     });
-}
-
-const printJson = (runs: RunJson[]): void => {
-  process.stdout.write(`${JSON.stringify(resultsJson(runs), null, 2)}\n`);
-};
-
-const isFile = (p: string): boolean => {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-};
-
-/** The runs `chaoslab run` makes of its arguments; a batch when more than one scenario (or a glob, --all, --repeat) was asked for. */
-export function selectItems(names: string[], opts: RunCommandOptions): { items: BatchItem[]; batch: boolean; batchName: string } {
-  if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
-  const consumer = opts.consumer ? { consumerCommand: opts.consumer } : {};
-  // Globs and --all list (and so validate) the whole catalogue; plain names need only its file names.
-  const wide = opts.all || opts.only || names.some((n) => /[*?[\]{}!]/.test(n));
-  const listed = wide ? listScenarios(scenariosDir) : catalogue(scenariosDir);
-  const { picked, batch } = selectScenarios(names, opts, listed, isFile);
-  const scenarios = picked.map((p) => loadScenario(p.file));
-  // One consumer speaks one lab's protocol: with --consumer, the scenarios must be of one lab.
-  const spanned = [...new Set(scenarios.map((s) => s.protocol))];
-  if (opts.consumer && spanned.length > 1)
-    throw new UsageError(
-      `--consumer speaks one lab's protocol, but these scenarios span the ${spanned.join(' and ')} labs: choose one with --lab ${spanned.join('|')}`,
-    );
-  const items = scenarios.flatMap((scenario) =>
-    Array.from({ length: opts.repeat }, (_, i) => ({ scenario, label: opts.repeat > 1 ? `${scenario.name} #${i + 1}` : scenario.name, ...consumer })),
-  );
-  const base = opts.all ? 'catalogue' : scenarios.length === 1 ? scenarios[0]!.name : `${scenarios.length}-scenarios`;
-  return { items, batch: batch || opts.all === true || items.length > 1, batchName: opts.repeat > 1 ? `${base}-x${opts.repeat}` : base };
 }
