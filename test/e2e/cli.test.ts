@@ -52,7 +52,7 @@ t.test('a single failing run, --json, --out', { timeout: 600_000 }, async (t) =>
   t.match(run?.headline, /ACK 1/);
   t.ok((run?.findings.length ?? 0) > 0);
   t.ok(run?.reports.dir.startsWith(join(cwd, 'out')), 'under --out');
-  t.equal(run?.reproduce?.invokedAs, undefined, 'typed as it re-runs');
+  t.match(run?.reproduce?.invokedAs, /^chaoslab run ack-crash --consumer '.*' --json -q --out out$/, 'as typed, beside the re-run line');
   t.match(run?.reproduce?.command, /^chaoslab run ack-crash --consumer 'node .*ack-before-commit\.js'$/);
 });
 
