@@ -32,7 +32,7 @@ export interface BatchResult {
 export async function runBatch(
   name: string,
   items: BatchItem[],
-  options: { jobs: number; cwd: string; reportsDir: string; toxiproxyUrl?: string; seal?: SealMode } & BatchHooks,
+  options: { jobs: number; cwd: string; reportsDir: string; toxiproxyUrl?: string; seal?: SealMode; invokedAs?: string } & BatchHooks,
 ): Promise<BatchResult> {
   const batchDir = join(options.reportsDir, newRunId(name));
   ensureDir(batchDir);
@@ -51,6 +51,7 @@ export async function runBatch(
         ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
         ...(options.seal ? { seal: options.seal } : {}),
         slot,
+        ...(options.invokedAs ? { invokedAs: options.invokedAs } : {}),
         ...(options.onJournal ? { onJournal: options.onJournal } : {}),
       });
       options.onFinish?.(item, results[index]!, index);

@@ -1,27 +1,23 @@
 #!/usr/bin/env node
-// chaoslab command line: one module per command under harness/commands/.
-// Exit status: 0 pass, 1 fail, 2 usage or harness error (2 wins).
+// chaoslab command line entry point (the commands: harness/program.ts).
+// Exit status: 0 pass, 1 fail, 2 usage or harness error (2 wins); 141 when the reader of our
+// output went away first (as a process killed by SIGPIPE would report).
 
-import { Command, CommanderError } from 'commander';
-import * as catalogue from './commands/catalogue.js';
-import * as mutants from './commands/mutants.js';
-import * as clean from './commands/clean.js';
-import { EXIT } from './commands/exit-status.js';
-import * as report from './commands/report.js';
-import * as run from './commands/run.js';
+import { CommanderError } from 'commander';
 import { runCleanups } from './cleanup.js';
+import { EXIT } from './commands/exit-status.js';
+import { buildProgram } from './program.js';
 import { exitWithParent } from './sandbox/orphan.js';
-import { harnessVersion } from './paths.js';
 
-export function buildProgram(): Command {
-  const program = new Command('chaoslab')
-    .description('Fault-injection test harness and chaos lab for event-stream consumers')
-    .version(harnessVersion)
-    .exitOverride()
-    .showHelpAfterError();
-  for (const command of [run, catalogue, mutants, report, clean]) command.register(program);
-  return program;
+/** A closed stdout or stderr (`chaoslab list | head -1`) ends the process quietly: no stack trace, cleanups still run. */
+function endQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+    void runCleanups().finally(() => process.exit(process.exitCode ?? 141));
+  });
 }
+endQuietlyOnClosedPipe(process.stdout);
+endQuietlyOnClosedPipe(process.stderr);
 
 // When whoever started us (npm exec, make, a CI step) dies, clean up and exit instead of running on for nobody.
 exitWithParent(runCleanups);

@@ -6,6 +6,7 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { TranscriptEvent } from '../publisher/transcript.js';
 import type { ProcessRef, Verdict } from './verdict.js';
+import type { Reproduce } from './reproduce.js';
 import type { CgroupStats } from './sandbox/cgroup.js';
 import type { Peer } from './wire-journal.js';
 
@@ -30,6 +31,8 @@ export type JournalEvent =
       controlCommand: string;
       /** Whether the run was sealed, and why (not). */
       sealing?: string;
+      /** The command line and CHAOSLAB_* environment that re-run this run by hand, in `cwd` (absent in older journals). */
+      reproduce?: Reproduce;
     }
   | { type: 'toxiproxy'; url: string; version: string; owned: boolean }
   /** The scenario as loaded: its source text and the resolved plan (script, settings, expectations). */

@@ -2,7 +2,7 @@
 // same from dist/ (compiled) and from source (tap's TypeScript loader), whatever the cwd.
 
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 function findProjectRoot(): string {
@@ -16,7 +16,11 @@ function findProjectRoot(): string {
 export const projectRoot = findProjectRoot();
 /** The catalogue: one folder per lab, `scenarios/<lab>/<name>.yaml`. */
 export const scenariosDir = join(projectRoot, 'scenarios');
-export const defaultReportsDir = join(projectRoot, 'reports');
+/**
+ * Where reports go: `--out` (or its older name `--reports`), else `reports/` in the current
+ * directory — the user's project, not the chaoslab install, which may be a global one.
+ */
+export const reportsDirOf = (opts: { out?: string; reports?: string }, cwd = process.cwd()): string => resolve(cwd, opts.out ?? opts.reports ?? 'reports');
 export const toolsBinDir = join(projectRoot, '.tools', 'bin');
 export const harnessVersion = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
 

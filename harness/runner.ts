@@ -9,6 +9,7 @@ import { labNamed } from './labs/registry.js';
 import { renderRunFolder } from './report/render-all.js';
 import { ensureDir } from './report/run-folder.js';
 import type { RunView } from './report/view.js';
+import { reproduceOf } from './reproduce.js';
 import { executeRun, type RunRequest } from './run/execute.js';
 import { runSealed } from './run/sealed.js';
 import type { Scenario } from './scenario/types.js';
@@ -30,6 +31,8 @@ export interface RunOptions {
   log?: (line: string) => void;
   /** Every journal entry as it is written (live console, progress). */
   onJournal?: (entry: JournalEntry) => void;
+  /** The chaoslab command line as typed, recorded beside the one that re-runs this run alone. */
+  invokedAs?: string;
 }
 
 export interface RunResult {
@@ -62,6 +65,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     cwd,
     consumerCommand: options.consumerCommand ?? lab.referenceCommand,
     ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
+    reproduce: reproduceOf(options, options.invokedAs),
   };
   const entries: JournalEntry[] = [];
   const record = (entry: JournalEntry) => {

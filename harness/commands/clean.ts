@@ -3,12 +3,14 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { relative } from 'node:path';
-import { defaultReportsDir } from '../paths.js';
+import { reportsDirOf } from '../paths.js';
+import { addOutOption } from './out-option.js';
 import { cleanRuns } from '../report/run-folder.js';
 
 export interface CleanCommandOptions {
   keep: number;
-  reports: string;
+  out?: string;
+  reports?: string;
   dryRun?: boolean;
 }
 
@@ -18,15 +20,17 @@ function wholeNumber(value: string): number {
 }
 
 export function register(program: Command): void {
-  program
-    .command('clean')
-    .description('remove old run folders from the reports folder')
-    .option('--keep <n>', 'how many of the newest runs to keep', wholeNumber, 10)
-    .option('--reports <dir>', 'the reports folder', defaultReportsDir)
+  addOutOption(
+    program
+      .command('clean')
+      .description('remove old run folders from the reports folder')
+      .option('--keep <n>', 'how many of the newest runs to keep', wholeNumber, 10),
+    'the reports folder',
+  )
     .option('-n, --dry-run', 'only list what would be removed')
     .action((opts: CleanCommandOptions) => {
       const cwd = process.cwd();
-      const result = cleanRuns(opts.reports, opts.keep, { ...(opts.dryRun ? { dryRun: true } : {}) });
+      const result = cleanRuns(reportsDirOf(opts), opts.keep, { ...(opts.dryRun ? { dryRun: true } : {}) });
       const show = (p: string) => relative(cwd, p) || p;
       for (const dir of result.removed) process.stdout.write(`${opts.dryRun ? 'would remove' : 'removed'} ${show(dir)}\n`);
       process.stdout.write(

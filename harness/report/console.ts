@@ -10,6 +10,7 @@
 import { dirname, join, relative, resolve } from 'node:path';
 import type { JournalEntry } from '../journal.js';
 import type { Vocabulary } from '../lab.js';
+import { colorEnabled } from './color.js';
 import { seconds, showLine } from './format.js';
 import { latestTarget } from './run-folder.js';
 import { type RunStatus, type RunView, reasonsOf } from './view.js';
@@ -28,7 +29,7 @@ export interface ConsoleReporterOptions {
   out: ConsoleOut;
   /** Paths are shown relative to this (default: process.cwd()). */
   cwd?: string;
-  /** Colour on a terminal unless NO_COLOR is set (default). */
+  /** Default: on a terminal unless NO_COLOR is set, and wherever FORCE_COLOR is (report/color.ts). */
   color?: boolean;
   /** Milliseconds clock (default Date.now). */
   now?: () => number;
@@ -110,7 +111,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   const tty = options.tty && !quiet;
   const now = options.now ?? Date.now;
   const cwd = options.cwd ?? process.cwd();
-  const color = options.color ?? (options.tty && !process.env.NO_COLOR);
+  const color = options.color ?? colorEnabled(options.tty);
   const paint = (code: string, text: string): string => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
   const width = (): number => Math.max(40, (out.columns ?? 0) || 120);
   const show = (path: string): string => relative(cwd, path) || '.';

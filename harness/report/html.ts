@@ -76,6 +76,7 @@ function banner(view: RunView, journal: readonly JournalEntry[], options: HtmlOp
 ${view.status !== 'pass' && more.length > 0 && html`<h2>${leads ? 'Also' : 'Why'}</h2><ol class="reasons">${more.map((r) => html`<li>${r}</li>`)}</ol>`}
 ${view.diff.length > 0 && html`<h2>Smallest diff</h2><pre class="diff">${view.diff.join('\n')}</pre>`}
 <p class="meta">${meta.map((m, i) => html`${i > 0 ? ' · ' : ''}${m}`)}</p>
+${view.reproduce && html`<p class="meta" id="reproduce">re-run by hand: <code>${view.reproduce.line}</code>${view.reproduce.invokedAs && html` · started as part of <code>${view.reproduce.invokedAs}</code>`}</p>`}
 </header>`;
 }
 

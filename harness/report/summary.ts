@@ -32,6 +32,10 @@ export function renderSummary(journal: readonly JournalEntry[], view: RunView = 
     if (view.description) lines.push(view.description, '');
     lines.push(`- run: \`${view.runId}\``, `- consumer: \`${view.consumerCommand}\``, `- scenario file: \`${start.scenario.file}\``);
     if (toxiproxy) lines.push(`- toxiproxy: ${toxiproxy.version}`);
+    if (view.reproduce) {
+      lines.push(`- re-run by hand: \`${view.reproduce.line}\``);
+      if (view.reproduce.invokedAs) lines.push(`- started as part of: \`${view.reproduce.invokedAs}\``);
+    }
     if (view.sealing) lines.push(`- ${view.sealing}`);
     if (view.timeScale !== 1)
       lines.push(`- time compressed: nominal fault and restart durations ran ${view.timeScale} times as long (time_scale ${view.timeScale})`);

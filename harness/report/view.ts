@@ -3,6 +3,7 @@
 // judges: a run without a verdict is either interrupted (no run-end) or a harness error.
 
 import type { JournalEntry } from '../journal.js';
+import { type Reproduce, reproduceLine } from '../reproduce.js';
 import type { Finding, Table, Verdict } from '../verdict.js';
 import { describeUnknown, seconds } from './format.js';
 
@@ -27,6 +28,8 @@ export interface RunView {
   timeScale: number;
   /** Whether the run was sealed, and why (not), as the run-start entry says. */
   sealing: string;
+  /** How to re-run it by hand; `line` is cd + environment + command, ready to paste (absent in older journals). */
+  reproduce?: Reproduce & { line: string };
 }
 
 /** Every finding's text, harness errors first. */
@@ -67,6 +70,7 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
     durationMs: end?.t ?? last?.t ?? 0,
     timeScale,
     sealing: start?.sealing ?? '',
+    ...(start?.reproduce ? { reproduce: { ...start.reproduce, line: reproduceLine(start.reproduce, start.cwd) } } : {}),
   };
   if (verdict && end)
     return {

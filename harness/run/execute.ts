@@ -15,6 +15,7 @@ import type { RunContext } from '../lab.js';
 import { labNamed } from '../labs/registry.js';
 import { harnessVersion } from '../paths.js';
 import { ProcessRunner } from '../processes.js';
+import type { Reproduce } from '../reproduce.js';
 import { findPeerProcess } from '../sandbox/peer.js';
 import { createRoom } from '../sandbox/room.js';
 import type { Scenario } from '../scenario/types.js';
@@ -36,6 +37,8 @@ export interface RunRequest {
   seal?: { uid: number; gid: number; note: string };
   /** Unsealed runs: how sealing was decided, for the journal. */
   sealNote?: string;
+  /** How to re-run this run by hand, for the run-start entry. */
+  reproduce?: Reproduce;
   /** Why the consumer cannot be started (a sealed uid that cannot reach its command): the run fails at once with that finding. */
   refuse?: string;
 }
@@ -80,6 +83,7 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
     consumerCommand,
     controlCommand: lab.referenceCommand,
     sealing: seal?.note ?? request.sealNote ?? 'not decided',
+    ...(request.reproduce ? { reproduce: request.reproduce } : {}),
   });
   journal.write({ type: 'scenario', source, plan });
 

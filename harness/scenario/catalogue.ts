@@ -44,8 +44,8 @@ export class UnknownScenarioError extends ScenarioError {
     super(
       [],
       `unknown scenario "${requested}": no such file, and no ${path.join(displayPath(root), '<lab>', `${requested}.yaml`)}` +
-        (hint ? ` (did you mean "${hint}"?)` : '') +
-        `; available: ${available.length > 0 ? available.join(', ') : '(none)'}`,
+        // The suggestion alone: the whole list is one `chaoslab list` away.
+        (hint ? ` (did you mean "${hint}"?)` : available.length > 0 ? ' (see `chaoslab list`)' : ' (the catalogue is empty)'),
     );
     this.name = 'UnknownScenarioError';
   }
@@ -53,8 +53,8 @@ export class UnknownScenarioError extends ScenarioError {
 
 /**
  * A scenario argument as typed by a user: an existing file path wins; otherwise a name is
- * looked up in the catalogue. Returns an absolute path; throws UnknownScenarioError (listing
- * the available names) when neither exists.
+ * looked up in the catalogue. Returns an absolute path; throws UnknownScenarioError (with a
+ * "did you mean" when a name is close) when neither exists.
  */
 export function resolveScenario(nameOrPath: string, root: string): string {
   if (isFile(nameOrPath)) return path.resolve(nameOrPath);

@@ -1,0 +1,78 @@
+// `chaoslab mutants`'s work (the command is defined in ./mutants.ts): the matrix of each lab,
+// its judgement, and whether every run's reports agree with its verdict.
+import { writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { runBatch } from '../batch.js';
+import { allLabs, labNamed, labNames } from '../labs/registry.js';
+import { cellOf, judgeRow, loadMatrixConsumers, type MatrixRow, matrixItems, renderMatrixMarkdown } from '../mutants.js';
+import { projectRoot, reportsDirOf, scenariosDir } from '../paths.js';
+import { typedCommand } from '../reproduce.js';
+import { agreementProblems } from '../report/agreement.js';
+import { listScenarios } from '../scenario/catalogue.js';
+import { loadScenario } from '../scenario/load.js';
+import { EXIT, UsageError } from './exit-status.js';
+import type { MutantsOptions } from './mutants.js';
+import { sealModeOf } from './run.js';
+
+export async function mutantsAction(opts: MutantsOptions): Promise<void> {
+  if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
+  const labs = allLabs().filter((lab) => !opts.lab || lab.name === opts.lab);
+  let passed = 0;
+  let failed = 0;
+  for (const lab of labs) {
+    const consumers = loadMatrixConsumers(lab);
+    const scenarios = listScenarios(scenariosDir, lab.name).map((s) => loadScenario(s.file));
+    const items = matrixItems(consumers, scenarios, opts.quick === true, lab.happyPath);
+    let done = 0;
+    process.stdout.write(
+      `${lab.name} mutant matrix: ${items.length} runs (${consumers.length} consumers × ${scenarios.length} scenarios${opts.quick ? ', quick' : ''}), ${opts.jobs} at a time\n`,
+    );
+    const disagreements: { label: string; runDir: string; problems: string[] }[] = [];
+    // The consumers' commands are relative to the project root, so the runs start there.
+    const { batchDir, results } = await runBatch(`${lab.name}-mutants${opts.quick ? '-quick' : ''}`, items, {
+      jobs: opts.jobs,
+      cwd: projectRoot,
+      reportsDir: reportsDirOf(opts),
+      invokedAs: typedCommand(process.argv.slice(2)),
+      ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
+      onFinish: (item, result) => {
+        done++;
+        const disagree = agreementProblems(result.runDir, result.view);
+        if (disagree.length) disagreements.push({ label: item.label, runDir: result.runDir, problems: disagree });
+        if (result.status !== 'pass' || done % 10 === 0) process.stdout.write(`  [${done}/${items.length}] ${item.label}: ${result.status}\n`);
+      },
+    });
+    const rows: MatrixRow[] = consumers.map((consumer) =>
+      judgeRow(
+        consumer,
+        items.flatMap((item, i) => (item.consumer === consumer ? [cellOf(item.scenario.name, results[i]!)] : [])),
+        lab.happyPath,
+      ),
+    );
+    const names = scenarios.map((s) => s.name);
+    writeFileSync(join(batchDir, 'matrix.md'), renderMatrixMarkdown(rows, names, batchDir));
+    writeFileSync(
+      join(batchDir, 'matrix.json'),
+      JSON.stringify(
+        {
+          lab: lab.name,
+          rows: rows.map((r) => ({ consumer: r.consumer.label, kind: r.consumer.kind, ok: r.ok, note: r.note, cells: r.cells })),
+          agreement: { runs: results.length, disagreements },
+        },
+        null,
+        2,
+      ),
+    );
+    process.stdout.write('\n');
+    for (const row of rows) process.stdout.write(`${row.ok ? 'ok     ' : 'PROBLEM'}  ${row.consumer.label.padEnd(38)} ${row.note}\n`);
+    for (const d of disagreements) process.stdout.write(`DISAGREE ${d.label}: ${d.problems.join('; ')} (${relative(process.cwd(), d.runDir)})\n`);
+    process.stdout.write(
+      `${lab.name}: reports agree with the verdict in ${results.length - disagreements.length} of ${results.length} runs — matrix: ${relative(process.cwd(), join(batchDir, 'matrix.md'))}\n`,
+    );
+    passed += rows.filter((r) => r.ok).length;
+    failed += rows.filter((r) => !r.ok).length + disagreements.length;
+  }
+  // Rows judged ok pass; rows that are not, and runs whose reports disagree with their verdict, fail.
+  process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
+  process.exitCode = failed === 0 ? EXIT.pass : EXIT.fail;
+}

@@ -1,0 +1,68 @@
+// `chaoslab run`'s work, loaded only when a run starts (harness/commands/run.ts defines the
+// command): one run, or a batch; the console on stdout, or on stderr under one JSON document.
+import { relative } from 'node:path';
+import { runBatch } from '../batch.js';
+import { reportsDirOf } from '../paths.js';
+import { type ScenarioOutcome, createConsoleReporter } from '../report/console.js';
+import { type RunJson, resultsJson, runJson } from '../report/run-json.js';
+import { typedCommand } from '../reproduce.js';
+import { runScenario } from '../runner.js';
+import { EXIT, combinedStatus } from './exit-status.js';
+import { type RunCommandOptions, sealModeOf } from './run.js';
+import type { Selection } from './select.js';
+
+export async function runAction({ items, batch, batchName }: Selection, opts: RunCommandOptions): Promise<void> {
+  const cwd = process.cwd();
+  const reportsDir = reportsDirOf(opts, cwd);
+  const json = opts.json === true || opts.reporter === 'json';
+  // With --json, stdout carries only the document: the console goes to stderr.
+  const out = json ? process.stderr : process.stdout;
+  const reporter = createConsoleReporter({ tty: out.isTTY === true, quiet: opts.quiet === true, out, cwd });
+  const invokedAs = typedCommand(process.argv.slice(2));
+  const common = {
+    cwd,
+    reportsDir,
+    invokedAs,
+    ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
+    ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
+  };
+  try {
+    if (!batch) {
+      const [item] = items;
+      reporter.scenarioStarted(item!.label);
+      const result = await runScenario({
+        ...common,
+        scenario: item!.scenario,
+        ...(item!.consumerCommand ? { consumerCommand: item!.consumerCommand } : {}),
+        onJournal: reporter.onJournal,
+      });
+      reporter.finalTable([reporter.scenarioFinished(item!.label, result)]);
+      if (json) printJson([runJson(result.view, result.runDir, { label: item!.label })]);
+      process.exitCode = EXIT[result.status];
+      return;
+    }
+    const outcomes: ScenarioOutcome[] = [];
+    const { batchDir, results } = await runBatch(batchName, items, {
+      ...common,
+      jobs: opts.jobs,
+      onStart: (item, index, total) => reporter.scenarioStarted(item.label, { index, total }),
+      // Live step lines follow one run at a time; with several jobs only start/finish lines.
+      ...(opts.jobs === 1 ? { onJournal: reporter.onJournal } : {}),
+      onFinish: (item, result) => outcomes.push(reporter.scenarioFinished(item.label, result)),
+    });
+    reporter.finalTable(outcomes);
+    const passed = results.filter((r) => r.status === 'pass').length;
+    const errors = results.filter((r) => r.status === 'error').length;
+    out.write(
+      `${passed} passed, ${results.length - passed - errors} failed${errors ? `, ${errors} errors` : ''} — ${relative(cwd, batchDir) || '.'}/junit.xml\n`,
+    );
+    if (json) printJson(results.map((r, i) => runJson(r.view, r.runDir, { label: items[i]!.label })));
+    process.exitCode = EXIT[combinedStatus(results.map((r) => r.status))];
+  } finally {
+    reporter.close();
+  }
+}
+
+const printJson = (runs: RunJson[]): void => {
+  process.stdout.write(`${JSON.stringify(resultsJson(runs), null, 2)}\n`);
+};

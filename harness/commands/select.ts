@@ -1,0 +1,134 @@
+// Which scenarios `chaoslab run` runs: positional names, globs and file paths, or --all / --only
+// (an alias of one positional glob), narrowed by --lab. selectScenarios is pure over a catalogue
+// listing; selectItems applies it to the real catalogue and makes the batch's items.
+
+import { minimatch } from 'minimatch';
+import { statSync } from 'node:fs';
+import type { BatchItem } from '../batch.js';
+import { labNamed, labNames } from '../labs/registry.js';
+import { scenariosDir } from '../paths.js';
+import { catalogue, listScenarios } from '../scenario/catalogue.js';
+import { loadScenario } from '../scenario/load.js';
+import { closest } from '../scenario/problems.js';
+import { UsageError } from './exit-status.js';
+
+export interface SelectOptions {
+  all?: boolean;
+  only?: string;
+  lab?: string;
+  consumer?: string;
+  repeat: number;
+}
+
+export interface Listed {
+  name: string;
+  lab: string;
+  file: string;
+}
+
+export interface Picked {
+  /** Catalogue entries and files, in the order asked, each once. */
+  picked: { name?: string; file: string; lab?: string }[];
+  /** More than one scenario was asked for (a batch even when the globs matched only one). */
+  batch: boolean;
+}
+
+const isGlob = (s: string): boolean => /[*?[\]{}!]/.test(s);
+
+/**
+ * `args` are what the user typed; `isFile` says whether a word names an existing file (a path
+ * wins over a name, as for a single scenario). Names and globs that match nothing are one
+ * usage error naming all of them.
+ */
+export function selectScenarios(
+  args: readonly string[],
+  opts: { all?: boolean; only?: string; lab?: string },
+  catalogue: readonly Listed[],
+  isFile: (word: string) => boolean,
+): Picked {
+  const words = [...args, ...(opts.only ? [opts.only] : [])];
+  if (opts.all && words.length > 0) throw new UsageError(`give scenario names or --all, not both (got ${words.map((w) => `"${w}"`).join(', ')})`);
+  if (!opts.all && words.length === 0) throw new UsageError('name a scenario, or use --all or --only <glob> (see `chaoslab list`)');
+  const inLab = catalogue.filter((s) => !opts.lab || s.lab === opts.lab);
+  if (opts.all) {
+    if (inLab.length === 0) throw new UsageError(`no scenario in the ${opts.lab} lab`);
+    return { picked: [...inLab], batch: true };
+  }
+  const picked: Picked['picked'] = [];
+  const seen = new Set<string>();
+  const add = (p: Picked['picked'][number]) => {
+    if (seen.has(p.file)) return;
+    seen.add(p.file);
+    picked.push(p);
+  };
+  const unmatched: string[] = [];
+  for (const word of words) {
+    if (isFile(word)) {
+      add({ file: word });
+      continue;
+    }
+    const matches = isGlob(word) ? inLab.filter((s) => minimatch(s.name, word)) : inLab.filter((s) => s.name === word);
+    if (matches.length === 0) unmatched.push(word);
+    for (const m of matches) add(m);
+  }
+  if (unmatched.length > 0)
+    throw new UnmatchedError(
+      unmatched,
+      opts.lab,
+      inLab.map((s) => s.name),
+    );
+  return { picked, batch: words.length > 1 || words.some(isGlob) };
+}
+
+/** Names or globs that match no scenario: one line naming each, with a "did you mean" where one is close. */
+export class UnmatchedError extends UsageError {
+  constructor(
+    readonly words: string[],
+    lab: string | undefined,
+    names: readonly string[],
+  ) {
+    const shown = words.map((w) => {
+      const hint = isGlob(w) ? undefined : closest(w, names);
+      return `"${w}"${hint ? ` (did you mean "${hint}"?)` : ''}`;
+    });
+    const what = words.some(isGlob) ? 'no scenario matches' : `unknown scenario${words.length > 1 ? 's' : ''}`;
+    const hinted = shown.some((s) => s.includes('did you mean'));
+    super(`${what} ${shown.join(', ')}${lab ? ` in the ${lab} lab` : ''}${hinted ? '' : ' (see `chaoslab list`)'}`);
+  }
+}
+
+const isFile = (p: string): boolean => {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
+
+/** The runs `chaoslab run` makes of its arguments; a batch when more than one scenario (or a glob, --all, --repeat) was asked for. */
+export interface Selection {
+  items: BatchItem[];
+  batch: boolean;
+  batchName: string;
+}
+
+export function selectItems(names: string[], opts: SelectOptions): Selection {
+  if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
+  const consumer = opts.consumer ? { consumerCommand: opts.consumer } : {};
+  // Globs and --all list (and so validate) the whole catalogue; plain names need only its file names.
+  const wide = opts.all || opts.only || names.some((n) => /[*?[\]{}!]/.test(n));
+  const listed = wide ? listScenarios(scenariosDir) : catalogue(scenariosDir);
+  const { picked, batch } = selectScenarios(names, opts, listed, isFile);
+  const scenarios = picked.map((p) => loadScenario(p.file));
+  // One consumer speaks one lab's protocol: with --consumer, the scenarios must be of one lab.
+  const spanned = [...new Set(scenarios.map((s) => s.protocol))];
+  if (opts.consumer && spanned.length > 1)
+    throw new UsageError(
+      `--consumer speaks one lab's protocol, but these scenarios span the ${spanned.join(' and ')} labs: choose one with --lab ${spanned.join('|')}`,
+    );
+  const items = scenarios.flatMap((scenario) =>
+    Array.from({ length: opts.repeat }, (_, i) => ({ scenario, label: opts.repeat > 1 ? `${scenario.name} #${i + 1}` : scenario.name, ...consumer })),
+  );
+  const base = opts.all ? 'catalogue' : scenarios.length === 1 ? scenarios[0]!.name : `${scenarios.length}-scenarios`;
+  return { items, batch: batch || opts.all === true || items.length > 1, batchName: opts.repeat > 1 ? `${base}-x${opts.repeat}` : base };
+}
