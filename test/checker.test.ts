@@ -601,6 +601,25 @@ t.test('a malformed line: the verdict leads with what the consumer did with it, 
     'the file holds the script’s delta: a later line was applied',
   );
 
+  // ACKs of EVENTs sent before the broken line (still in flight) may rightly come after it.
+  const inFlight = (() => {
+    const dir = t.testdir();
+    makeStore(join(dir, 'control.db'), [[5, 9]], SIX);
+    makeStore(join(dir, 'consumer.db'), [[5, 9]], SIX);
+    let j = journalFor(
+      dir,
+      [
+        { lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 2 }, expectExit: 'nonzero' },
+        { lines: ['RESUME 2\n', 'ACK 3\n', 'ACK 4\n', 'ACK 5\n'], exit: { code: 0 } },
+      ],
+      MALFORMED_EXPECT,
+    );
+    (j[0] as { plan: { lab: LedgerPlan } }).plan.lab.events = SIX.map(([seq, delta]) => ({ seq, delta }));
+    j = withSends(j, 1, 'RESUME -1\n', ['EVENT 0 7\n', 'EVENT 1 5\n', 'EVENT 2 -3\n', 'EVENT 3 +4\n']);
+    return checkLedgerRun(j);
+  })();
+  t.same(inFlight.reasons, [], 'ACK 0, 1, 2 after the broken line answer lines sent before it');
+
   // A short fragment at the close is not a line until the stream ends: only the publisher can close then.
   const fragment = plusSign(t, [], 'publisher', 2, 'EVENT 3 4');
   t.notOk(fragment.verdict.findings.some((f) => f.code.startsWith('malformed-')));

@@ -37,6 +37,8 @@ interface Broken {
 export function brokenLines(journal: readonly JournalEntry[], stream: string): Broken[] {
   const owner = new Map<number, number>();
   const found = new Map<number, Broken>();
+  // EVENTs sent on each connection before its broken line: their ACKs may rightly come after it.
+  const sentBefore = new Map<number, Set<number>>();
   for (const e of journal) {
     if (e.type !== 'wire' || e.stream !== stream) continue;
     if (e.kind === 'open') {
@@ -50,6 +52,8 @@ export function brokenLines(journal: readonly JournalEntry[], stream: string): B
       const why = e.kind === 'send' ? grammarBreak(e.line, 'publisher') : undefined;
       if (e.kind === 'send' && why !== undefined)
         found.set(e.conn, { incarnation, conn: e.conn, t: e.t, line: e.line, why, as: leniently(e.line), laterEvents: new Map(), acks: [] });
+      const event = e.kind === 'send' && why === undefined ? /^EVENT (0|[1-9][0-9]*) /.exec(e.line) : null;
+      if (event) sentBefore.set(e.conn, (sentBefore.get(e.conn) ?? new Set()).add(Number(event[1])));
       continue;
     }
     if (e.kind === 'close') broken.closedBy ??= { by: e.by, reason: e.reason };
@@ -59,7 +63,7 @@ export function brokenLines(journal: readonly JournalEntry[], stream: string): B
         broken.laterEvents.set(Number(event[1]), (broken.laterEvents.get(Number(event[1])) ?? 0) + 1);
     }
     const ack = e.kind === 'recv' && !e.error ? /^ACK (\d+)\n$/.exec(e.line) : null;
-    if (ack) broken.acks.push({ seq: Number(ack[1]), t: e.t });
+    if (ack && !sentBefore.get(e.conn)?.has(Number(ack[1]))) broken.acks.push({ seq: Number(ack[1]), t: e.t });
   }
   return [...found.values()];
 }
