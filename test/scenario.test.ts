@@ -670,6 +670,9 @@ t.test('a bad environment for the consumer: consumer.env and consumer.unset', as
     },
     { line: 8, column: 21, field: 'consumer.env.CHAOSLAB_FAULT', message: /is a valid CHAOSLAB_FAULT/ },
   ]);
+  bad(t, 'env-nul', `name: env-nul\n${OK_HEAD}consumer:\n  env: { CHAOSLAB_DB: "a\\0b" }\n`, [
+    { line: 6, field: 'consumer.env.CHAOSLAB_DB', message: /^an environment variable cannot hold a NUL byte$/ },
+  ]);
   bad(t, 'unset-fault', `name: unset-fault\n${OK_HEAD}consumer:\n  unset: [CHAOSLAB_FAULT]\n`, [
     { line: 6, column: 11, field: 'consumer.unset[0]', message: /must be one of/ },
   ]);

@@ -207,7 +207,8 @@ function badEnvironmentProblems(file: LedgerFile): RawProblem[] {
   if (!consumer?.env && !consumer?.unset) return [];
   const out: RawProblem[] = [];
   for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && badValue(name, value) === undefined)
+    if (value?.includes('\0')) out.push({ segments: ['consumer', 'env', name], at: 'value', message: 'an environment variable cannot hold a NUL byte' });
+    else if (value !== undefined && badValue(name, value) === undefined)
       out.push({
         segments: ['consumer', 'env', name],
         at: 'value',
