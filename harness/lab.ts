@@ -78,6 +78,12 @@ export interface Vocabulary {
   /** A wire line's kind (one of `lineClasses`, or `other`) and the position it names, if any. */
   classify(line: string): { cls: string; position?: number };
   /**
+   * Why a line breaks the protocol's grammar, in a few words, or undefined for a valid line.
+   * `send` lines went from the publisher to a consumer, `recv` lines the other way. Reports draw
+   * broken lines in the error colour; only the lab knows its grammar, so the core asks it.
+   */
+  broken?(line: string, direction: 'send' | 'recv'): string | undefined;
+  /**
    * A fresh judge of how telling each line is, fed every wire line in order: `routine` lines
    * (in-order traffic) collapse in long diagrams, `landmark` lines always show.
    */

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type JournalEntry, JournalWriter, readJournal } from '../harness/journal.js';
 import { checkLedgerRun as checkRun, incarnationFacts } from '../harness/labs/ledger/checker.js';
+import { badValue, describeBadEnvironment, storeWritten } from '../harness/labs/ledger/environment.js';
+import { consumerEnv } from '../harness/labs/ledger/run.js';
 import type { LedgerPlan } from '../harness/labs/ledger/scenario.js';
 import { readStore } from '../harness/labs/ledger/store-reader.js';
 import { renderSummary } from '../harness/report/summary.js';
@@ -500,4 +502,207 @@ t.test('closed_by, final_last, harness errors in the journal, restarts beyond th
   const r = checkLedgerRun(restarted);
   t.equal(r.incarnations.length, 2);
   t.same(r.reasons, []);
+});
+
+/** Puts publisher lines on connection `conn` right after the consumer line `after` (journal order is what counts). */
+function withSends(journal: JournalEntry[], conn: number, after: string, lines: string[]): JournalEntry[] {
+  const at = journal.findIndex((e) => e.type === 'wire' && e.conn === conn && e.kind === 'recv' && e.line === after);
+  const t0 = journal[at]!.t;
+  const sends = lines.map((line, i) => ({ t: t0 + 1 + i, type: 'wire', stream: 'consumer', conn, kind: 'send', line }) as JournalEntry);
+  return [...journal.slice(0, at + 1), ...sends, ...journal.slice(at + 1)];
+}
+
+const SIX: [number, number][] = [7, 5, -3, 4, 2, -6].map((d, s) => [s, d]);
+const MALFORMED_EXPECT = [
+  { incarnation: 1, resume: -1, acks: [0, 1, 2], closedBy: 'consumer' as const },
+  { incarnation: 2, resume: 2, acks: [3, 4, 5] },
+];
+/** malformed-plus-sign, with incarnation 1 doing `lines` after the broken line and ending with `close` and `exit`. */
+function plusSign(t: Test, after: string[], close: 'publisher' | 'reset', code: number, broken = 'EVENT 3 +4\n', fileAfter?: Inc['after']) {
+  const dir = t.testdir();
+  makeStore(join(dir, 'control.db'), [[5, 9]], SIX);
+  makeStore(join(dir, 'consumer.db'), [[5, 9]], SIX);
+  let j = journalFor(
+    dir,
+    [
+      { lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n', ...after], exit: { code }, expectExit: 'nonzero', ...(fileAfter ? { after: fileAfter } : {}) },
+      { lines: ['RESUME 2\n', 'ACK 3\n', 'ACK 4\n', 'ACK 5\n'], exit: { code: 0 } },
+    ],
+    MALFORMED_EXPECT,
+  );
+  const plan = (j[0] as { plan: { lab: LedgerPlan } }).plan.lab;
+  plan.events = SIX.map(([seq, delta]) => ({ seq, delta }));
+  j = withSends(j, 1, 'ACK 2\n', broken.endsWith('\n') ? [broken, 'EVENT 3 4\n', 'EVENT 4 2\n', 'EVENT 5 -6\n'] : [broken]);
+  const exitAt = j.findIndex((e) => e.type === 'process-exit');
+  j.splice(exitAt, 0, {
+    t: j[exitAt]!.t,
+    type: 'wire',
+    stream: 'consumer',
+    conn: 1,
+    kind: 'close',
+    by: close,
+    reason: close === 'reset' ? 'ECONNRESET' : 'all events acknowledged',
+  });
+  return checkLedgerRun(j);
+}
+
+t.test('a malformed line: the verdict leads with what the consumer did with it, each fact once', async (t) => {
+  // The lenient parser: applies EVENT 3 +4 (ACK 3), then takes the real EVENT 3 4 as a duplicate (ACK 3 again).
+  const lenient = plusSign(t, ['ACK 3\n', 'ACK 3\n', 'ACK 4\n', 'ACK 5\n'], 'publisher', 0);
+  t.equal(lenient.verdict.findings[0]!.code, 'malformed-applied');
+  t.match(
+    lenient.verdict.headline,
+    /^incarnation 1 accepted the malformed line `EVENT 3 \+4` \(a "\+" sign, which the grammar forbids\): it acknowledged it \(ACK 3\) instead of rejecting it — on a malformed line a consumer applies and acknowledges nothing from it on, closes the connection at once and exits non-zero$/,
+  );
+  t.same(lenient.verdict.findings[0]!.subject, { process: { role: 'consumer', incarnation: 1 }, t: lenient.verdict.findings[0]!.subject!.t, seqs: [3] });
+  t.equal(new Set(lenient.reasons).size, lenient.reasons.length, 'no finding is listed twice');
+  t.match(
+    lenient.reasons.filter((r) => /sent ACK 3/.test(r)),
+    [/^incarnation 1 sent ACK 3 at \d+\.\d{3} s and again at \d+\.\d{3} s, which it must not send$/],
+    'the ACK sent twice is one finding',
+  );
+  t.notOk(
+    lenient.reasons.some((r) => /closed by the publisher/.test(r)),
+    'who closed is part of the malformed-line finding, not said again',
+  );
+  t.ok(lenient.reasons.some((r) => /exited with status 0, expected a non-zero status/.test(r)));
+
+  // Skips the bad line and reads on: the later EVENT 3 4 is applied and acknowledged once.
+  const readOn = plusSign(t, ['ACK 3\n', 'ACK 4\n', 'ACK 5\n'], 'publisher', 0);
+  t.equal(readOn.verdict.findings[0]!.code, 'malformed-read-on');
+  t.match(
+    readOn.verdict.headline,
+    /^incarnation 1 read on past the malformed line `EVENT 3 \+4` .*: it acknowledged later lines on the same connection \(ACK 3, 4, 5\) instead of closing it at once/,
+  );
+
+  // Acknowledges nothing, but waits for the publisher to hang up.
+  const waits = plusSign(t, [], 'publisher', 2);
+  t.equal(waits.verdict.findings[0]!.code, 'malformed-not-closed');
+  t.match(
+    waits.verdict.headline,
+    /^incarnation 1 did not close the connection after the malformed line `EVENT 3 \+4` .*: the publisher closed it \(all events acknowledged\)/,
+  );
+
+  // The contract's way: close at once (a reset is fine), acknowledge nothing, exit non-zero.
+  const good = plusSign(t, [], 'reset', 2);
+  t.same(good.reasons, []);
+  t.equal(good.pass, true);
+
+  // EVENT 3 -0 applied as (3, 0): the real EVENT 3 4 is then a conflict, so ACK 3 came once; the file tells.
+  const minusZero = (ledger: [number, number][]) =>
+    plusSign(t, ['ACK 3\n'], 'reset', 4, 'EVENT 3 -0\n', { last: 3, total: ledger.reduce((sum, [, d]) => sum + d, 0), ledger });
+  t.match(
+    minusZero([...GOOD, [3, 0]]).verdict.headline,
+    /^incarnation 1 accepted the malformed line `EVENT 3 -0` \(a "-0", which the grammar forbids\): it acknowledged it \(ACK 3\)/,
+  );
+  t.match(
+    minusZero([...GOOD, [3, 4]]).verdict.headline,
+    /^incarnation 1 read on past the malformed line `EVENT 3 -0`/,
+    'the file holds the script’s delta: a later line was applied',
+  );
+
+  // ACKs of EVENTs sent before the broken line (still in flight) may rightly come after it.
+  const inFlight = (() => {
+    const dir = t.testdir();
+    makeStore(join(dir, 'control.db'), [[5, 9]], SIX);
+    makeStore(join(dir, 'consumer.db'), [[5, 9]], SIX);
+    let j = journalFor(
+      dir,
+      [
+        { lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 2 }, expectExit: 'nonzero' },
+        { lines: ['RESUME 2\n', 'ACK 3\n', 'ACK 4\n', 'ACK 5\n'], exit: { code: 0 } },
+      ],
+      MALFORMED_EXPECT,
+    );
+    (j[0] as { plan: { lab: LedgerPlan } }).plan.lab.events = SIX.map(([seq, delta]) => ({ seq, delta }));
+    j = withSends(j, 1, 'RESUME -1\n', ['EVENT 0 7\n', 'EVENT 1 5\n', 'EVENT 2 -3\n', 'EVENT 3 +4\n']);
+    return checkLedgerRun(j);
+  })();
+  t.same(inFlight.reasons, [], 'ACK 0, 1, 2 after the broken line answer lines sent before it');
+
+  // A short fragment at the close is not a line until the stream ends: only the publisher can close then.
+  const fragment = plusSign(t, [], 'publisher', 2, 'EVENT 3 4');
+  t.notOk(fragment.verdict.findings.some((f) => f.code.startsWith('malformed-')));
+  const oversized = plusSign(t, [], 'publisher', 2, 'A'.repeat(100));
+  t.match(
+    oversized.verdict.headline,
+    /^incarnation 1 did not close the connection after the malformed line `AAAA.*…` \(longer than 64 bytes, which the grammar forbids\)/,
+  );
+});
+
+/** bad-environment-port: one process given CHAOSLAB_PORT=not-a-port, which did `lines` (none: it never connected). */
+function badPort(t: Test, lines: string[], exit: Inc['exit'], consumerStore?: [number, number][]) {
+  const dir = t.testdir();
+  makeStore(join(dir, 'control.db'), [[2, 9]], GOOD);
+  if (consumerStore) makeStore(join(dir, 'consumer.db'), [[consumerStore.length - 1, consumerStore.reduce((s, [, d]) => s + d, 0)]], consumerStore);
+  let j = journalFor(dir, [{ lines, exit, expectExit: 'nonzero' }]);
+  (j[0] as { plan: { lab: LedgerPlan } }).plan.lab.consumer.badEnvironment = { set: { CHAOSLAB_PORT: 'not-a-port' }, unset: [] };
+  if (lines.length === 0) j = j.filter((e) => !(e.type === 'wire' && e.kind === 'open'));
+  return checkLedgerRun(j);
+}
+
+t.test('a bad environment: exit 64 at once, nothing connected, nothing written', async (t) => {
+  const good = badPort(t, [], { code: 64 });
+  t.same(good.reasons, []);
+  t.equal(good.pass, true);
+  t.equal(good.verdict.headline, 'the consumer exited 64 when CHAOSLAB_PORT was "not-a-port", without connecting or writing its store');
+  t.same(
+    good.verdict.state.rows.map((r) => [r.label, r.ok]),
+    [
+      ['expected (from the script)', undefined],
+      ['consumer under test', true],
+      ['control consumer', true],
+    ],
+    'no file is what a consumer that exits 64 leaves',
+  );
+  t.match(good.verdict.state.note, /must exit 64 before opening its store/);
+  t.same(good.verdict.diff, []);
+
+  const one = badPort(t, [], { code: 1 });
+  t.same(one.reasons, [
+    'the consumer exited 1 instead of 64 when CHAOSLAB_PORT was "not-a-port": a consumer given a missing or invalid CHAOSLAB_* variable must name it on stderr and exit 64 before connecting',
+  ]);
+  t.same(one.verdict.diff, ['exit: exit 1, expected 64']);
+
+  const connected = badPort(t, ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n'], { code: 0 }, GOOD);
+  t.match(connected.reasons, [
+    /^the consumer exited 0 instead of 64 when CHAOSLAB_PORT was "not-a-port"/,
+    /^the consumer connected anyway when CHAOSLAB_PORT was "not-a-port" \(one connection, RESUME -1, 3 ACKs\)/,
+    /^the consumer wrote to its store when CHAOSLAB_PORT was "not-a-port" \(last 2, total 9, 3 ledger rows\)/,
+  ]);
+  t.same(connected.verdict.diff, ['exit: exit 0, expected 64', 'connections: at least one, expected none', 'store: written, expected untouched']);
+  t.equal(connected.verdict.state.rows[1]!.ok, false, 'a written store differs from the untouched one expected');
+
+  const hangs = badPort(t, [], { code: null, signal: 'SIGKILL', killedBy: 'deadline' });
+  t.match(hangs.reasons, [/^the consumer was still running after 60 s when CHAOSLAB_PORT was "not-a-port", and was killed at the deadline/]);
+  const killed = badPort(t, [], { code: null, signal: 'SIGSEGV' });
+  t.match(killed.reasons, [/^the consumer was killed by SIGSEGV instead of 64 when/]);
+});
+
+t.test('bad environment values and their words', async (t) => {
+  const cases: [string, string, string | undefined][] = [
+    ['CHAOSLAB_PORT', 'not-a-port', 'not a TCP port 1..65535'],
+    ['CHAOSLAB_PORT', '0', 'not a TCP port 1..65535'],
+    ['CHAOSLAB_PORT', '65536', 'not a TCP port 1..65535'],
+    ['CHAOSLAB_PORT', '41234', undefined],
+    ['CHAOSLAB_TIMEOUT_MS', '0', 'not a positive number of milliseconds'],
+    ['CHAOSLAB_TIMEOUT_MS', '2147483648', 'not a positive number of milliseconds'],
+    ['CHAOSLAB_TIMEOUT_MS', '3000', undefined],
+    ['CHAOSLAB_FAULT', '', 'set but empty'],
+    ['CHAOSLAB_FAULT', 'exit@ack', 'not a fault plan'],
+    ['CHAOSLAB_FAULT', 'exit@ack:1', undefined],
+    ['CHAOSLAB_HOST', '', 'empty'],
+    ['CHAOSLAB_DB', 'x.db', undefined],
+  ];
+  for (const [name, value, why] of cases) t.equal(badValue(name, value), why, `${name}=${JSON.stringify(value)}`);
+  t.equal(describeBadEnvironment({ set: { CHAOSLAB_PORT: '0' }, unset: ['CHAOSLAB_DB'] }), 'CHAOSLAB_PORT was "0" and CHAOSLAB_DB was unset');
+  t.equal(storeWritten({ exists: false, checkpoint: [], ledger: [] }), false);
+  t.equal(storeWritten({ exists: true, checkpoint: [{ id: 1, last: -1, total: 0 }], ledger: [] }), false, 'an opened, empty store is untouched');
+  t.equal(storeWritten({ exists: true, checkpoint: [{ id: 1, last: 0, total: 7 }], ledger: [[0, 7]] }), true);
+  t.same(consumerEnv({ CHAOSLAB_PORT: '1', CHAOSLAB_DB: 'x', CHAOSLAB_HOST: 'h' }, { set: { CHAOSLAB_PORT: 'no' }, unset: ['CHAOSLAB_DB'] }), {
+    CHAOSLAB_PORT: 'no',
+    CHAOSLAB_HOST: 'h',
+  });
+  const plain = { CHAOSLAB_PORT: '1' };
+  t.equal(consumerEnv(plain, undefined), plain, 'no bad environment: the environment as it is');
 });

@@ -17,7 +17,9 @@ import {
   readStore,
   replay,
   runConsumer,
+  contractEnv,
   seedStore,
+  startConsumer,
   startServer,
   windowed,
   type Consumer,
@@ -504,6 +506,27 @@ forEachMutantLang(t, 'swallow-error', 'raise@apply:1 is logged and the session c
     } else {
       t.equal(closedByConsumer, true, `${c.name}: closed at once`);
       t.equal(r.exit.code, 1, `${c.name}: exit 1 ${r.exit.stderr}`);
+    }
+  }
+});
+
+// ---------------------------------------------------------------- timeout-default
+
+forEachMutantLang(t, 'timeout-default', 'CHAOSLAB_TIMEOUT_MS=0 becomes a default: it connects instead of exiting 64', async (t, m, ref) => {
+  for (const c of [m, ref]) {
+    const server = await startServer(t, windowed(['EVENT 0 7\n']));
+    const db = join(t.testdir(), fileName(c));
+    const exit = await startConsumer(t, c, { ...contractEnv({ port: server.port, db }), CHAOSLAB_TIMEOUT_MS: '0' }).exit;
+    await server.scripts();
+    if (c === m) {
+      t.equal(exit.code, 0, `${c.name}: exit 0 ${exit.stderr}`);
+      t.same(server.conns[0]?.lines, ['RESUME -1', 'ACK 0'], `${c.name}: connected and processed the stream`);
+      t.same(readStore(db), { last: 0, total: 7, ledger: [[0, 7]] }, `${c.name}: wrote its store`);
+    } else {
+      t.equal(exit.code, 64, `${c.name}: exit 64`);
+      t.match(exit.stderr, /CHAOSLAB_TIMEOUT_MS/, `${c.name}: names the variable`);
+      t.equal(server.conns.length, 0, `${c.name}: nothing connected`);
+      t.equal(readStore(db), undefined, `${c.name}: no store`);
     }
   }
 });

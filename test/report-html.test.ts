@@ -25,7 +25,7 @@ import { escapeMarkup, showLine } from '../harness/report/format.js';
 import { renderHtml } from '../harness/report/html.js';
 import { renderRunFolder } from '../harness/report/render-all.js';
 import { cleanRuns, latestTarget, listRuns, resolveRunFolders, switchLatest } from '../harness/report/run-folder.js';
-import { type DiagramOptions, renderSequenceDiagram } from '../harness/report/sequence-diagram.js';
+import { type DiagramOptions, ERROR_COLOR, renderSequenceDiagram } from '../harness/report/sequence-diagram.js';
 import { OldJournalError, viewOf } from '../harness/report/view.js';
 import { vocabularyFor } from '../harness/report/vocabulary.js';
 import {
@@ -126,7 +126,26 @@ t.test('diagram highlights come from the findings’ subjects (seqs and time), n
       `${name}: ${want.length} culprit${want.length === 1 ? '' : 's'}`,
     );
   }
-  t.equal(culprits(diagramOf(golden('malformed-plus-sign-lenient')).svg).length, 4, 'the lenient parser’s four extra ACKs');
+  t.same(
+    culprits(diagramOf(golden('malformed-plus-sign-lenient')).svg).map((c) => c.title.replace(/ {2}⚠.*/, '')),
+    ['publisher → consumer#1  EVENT 3 +4', 'consumer#1 → publisher  ACK 3', 'consumer#1 → publisher  ACK 4', 'consumer#1 → publisher  ACK 5'],
+    'the line it accepted, then its extra ACKs (ACK 3 sent twice is one finding, highlighted where it first came)',
+  );
+});
+
+t.test('a line that breaks the grammar is drawn red, in the lab’s words; the lab judges it, not the core', async (t) => {
+  const journal = golden('malformed-plus-sign-lenient');
+  const injected = find(journal, 'wire', (e) => e.kind === 'send' && e.line === 'EVENT 3 +4\n');
+  t.notOk('error' in injected, 'the journal does not mark the injected line: the publisher sent it on purpose');
+  const d = diagramOf(journal);
+  const red = [...d.svg.matchAll(/<g class="msg msg-error[^"]*" data-t="([^"]*)"><title>([^<]*)<\/title>.*?stroke="([^"]*)"/g)];
+  t.same(
+    red.map((m) => [Number(m[1]), m[2]!.replace(/^\S+ s {2}/, ''), m[3]]),
+    [[injected.t, 'publisher → consumer#1  EVENT 3 +4  ⚠ a &quot;+&quot; sign', ERROR_COLOR]],
+    'only the injected line is red, with why',
+  );
+  const plain = { ...vocabularyFor('ledger'), broken: undefined };
+  t.equal(count(renderSequenceDiagram(journal, plain, []).svg, /class="msg msg-error/g), 0, 'a lab that names no broken line gets no red line');
 });
 
 t.test('sequence diagram: fault entries become shaded bands; a fault never lifted runs to the end', async (t) => {

@@ -652,3 +652,42 @@ t.test('fault layer mistakes name the line and field', async (t) => {
     { line: 6, field: 'faults[0].start.random_events', message: /count <= max - min \+ 1/ },
   ]);
 });
+
+t.test('a bad environment for the consumer: consumer.env and consumer.unset', async (t) => {
+  const port = loadScenario(path.join(SCENARIOS, 'bad-environment-port.yaml'));
+  t.same(port.lab.consumer.badEnvironment, { set: { CHAOSLAB_PORT: 'not-a-port' }, unset: [] });
+  t.same(port.lab.consumer.incarnations, [{ expectExit: 'zero' }]);
+  t.same(loadScenario(path.join(SCENARIOS, 'bad-environment-no-db.yaml')).lab.consumer.badEnvironment, { set: {}, unset: ['CHAOSLAB_DB'] });
+  t.notOk('badEnvironment' in loadScenario(path.join(SCENARIOS, 'happy-path.yaml')).lab.consumer, 'absent unless asked for');
+
+  bad(t, 'env-typo', `name: env-typo\n${OK_HEAD}consumer:\n  env:\n    CHAOSLAB_PROT: "x"\n`, [
+    { line: 7, column: 5, field: 'consumer.env.CHAOSLAB_PROT', message: /did you mean "CHAOSLAB_PORT"/ },
+  ]);
+  bad(t, 'env-valid', `name: env-valid\n${OK_HEAD}consumer:\n  env:\n    CHAOSLAB_PORT: "8080"\n    CHAOSLAB_FAULT: "exit@ack:1"\n`, [
+    {
+      line: 7,
+      column: 20,
+      field: 'consumer.env.CHAOSLAB_PORT',
+      message: /^"8080" is a valid CHAOSLAB_PORT: a bad environment needs a value the contract calls invalid$/,
+    },
+    { line: 8, column: 21, field: 'consumer.env.CHAOSLAB_FAULT', message: /is a valid CHAOSLAB_FAULT/ },
+  ]);
+  bad(t, 'env-nul', `name: env-nul\n${OK_HEAD}consumer:\n  env: { CHAOSLAB_DB: "a\\0b" }\n`, [
+    { line: 6, field: 'consumer.env.CHAOSLAB_DB', message: /^an environment variable cannot hold a NUL byte$/ },
+  ]);
+  bad(t, 'unset-fault', `name: unset-fault\n${OK_HEAD}consumer:\n  unset: [CHAOSLAB_FAULT]\n`, [
+    { line: 6, column: 11, field: 'consumer.unset[0]', message: /must be one of/ },
+  ]);
+  const why = /^leave it out: with consumer.env or consumer.unset the scenario runs one plain process, which must exit 64 before it connects$/;
+  bad(
+    t,
+    'env-and-more',
+    `name: env-and-more\n${OK_HEAD}consumer:\n  env: { CHAOSLAB_TIMEOUT_MS: "0" }\n  unset: [CHAOSLAB_TIMEOUT_MS]\n  restart: { until: complete, max: 3 }\n  incarnations:\n    - { fault: "exit@ack:1" }\nexpect:\n  transcript:\n    - { incarnation: 1, resume: -1 }\n`,
+    [
+      { line: 7, field: 'consumer.unset[0]', message: /^CHAOSLAB_TIMEOUT_MS is also set in consumer.env: unset it or set it, not both$/ },
+      { line: 8, field: 'consumer.restart', message: why },
+      { line: 9, field: 'consumer.incarnations', message: why },
+      { line: 12, field: 'expect.transcript', message: why },
+    ],
+  );
+});

@@ -7,6 +7,7 @@ import {
   encodeEvent,
   encodeResume,
   encodeResync,
+  grammarBreak,
   parseConsumerLine,
   parsePublisherLine,
 } from '../protocol/ledger/wire.js';
@@ -121,4 +122,59 @@ t.test('LineSplitter', async (t) => {
   const flood = new LineSplitter().push(Buffer.alloc(10 * 1024, 0x41));
   t.equal(flood.lines.length, 0);
   t.equal(flood.overflow?.length, 10 * 1024);
+});
+
+t.test('grammarBreak names the rule a line breaks, and agrees with the parsers', async (t) => {
+  const publisher: [string, string][] = [
+    ['EVENT 3 +4\n', 'a "+" sign'],
+    ['EVENT 3 -0\n', 'a "-0"'],
+    ['EVENT 03 4\n', 'a leading zero ("03")'],
+    ['EVENT 3 04\n', 'a leading zero ("04")'],
+    ['EVENT 3 4\r\n', 'a CR before the LF (a CRLF line ending)'],
+    ['EVENT\t3 4\n', 'a tab where exactly one space belongs'],
+    ['EVENT  3 4\n', 'two spaces in a row'],
+    ['EVENT 3 4 \n', 'a trailing space'],
+    [' EVENT 3 4\n', 'a leading space'],
+    ['event 3 4\n', 'a lowercase keyword "event"'],
+    ['HELLO 3 4\n', 'an unknown keyword "HELLO"'],
+    ['EVENT 3 4 0\n', 'an extra field ("0")'],
+    ['EVENT 3\n', 'a missing field'],
+    ['EVENT 3 x\n', '"x" is not a decimal integer'],
+    ['\n', 'an empty line'],
+    ['EVENT 3 4\xe9\n', 'byte 0xe9, which is not printable ASCII'],
+    ['EVENT 3 1001\n', 'delta 1001 outside -1000..1000'],
+    ['EVENT 99999999999999999 4\n', 'seq 99999999999999999 is too large'],
+    [`EVENT 3 4${' '.repeat(60)}\n`, 'longer than 64 bytes'],
+    ['A'.repeat(4096), 'longer than 64 bytes'],
+    ['EVENT 3 4', 'no LF at the end: a fragment is not a line'],
+    ['EVENT 3\n4\n', 'an LF inside the line'],
+  ];
+  for (const [line, why] of publisher) {
+    const name = JSON.stringify(line.slice(0, 70));
+    t.equal(grammarBreak(line, 'publisher'), why, name);
+    t.throws(() => parsePublisherLine(b(line)), MalformedLine, `${name}: the parser refuses it too`);
+  }
+  for (const line of ['EVENT 0 7\n', 'EVENT 12 -1000\n', 'EVENT 3 0\n', 'RESYNC 4\n'])
+    t.equal(grammarBreak(line, 'publisher'), undefined, JSON.stringify(line));
+  for (const line of ['ACK 3\n', 'RESUME -1\n', 'RESUME 7\n']) t.equal(grammarBreak(line, 'consumer'), undefined, JSON.stringify(line));
+  t.equal(grammarBreak('ACK +3\n', 'consumer'), 'a "+" sign');
+  t.equal(grammarBreak('ack 3\n', 'consumer'), 'a lowercase keyword "ack"');
+  t.equal(grammarBreak('ACK -1\n', 'consumer'), 'not "RESUME <last>" or "ACK <seq>"', "no rule in words: the parser's reason");
+  t.equal(grammarBreak('EVENT 3 4\n', 'consumer'), 'an unknown keyword "EVENT"', 'judged by the grammar of the side that sent it');
+});
+
+t.test('property: grammarBreak is undefined exactly when the parser accepts the line', async () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 70 }), fc.constantFrom<'publisher' | 'consumer'>('publisher', 'consumer'), (bytes, sender) => {
+      const text = Buffer.from(bytes).toString('latin1');
+      let valid = true;
+      try {
+        (sender === 'publisher' ? parsePublisherLine : parseConsumerLine)(Buffer.from(bytes));
+      } catch {
+        valid = false;
+      }
+      return (grammarBreak(text, sender) === undefined) === valid;
+    }),
+  );
+  fc.assert(fc.property(fc.nat(), fc.integer({ min: -1000, max: 1000 }), (seq, delta) => grammarBreak(encodeEvent(seq, delta), 'publisher') === undefined));
 });

@@ -217,8 +217,10 @@ export function model(
       });
     } else if (e.kind === 'send' || e.kind === 'recv') {
       const line = str(e.line) ?? '';
-      const error = str(e.error);
       const send = e.kind === 'send';
+      // The publisher journals what it refused; the lab says which other lines break its grammar
+      // (a line the publisher was told to send on purpose, say). A truncated line is judged as kept.
+      const error = str(e.error) ?? vocabulary.broken?.(line, send ? 'send' : 'recv');
       const { cls: word, position: seq } = vocabulary.classify(line);
       const cls = error ? 'error' : word;
       const rank = error ? undefined : rank_({ stream, conn, direction: send ? 'send' : 'recv', cls, ...(seq === undefined ? {} : { position: seq }) });

@@ -105,3 +105,56 @@ export class LineSplitter {
     return this.pending;
   }
 }
+
+/**
+ * Why a line (as text, one character per byte, its LF included) breaks the grammar of the side
+ * that sent it, in the contract's words ("a `+` sign", "two spaces in a row"), or undefined for a
+ * valid line. Reports use it to mark and explain broken lines; the parsers above stay the judges
+ * (this answers "invalid" exactly when they throw).
+ */
+export function grammarBreak(text: string, sender: 'publisher' | 'consumer'): string | undefined {
+  // Fast path: nearly every line of a long run is canonical.
+  if (text.length <= MAX_LINE_BYTES) {
+    const m = (sender === 'publisher' ? EVENT_RE : ACK_RE).exec(text);
+    const delta = m?.[2] === undefined ? 0 : Number(m[2]);
+    if (m && Number.isSafeInteger(Number(m[1])) && delta >= MIN_DELTA && delta <= MAX_DELTA) return undefined;
+  }
+  const bytes = Buffer.from(text, 'latin1');
+  try {
+    if (sender === 'publisher') parsePublisherLine(bytes);
+    else parseConsumerLine(bytes);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof MalformedLine)) throw error;
+    return inWords(text, sender) ?? error.reason;
+  }
+}
+
+/** The first rule a malformed line breaks, named as the contract's table names it. */
+function inWords(text: string, sender: 'publisher' | 'consumer'): string | undefined {
+  if (text.length > MAX_LINE_BYTES) return `longer than ${MAX_LINE_BYTES} bytes`;
+  if (!text.endsWith('\n')) return 'no LF at the end: a fragment is not a line';
+  const body = text.slice(0, -1);
+  if (body.includes('\n')) return 'an LF inside the line';
+  if (body.endsWith('\r')) return 'a CR before the LF (a CRLF line ending)';
+  if (body.includes('\t')) return 'a tab where exactly one space belongs';
+  const odd = /[^\x20-\x7e]/.exec(body);
+  if (odd) return `byte 0x${odd[0].charCodeAt(0).toString(16).padStart(2, '0')}, which is not printable ASCII`;
+  if (body === '') return 'an empty line';
+  if (body.includes('  ')) return 'two spaces in a row';
+  if (body.endsWith(' ')) return 'a trailing space';
+  if (body.startsWith(' ')) return 'a leading space';
+  const [word, ...fields] = body.split(' ');
+  const words: Record<string, number> = sender === 'publisher' ? { EVENT: 2, RESYNC: 1 } : { RESUME: 1, ACK: 1 };
+  const arity = words[word!];
+  if (arity === undefined) return words[word!.toUpperCase()] !== undefined ? `a lowercase keyword "${word}"` : `an unknown keyword "${word}"`;
+  if (fields.length > arity) return `an extra field ("${fields.slice(arity).join(' ')}")`;
+  if (fields.length < arity) return 'a missing field';
+  for (const field of fields) {
+    if (field.startsWith('+')) return 'a "+" sign';
+    if (field === '-0') return 'a "-0"';
+    if (/^-?0[0-9]/.test(field)) return `a leading zero ("${field}")`;
+    if (!/^-?[0-9]+$/.test(field)) return `"${field}" is not a decimal integer`;
+  }
+  return undefined; // a range or size rule: the parser's own reason says it best
+}

@@ -54,6 +54,7 @@ export const MUTANT_NAMES = [
   'no-timeout',
   'unbounded-line',
   'swallow-error',
+  'timeout-default',
 ] as const;
 export type MutantName = (typeof MUTANT_NAMES)[number];
 export type Lang = 'ts' | 'python';

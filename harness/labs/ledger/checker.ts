@@ -10,7 +10,9 @@ import type { Scenario } from '../../scenario/types.js';
 import { type Finding, statusOf, type Verdict } from '../../verdict.js';
 import { compareAcks } from './acks.js';
 import { smallestDiff } from './diff.js';
+import { describeBadEnvironment, environmentDiff, environmentProblems } from './environment.js';
 import { midRunProblems, storeProblems } from './invariants.js';
+import { malformedProblems } from './malformed.js';
 import type { LedgerPlan } from './scenario.js';
 import { type Expected, expectedAfter, type StoreState, storeState } from './state.js';
 import type { StoreSnapshot } from './store-reader.js';
@@ -46,27 +48,34 @@ export function checkLedgerRun(journal: readonly JournalEntry[], plan: Plan, rea
   // The consumer's expected state is the script up to `finalLast` (a scenario may end early on
   // purpose, e.g. at a RESYNC); the control always gets the whole script.
   const events = plan.lab.events;
-  const finalLast = plan.lab.expect.finalLast ?? events.length - 1;
+  // A bad environment: the consumer must exit 64 before doing anything, so it is expected to leave nothing.
+  const bad = plan.lab.consumer.badEnvironment;
+  const finalLast = bad ? -1 : (plan.lab.expect.finalLast ?? events.length - 1);
   const expected = expectedAfter(events, finalLast);
   const controlExpected = expectedAfter(events, events.length - 1);
   const consumerStore = read('consumer', consumerStream.db);
   const controlStore = read('control', controlStream.db);
   const incarnations = incarnationFacts(journal, plan, consumerStream.stream);
 
-  // Most telling first: a broken invariant seen mid-run is usually the root cause of the rest.
-  const findings = [
-    ...midRunProblems(journal, incarnations),
-    ...transcriptProblems(plan, incarnations),
-    ...exitProblems(plan, incarnations),
-    ...storeProblems('consumer', consumerStore, events, finalLast),
-  ];
+  // Most telling first: what the consumer did with a line that broke the grammar (the scenario's
+  // point, when it sends one), then a broken invariant seen mid-run, usually the root cause of the rest.
+  const malformed = malformedProblems(journal, consumerStream.stream, events, (n) => incarnations[n - 1]?.fileAfter);
+  const findings = bad
+    ? environmentProblems(journal, consumerStream.stream, bad, incarnations, consumerStore, plan.deadlineMs)
+    : [
+        ...malformed,
+        ...midRunProblems(journal, incarnations),
+        ...transcriptProblems(plan, incarnations, new Set(malformed.map((f) => f.subject?.process?.incarnation))),
+        ...exitProblems(plan, incarnations),
+        ...storeProblems('consumer', consumerStore, events, finalLast),
+      ];
   const harnessErrors: Finding[] = [
     ...journal.flatMap((e) => (e.type === 'harness-error' ? [{ code: 'harness-error', text: `harness: ${e.message}` }] : [])),
     ...storeProblems('control consumer', controlStore, events, events.length - 1).map((f) => ({ ...f, code: `control-${f.code}` })),
   ];
   const consumer = storeState(consumerStore, events, finalLast, 'final');
   const control = storeState(controlStore, events, events.length - 1, 'final');
-  if (findings.length > 0 && harnessErrors.length === 0 && (consumer.last !== control.last || consumer.total !== control.total)) {
+  if (!bad && findings.length > 0 && harnessErrors.length === 0 && (consumer.last !== control.last || consumer.total !== control.total)) {
     findings.push({
       code: 'differs-from-control',
       text:
@@ -77,11 +86,21 @@ export function checkLedgerRun(journal: readonly JournalEntry[], plan: Plan, rea
   const status = statusOf(findings, harnessErrors);
   return {
     status,
-    headline: status === 'pass' ? passHeadline(consumer, expected, controlExpected) : (harnessErrors[0] ?? findings[0])!.text,
+    headline:
+      status !== 'pass'
+        ? (harnessErrors[0] ?? findings[0])!.text
+        : bad
+          ? `the consumer exited 64 when ${describeBadEnvironment(bad)}, without connecting or writing its store`
+          : passHeadline(consumer, expected, controlExpected),
     findings,
     harnessErrors,
-    diff: status === 'pass' ? [] : smallestDiff({ plan, incarnations, consumer, control, expected, controlExpected }),
-    state: stateTable(expected, controlExpected, consumer, control),
+    diff:
+      status === 'pass'
+        ? []
+        : bad
+          ? environmentDiff(findings, incarnations)
+          : smallestDiff({ plan, incarnations, consumer, control, expected, controlExpected }),
+    state: stateTable(expected, controlExpected, consumer, control, Boolean(bad)),
     tables: [incarnationsTable(incarnations)],
   };
 }
@@ -172,7 +191,8 @@ function exitProblems(plan: Plan, incarnations: IncarnationFacts[]): Finding[] {
   return problems;
 }
 
-function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[]): Finding[] {
+/** `closeJudged`: incarnations whose hang-up a malformed-line finding already judged (said once). */
+function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[], closeJudged: ReadonlySet<number | undefined>): Finding[] {
   const problems: Finding[] = [];
   for (const want of plan.lab.expect.transcript ?? []) {
     const f = incarnations[want.incarnation - 1];
@@ -185,7 +205,7 @@ function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[]): Findi
     const firstClose = f.closes[0];
     // A reset comes from the consumer's side: the contract allows hanging up at once with an RST.
     const closer = firstClose?.by === 'reset' ? 'consumer' : firstClose?.by;
-    if (want.closedBy && firstClose && closer !== want.closedBy)
+    if (want.closedBy && firstClose && closer !== want.closedBy && !closeJudged.has(want.incarnation))
       problems.push({
         code: 'wrong-closer',
         text: `${name}'s connection was closed by the ${firstClose.by} (${firstClose.reason}), but the ${want.closedBy} must close it: ${want.closedBy === 'consumer' ? 'a consumer must hang up at once, not wait for the publisher' : 'the consumer hung up early'}`,
@@ -205,11 +225,14 @@ function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[]): Findi
     const got = f.acks.map((a) => a.seq);
     if (got.join() === want.acks.join()) continue;
     const { unexpected, missing: left } = compareAcks(f.acks, want.acks);
-    for (const a of unexpected)
+    // One finding per seq: the same ACK sent twice is one fact, said with both times.
+    const bySeq = new Map<number, number[]>();
+    for (const a of unexpected) bySeq.set(a.seq, [...(bySeq.get(a.seq) ?? []), a.t]);
+    for (const [seq, times] of bySeq)
       problems.push({
         code: 'unexpected-ack',
-        text: `${name} sent ACK ${a.seq} at ${fmtT(a.t)}, which it must not send${whyNoAck(f.fault, a.seq)}`,
-        subject: { process, seqs: [a.seq], t: a.t },
+        text: `${name} sent ACK ${seq} at ${times.map(fmtT).join(' and again at ')}, which it must not send${whyNoAck(f.fault, seq)}`,
+        subject: { process, seqs: [seq], t: times[0]! },
       });
     // `left` holds the expected ACKs that never came (a multiset: a duplicate's second ACK counts).
     for (const seq of left) {

@@ -83,10 +83,13 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
       'consumer',
       n,
       ctx.consumerCommand,
-      {
-        ...env(proxy.listen.port, dbs.consumer),
-        ...(listed?.fault ? { CHAOSLAB_FAULT: listed.fault } : {}),
-      },
+      consumerEnv(
+        {
+          ...env(proxy.listen.port, dbs.consumer),
+          ...(listed?.fault ? { CHAOSLAB_FAULT: listed.fault } : {}),
+        },
+        plan.consumer.badEnvironment,
+      ),
       room,
     );
     current = started;
@@ -111,4 +114,12 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
   }
   await faults.stop();
   await controlDone;
+}
+
+/** The consumer's environment, made bad on purpose when the scenario says so (`consumer.env`, `consumer.unset`). */
+export function consumerEnv(env: Record<string, string>, bad: LedgerPlan['consumer']['badEnvironment']): Record<string, string> {
+  if (!bad) return env;
+  const out: Record<string, string> = { ...env, ...bad.set };
+  for (const name of bad.unset) delete out[name];
+  return out;
 }

@@ -176,11 +176,40 @@ const incarnationSchema = {
   },
 } as const satisfies JSONSchema;
 
+/** The variables the contract gives a consumer (consumer/ledger/CONTRACT.md, section 1). */
+export const REQUIRED_ENV_VARS = ['CHAOSLAB_HOST', 'CHAOSLAB_PORT', 'CHAOSLAB_DB', 'CHAOSLAB_TIMEOUT_MS'] as const;
+
+const envSchema = {
+  type: 'object',
+  description:
+    'A bad environment: these CHAOSLAB_* variables replace the values the harness would give (e.g. CHAOSLAB_PORT: "not-a-port"). Each value must be one the contract calls invalid. The scenario then grades the contract\'s duty: exit 64 at once, before connecting, without writing the store.',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    CHAOSLAB_HOST: { type: 'string', description: 'An invalid host: the empty string.' },
+    CHAOSLAB_PORT: { type: 'string', description: 'An invalid port: not an integer in 1..65535 ("not-a-port", "0", "65536", "").' },
+    CHAOSLAB_DB: { type: 'string', description: 'An invalid path: the empty string.' },
+    CHAOSLAB_TIMEOUT_MS: { type: 'string', description: 'An invalid timeout: not a positive integer ("0", "-5", "3s", "").' },
+    CHAOSLAB_FAULT: { type: 'string', description: 'An invalid fault plan: empty, or an item that does not parse ("bogus", "exit@ack").' },
+  },
+} as const satisfies JSONSchema;
+
+const unsetSchema = {
+  type: 'array',
+  description:
+    'A bad environment: these CHAOSLAB_* variables are left out (CHAOSLAB_FAULT is optional, so it cannot be one). The scenario then grades the duty to exit 64 at once, before connecting, without writing the store.',
+  minItems: 1,
+  uniqueItems: true,
+  items: { type: 'string', enum: REQUIRED_ENV_VARS },
+} as const satisfies JSONSchema;
+
 const consumerSchema = {
   type: 'object',
   description: 'The consumer under test: which processes the harness starts, one after another.',
   additionalProperties: false,
   properties: {
+    env: envSchema,
+    unset: unsetSchema,
     restart: {
       type: 'object',
       description: 'After the listed incarnations, keep starting plain processes (the harness is the only thing that reconnects).',

@@ -7,6 +7,7 @@ import type { LabScenario } from '../../lab.js';
 import { generateDeltas } from '../../scenario/generate.js';
 import type { RawProblem, Segment } from '../../scenario/problems.js';
 import { FAULT_SHAPE, parseFaultPlan } from './fault-plan.js';
+import { badValue } from './environment.js';
 import { DEFAULTS, FAULT_PLAN_PATTERN, type LedgerFile, ledgerProperties } from './scenario-schema.js';
 
 export type ExpectExit = 'zero' | 'nonzero' | 'any';
@@ -28,6 +29,8 @@ export interface LedgerPlan {
   consumer: {
     incarnations: { fault?: string; expectExit: ExpectExit }[];
     restart?: { until: 'complete'; max: number; delayMs: number };
+    /** A bad environment (`consumer.env`, `consumer.unset`): the scenario grades the duty to exit 64 before connecting. */
+    badEnvironment?: { set: Record<string, string>; unset: string[] };
   };
   /** `acks` absent = the ACKs of that incarnation are not compared (only its RESUME is). */
   expect: {
@@ -101,6 +104,7 @@ export const ledgerScenario: LabScenario<LedgerPlan> = {
           message: 'only characters U+0000..U+00FF can be sent as single bytes (write other bytes as "\\xNN")',
         });
     }
+    out.push(...badEnvironmentProblems(file));
     const finalLast = file.expect?.final_last;
     if (finalLast !== undefined && finalLast > count - 1)
       out.push({ segments: ['expect', 'final_last'], at: 'value', message: `must be between -1 and ${count - 1}: ${seqs} (got ${finalLast})` });
@@ -170,6 +174,9 @@ export const ledgerScenario: LabScenario<LedgerPlan> = {
           expectExit: inc.expect_exit ?? defaultExpectExit(inc.fault, !restart && i === incarnations.length - 1),
         })),
         ...(restart ? { restart: { until: restart.until, max: restart.max, delayMs: Math.round((restart.delay_ms ?? 0) * timeScale) } } : {}),
+        ...(file.consumer?.env || file.consumer?.unset
+          ? { badEnvironment: { set: { ...(file.consumer.env ?? {}) } as Record<string, string>, unset: [...(file.consumer.unset ?? [])] } }
+          : {}),
       },
       expect: {
         ...(transcript
@@ -187,6 +194,39 @@ export const ledgerScenario: LabScenario<LedgerPlan> = {
     };
   },
 };
+
+/**
+ * A bad environment grades one duty on its own: one plain process that must exit 64 before it
+ * connects. Anything that assumes the process gets further is refused, as are values the
+ * contract calls valid (the scenario would grade nothing).
+ */
+function badEnvironmentProblems(file: LedgerFile): RawProblem[] {
+  const consumer = file.consumer;
+  const env = consumer?.env ?? {};
+  const unset = consumer?.unset ?? [];
+  if (!consumer?.env && !consumer?.unset) return [];
+  const out: RawProblem[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value?.includes('\0')) out.push({ segments: ['consumer', 'env', name], at: 'value', message: 'an environment variable cannot hold a NUL byte' });
+    else if (value !== undefined && badValue(name, value) === undefined)
+      out.push({
+        segments: ['consumer', 'env', name],
+        at: 'value',
+        message: `${JSON.stringify(value)} is a valid ${name}: a bad environment needs a value the contract calls invalid`,
+      });
+  }
+  for (const [i, name] of unset.entries())
+    if (name in env)
+      out.push({ segments: ['consumer', 'unset', i], at: 'value', message: `${name} is also set in consumer.env: unset it or set it, not both` });
+  const why = 'with consumer.env or consumer.unset the scenario runs one plain process, which must exit 64 before it connects';
+  const incarnations = consumer.incarnations ?? [{}];
+  if (incarnations.length > 1 || incarnations.some((inc) => inc.fault !== undefined || inc.expect_exit !== undefined))
+    out.push({ segments: ['consumer', 'incarnations'], at: 'key', message: `leave it out: ${why}` });
+  if (consumer.restart) out.push({ segments: ['consumer', 'restart'], at: 'key', message: `leave it out: ${why}` });
+  if (file.expect?.transcript) out.push({ segments: ['expect', 'transcript'], at: 'key', message: `leave it out: ${why}` });
+  if (file.expect?.final_last !== undefined) out.push({ segments: ['expect', 'final_last'], at: 'key', message: `leave it out: ${why}` });
+  return out;
+}
 
 /**
  * Default `expect_exit`: a process whose plan contains `exit` or `raise` must end non-zero

@@ -8,9 +8,10 @@ import { type Expected, type StoreState, stateLine } from './state.js';
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(3)} s`;
 
-export function stateTable(expected: Expected, controlExpected: Expected, consumer: StoreState, control: StoreState): Table {
+/** `untouched`: the consumer must leave its store alone (a bad environment), so no file at all is as expected. */
+export function stateTable(expected: Expected, controlExpected: Expected, consumer: StoreState, control: StoreState, untouched = false): Table {
   const row = (label: string, s: StoreState, want: Expected) => {
-    const d = stateLine(s, want);
+    const d = untouched && s === consumer && !s.exists ? { line: 'none', differs: false } : stateLine(s, want);
     return { label, cells: [s.last, s.total, s.rows, s.ledgerSum, d.differs ? d.line : 'none'], ok: !d.differs };
   };
   const partial = expected.last !== controlExpected.last;
@@ -23,11 +24,13 @@ export function stateTable(expected: Expected, controlExpected: Expected, consum
       row('consumer under test', consumer, expected),
       row('control consumer', control, controlExpected),
     ],
-    ...(partial
-      ? {
-          note: `The scenario expects the consumer under test to stop at seq ${expected.last}; the always-connected control consumer is judged against the whole script (last ${controlExpected.last}, total ${controlExpected.total}).`,
-        }
-      : {}),
+    ...(untouched
+      ? { note: 'Given a bad environment, the consumer under test must exit 64 before opening its store: no file, or an empty one, is expected.' }
+      : partial
+        ? {
+            note: `The scenario expects the consumer under test to stop at seq ${expected.last}; the always-connected control consumer is judged against the whole script (last ${controlExpected.last}, total ${controlExpected.total}).`,
+          }
+        : {}),
   };
 }
 

@@ -1,6 +1,8 @@
 // How the reports speak the ledger protocol: the kinds of wire line and their colours, which
-// traffic is routine (in-order EVENTs and ACKs collapse in long diagrams), a store in a few words.
+// traffic is routine (in-order EVENTs and ACKs collapse in long diagrams), which lines break the
+// grammar (protocol/ledger/wire.ts judges), a store in a few words.
 
+import { grammarBreak } from '../../../protocol/ledger/wire.js';
 import type { Vocabulary } from '../../lab.js';
 import type { StoreSnapshot } from './store-reader.js';
 
@@ -41,6 +43,8 @@ export const ledgerVocabulary: Vocabulary = {
     }
     return { cls: 'other' };
   },
+
+  broken: (line, direction) => grammarBreak(line, direction === 'send' ? 'publisher' : 'consumer'),
 
   newRanker() {
     const highestSent = new Map<string, number>();
