@@ -9,7 +9,7 @@ NPM_STAMP := node_modules/.chaoslab-npm-ci
 BUILD_STAMP := dist/.chaoslab-built
 SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/null) tsconfig.json
 
-.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench lint format sandbox-tools bench-sandbox
+.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench lint format sandbox-tools bench-sandbox schema node-versions
 
 help:
 	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/ledger/python/client.py']   run one scenario"
@@ -19,6 +19,8 @@ help:
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make lint                                                                   Biome (format, lint) and a type check of the tests too; make format rewrites"
+	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
+	@echo "make node-versions [JOBS=2]                                                 ack-crash and the quick mutant matrix under Node 24 and 26 (from npm)"
 	@echo "make bench                                                                  time report rendering of a 100 000-event run"
 	@echo "make bench-sandbox                                                          what sealed mode adds per consumer process and per run"
 
@@ -100,6 +102,19 @@ catalogue: setup
 
 mutants: setup
 	node dist/harness/cli.js mutants --jobs "$$JOBS"
+
+# The scenario JSON Schema for editors, generated from harness/scenario/schema.ts and the labs'
+# parts; test/scenario-schema-export.test.ts fails when the files are not current.
+schema: build
+	node scripts/export-schema.mjs
+
+# ack-crash and the quick mutant matrix under other Node lines, each with its own node_modules
+# under .node-versions/<line>/ (see scripts/node-versions.sh). Not part of `make test`: it builds
+# better-sqlite3 from source once per line and runs the matrix twice.
+NODE_LINES ?= 24 26
+export NODE_LINES
+node-versions: setup
+	bash scripts/node-versions.sh
 
 # Biome: formatting and lint rules in one pass; `make test` runs it first.
 lint: deps
