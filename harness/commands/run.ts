@@ -4,6 +4,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { minimatch } from 'minimatch';
 import { relative } from 'node:path';
 import { type BatchItem, runBatch } from '../batch.js';
+import { interruptible } from '../interrupt.js';
 import { labNamed, labNames } from '../labs/registry.js';
 import { defaultReportsDir, scenariosDir } from '../paths.js';
 import { type ScenarioOutcome, createConsoleReporter } from '../report/console.js';
@@ -11,7 +12,7 @@ import { runScenario } from '../runner.js';
 import type { SealMode } from '../sealing.js';
 import { listScenarios, resolveScenario } from '../scenario/catalogue.js';
 import { loadScenario } from '../scenario/load.js';
-import { EXIT, UsageError, combinedStatus } from './exit-status.js';
+import { EXIT, EXIT_SIGNAL, UsageError, combinedStatus } from './exit-status.js';
 
 export interface RunCommandOptions {
   consumer?: string;
@@ -59,6 +60,8 @@ export function register(program: Command): void {
       const cwd = process.cwd();
       const items = selectItems(name, opts);
       const reporter = createConsoleReporter({ tty: process.stdout.isTTY === true, quiet: opts.quiet === true, out: process.stdout, cwd });
+      // Ctrl-C/SIGTERM: stop, write every report, then exit 130/143; a second one exits at once.
+      const stop = interruptible({ onInterrupt: (signal) => reporter.interrupted(signal) });
       try {
         if (items.length === 1 && opts.repeat === 1 && !opts.all && !opts.only) {
           const [item] = items;
@@ -71,13 +74,14 @@ export function register(program: Command): void {
             ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
             ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
             onJournal: reporter.onJournal,
+            signal: stop.signal,
           });
           reporter.finalTable([reporter.scenarioFinished(item!.label, result)]);
-          process.exitCode = EXIT[result.status];
+          process.exitCode = EXIT[combinedStatus([result.status])];
           return;
         }
         const outcomes: ScenarioOutcome[] = [];
-        const { batchDir, results } = await runBatch(opts.repeat > 1 ? `${items[0]!.scenario.name}-x${opts.repeat}` : 'catalogue', items, {
+        const { batchDir, results, notStarted } = await runBatch(opts.repeat > 1 ? `${items[0]!.scenario.name}-x${opts.repeat}` : 'catalogue', items, {
           jobs: opts.jobs,
           cwd,
           reportsDir: opts.reports,
@@ -87,16 +91,26 @@ export function register(program: Command): void {
           // Live step lines follow one run at a time; with several jobs only start/finish lines.
           ...(opts.jobs === 1 ? { onJournal: reporter.onJournal } : {}),
           onFinish: (item, result) => outcomes.push(reporter.scenarioFinished(item.label, result)),
+          signal: stop.signal,
         });
         reporter.finalTable(outcomes);
-        const passed = results.filter((r) => r.status === 'pass').length;
-        const errors = results.filter((r) => r.status === 'error').length;
+        if (notStarted.length) process.stdout.write(`not started (interrupted): ${notStarted.map((item) => item.label).join(', ')}\n`);
+        const count = (status: string) => results.filter((r) => r.status === status).length;
+        const [passed, failed, errors, interrupted] = [count('pass'), count('fail'), count('error'), count('interrupted')];
+        const unfinished = interrupted + notStarted.length ? `, ${interrupted} interrupted, ${notStarted.length} not started` : '';
         process.stdout.write(
-          `${passed} passed, ${results.length - passed - errors} failed${errors ? `, ${errors} errors` : ''} — ${relative(cwd, batchDir) || '.'}/junit.xml\n`,
+          `${passed} passed, ${failed} failed${errors ? `, ${errors} errors` : ''}${unfinished} — ${relative(cwd, batchDir) || '.'}/junit.xml\n`,
         );
         process.exitCode = EXIT[combinedStatus(results.map((r) => r.status))];
       } finally {
         reporter.close();
+        stop.dispose();
+        const by = stop.by();
+        if (by) {
+          process.exitCode = EXIT_SIGNAL[by];
+          // Everything is stopped and written: a handle a stopped run left open must not keep us here.
+          setTimeout(() => process.exit(EXIT_SIGNAL[by]), 2000).unref();
+        }
       }
     });
 }
