@@ -135,3 +135,26 @@ t.test('SIGTERM during a single unsealed run: INTERRUPTED, reports written, late
   t.same(proxiesLeft(journal), []);
   t.same(leftovers(child.pid!, reports), []);
 });
+
+t.test('a second Ctrl-C stops at once: exit 130, and still nothing left behind', async (t) => {
+  const reports = t.testdir();
+  const child = start(['run', '--only', 'ack-*', '--jobs', '1', '--reports', reports]);
+  const runDir = await untilConsumerRuns(reports, child);
+  // Two signals sent at once are one to the kernel: the second goes once the first is seen.
+  const seen = new Promise<void>((resolve) => {
+    let text = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (text.includes('chaoslab: SIGINT: stopping')) resolve();
+    });
+  });
+  process.kill(-child.pid!, 'SIGINT');
+  await seen;
+  process.kill(-child.pid!, 'SIGINT');
+  const result = await child;
+  t.equal(result.exitCode, 130, `exit 130\n${result.stdout}\n${result.stderr}`);
+  t.match(result.stderr, /chaoslab: SIGINT again: stopping now/);
+  t.notMatch(result.stdout, /^(FAIL|ERROR) /m);
+  t.same(survivors(readJournal(join(runDir, 'journal.jsonl'))), [], 'no consumer, control or toxiproxy-server left');
+  t.same(leftovers(child.pid!, reports), []);
+});
