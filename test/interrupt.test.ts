@@ -8,6 +8,7 @@ import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { runBatch } from '../harness/batch.js';
+import { combinedStatus, EXIT_SIGNAL } from '../harness/commands/exit-status.js';
 import { onCleanup, onSignal, runCleanups } from '../harness/cleanup.js';
 import { exitStatusFor, interruptible, onAbort } from '../harness/interrupt.js';
 import { type JournalEntry, readJournal } from '../harness/journal.js';
@@ -168,6 +169,35 @@ t.test('executeRun: aborted before it starts, it starts nothing', async (t) => {
     'no Toxiproxy, no process',
   );
   t.match(viewOf(executed.entries).headline, /^interrupted by SIGTERM at .*, after the run started: the run has no verdict$/);
+});
+
+t.test('executeRun: a signal that never aborts changes nothing: the run is judged', async (t) => {
+  const runDir = t.testdir();
+  const executed = await executeRun(
+    { scenario: scenario('ack-crash'), runId: 'r-ok', runDir, cwd: root, consumerCommand: 'node dist/consumer/ledger/typescript/client.js' },
+    { signal: new AbortController().signal },
+  );
+  t.equal(executed.status, 'pass', executed.error ?? '');
+  t.equal(executed.verdict?.status, 'pass');
+  t.same(executed.entries.at(-1), { t: executed.entries.at(-1)!.t, type: 'run-end', status: 'pass' }, 'no `interrupted` on a run that ended on its own');
+});
+
+t.test('executeRun: a consumer refused before the start fails the run with that finding, signal or not', async (t) => {
+  const runDir = t.testdir();
+  const executed = await executeRun(
+    { scenario: scenario('ack-crash'), runId: 'r-refused', runDir, cwd: root, consumerCommand: 'x', refuse: 'uid 5 cannot reach /root' },
+    { signal: new AbortController().signal },
+  );
+  t.equal(executed.status, 'fail');
+  t.match(executed.verdict?.findings, [{ code: 'cannot-start', text: 'your command could not be started: uid 5 cannot reach /root' }]);
+});
+
+t.test('exit statuses: an unfinished run is no pass; 130 and 143 after the signals', async (t) => {
+  t.equal(combinedStatus(['pass', 'pass']), 'pass');
+  t.equal(combinedStatus(['pass', 'fail']), 'fail');
+  t.equal(combinedStatus(['fail', 'interrupted']), 'error');
+  t.equal(combinedStatus(['fail', 'error']), 'error');
+  t.same(EXIT_SIGNAL, { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 });
 });
 
 t.test('runScenario: an interrupted run still gets its reports and `latest`', async (t) => {
