@@ -285,6 +285,16 @@ t.test('console: INTERRUPTED, and Ctrl-C ends the status line with a newline fir
   t.match(lines[0], /^INTERRUPTED {2}ack-crash {2}\(/);
   t.match(lines[1], /^ {2}Why: interrupted by SIGTERM at /);
 
+  const long = `${'x'.repeat(200)}\n`;
+  const stoppedAfterLine = viewOf(
+    append(
+      cutAfter(pass, start),
+      { type: 'wire', stream: 'consumer', conn: 1, kind: 'send', line: long },
+      { type: 'run-end', status: 'interrupted', interrupted: { by: 'SIGINT', at: start.t + 1 } },
+    ),
+  );
+  t.match(stoppedAfterLine.headline, /after consumer traffic \(send "x{58}…\): the run has no verdict$/, 'a long line is clipped in the headline');
+
   let text = '';
   const reporter = createConsoleReporter({ tty: true, quiet: false, out: { write: (s: string) => (text += s) }, color: false, interval: false });
   reporter.scenarioStarted('ack-crash');

@@ -110,7 +110,8 @@ function entryInWords(e: JournalEntry | undefined): string {
     case 'process-exit':
       return `${who} ended`;
     case 'wire':
-      return `${e.stream} traffic (${e.kind}${'line' in e ? ` ${JSON.stringify(e.line)}` : ''})`;
+      // A line in a headline: a feed lab's JSON lines are long, their start says enough.
+      return `${e.stream} traffic (${e.kind}${'line' in e ? ` ${clipped(JSON.stringify(e.line), 60)}` : ''})`;
     case 'store-read':
       return `a read of ${who}'s file`;
     case 'verdict':
@@ -119,3 +120,5 @@ function entryInWords(e: JournalEntry | undefined): string {
       return describeUnknown(x, 80);
   }
 }
+
+const clipped = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
