@@ -1,9 +1,11 @@
 // Several scenario runs — a catalogue, a repeat, a mutant matrix — with at most `jobs` at a
 // time. Each run is independent (its own publisher, Toxiproxy server, processes and run
-// folder), so running two at once on two cores changes no verdict, only the wall time.
+// folder), so running two at once on two cores changes no verdict, only the wall time. On an
+// interrupt (options.signal) nothing new starts, the running runs stop, and the batch's reports
+// still list every item: those that never started as skipped.
 
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { renderJunitForRunDirs } from './report/junit.js';
 import { ensureDir, switchLatest } from './report/run-folder.js';
 import { type RunOptions, type RunResult, newRunId, runScenario } from './runner.js';
@@ -25,14 +27,17 @@ export interface BatchHooks {
 
 export interface BatchResult {
   batchDir: string;
+  /** The runs that started, in item order (all items, unless interrupted). */
   results: RunResult[];
+  /** The items never started because of an interrupt (the tail of `items`). */
+  notStarted: BatchItem[];
 }
 
 /** Runs `items` in order, `jobs` at a time, each into its own folder under a new batch folder. */
 export async function runBatch(
   name: string,
   items: BatchItem[],
-  options: { jobs: number; cwd: string; reportsDir: string; toxiproxyUrl?: string; seal?: SealMode; invokedAs?: string } & BatchHooks,
+  options: { jobs: number; cwd: string; reportsDir: string; toxiproxyUrl?: string; seal?: SealMode; invokedAs?: string; signal?: AbortSignal } & BatchHooks,
 ): Promise<BatchResult> {
   const batchDir = join(options.reportsDir, newRunId(name));
   ensureDir(batchDir);
@@ -40,7 +45,7 @@ export async function runBatch(
   let next = 0;
   // Each worker is a job slot: sealed runs of different slots run as different uids.
   const worker = async (slot: number) => {
-    for (let index = next++; index < items.length; index = next++) {
+    for (let index = next++; index < items.length && !options.signal?.aborted; index = next++) {
       const item = items[index]!;
       options.onStart?.(item, index, items.length);
       results[index] = await runScenario({
@@ -53,18 +58,25 @@ export async function runBatch(
         slot,
         ...(options.invokedAs ? { invokedAs: options.invokedAs } : {}),
         ...(options.onJournal ? { onJournal: options.onJournal } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
       });
       options.onFinish?.(item, results[index]!, index);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.jobs, items.length)) }, (_, slot) => worker(slot)));
+  // Items are taken in order, so those started are a prefix.
+  const started = results.filter(Boolean);
+  const notStarted = items.slice(started.length);
   writeFileSync(
     join(batchDir, 'junit.xml'),
     renderJunitForRunDirs(
-      results.map((r) => r.runDir),
-      { suiteName: `chaoslab ${name}` },
+      started.map((r) => r.runDir),
+      { suiteName: `chaoslab ${name}`, notStarted: notStarted.map((item) => ({ name: item.scenario.name, file: shownFile(item.scenario.file, options.cwd) })) },
     ),
   );
   switchLatest(options.reportsDir, batchDir);
-  return { batchDir, results };
+  return { batchDir, results: started, notStarted };
 }
+
+/** A scenario file as junit.xml shows it: relative to the working directory when inside it. */
+const shownFile = (file: string, cwd: string): string => (isAbsolute(file) && !relative(cwd, file).startsWith('..') ? relative(cwd, file) : file);

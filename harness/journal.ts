@@ -79,7 +79,8 @@ export type JournalEvent =
   | { type: 'fault'; action: 'apply' | 'lift'; name: string; kind: 'toxic' | 'proxy-down' | 'signal'; detail: string; incarnation?: number }
   | { type: 'verdict'; verdict: Verdict }
   | { type: 'harness-error'; message: string }
-  | { type: 'run-end'; status: 'pass' | 'fail' | 'error' };
+  /** `interrupted`: stopped (SIGINT/SIGTERM) before its own end; `by` the signal, `at` the journal time it came. */
+  | { type: 'run-end'; status: 'pass' | 'fail' | 'error' | 'interrupted'; interrupted?: { by: string; at: number } };
 
 export type JournalEntry = { t: number } & JournalEvent;
 

@@ -14,6 +14,7 @@ export interface StartedProcess {
 
 export class ProcessRunner {
   private readonly running = new Set<SupervisedProcess>();
+  private stopped = false;
 
   constructor(
     private readonly journal: JournalWriter,
@@ -30,6 +31,7 @@ export class ProcessRunner {
    */
   start(role: Role, incarnation: number, command: string, env: Record<string, string>, room?: string): StartedProcess {
     const name = `${role}#${incarnation}`;
+    if (this.stopped) throw new RunStopped(`${label(role, incarnation)} was not started: the run was interrupted`);
     const confined = role === 'consumer' && this.confinement;
     if (confined && !room) throw new Error(`${name}: a sealed consumer process needs a room`);
     const line = confined ? this.confinement.command(name, command, env, room!) : command;
@@ -104,10 +106,21 @@ export class ProcessRunner {
     }
   }
 
+  /** An interrupt: starts nothing more, kills whatever runs. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.killAll();
+  }
+
   /** Kills whatever still runs (end of run, error, interrupt). */
   async killAll(): Promise<void> {
     await Promise.all([...this.running].map((proc) => proc.kill('harness')));
   }
+}
+
+/** What a lab's process model meets when it starts a process after the run was interrupted. */
+export class RunStopped extends Error {
+  override name = 'RunStopped';
 }
 
 const label = (role: Role, incarnation: number): string => (role === 'consumer' ? `consumer incarnation ${incarnation}` : role);

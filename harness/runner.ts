@@ -8,13 +8,13 @@ import type { JournalEntry } from './journal.js';
 import { labNamed } from './labs/registry.js';
 import { renderRunFolder } from './report/render-all.js';
 import { ensureDir } from './report/run-folder.js';
-import type { RunView } from './report/view.js';
+import type { RunStatus, RunView } from './report/view.js';
 import { reproduceOf } from './reproduce.js';
 import { executeRun, type RunRequest } from './run/execute.js';
 import { runSealed } from './run/sealed.js';
 import type { Scenario } from './scenario/types.js';
 import { type SealMode, sealing } from './sealing.js';
-import type { Verdict, VerdictStatus } from './verdict.js';
+import type { Verdict } from './verdict.js';
 
 export interface RunOptions {
   scenario: Scenario;
@@ -33,12 +33,15 @@ export interface RunOptions {
   onJournal?: (entry: JournalEntry) => void;
   /** The chaoslab command line as typed, recorded beside the one that re-runs this run alone. */
   invokedAs?: string;
+  /** Aborted on Ctrl-C/SIGTERM: the run stops, ends `interrupted`, and its reports are still written. */
+  signal?: AbortSignal;
 }
 
 export interface RunResult {
   runId: string;
   runDir: string;
-  status: VerdictStatus;
+  /** `interrupted`: stopped before its own end (no verdict, whatever the consumer did). */
+  status: RunStatus;
   /** The checker's verdict; absent when the harness failed before it could judge. */
   verdict?: Verdict;
   /** The run as its reports show it. */
@@ -74,20 +77,27 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   };
   let executed: Awaited<ReturnType<typeof runSealed>>;
   if (decision.sealed) {
-    executed = await runSealed(request, options.slot ?? 0, decision.note, record);
+    executed = await runSealed(request, options.slot ?? 0, decision.note, record, options.signal);
     // A worker that died before the end of its run left a journal without one: end it here.
     if (!entries.some((e) => e.type === 'run-end')) {
       const t = entries.at(-1)?.t ?? 0;
-      const ending: JournalEntry[] = [
-        { t, type: 'harness-error', message: executed.error ?? 'the run ended without a run-end entry' },
-        { t, type: 'run-end', status: 'error' },
-      ];
+      const signal = options.signal;
+      if (signal?.aborted) executed = { status: 'interrupted' };
+      const ending: JournalEntry[] = signal?.aborted
+        ? [{ t, type: 'run-end', status: 'interrupted', interrupted: { by: String(signal.reason), at: t } }]
+        : [
+            { t, type: 'harness-error', message: executed.error ?? 'the run ended without a run-end entry' },
+            { t, type: 'run-end', status: 'error' },
+          ];
       entries.push(...ending);
       appendFileSync(join(runDir, 'journal.jsonl'), ending.map((e) => `${JSON.stringify(e)}\n`).join(''));
     }
   } else {
     mkdirSync(runDir);
-    executed = await executeRun({ ...request, sealNote: decision.note }, { onJournal: record, ...(options.log ? { log: options.log } : {}) });
+    executed = await executeRun(
+      { ...request, sealNote: decision.note },
+      { onJournal: record, ...(options.log ? { log: options.log } : {}), ...(options.signal ? { signal: options.signal } : {}) },
+    );
   }
   const { view } = renderRunFolder(runDir, { latestIn: options.reportsDir, entries });
   return {

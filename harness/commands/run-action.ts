@@ -2,12 +2,13 @@
 // command): one run, or a batch; the console on stdout, or on stderr under one JSON document.
 import { relative } from 'node:path';
 import { runBatch } from '../batch.js';
+import { interruptible } from '../interrupt.js';
 import { reportsDirOf } from '../paths.js';
 import { type ScenarioOutcome, createConsoleReporter } from '../report/console.js';
 import { type RunJson, resultsJson, runJson } from '../report/run-json.js';
 import { typedCommand } from '../reproduce.js';
 import { runScenario } from '../runner.js';
-import { EXIT, combinedStatus } from './exit-status.js';
+import { EXIT, EXIT_SIGNAL, combinedStatus } from './exit-status.js';
 import { type RunCommandOptions, sealModeOf } from './run.js';
 import type { Selection } from './select.js';
 
@@ -19,7 +20,10 @@ export async function runAction({ items, batch, batchName }: Selection, opts: Ru
   const out = json ? process.stderr : process.stdout;
   const reporter = createConsoleReporter({ tty: out.isTTY === true, quiet: opts.quiet === true, out, cwd });
   const invokedAs = typedCommand(process.argv.slice(2));
+  // Ctrl-C/SIGTERM: stop, write every report, then exit 130/143; a second one exits at once.
+  const stop = interruptible({ onInterrupt: (signal) => reporter.interrupted(signal) });
   const common = {
+    signal: stop.signal,
     cwd,
     reportsDir,
     invokedAs,
@@ -38,11 +42,11 @@ export async function runAction({ items, batch, batchName }: Selection, opts: Ru
       });
       reporter.finalTable([reporter.scenarioFinished(item!.label, result)]);
       if (json) printJson([runJson(result.view, result.runDir, { label: item!.label })]);
-      process.exitCode = EXIT[result.status];
+      process.exitCode = EXIT[combinedStatus([result.status])];
       return;
     }
     const outcomes: ScenarioOutcome[] = [];
-    const { batchDir, results } = await runBatch(batchName, items, {
+    const { batchDir, results, notStarted } = await runBatch(batchName, items, {
       ...common,
       jobs: opts.jobs,
       onStart: (item, index, total) => reporter.scenarioStarted(item.label, { index, total }),
@@ -51,15 +55,22 @@ export async function runAction({ items, batch, batchName }: Selection, opts: Ru
       onFinish: (item, result) => outcomes.push(reporter.scenarioFinished(item.label, result)),
     });
     reporter.finalTable(outcomes);
-    const passed = results.filter((r) => r.status === 'pass').length;
-    const errors = results.filter((r) => r.status === 'error').length;
-    out.write(
-      `${passed} passed, ${results.length - passed - errors} failed${errors ? `, ${errors} errors` : ''} — ${relative(cwd, batchDir) || '.'}/junit.xml\n`,
-    );
+    if (notStarted.length) out.write(`not started (interrupted): ${notStarted.map((item) => item.label).join(', ')}\n`);
+    const count = (status: string) => results.filter((r) => r.status === status).length;
+    const [passed, failed, errors, interrupted] = [count('pass'), count('fail'), count('error'), count('interrupted')];
+    const unfinished = interrupted + notStarted.length ? `, ${interrupted} interrupted, ${notStarted.length} not started` : '';
+    out.write(`${passed} passed, ${failed} failed${errors ? `, ${errors} errors` : ''}${unfinished} — ${relative(cwd, batchDir) || '.'}/junit.xml\n`);
     if (json) printJson(results.map((r, i) => runJson(r.view, r.runDir, { label: items[i]!.label })));
     process.exitCode = EXIT[combinedStatus(results.map((r) => r.status))];
   } finally {
     reporter.close();
+    stop.dispose();
+    const by = stop.by();
+    if (by) {
+      process.exitCode = EXIT_SIGNAL[by];
+      // Everything is stopped and written: a handle a stopped run left open must not keep us here.
+      setTimeout(() => process.exit(EXIT_SIGNAL[by]), 2000).unref();
+    }
   }
 }
 

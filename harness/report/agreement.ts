@@ -31,7 +31,7 @@ export function agreementProblems(runDir: string, view: RunView): string[] {
     for (const [what, want] of wants) if (!text.includes(want)) problems.push(`${file} does not say ${what}: ${JSON.stringify(want)}`);
   };
 
-  const console = outcomeLines(view.name, { status: view.status === 'interrupted' ? 'error' : view.status, runDir, view }, 0).lines.join('\n');
+  const console = outcomeLines(view.name, { status: view.status, runDir, view }, 0).lines.join('\n');
   check('the console', console, [
     ['the status', `${view.status.toUpperCase()}  ${view.name}`],
     ['the headline', view.headline],
@@ -44,9 +44,9 @@ export function agreementProblems(runDir: string, view: RunView): string[] {
     ...stateRows.map((r): [string, string] => ['the final state', markdownRow(r)]),
   ]);
   const junit = read('junit.xml');
-  const element = view.status === 'fail' ? '<failure ' : view.status === 'pass' ? undefined : '<error ';
+  const element = ({ pass: undefined, fail: '<failure ', error: '<error ', interrupted: '<skipped ' } as const)[view.status];
   if (junit !== undefined) {
-    for (const other of ['<failure ', '<error '])
+    for (const other of ['<failure ', '<error ', '<skipped '])
       if (other !== element && junit.includes(other)) problems.push(`junit.xml has ${other.trim()}> for a ${view.status} run`);
   }
   check('junit.xml', junit, [

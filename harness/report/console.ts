@@ -39,7 +39,7 @@ export interface ConsoleReporterOptions {
 
 /** What the runner returns, as far as the console needs it. */
 export interface FinishedRun {
-  status: 'pass' | 'fail' | 'error';
+  status: RunStatus;
   runDir: string;
   error?: string;
   /** The run as its reports show it (absent when the harness failed before rendering). */
@@ -61,6 +61,8 @@ export interface ConsoleReporter {
   onJournal: (entry: JournalEntry) => void;
   scenarioFinished(name: string, result: FinishedRun): ScenarioOutcome;
   finalTable(outcomes?: ScenarioOutcome[]): void;
+  /** Ctrl-C/SIGTERM came: ends the status line with a newline and says what happens now. */
+  interrupted(signal: string): void;
   /** The heartbeat: redraws the status line (terminal) or prints a "still …" line after a quiet second. */
   tick(): void;
   close(): void;
@@ -334,11 +336,19 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     lastOutputAt = now();
   };
 
+  const interrupted = (signal: string): void => {
+    if (statusDrawn) out.write('\n');
+    statusDrawn = false;
+    print(
+      `chaoslab: ${signal}: stopping — nothing new starts, running scenarios stop and their reports are written (${signal === 'SIGINT' ? 'Ctrl-C' : signal} again: stop at once)`,
+    );
+  };
+
   const close = (): void => {
     if (timer) clearInterval(timer);
     timer = undefined;
     clearStatus();
   };
 
-  return { scenarioStarted, onJournal, scenarioFinished, finalTable, tick, close };
+  return { scenarioStarted, onJournal, scenarioFinished, finalTable, interrupted, tick, close };
 }

@@ -3,7 +3,8 @@
 // ground of the Jenkins JUnit plugin, GitLab's unit test reports and the GitHub test-report
 // actions: testsuites/testsuite with tests, failures, errors, skipped, time, timestamp,
 // hostname; testcase with name, classname, file, time; failure/error with message and type
-// and the full explanation as text; system-out and system-err.
+// and the full explanation as text; skipped with a message (an interrupted run, or one an
+// interrupt kept from starting); system-out and system-err.
 
 import { hostname as osHostname } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
@@ -23,7 +24,12 @@ export interface JunitOptions {
   /** The <testsuite> name (default "chaoslab"). */
   suiteName?: string;
   hostname?: string;
+  /** Scenarios of the batch that an interrupt kept from starting: skipped test cases. */
+  notStarted?: { name: string; file?: string }[];
 }
+
+/** The skipped message of a scenario an interrupt kept from starting. */
+export const NOT_STARTED = 'not started: interrupted';
 
 /** Text for an attribute value: markup escaped, and newlines kept as character references. */
 export const attr = (text: string): string => escapeMarkup(text).replace(/\r/g, '&#13;').replace(/\n/g, '&#10;').replace(/\t/g, '&#9;');
@@ -68,7 +74,7 @@ function testcase(run: JunitRun): Case {
   const body = escapeMarkup(explanationText(x, run.runDir));
   if (x.status === 'fail') out.push(`      <failure message="${attr(x.headline)}" type="chaoslab.verdict">${body}</failure>`);
   else if (x.status === 'error') out.push(`      <error message="${attr(x.headline)}" type="chaoslab.harness-error">${body}</error>`);
-  else if (x.status === 'interrupted') out.push(`      <error message="${attr(x.headline)}" type="chaoslab.interrupted">${body}</error>`);
+  else if (x.status === 'interrupted') out.push(`      <skipped message="${attr(x.headline)}"/>`);
   const sysOut = [
     `${x.name}: ${x.status.toUpperCase()} in ${secs(x.durationMs)} s`,
     ...(start?.scenario?.description ? [start.scenario.description] : []),
@@ -90,9 +96,14 @@ function testcase(run: JunitRun): Case {
 /** Several scenario runs in one file: one <testsuite>, one <testcase> per run. */
 export function renderJunit(runs: JunitRun[], options: JunitOptions = {}): string {
   const cases = runs.map(testcase);
-  const tests = cases.length;
+  const unstarted = (options.notStarted ?? []).map(
+    (s) =>
+      `    <testcase name="${attr(s.name)}" classname="chaoslab.${attr(s.name)}" time="0.000"${s.file ? ` file="${attr(s.file)}"` : ''}>\n      <skipped message="${NOT_STARTED}"/>\n    </testcase>`,
+  );
+  const tests = cases.length + unstarted.length;
   const failures = cases.filter((c) => c.x.status === 'fail').length;
-  const errors = cases.filter((c) => c.x.status === 'error' || c.x.status === 'interrupted').length;
+  const errors = cases.filter((c) => c.x.status === 'error').length;
+  const skipped = cases.filter((c) => c.x.status === 'interrupted').length + unstarted.length;
   // The sum of the cases' rounded times, so the totals a CI page shows add up.
   const time = cases.reduce((sum, c) => sum + Number(secs(c.x.durationMs)), 0).toFixed(3);
   const stamps = cases
@@ -102,7 +113,7 @@ export function renderJunit(runs: JunitRun[], options: JunitOptions = {}): strin
   const timestamp = stamps[0] ?? new Date().toISOString().slice(0, 19);
   const name = attr(options.suiteName ?? 'chaoslab');
   const host = attr(options.hostname ?? osHostname());
-  const counts = `tests="${tests}" failures="${failures}" errors="${errors}" skipped="0" time="${time}"`;
+  const counts = `tests="${tests}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${time}"`;
   const start = runs.map((r) => r.journal.find((e) => e.type === 'run-start')).find(Boolean);
   const props: [string, string][] = start
     ? [
@@ -119,6 +130,7 @@ export function renderJunit(runs: JunitRun[], options: JunitOptions = {}): strin
       ? ['    <properties>', ...props.map(([n, v]) => `      <property name="${attr(n)}" value="${attr(String(v))}"/>`), '    </properties>']
       : []),
     ...cases.map((c) => c.xml),
+    ...unstarted,
     '  </testsuite>',
     '</testsuites>',
     '',

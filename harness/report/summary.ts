@@ -49,6 +49,12 @@ export function renderSummary(journal: readonly JournalEntry[], view: RunView = 
   }
   if (view.state) lines.push(...markdownTable(view.state));
   for (const table of view.tables) lines.push(...markdownTable(table));
-  if (view.status === 'interrupted') lines.push('The run did not finish: this summary was rendered from a partial journal.', '');
+  if (view.status === 'interrupted')
+    lines.push(
+      view.complete
+        ? 'The run was stopped before its end: nothing was judged; this summary shows what the journal recorded up to then.'
+        : 'The run did not finish: this summary was rendered from a partial journal.',
+      '',
+    );
   return lines.join('\n');
 }

@@ -1,6 +1,7 @@
 // A run as every renderer sees it: the checker's verdict, as it was written, plus what the
 // journal says about the run itself (name, command, duration, whether it finished). Nothing here
-// judges: a run without a verdict is either interrupted (no run-end) or a harness error.
+// judges: a run without a verdict is either interrupted (stopped by a signal, or no run-end at
+// all) or a harness error.
 
 import type { JournalEntry } from '../journal.js';
 import { type Reproduce, reproduceLine } from '../reproduce.js';
@@ -46,11 +47,14 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
   let verdict: Verdict | undefined;
   let timeScale = 1;
   const harnessErrors: Finding[] = [];
+  const stopAt = journal.flatMap((e) => (e.type === 'run-end' && e.interrupted ? [e.interrupted.at] : []))[0];
   for (const e of journal) {
     if (e.type === 'run-start') start ??= e;
     else if (e.type === 'run-end') end ??= e;
     else if (e.type === 'verdict') verdict ??= e.verdict;
-    else if (e.type === 'harness-error') harnessErrors.push({ code: 'harness-error', text: `harness: ${e.message}` });
+    // After an interrupt, what failed while the run was being stopped failed because of the stop.
+    else if (e.type === 'harness-error' && !(stopAt !== undefined && e.t > stopAt))
+      harnessErrors.push({ code: 'harness-error', text: `harness: ${e.message}` });
     else if (e.type === 'scenario') timeScale = (e.plan as { timeScale?: number } | undefined)?.timeScale ?? 1;
   }
   if (start && start.schema !== 2)
@@ -72,7 +76,7 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
     sealing: start?.sealing ?? '',
     ...(start?.reproduce ? { reproduce: { ...start.reproduce, line: reproduceLine(start.reproduce, start.cwd) } } : {}),
   };
-  if (verdict && end)
+  if (verdict && end && end.status !== 'interrupted')
     return {
       ...base,
       headline: verdict.headline,
@@ -82,8 +86,10 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
       state: verdict.state,
       tables: verdict.tables,
     };
-  const headline =
-    status === 'interrupted'
+  const stop = end?.interrupted;
+  const headline = stop
+    ? `interrupted by ${stop.by} at ${seconds(stop.at)}, after ${entryInWords(journal.filter((e) => e.t <= stop.at && e.type !== 'run-end').at(-1))}: the run has no verdict`
+    : status === 'interrupted'
       ? `the run did not finish: the journal stops at ${seconds(last?.t ?? 0)}, after ${entryInWords(last)}`
       : (harnessErrors[0]?.text ?? 'the harness failed (no message recorded)');
   return { ...base, headline, findings: [], harnessErrors, diff: [], tables: [] };
@@ -108,7 +114,8 @@ function entryInWords(e: JournalEntry | undefined): string {
     case 'process-exit':
       return `${who} ended`;
     case 'wire':
-      return `${e.stream} traffic (${e.kind}${'line' in e ? ` ${JSON.stringify(e.line)}` : ''})`;
+      // A line in a headline: a feed lab's JSON lines are long, their start says enough.
+      return `${e.stream} traffic (${e.kind}${'line' in e ? ` ${clipped(JSON.stringify(e.line), 60)}` : ''})`;
     case 'store-read':
       return `a read of ${who}'s file`;
     case 'verdict':
@@ -117,3 +124,5 @@ function entryInWords(e: JournalEntry | undefined): string {
       return describeUnknown(x, 80);
   }
 }
+
+const clipped = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);

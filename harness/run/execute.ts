@@ -2,7 +2,9 @@
 // inside the run's network namespace when sealed): the journal, Toxiproxy, the lab's process
 // model, then the lab's checker on what the harness itself recorded, plus the harness's own
 // findings. Everything undone on every way out: processes killed, faults lifted, proxies
-// removed, the publisher closed, Toxiproxy stopped.
+// removed, the publisher closed, Toxiproxy stopped. An abort (Ctrl-C) before the verdict stops
+// the run there: no process is started any more, those running are killed, and the run ends
+// `interrupted`, whatever its consumer or checker would have said.
 
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +16,7 @@ import { JOURNAL_SCHEMA, type JournalEntry, JournalWriter } from '../journal.js'
 import type { RunContext } from '../lab.js';
 import { labNamed } from '../labs/registry.js';
 import { harnessVersion } from '../paths.js';
+import { onAbort } from '../interrupt.js';
 import { ProcessRunner } from '../processes.js';
 import type { Reproduce } from '../reproduce.js';
 import { findPeerProcess } from '../sandbox/peer.js';
@@ -21,7 +24,8 @@ import { createRoom } from '../sandbox/room.js';
 import type { Scenario } from '../scenario/types.js';
 import { ToxiproxyAdapter } from '../toxiproxy/adapter.js';
 import { startToxiproxy, type ToxiproxyServer } from '../toxiproxy/server.js';
-import type { Verdict, VerdictStatus } from '../verdict.js';
+import type { RunStatus } from '../report/view.js';
+import type { Verdict } from '../verdict.js';
 import { type Peer, wireRecorder } from '../wire-journal.js';
 import { Confinement } from './confinement.js';
 
@@ -52,10 +56,15 @@ export interface RunHooks {
   allowPort?: (port: number) => Promise<void>;
   /** Sealed runs: what the firewall let through and refused for the consumer's uid. */
   firewall?: () => Promise<FirewallCounters | undefined>;
+  /** Aborted on Ctrl-C/SIGTERM (its reason names the signal): the run stops and ends `interrupted`. */
+  signal?: AbortSignal;
 }
 
+/** How long a lab's process model may take to wind down once its processes are killed on an interrupt. */
+export const LAB_SETTLE_MS = 5000;
+
 export interface Executed {
-  status: VerdictStatus;
+  status: RunStatus;
   verdict?: Verdict;
   error?: string;
 }
@@ -92,9 +101,16 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
   const engines: FaultEngine[] = [];
   const confinement = seal ? new Confinement(seal.uid, seal.gid, runId) : undefined;
   const processes = new ProcessRunner(journal, cwd, scenario.deadlineMs, log, confinement);
-  let status: VerdictStatus = 'error';
+  let status: RunStatus = 'error';
   let verdict: Verdict | undefined;
   let error: string | undefined;
+  const { signal } = hooks;
+  let interruptedAt: number | undefined;
+  const interrupted = (): boolean => {
+    if (signal?.aborted) interruptedAt ??= clock();
+    return interruptedAt !== undefined;
+  };
+  const forgetAbort = onAbort(signal, interrupted);
 
   try {
     if (request.refuse) {
@@ -103,6 +119,7 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
       status = verdict.status;
       return { status, entries: journal.entries, verdict };
     }
+    if (interrupted()) throw new Error('interrupted before the run started');
     toxiproxy = await startToxiproxy(request.toxiproxyUrl ? { url: request.toxiproxyUrl } : {});
     journal.write({ type: 'toxiproxy', url: toxiproxy.url, version: toxiproxy.version, owned: toxiproxy.owned });
     log(`toxiproxy ${toxiproxy.version} at ${toxiproxy.url}`);
@@ -163,7 +180,13 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
       },
       defer: (fn) => undo.push(fn),
     };
-    await lab.run(ctx);
+    if (interrupted()) throw new Error('interrupted before the lab ran');
+    await untilDoneOrAborted(lab.run(ctx), signal, async () => {
+      // Stop what runs; the lab's model then ends on its own (its processes gone), or is left behind.
+      await processes.stop();
+      for (const engine of engines) await engine.stop().catch(() => {});
+    });
+    if (interrupted()) throw new Error('interrupted');
     if (seal) {
       const counters = await hooks.firewall?.();
       if (counters) journal.write({ type: 'seal', uid: seal.uid, ...counters });
@@ -172,10 +195,16 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
     journal.write({ type: 'verdict', verdict });
     status = verdict.status;
   } catch (caught) {
-    error = caught instanceof Error ? caught.message : String(caught);
-    journal.write({ type: 'harness-error', message: error });
-    status = 'error';
+    if (interrupted()) {
+      // Whatever failed after the stop failed because of it: no harness error, no verdict.
+      status = 'interrupted';
+    } else {
+      error = caught instanceof Error ? caught.message : String(caught);
+      journal.write({ type: 'harness-error', message: error });
+      status = 'error';
+    }
   } finally {
+    forgetAbort();
     await processes.killAll();
     for (const engine of engines) await engine.stop().catch((e: unknown) => journal.write({ type: 'harness-error', message: `lifting faults: ${String(e)}` }));
     for (const fn of undo.reverse())
@@ -184,10 +213,37 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
         .catch((e: unknown) => journal.write({ type: 'harness-error', message: `ending the run: ${String(e)}` }));
     await toxiproxy?.stop();
     await confinement?.close().catch((e: unknown) => journal.write({ type: 'harness-error', message: `closing the consumer's room: ${String(e)}` }));
-    journal.write({ type: 'run-end', status });
+    journal.write({
+      type: 'run-end',
+      status,
+      ...(status === 'interrupted' ? { interrupted: { by: String(signal?.reason ?? 'an interrupt'), at: interruptedAt ?? clock() } } : {}),
+    });
     journal.close();
   }
   return { status, entries: journal.entries, ...(verdict ? { verdict } : {}), ...(error ? { error } : {}) };
+}
+
+/**
+ * Waits for `run`; if `signal` aborts first, calls `stop` and then waits for `run` to settle at
+ * most LAB_SETTLE_MS (its rejection, a consequence of the stop, is swallowed).
+ */
+export async function untilDoneOrAborted(run: Promise<void>, signal: AbortSignal | undefined, stop: () => Promise<void>): Promise<void> {
+  const settled = run.then(
+    () => 'done' as const,
+    (error: unknown) => ({ error }),
+  );
+  let forget = (): void => {};
+  const aborted = new Promise<'aborted'>((resolve) => {
+    forget = onAbort(signal, () => resolve('aborted'));
+  });
+  const first = await Promise.race([settled, aborted]);
+  forget();
+  if (first === 'done') return;
+  if (first !== 'aborted' && !signal?.aborted) throw first.error;
+  await stop();
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, LAB_SETTLE_MS)))]);
+  clearTimeout(timer);
 }
 
 /** The verdict of a run whose consumer could not be started at all: the consumer's failure, not the harness's. */

@@ -3,8 +3,10 @@
 // folder is root's, passable but not listable, the consumer's room is the uid's.
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { onCleanup } from '../cleanup.js';
+import { onAbort } from '../interrupt.js';
 import type { JournalEntry } from '../journal.js';
 import { allowPorts, installFirewall, readFirewallCounters } from '../sandbox/firewall.js';
 import { createRunNamespace } from '../sandbox/namespace.js';
@@ -13,9 +15,18 @@ import { leaseUid } from '../sandbox/uids.js';
 import type { Executed, RunRequest } from './execute.js';
 import type { ToRunner, ToWorker } from './worker.js';
 
-const WORKER = fileURLToPath(new URL('./worker.js', import.meta.url));
+// Compiled, the worker is next to this module; run from source (the unit tests), it is dist/'s.
+const WORKER = [new URL('./worker.js', import.meta.url), new URL('../../dist/harness/run/worker.js', import.meta.url)]
+  .map((url) => fileURLToPath(url))
+  .find((path) => existsSync(path))!;
 
-export async function runSealed(request: RunRequest, slot: number, note: string, onJournal: (entry: JournalEntry) => void): Promise<Executed> {
+export async function runSealed(
+  request: RunRequest,
+  slot: number,
+  note: string,
+  onJournal: (entry: JournalEntry) => void,
+  signal?: AbortSignal,
+): Promise<Executed> {
   prepareRunFolder(request.runDir);
   const lease = leaseUid(slot);
   const ns = await createRunNamespace({ label: request.runId }).catch((error: unknown) => {
@@ -37,9 +48,11 @@ export async function runSealed(request: RunRequest, slot: number, note: string,
         ? `it runs sealed as uid ${lease.uid}, which cannot reach what it needs: ${unreachable.map((u) => u.message).join('; ')} (make it reachable for other users, or run with --no-seal)`
         : undefined;
     const [file, ...args] = ns.enterArgv([process.execPath, WORKER], { dieWithParent: true });
-    worker = spawn(file!, args, { cwd: request.cwd, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // Detached: a Ctrl-C to the terminal's process group reaches the harness only, which sends `abort`.
+    worker = spawn(file!, args, { cwd: request.cwd, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
     const child = worker;
     const reply = (message: ToWorker) => child.connected && child.send(message);
+    const forgetAbort = onAbort(signal, () => reply({ type: 'abort', reason: String(signal?.reason ?? 'an interrupt') }));
     return await new Promise<Executed>((resolve, reject) => {
       let done: Executed | undefined;
       child.on('message', (message: ToRunner) => {
@@ -63,7 +76,7 @@ export async function runSealed(request: RunRequest, slot: number, note: string,
           : resolve({ status: 'error', error: `the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did (its stderr is above)` }),
       );
       reply({ type: 'run', request: { ...request, seal: { uid: lease.uid, gid: lease.gid, note }, ...(refuse ? { refuse } : {}) } });
-    });
+    }).finally(forgetAbort);
   } finally {
     forget();
     await close();

@@ -1,7 +1,9 @@
 // A sealed run's worker: started by the runner inside the run's network namespace, it runs the
 // run's body (publisher in process, Toxiproxy, control, confined consumers) and talks to the
 // runner over its IPC channel only: the runner is outside the namespace. Everything it writes
-// in the run folder is the harness's evidence: readable by root alone.
+// in the run folder is the harness's evidence: readable by root alone. It runs in a process
+// group of its own, so a Ctrl-C at the terminal does not reach it: the runner sends `abort`
+// instead, and the run stops as an in-process run does (harness/run/execute.ts).
 
 import type { JournalEntry } from '../journal.js';
 import { type Executed, executeRun, type FirewallCounters, type RunRequest } from './execute.js';
@@ -12,7 +14,10 @@ export type ToRunner =
   | { type: 'ask'; id: number; what: 'firewall' }
   | { type: 'done'; executed: Executed };
 
-export type ToWorker = { type: 'run'; request: RunRequest } | { type: 'reply'; id: number; value?: unknown; error?: string };
+export type ToWorker =
+  | { type: 'run'; request: RunRequest }
+  | { type: 'reply'; id: number; value?: unknown; error?: string }
+  | { type: 'abort'; reason: string };
 
 const send = (message: ToRunner): void => void process.send?.(message);
 
@@ -26,8 +31,11 @@ function ask(question: { what: 'allow-port'; port: number } | { what: 'firewall'
   });
 }
 
+const stop = new AbortController();
+
 process.umask(0o077);
 process.on('message', (message: ToWorker) => {
+  if (message.type === 'abort') return stop.abort(message.reason);
   if (message.type === 'reply') {
     const waiter = waiting.get(message.id);
     waiting.delete(message.id);
@@ -39,6 +47,7 @@ process.on('message', (message: ToWorker) => {
     onJournal: (entry) => send({ type: 'entry', entry }),
     allowPort: async (port) => void (await ask({ what: 'allow-port', port })),
     firewall: async () => (await ask({ what: 'firewall' })) as FirewallCounters | undefined,
+    signal: stop.signal,
   })
     .then(
       ({ entries: _entries, ...executed }): Executed => executed,

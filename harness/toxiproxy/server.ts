@@ -154,7 +154,10 @@ async function launch(binary: string, port: number, logLevel: string, options: S
     stderr: 'pipe',
     buffer: false,
     reject: false,
-    cleanup: true, // execa also kills it if this process exits without running our cleanups
+    // Its own process group: a Ctrl-C at the terminal reaches the harness, which stops the run and
+    // then the server, not the server under a running run. It still dies with the harness (setpriv).
+    detached: true,
+    cleanup: true, // execa also kills it if this process exits without running our cleanups (not for detached ones: setpriv does)
     env: { LOG_LEVEL: logLevel },
   });
   for (const stream of [child.stdout, child.stderr]) {
