@@ -2,9 +2,9 @@
 // time. Each run is independent (its own publisher, Toxiproxy server, processes and run
 // folder), so running two at once on two cores changes no verdict, only the wall time.
 
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderJunitForRunDirs } from './report/junit.js';
+import { type BatchView, batchViewOf, ownCommandLine } from './report/batch-view.js';
+import { renderBatchFiles } from './report/render-batch.js';
 import { ensureDir, switchLatest } from './report/run-folder.js';
 import { type RunOptions, type RunResult, newRunId, runScenario } from './runner.js';
 import type { Scenario } from './scenario/load.js';
@@ -26,14 +26,17 @@ export interface BatchHooks {
 export interface BatchResult {
   batchDir: string;
   results: RunResult[];
+  /** The batch as its index.html, summary.md and results.json show it. */
+  view: BatchView;
 }
 
 /** Runs `items` in order, `jobs` at a time, each into its own folder under a new batch folder. */
 export async function runBatch(
   name: string,
   items: BatchItem[],
-  options: { jobs: number; cwd: string; reportsDir: string; toxiproxyUrl?: string; seal?: SealMode } & BatchHooks,
+  options: { jobs: number; cwd: string; reportsDir: string; toxiproxyUrl?: string; seal?: SealMode; commandLine?: string } & BatchHooks,
 ): Promise<BatchResult> {
+  const startedAt = new Date().toISOString().slice(0, 19);
   const batchDir = join(options.reportsDir, newRunId(name));
   ensureDir(batchDir);
   const results: RunResult[] = new Array(items.length);
@@ -51,19 +54,20 @@ export async function runBatch(
         ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
         ...(options.seal ? { seal: options.seal } : {}),
         slot,
+        latest: false,
         ...(options.onJournal ? { onJournal: options.onJournal } : {}),
       });
       options.onFinish?.(item, results[index]!, index);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.jobs, items.length)) }, (_, slot) => worker(slot)));
-  writeFileSync(
-    join(batchDir, 'junit.xml'),
-    renderJunitForRunDirs(
-      results.map((r) => r.runDir),
-      { suiteName: `chaoslab ${name}` },
-    ),
+  const meta = { name, startedAt, endedAt: new Date().toISOString().slice(0, 19), commandLine: options.commandLine ?? ownCommandLine() };
+  const view = batchViewOf(
+    batchDir,
+    meta,
+    results.map((r, i) => ({ label: items[i]!.label, runDir: r.runDir, view: r.view })),
   );
+  renderBatchFiles(view);
   switchLatest(options.reportsDir, batchDir);
-  return { batchDir, results };
+  return { batchDir, results, view };
 }

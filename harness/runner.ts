@@ -30,6 +30,8 @@ export interface RunOptions {
   log?: (line: string) => void;
   /** Every journal entry as it is written (live console, progress). */
   onJournal?: (entry: JournalEntry) => void;
+  /** Point `<reportsDir>/latest` at the run (default true; a batch points it at itself instead). */
+  latest?: boolean;
 }
 
 export interface RunResult {
@@ -85,7 +87,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     mkdirSync(runDir);
     executed = await executeRun({ ...request, sealNote: decision.note }, { onJournal: record, ...(options.log ? { log: options.log } : {}) });
   }
-  const { view } = renderRunFolder(runDir, { latestIn: options.reportsDir, entries });
+  const { view } = renderRunFolder(runDir, { ...(options.latest === false ? {} : { latestIn: options.reportsDir }), entries });
   return {
     runId,
     runDir,

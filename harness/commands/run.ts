@@ -2,7 +2,6 @@
 // times (--repeat, the dstest habit), against one consumer.
 import { type Command, InvalidArgumentError } from 'commander';
 import { minimatch } from 'minimatch';
-import { relative } from 'node:path';
 import { type BatchItem, runBatch } from '../batch.js';
 import { labNamed, labNames } from '../labs/registry.js';
 import { defaultReportsDir, scenariosDir } from '../paths.js';
@@ -18,6 +17,7 @@ export interface RunCommandOptions {
   reports: string;
   toxiproxyUrl?: string;
   quiet?: boolean;
+  verbose?: boolean;
   all?: boolean;
   only?: string;
   jobs: number;
@@ -55,6 +55,7 @@ export function register(program: Command): void {
     .option('--seal', 'require sealed runs (an error where the machine cannot seal)')
     .option('--no-seal', 'run unsealed: the consumer runs as your user (default: sealed wherever the machine allows; CHAOSLAB_SEAL=on|off|auto)')
     .option('-q, --quiet', 'print only the results')
+    .option('-v, --verbose', 'at the end of several runs, list every run (default: only those that did not pass)')
     .action(async (name: string | undefined, opts: RunCommandOptions) => {
       const cwd = process.cwd();
       const items = selectItems(name, opts);
@@ -77,7 +78,7 @@ export function register(program: Command): void {
           return;
         }
         const outcomes: ScenarioOutcome[] = [];
-        const { batchDir, results } = await runBatch(opts.repeat > 1 ? `${items[0]!.scenario.name}-x${opts.repeat}` : 'catalogue', items, {
+        const { results, view } = await runBatch(batchName(name ? [name] : [], opts), items, {
           jobs: opts.jobs,
           cwd,
           reportsDir: opts.reports,
@@ -88,17 +89,28 @@ export function register(program: Command): void {
           ...(opts.jobs === 1 ? { onJournal: reporter.onJournal } : {}),
           onFinish: (item, result) => outcomes.push(reporter.scenarioFinished(item.label, result)),
         });
-        reporter.finalTable(outcomes);
-        const passed = results.filter((r) => r.status === 'pass').length;
-        const errors = results.filter((r) => r.status === 'error').length;
-        process.stdout.write(
-          `${passed} passed, ${results.length - passed - errors} failed${errors ? `, ${errors} errors` : ''} — ${relative(cwd, batchDir) || '.'}/junit.xml\n`,
-        );
+        reporter.batchFinished(outcomes, view, { verbose: opts.verbose === true });
         process.exitCode = EXIT[combinedStatus(results.map((r) => r.status))];
       } finally {
         reporter.close();
       }
     });
+}
+
+/**
+ * The batch folder's name, after what was asked: `catalogue` (--all), `only-<glob>`, the names
+ * given, `<lab>-catalogue`, with `-x<n>` for a repeat; safe as a file name.
+ */
+export function batchName(names: string[], opts: Pick<RunCommandOptions, 'all' | 'only' | 'lab' | 'repeat'>): string {
+  const safe = (text: string): string =>
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/-{2,}/g, '-')
+      .replace(/^[-.]+|[-.]+$/g, '');
+  const what = opts.only ? `only-${safe(opts.only) || 'glob'}` : opts.all ? 'catalogue' : safe(names.join('-')) || 'batch';
+  const lab = opts.lab && (opts.all || opts.only) ? `${safe(opts.lab)}-` : '';
+  return `${lab}${what}`.slice(0, 60).replace(/-+$/, '') + (opts.repeat > 1 ? `-x${opts.repeat}` : '');
 }
 
 function selectItems(name: string | undefined, opts: RunCommandOptions): BatchItem[] {
