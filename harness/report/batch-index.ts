@@ -30,7 +30,7 @@ table.runs{width:100%;background:#fff}
 table.runs td.status{font-weight:700;white-space:nowrap}
 td.status.pass{color:var(--pass)}td.status.fail{color:var(--fail)}td.status.error{color:var(--error)}td.status.interrupted{color:var(--interrupted)}
 td.time{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
-td.label .scenario{display:block;color:var(--muted);font-size:12px}
+td.label{white-space:nowrap}td.label .scenario{display:block;color:var(--muted);font-size:12px}
 td.finding pre.out{margin:6px 0 0;max-height:220px;font-size:12px}
 td.finding details summary{font-weight:400;color:var(--muted);font-size:13px}
 tr.run:not(.pass) td{background:#fff8f8}
