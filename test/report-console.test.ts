@@ -198,6 +198,9 @@ t.test('unknown entries, a run without a view, a harness error', async (t) => {
     }),
   );
   t.match(out.text, /consumer #3 killed at the deadline after 60\.000 s\n/);
+  const beforeSeal = out.text;
+  r.onJournal(at(8.7, { type: 'seal', uid: 61003, allowed: { packets: 9, bytes: 900 }, rejected: { packets: 0, bytes: 0 } }));
+  t.equal(out.text, beforeSeal, 'the firewall counters are no milestone');
   r.onJournal(at(9, { type: 'harness-error', message: 'toxiproxy went away' }));
   t.match(out.text, /harness error: toxiproxy went away\n/);
   r.onJournal(at(10, { type: 'wire', stream: 'consumer', conn: 1, kind: 'recv', line: 'HELLO\u0007\n', error: 'unknown command' }));

@@ -257,6 +257,9 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
       case 'harness-error':
         milestone(`harness error: ${entry.message}`);
         break;
+      case 'seal':
+        // The firewall's counters: the verdict says it when they matter (a consumer that went around the proxy).
+        break;
       case 'run-end':
         s.step = 'done';
         break;
