@@ -148,7 +148,7 @@ t.test('terminal mode: one status line redrawn in place, a progress bar for seve
   const dir = t.testdir();
   const out = sink(120);
   const c = clock();
-  const r = createConsoleReporter({ tty: true, quiet: false, out, now: c.now, interval: false, color: true, cwd: dir });
+  const r = createConsoleReporter({ tty: true, quiet: false, out, now: c.now, interval: false, color: true, cwd: dir, verbose: true });
   r.scenarioStarted('cuts', { index: 0, total: 2 });
   const cuts = golden('cuts-pass');
   const pass = writeRunFolder(join(dir, 'r1'), cuts);
@@ -244,9 +244,13 @@ t.test('the end of a batch: only the runs that did not pass, in full, with the c
   const batch = batchViewOf(dir, { name: 'ack-crash-x2', startedAt: '', endedAt: '', commandLine: 'chaoslab run ack-crash --repeat 2' }, runs);
   const play = (verbose: boolean) => {
     const out = sink(100);
-    const r = createConsoleReporter({ tty: false, quiet: false, out, interval: false, cwd: dir });
+    const c = clock();
+    const r = createConsoleReporter({ tty: false, quiet: false, out, interval: false, cwd: dir, verbose, now: c.now });
     const outcomes = runs.map((run, index) => {
       r.scenarioStarted(run.label, { index, total: 2 });
+      r.onJournal(at(1, { type: 'process-start', role: 'consumer', incarnation: 1, pid: 9, command: 'c', env: {} }));
+      c.advance(1500);
+      r.tick();
       return r.scenarioFinished(run.label, { status: run.view.status as 'pass' | 'fail', runDir: run.runDir, view: run.view });
     });
     const progress = out.text;
@@ -254,6 +258,11 @@ t.test('the end of a batch: only the runs that did not pass, in full, with the c
     r.close();
     return { progress, end: out.text.slice(progress.length) };
   };
+  t.match(
+    play(true).progress,
+    /\[1\/2\] ack-crash #1\n {2}ack-crash #1 \[0\.000 s\] consumer #1 started \(pid 9\)\n {2}ack-crash #1 \[1\.500 s\] still consumer #1 running\n/,
+    '-v: every milestone',
+  );
   const { progress, end } = play(false);
   t.equal(
     progress,
@@ -296,7 +305,7 @@ t.test('the end of a batch: only the runs that did not pass, in full, with the c
   const allPass = sink();
   const r = createConsoleReporter({ tty: false, quiet: false, out: allPass, interval: false, cwd: dir, color: true });
   r.batchFinished([{ name: 'x', status: 'pass', durationMs: 1, reason: '' }], batchViewOf(dir, batch, [runs[0]!]));
-  t.equal(allPass.text, '\n\n\x1b[32m1 passed\x1b[0m — index.html\n', 'all passed: the total alone');
+  t.equal(allPass.text, '\n\x1b[32m1 passed\x1b[0m — index.html\n', 'all passed: the total alone');
   const noDetail = sink();
   createConsoleReporter({ tty: false, quiet: false, out: noDetail, interval: false, cwd: dir }).batchFinished(
     [{ name: 'y', status: 'error', durationMs: 1, reason: 'gone' }],

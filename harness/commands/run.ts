@@ -55,11 +55,20 @@ export function register(program: Command): void {
     .option('--seal', 'require sealed runs (an error where the machine cannot seal)')
     .option('--no-seal', 'run unsealed: the consumer runs as your user (default: sealed wherever the machine allows; CHAOSLAB_SEAL=on|off|auto)')
     .option('-q, --quiet', 'print only the results')
-    .option('-v, --verbose', 'at the end of several runs, list every run (default: only those that did not pass)')
+    .option(
+      '-v, --verbose',
+      "with several runs: each run's milestones while it runs, and every run at the end (default: a line per run, then those that did not pass)",
+    )
     .action(async (name: string | undefined, opts: RunCommandOptions) => {
       const cwd = process.cwd();
       const items = selectItems(name, opts);
-      const reporter = createConsoleReporter({ tty: process.stdout.isTTY === true, quiet: opts.quiet === true, out: process.stdout, cwd });
+      const reporter = createConsoleReporter({
+        tty: process.stdout.isTTY === true,
+        quiet: opts.quiet === true,
+        verbose: opts.verbose === true,
+        out: process.stdout,
+        cwd,
+      });
       try {
         if (items.length === 1 && opts.repeat === 1 && !opts.all && !opts.only) {
           const [item] = items;

@@ -26,6 +26,8 @@ export interface ConsoleReporterOptions {
   tty: boolean;
   /** Print only the results (no live lines, no status). */
   quiet: boolean;
+  /** In a batch, also each run's milestones (default: a line per run started and finished). */
+  verbose?: boolean;
   out: ConsoleOut;
   /** Paths are shown relative to this (default: process.cwd()). */
   cwd?: string;
@@ -149,8 +151,10 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     lastOutputAt = now();
     if (tty && live) drawStatus();
   };
+  // A batch shows a line per run; each run's milestones only with --verbose.
+  const chatty = (): boolean => total < 2 || options.verbose === true;
   const milestone = (text: string): void => {
-    if (quiet || !live) return;
+    if (quiet || !live || !chatty()) return;
     print(`  ${live.name} [${seconds(now() - live.startedAt)}] ${text}`);
   };
 
@@ -178,7 +182,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   const tick = (): void => {
     if (!live || quiet) return;
     if (tty) drawStatus();
-    else if (now() - lastOutputAt >= 1000) print(`  ${live.name} [${seconds(now() - live.startedAt)}] still ${statusText()}`);
+    else if (chatty() && now() - lastOutputAt >= 1000) print(`  ${live.name} [${seconds(now() - live.startedAt)}] still ${statusText()}`);
   };
 
   const who = (e: { role?: string; incarnation?: number }): string => (e.role === 'control' ? 'control' : `consumer #${e.incarnation ?? '?'}`);
@@ -364,7 +368,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
           ...(r.runDir ? [`  report: ${show(join(r.runDir, 'report.html'))}`] : []),
         );
     }
-    out.write(`${lines.join('\n')}\n`);
+    if (lines.length) out.write(`${lines.join('\n')}\n`);
     if (opts.verbose) finalTable(rows);
     const worst = bad[0]?.status;
     out.write(`\n${worst ? paint(COLOR[worst], totalsLine(batch)) : paint(COLOR.pass, totalsLine(batch))} — ${show(join(batch.dir, 'index.html'))}\n`);
