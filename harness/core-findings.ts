@@ -8,12 +8,15 @@ import { type Finding, statusOf, type Verdict } from './verdict.js';
 
 /** What the shell says when it cannot run a command: bash's exit codes 126 (not executable) and 127 (not found). */
 const CANNOT_RUN = new Set([126, 127]);
-const NOT_FOUND = /not found|no such file or directory/i;
+/** The shell's "not found", and the interpreters' own words for a program file that is not there. */
+const NOT_FOUND = /not found|can't open file|cannot find module/i;
 
 /**
  * The first consumer process whose command could not be started: bash exited 126 or 127, or the
- * process exited before it ever connected and said "not found" (or "No such file or directory",
- * as `python3 missing.py` does). The finding quotes the shell's own message.
+ * process exited before it ever connected and said "not found" (or, for a program file that is
+ * not there, python's "can't open file", node's "Cannot find module"). The finding quotes that
+ * message. Other words on the way out (a consumer's own "No such file or directory") are the
+ * consumer's failure, not a start failure.
  */
 export function cannotStartFinding(journal: readonly JournalEntry[]): Finding | undefined {
   const connected = new Set<number>();

@@ -294,6 +294,14 @@ t.test('a command that could not be started leads its verdict with that, quoting
     { text: /^your command could not be started: "python3: can't open file/ },
     'exited before connecting, saying the file is not there',
   );
+  t.match(cannotStartFinding(exitedWith(1, "Error: Cannot find module '/lab/c.js'\n    at Module._resolveFilename\n", false)), {
+    text: /^your command could not be started: "Error: Cannot find module '\/lab\/c\.js'" \(consumer incarnation 1 exited 1\)$/,
+  });
+  t.equal(
+    cannotStartFinding(exitedWith(1, 'could not write the control database: No such file or directory\n', false)),
+    undefined,
+    'the consumer’s own "No such file": its failure, not a start failure',
+  );
   t.equal(cannotStartFinding(exitedWith(2, 'config not found\n', true)), undefined, 'it had connected: an ordinary failure');
   t.equal(cannotStartFinding(exitedWith(1, TRACEBACK, false)), undefined, 'a traceback is the consumer’s own failure, not a start failure');
   t.equal(cannotStartFinding(golden('cuts-pass')), undefined, 'connection refused is not "could not start"');
