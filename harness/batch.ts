@@ -1,12 +1,10 @@
 // Several scenario runs — a catalogue, a repeat, a mutant matrix — with at most `jobs` at a
 // time. Each run is independent (its own publisher, Toxiproxy server, processes and run
-// folder), so running two at once on two cores changes no verdict, only the wall time. On an
-// interrupt (options.signal) nothing new starts, the running runs stop, and the batch's reports
-// still list every item: those that never started as skipped.
+// folder), so running two at once on two cores changes no verdict, only the wall time.
 
-import { writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
-import { renderJunitForRunDirs } from './report/junit.js';
+import { type BatchView, batchViewOf, ownCommandLine } from './report/batch-view.js';
+import { renderBatchFiles } from './report/render-batch.js';
 import { ensureDir, switchLatest } from './report/run-folder.js';
 import { type RunOptions, type RunResult, newRunId, runScenario } from './runner.js';
 import type { Scenario } from './scenario/load.js';
@@ -31,14 +29,26 @@ export interface BatchResult {
   results: RunResult[];
   /** The items never started because of an interrupt (the tail of `items`). */
   notStarted: BatchItem[];
+  /** The batch as its index.html, summary.md and results.json show it. */
+  view: BatchView;
 }
 
 /** Runs `items` in order, `jobs` at a time, each into its own folder under a new batch folder. */
 export async function runBatch(
   name: string,
   items: BatchItem[],
-  options: { jobs: number; cwd: string; reportsDir: string; toxiproxyUrl?: string; seal?: SealMode; invokedAs?: string; signal?: AbortSignal } & BatchHooks,
+  options: {
+    jobs: number;
+    cwd: string;
+    reportsDir: string;
+    toxiproxyUrl?: string;
+    seal?: SealMode;
+    commandLine?: string;
+    invokedAs?: string;
+    signal?: AbortSignal;
+  } & BatchHooks,
 ): Promise<BatchResult> {
+  const startedAt = new Date().toISOString().slice(0, 19);
   const batchDir = join(options.reportsDir, newRunId(name));
   ensureDir(batchDir);
   const results: RunResult[] = new Array(items.length);
@@ -56,6 +66,7 @@ export async function runBatch(
         ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
         ...(options.seal ? { seal: options.seal } : {}),
         slot,
+        latest: false,
         ...(options.invokedAs ? { invokedAs: options.invokedAs } : {}),
         ...(options.onJournal ? { onJournal: options.onJournal } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
@@ -67,16 +78,22 @@ export async function runBatch(
   // Items are taken in order, so those started are a prefix.
   const started = results.filter(Boolean);
   const notStarted = items.slice(started.length);
-  writeFileSync(
-    join(batchDir, 'junit.xml'),
-    renderJunitForRunDirs(
-      started.map((r) => r.runDir),
-      { suiteName: `chaoslab ${name}`, notStarted: notStarted.map((item) => ({ name: item.scenario.name, file: shownFile(item.scenario.file, options.cwd) })) },
-    ),
+  const meta = {
+    name,
+    startedAt,
+    endedAt: new Date().toISOString().slice(0, 19),
+    commandLine: options.commandLine ?? ownCommandLine(),
+    notStarted: notStarted.map((item) => ({ label: item.label, scenario: item.scenario.name, file: shownFile(item.scenario.file, options.cwd) })),
+  };
+  const view = batchViewOf(
+    batchDir,
+    meta,
+    started.map((r, i) => ({ label: items[i]!.label, runDir: r.runDir, view: r.view })),
   );
+  renderBatchFiles(view);
   switchLatest(options.reportsDir, batchDir);
-  return { batchDir, results: started, notStarted };
+  return { batchDir, results: started, notStarted, view };
 }
 
-/** A scenario file as junit.xml shows it: relative to the working directory when inside it. */
+/** A scenario file as the reports show it: relative to the working directory when inside it. */
 const shownFile = (file: string, cwd: string): string => (isAbsolute(file) && !relative(cwd, file).startsWith('..') ? relative(cwd, file) : file);

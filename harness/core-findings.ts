@@ -1,12 +1,48 @@
-// Findings the harness makes itself, whatever the lab: a consumer that went around the proxy.
-// They join the lab's findings in the verdict, first, because they void every other observation:
-// a consumer that bypassed the proxy was never tested under the scenario's faults.
+// Findings the harness makes itself, whatever the lab: a consumer command that could not be
+// started, a consumer that went around the proxy. They join the lab's findings in the verdict,
+// first, because they void every other observation: a consumer that never ran, or bypassed the
+// proxy, was never tested under the scenario's faults.
 
 import type { JournalEntry } from './journal.js';
 import { type Finding, statusOf, type Verdict } from './verdict.js';
 
+/** What the shell says when it cannot run a command: bash's exit codes 126 (not executable) and 127 (not found). */
+const CANNOT_RUN = new Set([126, 127]);
+/** The shell's "not found", and the interpreters' own words for a program file that is not there. */
+const NOT_FOUND = /not found|can't open file|cannot find module/i;
+
+/**
+ * The first consumer process whose command could not be started: bash exited 126 or 127, or the
+ * process exited before it ever connected and said "not found" (or, for a program file that is
+ * not there, python's "can't open file", node's "Cannot find module"). The finding quotes that
+ * message. Other words on the way out (a consumer's own "No such file or directory") are the
+ * consumer's failure, not a start failure.
+ */
+export function cannotStartFinding(journal: readonly JournalEntry[]): Finding | undefined {
+  const connected = new Set<number>();
+  for (const e of journal) {
+    if (e.type === 'wire' && e.kind === 'open' && e.owner?.role === 'consumer') connected.add(e.owner.incarnation);
+    if (e.type !== 'process-exit' || e.role !== 'consumer' || e.code === null || e.code === 0) continue;
+    const said = e.stderrTail
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    const message = [...said].reverse().find((l) => NOT_FOUND.test(l)) ?? said.at(-1);
+    if (!CANNOT_RUN.has(e.code) && !(message && NOT_FOUND.test(message) && !connected.has(e.incarnation))) continue;
+    const quoted = message ? `${JSON.stringify(message.length > 300 ? `${message.slice(0, 299)}…` : message)} ` : '';
+    return {
+      code: 'cannot-start',
+      text: `your command could not be started: ${quoted}(consumer incarnation ${e.incarnation} exited ${e.code})`,
+      subject: { process: { role: 'consumer', incarnation: e.incarnation }, t: e.t },
+    };
+  }
+  return undefined;
+}
+
 export function coreFindings(journal: readonly JournalEntry[]): Finding[] {
   const findings: Finding[] = [];
+  const cannotStart = cannotStartFinding(journal);
+  if (cannotStart) findings.push(cannotStart);
   for (const e of journal) {
     if (e.type === 'wire' && e.kind === 'open' && e.peer?.via === 'direct' && e.owner?.role === 'consumer')
       findings.push({

@@ -35,6 +35,8 @@ export interface RunOptions {
   invokedAs?: string;
   /** Aborted on Ctrl-C/SIGTERM: the run stops, ends `interrupted`, and its reports are still written. */
   signal?: AbortSignal;
+  /** Point `<reportsDir>/latest` at the run (default true; a batch points it at itself instead). */
+  latest?: boolean;
 }
 
 export interface RunResult {
@@ -99,7 +101,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       { onJournal: record, ...(options.log ? { log: options.log } : {}), ...(options.signal ? { signal: options.signal } : {}) },
     );
   }
-  const { view } = renderRunFolder(runDir, { latestIn: options.reportsDir, entries });
+  const { view } = renderRunFolder(runDir, { ...(options.latest === false ? {} : { latestIn: options.reportsDir }), entries });
   return {
     runId,
     runDir,

@@ -11,7 +11,7 @@ import { agreementProblems } from '../harness/report/agreement.js';
 import { createConsoleReporter, outcomeLines } from '../harness/report/console.js';
 import { renderRunFolder } from '../harness/report/render-all.js';
 import { viewOf } from '../harness/report/view.js';
-import { cutAfter, find, GOLDEN_NAMES, golden, harnessFailed, writeRunFolder } from './helpers/journals.js';
+import { cutAfter, find, GOLDEN_NAMES, golden, harnessFailed, withOutput, writeRunFolder } from './helpers/journals.js';
 
 /** Renders `journal` into a fresh run folder under `root`, as a run does at its end. */
 function rendered(root: string, name: string, journal: readonly JournalEntry[]) {
@@ -91,6 +91,15 @@ t.test('the check can fail: a tampered report is caught', async (t) => {
     [/^report\.html does not say the status: "<span class=\\"status\\">PASS<\/span>"$/],
     'the status a reader sees, changed in report.html',
   );
+
+  const said = rendered(
+    root,
+    'fail-stderr',
+    withOutput(golden('ack-crash-ack-before-commit'), 1, { stderr: 'Traceback (most recent call last):\nValueError: 1\n' }),
+  );
+  t.same(problems(said), [], 'the consumer’s stderr is under the verdict');
+  tamper(t, said.runDir, 'summary.md', /## What the consumer said[\s\S]*?ValueError: 1\n```\n/, '');
+  t.same(problems(said), [`summary.md does not say the consumer's stderr: "ValueError: 1"`], 'the consumer’s stderr dropped from summary.md');
 
   const junit = fresh('ack-crash-ack-before-commit', 'fail-junit');
   tamper(t, junit.runDir, 'junit.xml', /\s*<failure [\s\S]*<\/failure>/, '');

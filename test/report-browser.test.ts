@@ -12,8 +12,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import type { JournalEntry } from '../harness/journal.js';
+import { batchViewOf } from '../harness/report/batch-view.js';
 import { renderRunFolder } from '../harness/report/render-all.js';
-import { find, golden, insertAfter, wireLines, withOutput, writeRunFolder } from './helpers/journals.js';
+import { renderBatchFiles } from '../harness/report/render-batch.js';
+import { cutAfter, find, golden, insertAfter, wireLines, withOutput, writeRunFolder } from './helpers/journals.js';
 
 t.setTimeout(300_000);
 
@@ -159,5 +161,75 @@ t.test('report.html in headless Chromium: verdict, arrows, culprit, fault band; 
   t.equal(await page.locator('tr.bad, .bad-text').count(), 0, 'no row marked wrong');
   t.equal(await page.locator('#state tr.good').count(), 2, 'consumer and control both as expected of them');
   await page.screenshot({ path: join(passDir, 'report.png'), fullPage: true });
+  t.same(problems, [], 'no console error, no CSP violation');
+});
+
+t.test('a batch index.html in headless Chromium: a row per run, the status filters work without script', async (t) => {
+  let playwright: typeof import('playwright-core');
+  try {
+    playwright = await import('playwright-core');
+  } catch {
+    t.pass('the browser test', { skip: 'playwright-core is not installed: run `npm ci` (it is a devDependency)' });
+    return;
+  }
+  const executablePath = findChromium();
+  if (!executablePath) {
+    t.pass('the browser test', { skip: 'no Chromium found: `make browser` installs it; or set CHROMIUM_PATH' });
+    return;
+  }
+  t.saveFixture = true;
+  const dir = t.testdir();
+  const pass = golden('ack-crash-pass');
+  const journals: [string, string, JournalEntry[]][] = [
+    ['20261201-020000-ack-crash-aaaa', 'ack-crash', pass],
+    [
+      '20261201-020001-ack-crash-bbbb',
+      'ack-crash #2',
+      withOutput(golden('ack-crash-ack-before-commit'), 1, { stderr: 'Traceback (most recent call last):\nValueError: 1\n' }),
+    ],
+    ['20261201-020002-resync-required-cccc', 'resync-required', golden('resync-required-pass')],
+    ['20261201-020003-ack-crash-dddd', 'ack-crash #4', cutAfter(pass, find(pass, 'toxiproxy'))],
+  ];
+  const runs = journals.map(([name, label, journal]) => {
+    const runDir = writeRunFolder(join(dir, name), journal);
+    return { label, runDir, view: renderRunFolder(runDir, { entries: journal }).view };
+  });
+  renderBatchFiles(
+    batchViewOf(dir, { name: 'catalogue', startedAt: '2026-12-01T02:00:00', endedAt: '2026-12-01T02:00:09', commandLine: 'chaoslab run --all' }, runs),
+  );
+
+  const browser = await playwright.chromium.launch({ executablePath, headless: true, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const requests: string[] = [];
+  const problems: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+  page.on('pageerror', (err) => problems.push(String(err)));
+  await page.goto(pathToFileURL(join(dir, 'index.html')).href, { waitUntil: 'load' });
+  t.equal(await page.title(), 'catalogue: 2 passed, 1 failed, 1 interrupted — chaoslab');
+  t.equal(await page.locator('#batch').evaluate((el) => getComputedStyle(el).backgroundColor), 'rgb(192, 22, 43)', 'red: a run failed');
+  const visible = async () =>
+    page.locator('tr.run').evaluateAll((rows) => rows.filter((r) => (r as HTMLElement).offsetParent !== null).map((r) => r.getAttribute('data-status')));
+  t.same(await visible(), ['pass', 'fail', 'pass', 'interrupted'], 'all runs, in order');
+  await page.click('label[for="f-fail"]');
+  t.same(await visible(), ['fail'], 'Failed: only the failure');
+  t.match(await page.locator('tr.run:visible td.finding pre').textContent(), /ValueError: 1/, 'with the consumer’s stderr');
+  await page.click('label[for="f-pass"]');
+  t.same(await visible(), ['pass', 'pass']);
+  await page.click('label[for="f-error"]');
+  t.same(await visible(), [], 'Error: none');
+  t.ok(await page.locator('p.none').isVisible(), 'and the page says so');
+  await page.click('label[for="f-interrupted"]');
+  t.same(await visible(), ['interrupted']);
+  await page.click('label[for="f-all"]');
+  t.equal((await visible()).length, 4);
+  await page.click('tr.run[data-status="fail"] td.label a');
+  t.equal(await page.title(), 'FAIL ack-crash — chaoslab', 'the link opens the run’s report.html');
+  t.same(
+    requests.filter((u) => !u.startsWith('file:')),
+    [],
+    'no network request',
+  );
   t.same(problems, [], 'no console error, no CSP violation');
 });

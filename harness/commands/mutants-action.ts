@@ -67,7 +67,7 @@ export async function mutantsAction(opts: MutantsOptions): Promise<void> {
     for (const row of rows) process.stdout.write(`${row.ok ? 'ok     ' : 'PROBLEM'}  ${row.consumer.label.padEnd(38)} ${row.note}\n`);
     for (const d of disagreements) process.stdout.write(`DISAGREE ${d.label}: ${d.problems.join('; ')} (${relative(process.cwd(), d.runDir)})\n`);
     process.stdout.write(
-      `${lab.name}: reports agree with the verdict in ${results.length - disagreements.length} of ${results.length} runs — matrix: ${relative(process.cwd(), join(batchDir, 'matrix.md'))}\n`,
+      `${lab.name}: reports agree with the verdict in ${results.length - disagreements.length} of ${results.length} runs — matrix: ${relative(process.cwd(), join(batchDir, 'matrix.md'))}, every run: ${relative(process.cwd(), join(batchDir, 'index.html'))}\n`,
     );
     passed += rows.filter((r) => r.ok).length;
     failed += rows.filter((r) => !r.ok).length + disagreements.length;

@@ -1,11 +1,14 @@
 // `chaoslab report <run-folder...>`: re-renders summary.md, report.html and junit.xml from each
-// run folder's journal — no re-run, also for the partial journal of an interrupted run.
+// run folder's journal — no re-run, also for the partial journal of an interrupted run. A batch
+// folder: every run in it, then its index.html, summary.md, results.json and junit.xml.
 // `--junit <file>` also writes one JUnit file with a test case per run (multi-scenario CI).
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
+import { totalsLine } from '../report/batch-view.js';
 import { renderJunitForRunDirs } from '../report/junit.js';
 import { renderRunFolder } from '../report/render-all.js';
+import { rerenderBatch } from '../report/render-batch.js';
 import { resolveRunFolders } from '../report/run-folder.js';
 import { seconds } from '../report/format.js';
 import { EXIT } from './exit-status.js';
@@ -28,8 +31,10 @@ export function register(program: Command): void {
       const all: string[] = [];
       for (const folder of folders) {
         const { runs, batch } = resolveRunFolders(folder);
-        for (const dir of runs) {
-          const r = renderRunFolder(dir);
+        // A batch: every run in it, then the batch's own files (index.html, summary.md, results.json, junit.xml).
+        const rerendered = batch ? rerenderBatch(batch, runs) : undefined;
+        for (const [i, dir] of runs.entries()) {
+          const r = rerendered?.runs[i] ?? renderRunFolder(dir);
           all.push(dir);
           if (opts.quiet) continue;
           const x = r.view;
@@ -39,10 +44,9 @@ export function register(program: Command): void {
               r.files.map((f) => `  wrote ${show(f)}\n`).join(''),
           );
         }
-        if (batch) {
-          // A batch's own junit.xml: one test case per run in it.
-          writeFileSync(join(batch, 'junit.xml'), renderJunitForRunDirs(runs));
-          if (!opts.quiet) process.stdout.write(`wrote ${show(join(batch, 'junit.xml'))} (${runs.length} test case${runs.length === 1 ? '' : 's'})\n`);
+        if (rerendered && !opts.quiet) {
+          process.stdout.write(`${rerendered.view.name}: ${totalsLine(rerendered.view)}\n`);
+          for (const f of rerendered.files) process.stdout.write(`wrote ${show(f)}\n`);
         }
       }
       if (opts.junit) {

@@ -1,6 +1,5 @@
 // `chaoslab run`'s work, loaded only when a run starts (harness/commands/run.ts defines the
 // command): one run, or a batch; the console on stdout, or on stderr under one JSON document.
-import { relative } from 'node:path';
 import { runBatch } from '../batch.js';
 import { interruptible } from '../interrupt.js';
 import { reportsDirOf } from '../paths.js';
@@ -18,7 +17,7 @@ export async function runAction({ items, batch, batchName }: Selection, opts: Ru
   const json = opts.json === true || opts.reporter === 'json';
   // With --json, stdout carries only the document: the console goes to stderr.
   const out = json ? process.stderr : process.stdout;
-  const reporter = createConsoleReporter({ tty: out.isTTY === true, quiet: opts.quiet === true, out, cwd });
+  const reporter = createConsoleReporter({ tty: out.isTTY === true, quiet: opts.quiet === true, verbose: opts.verbose === true, out, cwd });
   const invokedAs = typedCommand(process.argv.slice(2));
   // Ctrl-C/SIGTERM: stop, write every report, then exit 130/143; a second one exits at once.
   const stop = interruptible({ onInterrupt: (signal) => reporter.interrupted(signal) });
@@ -46,7 +45,7 @@ export async function runAction({ items, batch, batchName }: Selection, opts: Ru
       return;
     }
     const outcomes: ScenarioOutcome[] = [];
-    const { batchDir, results, notStarted } = await runBatch(batchName, items, {
+    const { results, view } = await runBatch(batchName, items, {
       ...common,
       jobs: opts.jobs,
       onStart: (item, index, total) => reporter.scenarioStarted(item.label, { index, total }),
@@ -54,12 +53,7 @@ export async function runAction({ items, batch, batchName }: Selection, opts: Ru
       ...(opts.jobs === 1 ? { onJournal: reporter.onJournal } : {}),
       onFinish: (item, result) => outcomes.push(reporter.scenarioFinished(item.label, result)),
     });
-    reporter.finalTable(outcomes);
-    if (notStarted.length) out.write(`not started (interrupted): ${notStarted.map((item) => item.label).join(', ')}\n`);
-    const count = (status: string) => results.filter((r) => r.status === status).length;
-    const [passed, failed, errors, interrupted] = [count('pass'), count('fail'), count('error'), count('interrupted')];
-    const unfinished = interrupted + notStarted.length ? `, ${interrupted} interrupted, ${notStarted.length} not started` : '';
-    out.write(`${passed} passed, ${failed} failed${errors ? `, ${errors} errors` : ''}${unfinished} — ${relative(cwd, batchDir) || '.'}/junit.xml\n`);
+    reporter.batchFinished(outcomes, view, { verbose: opts.verbose === true });
     if (json) printJson(results.map((r, i) => runJson(r.view, r.runDir, { label: items[i]!.label })));
     process.exitCode = EXIT[combinedStatus(results.map((r) => r.status))];
   } finally {

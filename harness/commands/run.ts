@@ -11,6 +11,7 @@ export interface RunCommandOptions {
   reports?: string;
   toxiproxyUrl?: string;
   quiet?: boolean;
+  verbose?: boolean;
   all?: boolean;
   only?: string;
   jobs: number;
@@ -56,6 +57,10 @@ export function register(program: Command): void {
     )
     .option('--json', 'the same as --reporter json')
     .option('-q, --quiet', 'print only the results')
+    .option(
+      '-v, --verbose',
+      "with several runs: each run's milestones while it runs, and every run at the end (default: a line per run, then those that did not pass)",
+    )
     // The machinery (runner, batch) is loaded only when a run starts: `list`, `--help` and a
     // mistake in the scenario names stay quick.
     .action(async (names: string[], opts: RunCommandOptions) => {

@@ -129,6 +129,25 @@ export function selectItems(names: string[], opts: SelectOptions): Selection {
   const items = scenarios.flatMap((scenario) =>
     Array.from({ length: opts.repeat }, (_, i) => ({ scenario, label: opts.repeat > 1 ? `${scenario.name} #${i + 1}` : scenario.name, ...consumer })),
   );
-  const base = opts.all ? 'catalogue' : scenarios.length === 1 ? scenarios[0]!.name : `${scenarios.length}-scenarios`;
-  return { items, batch: batch || opts.all === true || items.length > 1, batchName: opts.repeat > 1 ? `${base}-x${opts.repeat}` : base };
+  return { items, batch: batch || opts.all === true || items.length > 1, batchName: batchName(names, opts) };
+}
+
+const GLOB = /[*?[\]{}!]/;
+
+/**
+ * The batch folder's name, after what was asked: `catalogue` (--all), `only-<glob>` for a glob
+ * (positional or --only), the names given, `<lab>-` in front with --lab, `-x<n>` for a repeat;
+ * safe as a file name.
+ */
+export function batchName(names: string[], opts: Pick<SelectOptions, 'all' | 'only' | 'lab' | 'repeat'>): string {
+  const safe = (text: string): string =>
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/-{2,}/g, '-')
+      .replace(/^[-.]+|[-.]+$/g, '');
+  const asked = [...(opts.only ? [opts.only] : []), ...names].map((n) => (GLOB.test(n) ? `only-${safe(n) || 'glob'}` : safe(n)));
+  const what = opts.all ? 'catalogue' : asked.join('-') || 'batch';
+  const lab = opts.lab && (opts.all || opts.only || names.some((n) => GLOB.test(n))) ? `${safe(opts.lab)}-` : '';
+  return `${lab}${what}`.slice(0, 60).replace(/-+$/, '') + (opts.repeat > 1 ? `-x${opts.repeat}` : '');
 }

@@ -1,5 +1,6 @@
 // Do the console, summary.md, junit.xml and report.html of a run say the same thing? Each must
-// carry the verdict's status, its headline, every finding and the final state — each row of the
+// carry the verdict's status, its headline, every finding (the console and summary.md also the
+// consumer's last stderr line under a verdict that is not a pass) and the final state — each row of the
 // state table whole (label, every cell, right or wrong), not numbers that could appear anywhere —
 // as the checker wrote them. `chaoslab mutants` (and so `make test`) checks this for every run it makes.
 
@@ -26,6 +27,9 @@ export function agreementProblems(runDir: string, view: RunView): string[] {
   };
   const reasons = reasonsOf(view);
   const stateRows = view.state?.rows ?? [];
+  // Under a verdict that is not a pass, the consumer's own last words.
+  const lastWords = view.status === 'pass' ? undefined : view.stderrTail?.lines.at(-1);
+  const said: [string, string][] = lastWords ? [["the consumer's stderr", lastWords]] : [];
   const check = (file: string, text: string | undefined, wants: [string, string][]) => {
     if (text === undefined) return;
     for (const [what, want] of wants) if (!text.includes(want)) problems.push(`${file} does not say ${what}: ${JSON.stringify(want)}`);
@@ -36,12 +40,14 @@ export function agreementProblems(runDir: string, view: RunView): string[] {
     ['the status', `${view.status.toUpperCase()}  ${view.name}`],
     ['the headline', view.headline],
     ...reasons.map((r): [string, string] => ['a finding', r]),
+    ...said,
   ]);
   check('summary.md', read('summary.md'), [
     ['the status', `— ${view.status.toUpperCase()}`],
     ['the headline', view.headline],
     ...(view.status === 'pass' ? [] : reasons.map((r): [string, string] => ['a finding', r])),
     ...stateRows.map((r): [string, string] => ['the final state', markdownRow(r)]),
+    ...said,
   ]);
   const junit = read('junit.xml');
   const element = ({ pass: undefined, fail: '<failure ', error: '<error ', interrupted: '<skipped ' } as const)[view.status];

@@ -11,9 +11,10 @@ import { dirname, join, relative, resolve } from 'node:path';
 import type { JournalEntry } from '../journal.js';
 import type { Vocabulary } from '../lab.js';
 import { colorEnabled } from './color.js';
+import { type BatchView, totalsLine } from './batch-view.js';
 import { seconds, showLine } from './format.js';
 import { latestTarget } from './run-folder.js';
-import { type RunStatus, type RunView, reasonsOf } from './view.js';
+import { type RunStatus, type RunView, reasonsOf, type StderrTail } from './view.js';
 import { vocabularyFor } from './vocabulary.js';
 
 export interface ConsoleOut {
@@ -26,6 +27,8 @@ export interface ConsoleReporterOptions {
   tty: boolean;
   /** Print only the results (no live lines, no status). */
   quiet: boolean;
+  /** In a batch, also each run's milestones (default: a line per run started and finished). */
+  verbose?: boolean;
   out: ConsoleOut;
   /** Paths are shown relative to this (default: process.cwd()). */
   cwd?: string;
@@ -53,6 +56,8 @@ export interface ScenarioOutcome {
   /** One line: why (or the pass statement). */
   reason: string;
   runDir?: string;
+  /** What the console printed when it finished: the verdict, why, the diff, the consumer's stderr. */
+  detail?: string[];
 }
 
 export interface ConsoleReporter {
@@ -63,6 +68,8 @@ export interface ConsoleReporter {
   finalTable(outcomes?: ScenarioOutcome[]): void;
   /** Ctrl-C/SIGTERM came: ends the status line with a newline and says what happens now. */
   interrupted(signal: string): void;
+  /** The end of a batch: the runs that did not pass, again, in full; every run with `verbose`; then one line of totals. */
+  batchFinished(outcomes: ScenarioOutcome[], batch: BatchView, options?: { verbose?: boolean }): void;
   /** The heartbeat: redraws the status line (terminal) or prints a "still …" line after a quiet second. */
   tick(): void;
   close(): void;
@@ -86,6 +93,13 @@ const COLOR = { pass: '32', fail: '31', error: '33', interrupted: '35' } as cons
 
 const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`);
 
+/** The consumer's last stderr lines, indented under its verdict. */
+export const stderrLines = (tail: StderrTail): string[] => [
+  `  The consumer said (stderr of incarnation ${tail.incarnation}, last ${tail.lines.length} lines):`,
+  ...(tail.omitted ? [`    │ [… ${tail.omitted} earlier lines …]`] : []),
+  ...tail.lines.map((l) => `    │ ${l}`),
+];
+
 /** What the console prints when a scenario finishes: the verdict, why, the smallest diff. */
 export function outcomeLines(
   name: string,
@@ -104,6 +118,7 @@ export function outcomeLines(
     lines.push(`  Why: ${headline}`);
     for (const reason of (x ? reasonsOf(x) : []).filter((r) => r !== headline)) lines.push(`  - ${reason}`);
     if (x?.diff.length) lines.push('  Smallest diff:', ...x.diff.map((d) => `    ${d}`));
+    if (x?.stderrTail) lines.push(...stderrLines(x.stderrTail));
   }
   return { status, durationMs, headline, lines };
 }
@@ -139,8 +154,10 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     lastOutputAt = now();
     if (tty && live) drawStatus();
   };
+  // A batch shows a line per run; each run's milestones only with --verbose.
+  const chatty = (): boolean => total < 2 || options.verbose === true;
   const milestone = (text: string): void => {
-    if (quiet || !live) return;
+    if (quiet || !live || !chatty()) return;
     print(`  ${live.name} [${seconds(now() - live.startedAt)}] ${text}`);
   };
 
@@ -168,7 +185,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   const tick = (): void => {
     if (!live || quiet) return;
     if (tty) drawStatus();
-    else if (now() - lastOutputAt >= 1000) print(`  ${live.name} [${seconds(now() - live.startedAt)}] still ${statusText()}`);
+    else if (chatty() && now() - lastOutputAt >= 1000) print(`  ${live.name} [${seconds(now() - live.startedAt)}] still ${statusText()}`);
   };
 
   const who = (e: { role?: string; incarnation?: number }): string => (e.role === 'control' ? 'control' : `consumer #${e.incarnation ?? '?'}`);
@@ -247,6 +264,9 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
       case 'harness-error':
         milestone(`harness error: ${entry.message}`);
         break;
+      case 'seal':
+        // The firewall's counters: the verdict says it when they matter (a consumer that went around the proxy).
+        break;
       case 'run-end':
         s.step = 'done';
         break;
@@ -298,8 +318,10 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     if (!was || was === live) live = [...running.values()].pop();
     clearStatus();
     const { status, durationMs, headline, lines } = outcomeLines(name, result, now() - startedAt, paint);
-    print(`\n${lines.join('\n')}`);
-    const outcome: ScenarioOutcome = { name, status, durationMs, reason: status === 'pass' ? '' : headline, runDir: result.runDir };
+    // In a batch, one line per run while it goes (the failures come again in full at the end).
+    if (total > 1) print(`${lines[0]}${status === 'pass' ? '' : `  ${clip(headline, Math.max(20, width() - name.length - 30))}`}`);
+    else print(`\n${lines.join('\n')}`);
+    const outcome: ScenarioOutcome = { name, status, durationMs, reason: status === 'pass' ? '' : headline, runDir: result.runDir, detail: lines };
     outcomes.push(outcome);
     return outcome;
   };
@@ -344,11 +366,32 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     );
   };
 
+  const batchFinished = (rows: ScenarioOutcome[], batch: BatchView, opts: { verbose?: boolean } = {}): void => {
+    clearStatus();
+    const lines: string[] = [];
+    const bad = rows.filter((r) => r.status !== 'pass');
+    if (bad.length) {
+      lines.push('', `Did not pass (${bad.length}):`);
+      for (const r of bad)
+        lines.push(
+          '',
+          ...(r.detail ?? [`${paint(COLOR[r.status], WORD[r.status])}  ${r.name}`]),
+          ...(r.runDir ? [`  report: ${show(join(r.runDir, 'report.html'))}`] : []),
+        );
+    }
+    if (batch.notStarted?.length) lines.push('', `Not started (interrupted): ${batch.notStarted.map((n) => n.label).join(', ')}`);
+    if (lines.length) out.write(`${lines.join('\n')}\n`);
+    if (opts.verbose) finalTable(rows);
+    const worst = bad[0]?.status;
+    out.write(`\n${worst ? paint(COLOR[worst], totalsLine(batch)) : paint(COLOR.pass, totalsLine(batch))} — ${show(join(batch.dir, 'index.html'))}\n`);
+    lastOutputAt = now();
+  };
+
   const close = (): void => {
     if (timer) clearInterval(timer);
     timer = undefined;
     clearStatus();
   };
 
-  return { scenarioStarted, onJournal, scenarioFinished, finalTable, interrupted, tick, close };
+  return { scenarioStarted, onJournal, scenarioFinished, finalTable, batchFinished, interrupted, tick, close };
 }

@@ -180,7 +180,7 @@ ${scenario && typeof scenario.source === 'string' ? html`<pre class="src">${scen
 </section>`;
 }
 
-const CSS = `
+export const CSS = `
 :root{--pass:#1d7a33;--fail:#c0162b;--error:#8a4b00;--interrupted:#5b5b7a;--ink:#1f2328;--muted:#5f6b7a;--line:#d8dee4}
 *{box-sizing:border-box}
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:#f6f8fa}

@@ -212,9 +212,9 @@ export function resolveRunFolders(path: string): { runs: string[]; batch?: strin
   const latest = latestTarget(abs);
   const real = realpathSync(abs);
   const batch = { runs: children.map((c) => join(real, c)), batch: real };
-  // A batch folder (run --all, --repeat) holds run folders and their junit.xml; a reports
+  // A batch folder (run --all, --repeat) holds run folders and its own files; a reports
   // folder means its latest run (or batch); run folders with neither: all of them.
-  if (children.length && existsSync(join(abs, 'junit.xml'))) return batch;
+  if (children.length && ['results.json', 'index.html', 'junit.xml'].some((f) => existsSync(join(abs, f)))) return batch;
   if (latest && existsSync(latest)) return resolveRunFolders(latest);
   if (children.length) return batch;
   throw new Error(`${path}: not a run folder (no journal.jsonl in it${latest === undefined ? '' : `, nor in what ${LATEST} points to`})`);

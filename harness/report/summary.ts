@@ -4,7 +4,7 @@
 import type { JournalEntry } from '../journal.js';
 import type { Table, TableRow } from '../verdict.js';
 import { cellText } from './format.js';
-import { type RunView, reasonsOf, viewOf } from './view.js';
+import { type RunView, reasonsOf, type StderrTail, viewOf } from './view.js';
 
 const cell = (v: string | number | null): string => cellText(v).replaceAll('|', '\\|').replaceAll('\n', ' ');
 
@@ -21,6 +21,19 @@ function markdownTable(table: Table): string[] {
     ...table.rows.map(markdownRow),
     ...(table.note ? ['', table.note] : []),
     '',
+  ];
+}
+
+/** The consumer's last stderr lines as a Markdown heading and code block (fenced so no line can close it). */
+export function stderrMarkdown(tail: StderrTail, heading: string): string[] {
+  const fence = '`'.repeat(Math.max(3, ...tail.lines.map((l) => (l.match(/`+/g) ?? []).reduce((m, r) => Math.max(m, r.length + 1), 0))));
+  return [
+    `${heading} What the consumer said (stderr of incarnation ${tail.incarnation}, last ${tail.lines.length} lines)`,
+    '',
+    fence,
+    ...(tail.omitted ? [`[… ${tail.omitted} earlier lines …]`] : []),
+    ...tail.lines,
+    fence,
   ];
 }
 
@@ -47,6 +60,7 @@ export function renderSummary(journal: readonly JournalEntry[], view: RunView = 
     if (view.diff.length) lines.push('', '```', ...view.diff, '```');
     lines.push('');
   }
+  if (view.status !== 'pass' && view.stderrTail) lines.push(...stderrMarkdown(view.stderrTail, '##'), '');
   if (view.state) lines.push(...markdownTable(view.state));
   for (const table of view.tables) lines.push(...markdownTable(table));
   if (view.status === 'interrupted')

@@ -6,7 +6,7 @@
 import type { JournalEntry } from '../journal.js';
 import { type Reproduce, reproduceLine } from '../reproduce.js';
 import type { Finding, Table, Verdict } from '../verdict.js';
-import { describeUnknown, seconds } from './format.js';
+import { clip, describeUnknown, seconds, showLine } from './format.js';
 
 export type RunStatus = Verdict['status'] | 'interrupted';
 
@@ -31,6 +31,30 @@ export interface RunView {
   sealing: string;
   /** How to re-run it by hand; `line` is cd + environment + command, ready to paste (absent in older journals). */
   reproduce?: Reproduce & { line: string };
+  /** The consumer's own words: the last lines its last process that wrote to stderr wrote there. */
+  stderrTail?: StderrTail;
+}
+
+export interface StderrTail {
+  incarnation: number;
+  /** At most STDERR_TAIL_LINES lines, control bytes made visible (safe for a terminal). */
+  lines: string[];
+  /** Lines of the kept tail left out above these. */
+  omitted: number;
+}
+
+export const STDERR_TAIL_LINES = 12;
+
+/** The last lines of what the last consumer process that wrote to stderr wrote there. */
+export function stderrTailOf(journal: readonly JournalEntry[]): StderrTail | undefined {
+  for (let i = journal.length - 1; i >= 0; i--) {
+    const e = journal[i]!;
+    if (e.type !== 'process-exit' || e.role !== 'consumer' || !e.stderrTail?.trim()) continue;
+    const all = e.stderrTail.replace(/\s+$/, '').split('\n');
+    const lines = all.slice(-STDERR_TAIL_LINES).map((l) => clip(showLine(l), 300));
+    return { incarnation: e.incarnation, lines, omitted: all.length - lines.length };
+  }
+  return undefined;
 }
 
 /** Every finding's text, harness errors first. */
@@ -63,6 +87,7 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
     );
   const last = journal[journal.length - 1];
   const status: RunStatus = end?.status ?? 'interrupted';
+  const stderrTail = stderrTailOf(journal);
   const base = {
     name: start?.scenario?.name ?? 'unknown scenario',
     description: start?.scenario?.description ?? '',
@@ -75,6 +100,7 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
     timeScale,
     sealing: start?.sealing ?? '',
     ...(start?.reproduce ? { reproduce: { ...start.reproduce, line: reproduceLine(start.reproduce, start.cwd) } } : {}),
+    ...(stderrTail ? { stderrTail } : {}),
   };
   if (verdict && end && end.status !== 'interrupted')
     return {

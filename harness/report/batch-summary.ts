@@ -1,0 +1,41 @@
+// A batch's summary.md, fit to append to $GITHUB_STEP_SUMMARY: the totals in one line, then the
+// runs that did not pass — each with its leading finding and the consumer's last stderr lines —
+// then the passes in one compact table. Drawn from the runs' views only.
+
+import { type BatchRun, type BatchView, failuresFirst, runPath, totalsLine } from './batch-view.js';
+import { seconds } from './format.js';
+import { stderrMarkdown } from './summary.js';
+
+const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+const link = (view: BatchView, run: BatchRun): string => `[report](${encodeURI(`${runPath(view, run)}/report.html`)})`;
+
+export function renderBatchSummary(view: BatchView): string {
+  const runs = failuresFirst(view);
+  const bad = runs.filter((r) => r.view.status !== 'pass');
+  const good = runs.filter((r) => r.view.status === 'pass');
+  const unstarted = view.notStarted ?? [];
+  const mark = bad.length ? '❌' : unstarted.length ? '⏹' : '✅';
+  const lines = [
+    `# ${mark} chaoslab ${view.name}: ${totalsLine(view)}`,
+    '',
+    `\`${view.commandLine}\` · ${view.runs.length} run${view.runs.length === 1 ? '' : 's'} · ${view.startedAt} → ${view.endedAt}`,
+    '',
+  ];
+  if (bad.length) {
+    lines.push('## Did not pass', '', '| run | status | time | leading finding | |', '|---|---|---|---|---|');
+    for (const r of bad)
+      lines.push(`| ${cell(r.label)} | **${r.view.status.toUpperCase()}** | ${seconds(r.view.durationMs)} | ${cell(r.view.headline)} | ${link(view, r)} |`);
+    lines.push('');
+    for (const r of bad) {
+      if (!r.view.stderrTail) continue;
+      lines.push(...stderrMarkdown(r.view.stderrTail, `### ${r.label}:`), '');
+    }
+  }
+  if (unstarted.length) lines.push(`## Not started (interrupted): ${unstarted.length}`, '', unstarted.map((n) => cell(n.label)).join(', '), '');
+  if (good.length) {
+    lines.push(`## Passed (${good.length})`, '', '| run | time | |', '|---|---|---|');
+    for (const r of good) lines.push(`| ${cell(r.label)} | ${seconds(r.view.durationMs)} | ${link(view, r)} |`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
