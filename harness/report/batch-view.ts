@@ -5,6 +5,7 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { typedCommand } from '../reproduce.js';
 import type { RunView } from './view.js';
 
 export interface BatchRun {
@@ -132,8 +133,5 @@ export function readBatchMeta(dir: string): { meta?: BatchMeta; labels: Map<stri
   }
 }
 
-/** An argument as a POSIX shell reads it back. */
-export const shellQuote = (arg: string): string => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`);
-
 /** The command line this process was started with, as `chaoslab …`. */
-export const ownCommandLine = (argv: readonly string[] = process.argv): string => ['chaoslab', ...argv.slice(2)].map(shellQuote).join(' ');
+export const ownCommandLine = (argv: readonly string[] = process.argv): string => typedCommand(argv.slice(2));
