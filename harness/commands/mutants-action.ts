@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { runBatch } from '../batch.js';
+import { interruptible } from '../interrupt.js';
 import { allLabs, labNamed, labNames } from '../labs/registry.js';
 import { cellOf, judgeRow, loadMatrixConsumers, type MatrixRow, matrixItems, renderMatrixMarkdown } from '../mutants.js';
 import { projectRoot, reportsDirOf, scenariosDir } from '../paths.js';
@@ -10,12 +11,30 @@ import { typedCommand } from '../reproduce.js';
 import { agreementProblems } from '../report/agreement.js';
 import { listScenarios } from '../scenario/catalogue.js';
 import { loadScenario } from '../scenario/load.js';
-import { EXIT, UsageError } from './exit-status.js';
+import { EXIT, EXIT_SIGNAL, UsageError } from './exit-status.js';
 import type { MutantsOptions } from './mutants.js';
 import { sealModeOf } from './run.js';
 
 export async function mutantsAction(opts: MutantsOptions): Promise<void> {
   if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
+  // Ctrl-C/SIGTERM: the running runs stop, their reports and the batch's are written, no matrix
+  // is judged from a part of it, and the exit is 130/143; a second one stops at once.
+  const stop = interruptible({
+    onInterrupt: (signal) => process.stdout.write(`\nchaoslab: ${signal}: stopping — nothing new starts, running runs stop and their reports are written\n`),
+  });
+  try {
+    await judgeMatrices(opts, stop.signal);
+  } finally {
+    stop.dispose();
+    const by = stop.by();
+    if (by) {
+      process.exitCode = EXIT_SIGNAL[by];
+      setTimeout(() => process.exit(EXIT_SIGNAL[by]), 2000).unref();
+    }
+  }
+}
+
+async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise<void> {
   const labs = allLabs().filter((lab) => !opts.lab || lab.name === opts.lab);
   let passed = 0;
   let failed = 0;
@@ -29,12 +48,13 @@ export async function mutantsAction(opts: MutantsOptions): Promise<void> {
     );
     const disagreements: { label: string; runDir: string; problems: string[] }[] = [];
     // The consumers' commands are relative to the project root, so the runs start there.
-    const { batchDir, results } = await runBatch(`${lab.name}-mutants${opts.quick ? '-quick' : ''}`, items, {
+    const { batchDir, results, notStarted } = await runBatch(`${lab.name}-mutants${opts.quick ? '-quick' : ''}`, items, {
       jobs: opts.jobs,
       cwd: projectRoot,
       reportsDir: reportsDirOf(opts),
       invokedAs: typedCommand(process.argv.slice(2)),
       ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
+      signal,
       onFinish: (item, result) => {
         done++;
         const disagree = agreementProblems(result.runDir, result.view);
@@ -42,6 +62,12 @@ export async function mutantsAction(opts: MutantsOptions): Promise<void> {
         if (result.status !== 'pass' || done % 10 === 0) process.stdout.write(`  [${done}/${items.length}] ${item.label}: ${result.status}\n`);
       },
     });
+    if (signal.aborted) {
+      process.stdout.write(
+        `${lab.name}: interrupted after ${results.length} of ${items.length} runs (${notStarted.length} not started): no matrix judged from a part of it — every run: ${relative(process.cwd(), join(batchDir, 'index.html'))}\n`,
+      );
+      return;
+    }
     const rows: MatrixRow[] = consumers.map((consumer) =>
       judgeRow(
         consumer,

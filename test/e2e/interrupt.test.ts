@@ -86,7 +86,7 @@ t.test('Ctrl-C during a batch: the running run is INTERRUPTED, the rest not star
   t.match(result.stdout, /^INTERRUPTED {2}ack-crash /m);
   t.match(result.stdout, /chaoslab: SIGINT: stopping/);
   t.match(result.stdout, /Not started \(interrupted\): ack-lost/);
-  t.match(result.stdout, /\n1 interrupted, 1 not started — .*index\.html\n/);
+  t.match(result.stdout, /\n1 interrupted, 1 not started — .*index\.html$/);
 
   const batchDirs = readdirSync(reports).filter((d) => d !== 'latest');
   t.equal(batchDirs.length, 1, 'one batch folder');
@@ -108,7 +108,7 @@ t.test('Ctrl-C during a batch: the running run is INTERRUPTED, the rest not star
     'no verdict',
   );
   const junit = readFileSync(join(batch, 'junit.xml'), 'utf8');
-  t.match(junit, /<testsuite name="chaoslab catalogue" tests="2" failures="0" errors="0" skipped="2"/);
+  t.match(junit, /<testsuite name="chaoslab only-ack" tests="2" failures="0" errors="0" skipped="2"/);
   t.match(junit, /<testcase name="ack-crash"[^>]*>[\s\S]*?<skipped message="interrupted by SIGINT at [^"]*"\/>/);
   t.match(junit, /<testcase name="ack-lost"[^>]*>\n {6}<skipped message="not started: interrupted"\/>/);
 
@@ -156,5 +156,23 @@ t.test('a second Ctrl-C stops at once: exit 130, and still nothing left behind',
   t.match(result.stderr, /chaoslab: SIGINT again: stopping now/);
   t.notMatch(result.stdout, /^(FAIL|ERROR) /m);
   t.same(survivors(readJournal(join(runDir, 'journal.jsonl'))), [], 'no consumer, control or toxiproxy-server left');
+  t.same(leftovers(child.pid!, reports), []);
+});
+
+t.test('Ctrl-C during the mutant matrix: no matrix judged from a part of it, the batch written, exit 130', async (t) => {
+  const reports = t.testdir();
+  const child = start(['mutants', '--quick', '--lab', 'ledger', '--jobs', '1', '--no-seal', '--reports', reports]);
+  const runDir = await untilConsumerRuns(reports, child);
+  process.kill(-child.pid!, 'SIGINT');
+  const result = await child;
+  t.equal(result.exitCode, 130, `exit 130\n${result.stdout}\n${result.stderr}`);
+  t.match(result.stdout, /ledger: interrupted after 1 of \d+ runs \(\d+ not started\): no matrix judged from a part of it — every run: .*index\.html/);
+  t.notMatch(result.stdout, /PROBLEM|\d+ passed, \d+ failed/, 'no row judged, no total');
+  const batch = join(runDir, '..');
+  t.notOk(existsSync(join(batch, 'matrix.json')), 'no matrix.json from a part of the matrix');
+  const results = JSON.parse(readFileSync(join(batch, 'results.json'), 'utf8'));
+  t.match(results.runs, [{ status: 'interrupted' }]);
+  t.ok(results.notStarted.length > 0, 'the runs never started are listed');
+  t.same(survivors(readJournal(join(runDir, 'journal.jsonl'))), []);
   t.same(leftovers(child.pid!, reports), []);
 });
