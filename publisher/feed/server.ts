@@ -2,8 +2,8 @@
 // database and nothing else. It learns that the outbox changed from `outboxChanged()` (the
 // indexer in the same process) or by polling SQLite's data_version (any other writer).
 
-import { type Server, type Socket, createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { type Listening, listenFor } from '../listener.js';
 import type { TranscriptSink } from '../transcript.js';
 import { OutboxReader } from './outbox-reader.js';
 import { type Cancel, type Scheduler, realScheduler } from './scheduler.js';
@@ -34,7 +34,7 @@ export interface ListeningFeedStream {
   port: number;
 }
 
-type Listener = ListeningFeedStream & { server: Server; sockets: Set<Socket> };
+type Listener = Listening<FeedStream>;
 
 export class FeedPublisher {
   private stopPolling: Cancel = () => {};
@@ -57,17 +57,7 @@ export class FeedPublisher {
       for (const config of options.streams) {
         if (listeners.has(config.name)) throw new Error(`duplicate stream name ${config.name}`);
         const stream = new FeedStream(config, reader, scheduler, clock, sink, options.pageSize);
-        const sockets = new Set<Socket>();
-        const server = createServer((socket) => {
-          sockets.add(socket);
-          socket.once('close', () => sockets.delete(socket));
-          stream.accept(socket);
-        });
-        const port = await new Promise<number>((resolve, reject) => {
-          server.once('error', reject);
-          server.listen(options.ports?.[config.name] ?? 0, host, () => resolve((server.address() as { port: number }).port));
-        });
-        listeners.set(config.name, { stream, host, port, server, sockets });
+        listeners.set(config.name, await listenFor(stream, host, options.ports?.[config.name] ?? 0));
       }
     } catch (error) {
       await publisher.close();

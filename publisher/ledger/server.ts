@@ -1,9 +1,9 @@
 // The scripted publisher: one loopback TCP listener per stream, so each consumer (control or
 // under test) has its own stream of the same script, cursor, retention and misbehaviour.
 
-import { type Server, type Socket, createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { PublisherStream, type StreamConfig } from './stream.js';
+import { type Listening, listenFor } from '../listener.js';
 import type { TranscriptSink } from '../transcript.js';
 
 export interface PublisherOptions {
@@ -22,30 +22,20 @@ export interface ListeningStream {
 }
 
 export class Publisher {
-  private constructor(private readonly listeners: Map<string, ListeningStream & { server: Server; sockets: Set<Socket> }>) {}
+  private constructor(private readonly listeners: Map<string, Listening<PublisherStream>>) {}
 
   /** Starts one listener per stream, each on an ephemeral port. */
   static async start(configs: StreamConfig[], options: PublisherOptions = {}): Promise<Publisher> {
     const host = options.host ?? '127.0.0.1';
     const clock = options.clock ?? (() => performance.now());
     const sink = options.onTranscript ?? (() => {});
-    const listeners = new Map<string, ListeningStream & { server: Server; sockets: Set<Socket> }>();
+    const listeners = new Map<string, Listening<PublisherStream>>();
     const publisher = new Publisher(listeners);
     try {
       for (const config of configs) {
         if (listeners.has(config.name)) throw new Error(`duplicate stream name ${config.name}`);
         const stream = new PublisherStream(config, clock, sink);
-        const sockets = new Set<Socket>();
-        const server = createServer((socket) => {
-          sockets.add(socket);
-          socket.once('close', () => sockets.delete(socket));
-          stream.accept(socket);
-        });
-        const port = await new Promise<number>((resolve, reject) => {
-          server.once('error', reject);
-          server.listen(options.ports?.[config.name] ?? 0, host, () => resolve((server.address() as { port: number }).port));
-        });
-        listeners.set(config.name, { stream, host, port, server, sockets });
+        listeners.set(config.name, await listenFor(stream, host, options.ports?.[config.name] ?? 0));
       }
     } catch (error) {
       await publisher.close();
