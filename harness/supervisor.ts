@@ -374,13 +374,17 @@ class Supervised implements SupervisedProcess {
   private send(sig: NodeJS.Signals | number, alive: ProcEntry[]): void {
     // The group first: one atomic kill for everything that stayed in it. Without /proc we cannot
     // see the group, so we send it as long as the tree is not known to be gone.
-    if (HAS_PROC ? alive.some((entry) => entry.pgid === this.pid) : !this.done) {
+    const toGroup = HAS_PROC ? alive.some((entry) => entry.pgid === this.pid) : !this.done;
+    if (toGroup) {
       try {
         process.kill(-this.pid, sig);
       } catch {}
     }
+    // Then each member that left the group (setsid, setpgid); one still in it already got the
+    // group's signal, and a second SIGTERM would kill a process that restored the default action
+    // after the first (as a consumer on its way out does).
     for (const entry of alive) {
-      if (entry.pid === process.pid) continue;
+      if (entry.pid === process.pid || (toGroup && entry.pgid === this.pid)) continue;
       try {
         process.kill(entry.pid, sig);
       } catch {}

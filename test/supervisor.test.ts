@@ -304,6 +304,30 @@ t.test('kill() and signal() reach a stopped tree', async (t) => {
   t.ok(isGone(pids.get('child')!), 'stopped child gone');
 });
 
+t.test('signal() delivers once to each process: the group once, then members that left it', async (t) => {
+  const file = join(workDir, `terms-${randomBytes(4).toString('hex')}`);
+  const loop = 'while :; do sleep 0.05; done';
+  const p = start(
+    `trap 'echo main >> ${file}' TERM
+     (trap 'echo child >> ${file}' TERM; ${loop}) & echo "child $!"
+     setsid bash -c 'trap "echo escapee >> ${file}" TERM; ${loop}' & echo "escapee $!"
+     echo "main $$"; ${loop}`,
+  );
+  await reportedPids(p, 3);
+  p.signal('SIGTERM');
+  const lines = () => {
+    try {
+      return readFileSync(file, 'utf8').split('\n').filter(Boolean).sort();
+    } catch {
+      return [];
+    }
+  };
+  await waitFor('three traps ran', () => lines().length >= 3);
+  await new Promise((resolve) => setTimeout(resolve, 500)); // room for a second delivery to show
+  t.same(lines(), ['child', 'escapee', 'main'], 'each process saw SIGTERM exactly once');
+  await within('kill', p.kill());
+});
+
 t.test('withDeadline kills a hanging process', async (t) => {
   const p = start('sleep 100 & echo "child $!"; wait');
   const pids = await reportedPids(p, 1);
