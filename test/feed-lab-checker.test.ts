@@ -331,9 +331,32 @@ t.test('subscribes carry the durable cursor; snapshots must be justified', async
     };
     const v = ending(stale(new Run(t), false), 1).check(HAPPY, { consumer: DONE, control: DONE });
     t.same(codes(v), ['snapshot-needed']);
-    t.match(v.findings[0]!.text, /but the server sent `reset stale-cursor` at .* and no snapshot was installed since: it must subscribe with cursor null/);
+    t.match(
+      v.findings[0]!.text,
+      new RegExp(
+        `^after \`reset stale-cursor\` at .*, process 1, connection 2 subscribed with the stale cursor ${half.at(-1)!.cursor} again, and no snapshot was installed since: it must subscribe with cursor null`,
+      ),
+    );
     const lost = ending(stale(new Run(t), true), 1).check(HAPPY, { consumer: DONE, control: DONE });
     t.same(codes(lost), [], 'a cut while the reset was on its way: either subscribe is accepted');
+  });
+
+  t.test('after reset slow-consumer, a snapshot is unneeded, and the finding says which reset came', async (t) => {
+    const run = withControl(new Run(t)).start('consumer', 1).connect('consumer', 1, null, null, FRESH).snapshot('consumer', SNAP).events('consumer', half);
+    run.send('consumer', encodeReset('slow-consumer')).close('consumer', 'publisher', 'slow consumer');
+    run.connect('consumer', 1, null, null, atHalf).snapshot('consumer', SNAP).events('consumer', ABOVE);
+    const v = ending(run, 1).check(HAPPY, { consumer: DONE, control: DONE });
+    t.same(codes(v), ['unneeded-snapshot']);
+    t.match(
+      v.findings[0]!.text,
+      new RegExp(
+        `^after \`reset slow-consumer\` at .*, process 1, connection 2 subscribed with cursor null, but its store held cursor ${half.at(-1)!.cursor}: that reset asks to resume from the stored cursor`,
+      ),
+    );
+    const resumed = withControl(new Run(t)).start('consumer', 1).connect('consumer', 1, null, null, FRESH).snapshot('consumer', SNAP).events('consumer', half);
+    resumed.send('consumer', encodeReset('slow-consumer')).close('consumer', 'publisher', 'slow consumer');
+    resumed.connect('consumer', 1, half.at(-1)!.cursor, half.at(-1)!.payload.blockHash, atHalf).events('consumer', ABOVE.slice(10));
+    t.same(codes(ending(resumed, 1).check(HAPPY, { consumer: DONE, control: DONE })), [], 'resuming from the stored cursor is right');
   });
 
   t.test('a snapshot after a stale-cursor reset is justified', async (t) => {
@@ -484,6 +507,31 @@ t.test('pings must be answered', async (t) => {
   later.send('consumer', encodePing(1));
   later.now += HAPPY.lab.server.idleMs + 1;
   t.same(codes(ending(later, 1).check(HAPPY, { consumer: DONE, control: DONE })), ['ping-unanswered']);
+});
+
+t.test('a link that drops bytes excuses a lost ping and a lost subscribe', async (t) => {
+  const blackhole = (run: Run, action: 'apply' | 'lift') =>
+    run.write({ type: 'fault', action, name: 'half-open', kind: 'toxic', detail: action === 'apply' ? 'timeout downstream timeout=0' : 'timeout removed' });
+  const run = withControl(new Run(t)).start('consumer', 1).connect('consumer', 1, null, null, FRESH).snapshot('consumer', SNAP).events('consumer', ABOVE);
+  blackhole(run, 'apply');
+  run.send('consumer', encodePing(1));
+  run.now += HAPPY.lab.server.idleMs + 1;
+  run.close('consumer', 'publisher', `idle: nothing received for ${HAPPY.lab.server.idleMs} ms`);
+  run.write({ type: 'wire', stream: 'consumer', conn: 2, kind: 'open', owner: { role: 'consumer', incarnation: 1 } });
+  run.now += HAPPY.lab.server.idleMs + 1;
+  run.write({ type: 'wire', stream: 'consumer', conn: 2, kind: 'close', by: 'publisher', reason: `idle: nothing received for ${HAPPY.lab.server.idleMs} ms` });
+  blackhole(run, 'lift');
+  t.same(codes(ending(run, 1).check(HAPPY, { consumer: DONE, control: DONE })), []);
+
+  // The same without the toxic: both are the consumer's doing.
+  const plain = withControl(new Run(t)).start('consumer', 1).connect('consumer', 1, null, null, FRESH).snapshot('consumer', SNAP).events('consumer', ABOVE);
+  plain.send('consumer', encodePing(1));
+  plain.now += HAPPY.lab.server.idleMs + 1;
+  plain.close('consumer', 'publisher', 'idle');
+  plain.write({ type: 'wire', stream: 'consumer', conn: 2, kind: 'open', owner: { role: 'consumer', incarnation: 1 } });
+  plain.now += HAPPY.lab.server.idleMs + 1;
+  plain.write({ type: 'wire', stream: 'consumer', conn: 2, kind: 'close', by: 'publisher', reason: 'idle: nothing received' });
+  t.same(codes(ending(plain, 1).check(HAPPY, { consumer: DONE, control: DONE })), ['no-subscribe', 'ping-unanswered']);
 });
 
 /** A scenario like the happy path, with these lines added under `consumer:` (no expected process count). */

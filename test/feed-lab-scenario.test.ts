@@ -7,6 +7,7 @@ import t, { type Test } from 'tap';
 import { SimChain } from '../publisher/feed/chain.js';
 import { ChainScript, chainConfig, confirmationBlocks, simulate } from '../harness/labs/feed/chain-script.js';
 import { parseFaultPlan } from '../harness/labs/feed/fault-plan.js';
+import { HALF_OPEN_SLACK_MS } from '../harness/labs/feed/half-open.js';
 import type { FeedPlan } from '../harness/labs/feed/plan.js';
 import { feedLab } from '../harness/labs/feed/index.js';
 import { labNamed } from '../harness/labs/registry.js';
@@ -78,7 +79,7 @@ t.test('the shipped feed scenarios load and are listed under the feed lab', asyn
   const listed = listScenarios(path.join(ROOT, 'scenarios')).filter((s) => s.lab === 'feed');
   t.same(
     listed.map((s) => s.name),
-    ['feed-acceptance', 'feed-crash-apply', 'feed-cut-30s', 'feed-happy-path'],
+    ['feed-acceptance', 'feed-crash-apply', 'feed-cut-30s', 'feed-half-open', 'feed-happy-path', 'feed-quiet-account', 'feed-stale-cursor'],
   );
   for (const s of listed) {
     const scenario = load(s.file);
@@ -104,6 +105,53 @@ t.test('feed-cut-30s: a 30 s cut of virtual time with 12 events in it', async (t
     return block >= 22 && block < 34;
   });
   t.equal(during.length, 12, 'the followed accounts have 12 events in the blocks mined during the cut');
+});
+
+/** Blocks of the simulated events for the scenario's followed accounts. */
+const eventBlocks = (s: Scenario<FeedPlan>): number[] => simulate(s.lab.chain, s.lab.topicIndexes).events.map((e) => Number(e.cursor.split(':')[1]));
+
+t.test('feed-stale-cursor and feed-quiet-account: 3 h away, a 1 h window, an active and a quiet account', async (t) => {
+  for (const name of ['feed-stale-cursor', 'feed-quiet-account']) {
+    const s = load(path.join(SCENARIOS, `${name}.yaml`));
+    const away = s.faults.find((f) => f.name === 'away-3h')!;
+    t.same(away.effect, { kind: 'proxy-down' }, name);
+    t.same(
+      [away.start, away.end],
+      [
+        { kind: 'point', point: 'before_block', value: 13 },
+        { kind: 'point', point: 'before_block', value: 49 },
+      ],
+    );
+    t.equal((49 - 13) * s.lab.chain.blockIntervalMs, 3 * 3_600_000, `${name}: 36 blocks of 5 min, 3 h of virtual time`);
+    t.equal(s.lab.chain.retentionMs, 3_600_000, `${name}: a 1 h window`);
+  }
+  // Stale: its accounts have events inside the away stretch that retention deletes before it is back.
+  const stale = eventBlocks(load(path.join(SCENARIOS, 'feed-stale-cursor.yaml')));
+  t.ok(
+    stale.some((b) => b >= 13 && b <= 48 - 12),
+    'events of the followed accounts more than 1 h behind the head on return',
+  );
+  // Quiet: what its description says of account 9 of seed 192.
+  const quiet = eventBlocks(load(path.join(SCENARIOS, 'feed-quiet-account.yaml')));
+  const between = (lo: number, hi: number) => quiet.filter((b) => b >= lo && b <= hi).length;
+  t.same([between(8, 12), between(13, 48), between(49, 55)], [2, 0, 3], '2 logs in blocks 8..12, none in 13..48, 3 in 49..55');
+});
+
+t.test('feed-half-open: timeout toxics both ways, longer than the consumer needs to notice', async (t) => {
+  const s = load(path.join(SCENARIOS, 'feed-half-open.yaml'));
+  const toxics = s.faults.filter((f) => f.effect.kind === 'toxic');
+  t.same(
+    toxics.map((f) => f.effect),
+    [
+      { kind: 'toxic', toxic: 'timeout', stream: 'downstream', attributes: { timeout: 0 } },
+      { kind: 'toxic', toxic: 'timeout', stream: 'upstream', attributes: { timeout: 0 } },
+    ],
+  );
+  const realMs = (40 - 16) * s.lab.time.blockPeriodMs;
+  t.equal(realMs, 6000, '24 blocks of 250 ms');
+  const { idleMs, backoffCapMs } = s.lab.consumer;
+  t.ok(realMs > idleMs + 1.5 * backoffCapMs + HALF_OPEN_SLACK_MS, 'long enough for the checker to expect a new connection');
+  t.ok(s.lab.server.idleMs > realMs, "the server's own idle timeout does not end the stretch for the consumer");
 });
 
 t.test('feed-acceptance: latency, a starved link, the cut and resends, resolved', async (t) => {

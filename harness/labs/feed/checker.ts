@@ -12,6 +12,7 @@ import { simulate } from './chain-script.js';
 import { smallestDiff } from './diff.js';
 import { type ConnFacts, factsOf, lossyFaultBetween, type ProcessFacts, type RunFacts, SIGTERM_EXIT_MS } from './facts.js';
 import { faultSteps } from './fault-plan.js';
+import { halfOpenProblems } from './half-open.js';
 import { describeModel, hookMoments, hookReadProblem, transactionWords } from './hooks.js';
 import type { FeedPlan } from './plan.js';
 import { consistencyProblems, describeView, type Expected, expectedOf, judgeStore, type SentSnapshot, type StoreSummary, viewOf } from './state.js';
@@ -74,7 +75,8 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
       lab,
     ),
     ...consumerJudged.problems.map((p) => storeFinding(p)),
-    ...facts.consumers.flatMap((p) => p.conns.flatMap((c) => wireProblems(c, p, plan, runEnd))),
+    ...facts.consumers.flatMap((p) => p.conns.flatMap((c) => wireProblems(c, p, plan, runEnd, facts))),
+    ...halfOpenProblems(facts, lab.consumer, runEnd),
     ...facts.consumers.flatMap((p) => sigtermProblems(p)),
   ];
   const control = facts.control;
@@ -324,14 +326,20 @@ function hookProblems(p: ProcessFacts): Finding[] {
  */
 function subscribeProblems(p: ProcessFacts, facts: RunFacts, lab: FeedPlan, clientId: string): Finding[] {
   const out: Finding[] = [];
-  let need: { why: string; t: number; certain: boolean } | undefined;
+  let need: { why: string; t: number; certain: boolean; stale?: boolean } | undefined;
   let pendingSnapshot: { cursor: string; index: number } | undefined;
+  /** The reset that ended the previous connection, if one did. */
+  let lastReset: { reason: string; t: number } | undefined;
   for (const conn of p.conns) {
+    const resetBefore = lastReset;
+    lastReset = undefined;
     const sub = conn.subscribe;
     const subject = { process: ref(p), ...(sub ? { t: sub.t } : {}) };
     const where = `${who(p)}, connection ${conn.conn}`;
     if (!sub) {
-      if (conn.closedBy === 'publisher' && /^idle/.test(conn.closeReason ?? ''))
+      // A link that drops bytes may have swallowed the subscribe: the consumer cannot be blamed.
+      const lost = lossyFaultBetween(facts, conn.openedAt, conn.closedAt ?? conn.openedAt);
+      if (conn.closedBy === 'publisher' && /^idle/.test(conn.closeReason ?? '') && !lost)
         out.push({
           code: 'no-subscribe',
           text: `${where}: connected but never sent subscribe (the server closed it as idle)`,
@@ -364,13 +372,18 @@ function subscribeProblems(p: ProcessFacts, facts: RunFacts, lab: FeedPlan, clie
         if (durable !== null && !need)
           out.push({
             code: 'unneeded-snapshot',
-            text: `${where} subscribed with cursor null, but its store held cursor ${durable} and nothing called for a snapshot (no stale-cursor reset, no revoke into its snapshot since it started): an unneeded snapshot empties the user's activity list`,
+            text:
+              resetBefore && resetBefore.reason !== 'stale-cursor'
+                ? `after \`reset ${resetBefore.reason}\` at ${seconds(resetBefore.t)}, ${where} subscribed with cursor null, but its store held cursor ${durable}: that reset asks to resume from the stored cursor, and nothing called for a snapshot (no stale-cursor reset, no revoke into its snapshot): an unneeded snapshot empties the user's activity list`
+                : `${where} subscribed with cursor null, but its store held cursor ${durable} and nothing called for a snapshot (no stale-cursor reset, no revoke into its snapshot since it started): an unneeded snapshot empties the user's activity list`,
             subject: { ...subject, ...cursorSubject([durable]) },
           });
       } else if (need?.certain)
         out.push({
           code: 'snapshot-needed',
-          text: `${where} subscribed with cursor ${f.cursor}, but ${need.why} at ${seconds(need.t)} and no snapshot was installed since: it must subscribe with cursor null`,
+          text: need.stale
+            ? `after \`reset stale-cursor\` at ${seconds(need.t)}, ${where} subscribed with the stale cursor ${f.cursor} again, and no snapshot was installed since: it must subscribe with cursor null — resuming from beyond the server's window, it would silently believe it is up to date`
+            : `${where} subscribed with cursor ${f.cursor}, but ${need.why} at ${seconds(need.t)} and no snapshot was installed since: it must subscribe with cursor null`,
           subject: { ...subject, ...cursorSubject([f.cursor]) },
         });
       else if (durable === null)
@@ -403,8 +416,9 @@ function subscribeProblems(p: ProcessFacts, facts: RunFacts, lab: FeedPlan, clie
         pendingSnapshot = { cursor: frame.cursor, index };
         snapshotAt = frame.cursor;
       } else if (frame.op === 'reset') {
+        lastReset = { reason: frame.reason, t: s.t };
         if (frame.reason === 'stale-cursor') {
-          need = { why: 'the server sent `reset stale-cursor`', t: s.t, certain };
+          need = { why: 'the server sent `reset stale-cursor`', t: s.t, certain, stale: true };
           pendingSnapshot = undefined;
         }
         break;
@@ -420,7 +434,7 @@ function subscribeProblems(p: ProcessFacts, facts: RunFacts, lab: FeedPlan, clie
 
 // ------------------------------------------------------------------------------ the wire
 
-function wireProblems(c: ConnFacts, p: ProcessFacts, plan: Plan, runEnd: number): Finding[] {
+function wireProblems(c: ConnFacts, p: ProcessFacts, plan: Plan, runEnd: number, facts: RunFacts): Finding[] {
   const out: Finding[] = [];
   const where = `${who(p)}, connection ${c.conn}`;
   if (c.recvErrors.length) {
@@ -436,6 +450,8 @@ function wireProblems(c: ConnFacts, p: ProcessFacts, plan: Plan, runEnd: number)
   const end = c.closedAt ?? p.sigtermAt ?? runEnd;
   const unanswered = c.pings.filter((ping, i) => {
     if (c.pongs.has(ping.id)) return false;
+    // A link that drops bytes (a cut, a half-open link) may have swallowed the ping or its pong.
+    if (lossyFaultBetween(facts, ping.t, Math.min(end, ping.t + window))) return false;
     const later = c.pings.slice(i + 1).some((q) => c.pongs.has(q.id));
     return later || end - ping.t >= window;
   });

@@ -1,0 +1,22 @@
+// Mutant "never-pongs": the server's pings are read and dropped; no `pong` is ever sent. The
+// consumer still sends its own pings, so the server hears from it and keeps the connection.
+//
+// It breaks this sentence of the seed (seeds/002_2e30d52b5b4dd016.txt):
+//   「ハートビートは双方向です。一方だけ送ると、片側しか相手の停止を判定できません。」
+//   "Heartbeats go both ways. If only one side sends them, only one side can tell that the
+//    other has stopped."
+// and the contract (section 4): `ping` — "answer `pong` with the same `id`, as soon as it arrives".
+//
+// Not a near miss, hence not in index.yaml: every feed run ends with a quiet moment in which the
+// server pings and the harness waits for the pong (harness/labs/feed/run.ts), so feed-happy-path
+// itself catches it ("left 1 ping of 3 unanswered … every ping must be answered with a pong
+// carrying the same id"). Kept to show that catch: `run feed-happy-path --consumer "node
+// dist/consumer/feed/mutants/never-pongs.js"` fails for that reason.
+// Python twin: consumer/feed/mutants/never-pongs.py.
+import { main, type Session } from '../typescript/feed-client.js';
+
+await main({
+  answerPing(_s: Session, _id: string): void {
+    // BUG: the ping is not answered
+  },
+});
