@@ -189,14 +189,14 @@ t.test('labels: each frame in a few words; resends say "again"; a revoke names t
   t.equal(send(ev(10)), 'event 10:0 Transfer');
   t.equal(send(ev(9, 1)), 'event 9:1 Transfer again', 'a resend');
   t.equal(send(ev(9, 1), 'control'), 'event 9:1 Transfer', 'each stream on its own');
-  t.equal(send(encodeRevoke(C(9))), 'revoke 9:1…10:0 (2 events)', 'the delivered events it voids');
+  t.equal(send(encodeRevoke(C(9))), 'revoke 9:1…10:0 ×2', 'the delivered events it voids');
   t.equal(send(ev(9, 1)), 'event 9:1 Transfer', 'the new branch is not a resend');
-  t.equal(send(encodeRevoke(C(9, 1))), 'revoke 9:1 (1 event)');
-  t.equal(send(encodeRevoke(C(20))), 'revoke from 20:0, none delivered');
+  t.equal(send(encodeRevoke(C(9, 1))), 'revoke 9:1 ×1');
+  t.equal(send(encodeRevoke(C(20))), 'revoke 20:0…: none sent');
   t.equal(recv(encodeRevoke(C(20))), 'revoke from 20:0', 'a revoke the consumer sent: no band');
   t.equal(send(encodeSnapshot(C(30), '0xab', [])), 'snapshot at 30:0');
   t.equal(send(ev(8)), 'event 8:0 Transfer', 'after a snapshot nothing before counts as delivered');
-  t.equal(send(encodeRevoke(C(1))), 'revoke 8:0 (1 event)');
+  t.equal(send(encodeRevoke(C(1))), 'revoke 8:0 ×1');
   t.equal(send(encodeReset('stale-cursor')), 'reset stale-cursor');
   t.equal(send(encodeReset('slow-consumer')), 'reset slow-consumer');
   t.equal(send('{"op":"reset"}\n'), 'reset', 'no reason');

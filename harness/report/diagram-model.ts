@@ -44,7 +44,7 @@ export const msgLabel = (m: Msg): string => (m.label !== undefined && !m.error ?
 
 /** The core's words for the moments a store is read at; a lab adds its own (Vocabulary.readMoments). */
 export const READ_MOMENTS: Readonly<Record<string, string>> = {
-  'after-exit': 'file',
+  'after-exit': 'read after exit',
   'while-stopped': 'read while stopped',
   final: 'final read',
 };

@@ -1,6 +1,6 @@
 // The few words the diagram writes on a feed frame's arrow: a JSON frame clipped to an arrow's
 // width says `{"op":"reset","reason":"st…`, so the lab names it instead — "reset stale-cursor",
-// "event 57:3 again", "revoke 40:0…42:3 (3 events)". The tooltip keeps the exact bytes. A
+// "event 57:3 again", "revoke 40:0…42:3 ×3" (the 3 delivered events it voids). The tooltip keeps the exact bytes. A
 // labeller remembers, per stream, the events it saw sent and not since voided, so a revoke names
 // the band of delivered events it voids and a resend says "again".
 
@@ -51,9 +51,10 @@ export function newFeedLabeller(): FeedLabeller {
         const sent = heldOn(stream);
         const voided = [...sent].filter((c) => c >= from).sort();
         for (const c of voided) sent.delete(c);
-        if (voided.length === 0) return `revoke from ${shortCursor(from)}, none delivered`;
+        // Short enough for an arrow between neighbouring lanes (~27 characters), even at block 9999.
+        if (voided.length === 0) return `revoke ${shortCursor(from)}…: none sent`;
         const band = voided.length === 1 ? shortCursor(voided[0]) : `${shortCursor(voided[0])}…${shortCursor(voided.at(-1))}`;
-        return `revoke ${band} (${voided.length} event${voided.length === 1 ? '' : 's'})`;
+        return `revoke ${band} ×${voided.length}`;
       }
       case 'snapshot': {
         const cursor = stringMember(line, 'cursor');
