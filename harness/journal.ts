@@ -75,7 +75,7 @@ export type JournalEvent =
   /** A sealed run: the consumer's uid, and what its firewall let through and refused. */
   | { type: 'seal'; uid: number; allowed: { packets: number; bytes: number }; rejected: { packets: number; bytes: number } }
   /** The harness read a consumer's store through an independent connection; `store` is the lab's snapshot. */
-  | { type: 'store-read'; role: Role; incarnation?: number; when: 'after-exit' | 'while-stopped' | 'final'; db: string; store: unknown }
+  | { type: 'store-read'; role: Role; incarnation?: number; when: StoreReadWhen; db: string; store: unknown }
   | { type: 'fault'; action: 'apply' | 'lift'; name: string; kind: 'toxic' | 'proxy-down' | 'signal'; detail: string; incarnation?: number }
   | { type: 'verdict'; verdict: Verdict }
   | { type: 'harness-error'; message: string }
@@ -83,6 +83,13 @@ export type JournalEvent =
   | { type: 'run-end'; status: 'pass' | 'fail' | 'error' | 'interrupted'; interrupted?: { by: string; at: number } };
 
 export type JournalEntry = { t: number } & JournalEvent;
+
+/**
+ * When the harness read a store: after a process exited, while it stopped itself, at the end;
+ * a lab may read at moments of its own too (the feed lab: at each subscribe, and while it waits
+ * for convergence), which reports name in the words of the lab's `Vocabulary.readMoments`.
+ */
+export type StoreReadWhen = 'after-exit' | 'while-stopped' | 'final' | 'at-subscribe' | 'converging';
 
 export class JournalWriter {
   private fd: number | undefined;

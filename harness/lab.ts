@@ -75,8 +75,12 @@ export interface RunContext<Plan> {
 export interface Vocabulary {
   /** Kinds of wire line, in legend order, with their colour. */
   lineClasses: { name: string; color: string; legend: string }[];
-  /** A wire line's kind (one of `lineClasses`, or `other`) and the position it names, if any. */
-  classify(line: string): { cls: string; position?: number };
+  /**
+   * A wire line's kind (one of `lineClasses`, or `other`) and the position it names, if any;
+   * `key`, where a position is coarser than what findings name (a block holds many cursors), the
+   * exact identity a finding's `subject.cursors` is matched against for highlights.
+   */
+  classify(line: string): { cls: string; position?: number; key?: string };
   /**
    * Why a line breaks the protocol's grammar, in a few words, or undefined for a valid line.
    * `send` lines went from the publisher to a consumer, `recv` lines the other way. Reports draw
@@ -92,6 +96,17 @@ export interface Vocabulary {
   describeStore(store: unknown): string;
   /** The kind of line from the consumer whose distinct positions count its progress, and the word for it. */
   progress: { cls: string; word: string };
+  /**
+   * A fresh labeller, fed every wire line in order: the few words the diagram writes on a line's
+   * arrow ("reset stale-cursor", "revoke 40:0…42:3, 3 events"), or undefined for the line itself.
+   * The tooltip always keeps the exact bytes. For protocols whose lines are too long to read
+   * clipped (JSON frames).
+   */
+  newLabeller?(): (line: { stream: string; direction: 'send' | 'recv'; line: string; cls: string }) => string | undefined;
+  /** Words for the moments a lab reads a store at (`store-read.when`) beyond the core's, e.g. `at-subscribe`: "read at subscribe". */
+  readMoments?: Record<string, string>;
+  /** The word for a collapsed band's range of positions, e.g. "blocks" (default: none, "EVENT 100…9000"). */
+  positionWord?: string;
 }
 
 export interface Lab<Plan = unknown> {

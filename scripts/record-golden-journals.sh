@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=test/fixtures/journals
 work=$(mktemp -d)
+chmod 755 "$work" # a sealed run's consumer (another uid) must reach its room inside
 trap 'rm -rf "$work"' EXIT
 record() { # name scenario [consumer]
   local name=$1 scenario=$2 consumer=${3:-}
@@ -21,3 +22,8 @@ record cuts-pass cuts
 record malformed-plus-sign-lenient malformed-plus-sign "node dist/consumer/ledger/mutants/lenient-parser.js"
 record mid-transaction-split-commit mid-transaction-visibility "node dist/consumer/ledger/mutants/split-commit.js"
 record duplicate-delivery-no-dedupe duplicate-delivery "node dist/consumer/ledger/mutants/no-dedupe.js"
+# The feed lab (reference consumer): what the feed report tests render (test/report-feed.test.ts).
+record feed-happy-path-pass feed-happy-path
+record feed-acceptance-pass feed-acceptance
+record feed-crash-apply-pass feed-crash-apply
+record feed-cut-30s-pass feed-cut-30s

@@ -202,7 +202,7 @@ t.test("a correct run passes, in the feed's words", async (t) => {
   t.match(v.headline, new RegExp(`activity list matches the chain: ${ABOVE.length} events after its snapshot at 7:`));
   t.same(
     v.tables.map((x) => x.id),
-    ['processes', 'connections'],
+    ['activity', 'balances', 'processes', 'connections'],
   );
   t.equal(v.state.rows.length, 3);
   t.same(

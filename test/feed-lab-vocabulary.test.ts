@@ -19,10 +19,14 @@ t.test("every line class has a colour and a legend, in the protocol's order", as
 });
 
 t.test('classify: the op, and the block its cursor names', async (t) => {
-  t.same(v.classify(event(57, 3)), { cls: 'event', position: 57 });
-  t.same(v.classify(encodeSnapshot(cursor(12, 2), '0xab', [[A, 5n]])), { cls: 'snapshot', position: 12 });
-  t.same(v.classify(encodeRevoke(cursor(40))), { cls: 'revoke', position: 40 });
-  t.same(v.classify(encodeSubscribe({ client: 'c1', topics: [A], cursor: cursor(9, 1), blockHash: '0x9' })), { cls: 'subscribe', position: 9 });
+  t.same(v.classify(event(57, 3)), { cls: 'event', position: 57, key: cursor(57, 3) });
+  t.same(v.classify(encodeSnapshot(cursor(12, 2), '0xab', [[A, 5n]])), { cls: 'snapshot', position: 12, key: cursor(12, 2) });
+  t.same(v.classify(encodeRevoke(cursor(40))), { cls: 'revoke', position: 40, key: cursor(40) });
+  t.same(v.classify(encodeSubscribe({ client: 'c1', topics: [A], cursor: cursor(9, 1), blockHash: '0x9' })), {
+    cls: 'subscribe',
+    position: 9,
+    key: cursor(9, 1),
+  });
   t.same(v.classify(encodeSubscribe({ client: 'c1', topics: [A], cursor: null, blockHash: null })), { cls: 'subscribe' }, 'cursor null: no position');
   t.same(v.classify(encodeReset('stale-cursor')), { cls: 'reset' });
   t.same(v.classify(encodePing(7)), { cls: 'ping' });

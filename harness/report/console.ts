@@ -165,7 +165,9 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     if (!live) return '';
     const parts = [live.step];
     if (live.faults.size) parts.push(`fault${live.faults.size > 1 ? 's' : ''} ${[...live.faults].join(', ')} active`);
-    if (live.committed.size || live.consumerStreams.size) parts.push(`${live.committed.size}${live.events ? `/${live.events}` : ''} committed`);
+    // The lab's word for its progress: ledger consumers commit (and acknowledge), feed consumers resume from durable cursors.
+    if (live.committed.size || live.consumerStreams.size)
+      parts.push(`${live.committed.size}${live.events ? `/${live.events}` : ''} ${live.vocabulary?.progress.word ?? 'committed'}`);
     return parts.join(' · ');
   };
   const progressBar = (): string => {
@@ -247,7 +249,10 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
           break;
         }
         const what = s.vocabulary?.describeStore(entry.store) ?? 'read';
-        milestone(`${who(entry)}'s file${entry.when === 'while-stopped' ? ' while stopped' : ''}: ${what}`);
+        // A lab's own moments (the feed's read at each subscribe) in its words.
+        const moment =
+          entry.when === 'while-stopped' ? ' while stopped' : entry.when === 'after-exit' ? '' : ` (${s.vocabulary?.readMoments?.[entry.when] ?? entry.when})`;
+        milestone(`${who(entry)}'s file${moment}: ${what}`);
         break;
       }
       case 'wire':

@@ -32,9 +32,29 @@ export interface Msg {
   level: number;
   /** Named by a finding (its position and time): highlighted. */
   culprit: boolean;
+  /** The lab's few words for it (Vocabulary.newLabeller), drawn on the arrow instead of the clipped line. */
+  label?: string;
 }
 
+/** The line exactly as journalled (control bytes made visible), and why it broke the grammar. */
 export const msgText = (m: Msg): string => `${showLine(m.line)}${m.error ? `  ⚠ ${m.error}` : ''}`;
+
+/** What the arrow says: the lab's label when it has one (never for a line that broke the grammar), else the line. */
+export const msgLabel = (m: Msg): string => (m.label !== undefined && !m.error ? m.label : msgText(m));
+
+/** The core's words for the moments a store is read at; a lab adds its own (Vocabulary.readMoments). */
+export const READ_MOMENTS: Readonly<Record<string, string>> = {
+  'after-exit': 'read after exit',
+  'while-stopped': 'read while stopped',
+  final: 'final read',
+};
+
+/** "0.5 s", "12.3 s", "2 min 5 s": a gap between two moments, in as few characters as a mark has room for. */
+export function gapWords(ms: number): string {
+  if (ms < 10_000) return `${(ms / 1000).toFixed(ms < 1000 ? 3 : 1)} s`;
+  if (ms < 120_000) return `${Math.round(ms / 1000)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
 
 /** Something that happened at one lane: start, exit, crash, kill, stop, read, open, close. */
 export interface Mark {
@@ -156,6 +176,7 @@ export function model(
   focus: Set<number>,
   focusTimes: Set<number>,
   emit: (item: Item) => void,
+  focusKeys: ReadonlySet<string> = new Set(),
 ): Lane[] {
   const lanes = new Map<string, Lane>();
   const lane = (id: string, kind: LaneKind, title: string): Lane => {
@@ -168,6 +189,11 @@ export function model(
   const roleOfStream = new Map<string, string>();
   const connState = new Map<string, Map<number, string>>();
   const rank_ = vocabulary.newRanker();
+  const label_ = vocabulary.newLabeller?.();
+  const moments = { ...READ_MOMENTS, ...vocabulary.readMoments };
+  /** When a process of each role last lost its connection: an open after it is a reconnect, and says how long the gap was. */
+  const lastClose = new Map<string, number>();
+  const roleOfLane = (id: string): string => (id === 'control' ? 'control' : id.startsWith('consumer#') ? 'consumer' : id);
   const unknownCounts = new Map<string, number>();
   let runningConsumer: number | undefined;
   let lastConsumer: number | undefined;
@@ -203,8 +229,11 @@ export function model(
       conns.set(conn, id);
     }
     if (e.kind === 'open') {
-      emit({ kind: 'mark', t, lane: id, cls: 'open', text: `connected (conn ${conn})`, level: LANDMARK });
+      const closed = lastClose.get(roleOfLane(id));
+      const text = closed === undefined ? `connected (conn ${conn})` : `reconnected after ${gapWords(t - closed)} (conn ${conn})`;
+      emit({ kind: 'mark', t, lane: id, cls: 'open', text, level: LANDMARK });
     } else if (e.kind === 'close') {
+      lastClose.set(roleOfLane(id), t);
       const by = str(e.by) ?? '?';
       const reason = str(e.reason);
       emit({
@@ -221,13 +250,29 @@ export function model(
       // The publisher journals what it refused; the lab says which other lines break its grammar
       // (a line the publisher was told to send on purpose, say). A truncated line is judged as kept.
       const error = str(e.error) ?? vocabulary.broken?.(line, send ? 'send' : 'recv');
-      const { cls: word, position: seq } = vocabulary.classify(line);
+      const { cls: word, position: seq, key } = vocabulary.classify(line);
       const cls = error ? 'error' : word;
-      const rank = error ? undefined : rank_({ stream, conn, direction: send ? 'send' : 'recv', cls, ...(seq === undefined ? {} : { position: seq }) });
+      const direction = send ? 'send' : 'recv';
+      const rank = error ? undefined : rank_({ stream, conn, direction, cls, ...(seq === undefined ? {} : { position: seq }) });
+      const label = label_?.({ stream, direction, line, cls: word });
       let level = error ? ESSENTIAL : rank === 'landmark' ? LANDMARK : rank === 'irregular' ? IRREGULAR : PLAIN;
-      if (seq !== undefined && focus.has(seq) && level < ESSENTIAL) level = ESSENTIAL;
-      const culprit = seq !== undefined && focus.has(seq) && focusTimes.has(t);
-      emit({ kind: 'msg', t, from: send ? 'publisher' : id, to: send ? id : 'publisher', cls, line, error, seq, level, culprit });
+      // A line with an exact identity (a cursor) is named by it, not by its coarser position (its block).
+      const named = key !== undefined && focusKeys.size > 0 ? focusKeys.has(key) : seq !== undefined && focus.has(seq);
+      if (named && level < ESSENTIAL) level = ESSENTIAL;
+      const culprit = named && focusTimes.has(t);
+      emit({
+        kind: 'msg',
+        t,
+        from: send ? 'publisher' : id,
+        to: send ? id : 'publisher',
+        cls,
+        line,
+        error,
+        seq,
+        level,
+        culprit,
+        ...(label === undefined ? {} : { label }),
+      });
     } else if (e.kind === 'note' && str(e.text) !== undefined) {
       // What the publisher did on this connection (e.g. moved its retention): its words, not the raw entry.
       emit({ kind: 'mark', t, lane: id, cls: 'note', text: `publisher: ${str(e.text)}`, level: LANDMARK });
@@ -291,7 +336,7 @@ export function model(
         break;
       case 'store-read': {
         const what = vocabulary.describeStore(e.store);
-        const when = e.when === 'final' ? 'final read' : e.when === 'while-stopped' ? 'read while stopped' : 'file';
+        const when = moments[str(e.when) ?? ''] ?? `read (${str(e.when) ?? '?'})`;
         emit({
           kind: 'mark',
           t,

@@ -15,6 +15,7 @@ import {
   LANDMARK,
   type Lane,
   model,
+  msgLabel,
   msgText,
   type Row,
   type SequenceDiagram,
@@ -65,9 +66,11 @@ export function renderSequenceDiagram(
   // A bounded focus: a finding about 50 000 seqs must not keep 200 000 rows from collapsing.
   const focus = new Set(options.focusSeqs ?? findings.flatMap((f) => f.subject?.seqs ?? []).slice(0, FOCUS_MAX));
   const times = new Set(findings.flatMap((f) => (f.subject?.t === undefined ? [] : [f.subject.t])));
+  // Exact identities (cursors) where the lab's positions are coarser; bounded like the positions.
+  const keys = new Set(findings.flatMap((f) => f.subject?.cursors ?? []).slice(0, FOCUS_MAX));
   const build = (level: number): { lanes: Lane[]; rows: Row[] } => {
     const collapser = new Collapser(level, context, minHidden);
-    const lanes = model(journal, vocabulary, focus, times, collapser.push);
+    const lanes = model(journal, vocabulary, focus, times, collapser.push, keys);
     collapser.flush();
     return { lanes, rows: collapser.rows };
   };
@@ -202,7 +205,7 @@ export function renderSequenceDiagram(
       const x0 = xs.length ? Math.min(...xs) - LANE_W / 2 + 14 : LEFT + 4;
       const x1 = xs.length ? Math.max(...xs) + LANE_W / 2 - 14 : width - 10;
       const h = rowHeight(row) - 6;
-      const lines = row.groups.map((g) => bandLabel(g, lanes));
+      const lines = row.groups.map((g) => bandLabel(g, lanes, vocabulary.positionWord));
       out.push(
         `<g class="collapsed" data-count="${row.count}"><title>${escapeMarkup(`${count(row.count)} uneventful lines collapsed, ${seconds(row.t)} – ${seconds(row.t1)}\n${lines.join('\n')}`)}</title>` +
           `<rect x="${x0}" y="${top - 3}" width="${Math.max(40, x1 - x0)}" height="${h}" rx="4"/>` +
@@ -225,10 +228,11 @@ export function renderSequenceDiagram(
         ? `<rect class="halo" x="${Math.min(x1, x2) - 4}" y="${top - 4}" width="${Math.abs(x2 - x1) + 8}" height="${ROW_H}" rx="4"/><text class="culprit-tag" x="${Math.max(x1, x2) + 10}" y="${mid + 4}">◀ named in the verdict</text>`
         : '';
       const text = msgText(row);
+      const label = msgLabel(row);
       out.push(
         `<g class="msg msg-${row.cls}${row.culprit ? ' culprit' : ''}" data-t="${row.t}"><title>${escapeMarkup(`${seconds(row.t)}  ${row.from} → ${row.to}  ${text}`)}</title>${time}${halo}` +
           `<line x1="${x1 + dir * 3}" y1="${mid}" x2="${x2 - dir * 3}" y2="${mid}" stroke="${color}" stroke-width="1.4"${row.cls === 'error' ? ' stroke-dasharray="4 2"' : ''} marker-end="url(#arrow-${COLORS[row.cls] ? row.cls : 'other'})"/>` +
-          `<text x="${(x1 + x2) / 2}" y="${mid - 3}" text-anchor="middle" style="fill:${color}">${escapeMarkup(clip(text, room))}</text></g>`,
+          `<text x="${(x1 + x2) / 2}" y="${mid - 3}" text-anchor="middle" style="fill:${color}">${escapeMarkup(clip(label, room))}</text></g>`,
       );
     } else if (row.kind === 'mark') {
       const cx = x.get(row.lane)!;
@@ -247,10 +251,12 @@ export function renderSequenceDiagram(
   return { svg: out.join('\n'), lanes, arrows, bands, collapsed, faults: faultBands.length, rows: rows.length };
 }
 
-function bandLabel(g: BandGroup, lanes: Lane[]): string {
+/** "publisher → consumer #2: EVENT 100…9000, 8 901 lines"; with the lab's word for positions, "event blocks 23…58, …". */
+export function bandLabel(g: BandGroup, lanes: Lane[], positionWord?: string): string {
   const title = (id: string): string => lanes.find((l) => l.id === id)?.title ?? id;
   const who = !g.from ? '' : g.from === g.to ? `${title(g.from)}: ` : `${title(g.from)} → ${title(g.to)}: `;
-  if (g.min !== undefined && g.max !== undefined) return `${who}${g.cls} ${g.min}…${g.max}, ${count(g.count)} line${g.count === 1 ? '' : 's'}`;
+  if (g.min !== undefined && g.max !== undefined)
+    return `${who}${g.cls} ${positionWord ? `${positionWord} ` : ''}${g.min}…${g.max}, ${count(g.count)} line${g.count === 1 ? '' : 's'}`;
   return `${who}${g.cls} ×${count(g.count)}`;
 }
 

@@ -23,7 +23,10 @@ export const GOLDEN_NAMES = [
   'duplicate-delivery-no-dedupe',
 ] as const;
 
-export type GoldenName = (typeof GOLDEN_NAMES)[number];
+/** The feed lab's golden journals (reference consumer): kept apart, so the ledger's report tests keep their own set. */
+export const FEED_GOLDEN_NAMES = ['feed-happy-path-pass', 'feed-acceptance-pass', 'feed-crash-apply-pass', 'feed-cut-30s-pass'] as const;
+
+export type GoldenName = (typeof GOLDEN_NAMES)[number] | (typeof FEED_GOLDEN_NAMES)[number];
 
 export const fixturesDir = fileURLToPath(new URL('../fixtures/journals/', import.meta.url));
 

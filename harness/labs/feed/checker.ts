@@ -17,7 +17,7 @@ import { describeModel, hookMoments, hookReadProblem, transactionWords } from '.
 import type { FeedPlan } from './plan.js';
 import { consistencyProblems, describeView, type Expected, expectedOf, judgeStore, type SentSnapshot, type StoreSummary, viewOf } from './state.js';
 import type { FeedStoreSnapshot } from './store-reader.js';
-import { connectionsTable, processesTable, stateTable } from './tables.js';
+import { activityTable, balancesTable, connectionsTable, processesTable, stateTable } from './tables.js';
 import { cursorSubject, plural, seconds, shortCursor } from './words.js';
 
 type Plan = Scenario<FeedPlan>;
@@ -100,7 +100,12 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
     harnessErrors,
     diff: status === 'pass' ? [] : smallestDiff({ consumer: consumerJudged, control: controlJudged, findings, harnessErrors }),
     state: stateTable(expected, consumerJudged.summary, controlJudged.summary),
-    tables: [processesTable([...facts.consumers, control], lab), connectionsTable(facts.conns.consumer)],
+    tables: [
+      activityTable(consumerJudged.summary),
+      balancesTable(consumerJudged.summary, controlJudged.summary),
+      processesTable([...facts.consumers, control], lab),
+      connectionsTable(facts.conns.consumer),
+    ],
   };
 }
 

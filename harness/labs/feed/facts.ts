@@ -5,12 +5,12 @@
 
 import { type ServerFrame, type SubscribeFrame, FrameError, parseServerFrame } from '../../../protocol/feed/frames.js';
 import { rawTopLevelMember } from '../../../protocol/feed/raw-json.js';
-import type { JournalEntry, Role } from '../../journal.js';
+import type { JournalEntry, Role, StoreReadWhen } from '../../journal.js';
 import type { ProcessRef } from '../../verdict.js';
 import type { FeedStoreSnapshot } from './store-reader.js';
 
-/** `store-read.when` values of this lab's mid-run reads (see READ_AT in run.ts). */
-export type ReadWhen = 'after-exit' | 'while-stopped' | 'final' | 'at-subscribe' | 'converging';
+/** `store-read.when` values of this lab's reads (see READ_AT in run.ts). */
+export type ReadWhen = StoreReadWhen;
 
 /** The contract: exit 0 within 2 s of SIGTERM. */
 export const SIGTERM_EXIT_MS = 2000;

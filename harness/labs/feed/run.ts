@@ -18,7 +18,7 @@ import { FeedPublisher } from '../../../publisher/feed/server.js';
 import type { TranscriptEntry } from '../../../publisher/transcript.js';
 import { rawTopLevelMember } from '../../../protocol/feed/raw-json.js';
 import type { FaultEngine } from '../../faults/engine.js';
-import type { JournalEvent, Role } from '../../journal.js';
+import type { Role } from '../../journal.js';
 import type { RunContext } from '../../lab.js';
 import type { StartedProcess } from '../../processes.js';
 import { ChainScript, chainConfig, confirmationBlocks, simulate } from './chain-script.js';
@@ -35,14 +35,7 @@ const MID_RUN_READ = { timeoutMs: 1000 };
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
-type StoreReadWhen = Extract<JournalEvent, { type: 'store-read' }>['when'];
-
-/**
- * Journals an independent read. SEAM: the journal's `store-read.when` names three moments
- * (after-exit, while-stopped, final); this lab also reads at each subscribe and while it waits
- * for convergence, which the type does not list yet, hence the one cast here (the reports show
- * an unknown moment as a plain "file" read).
- */
+/** Journals an independent read (`store-read.when` names this lab's own moments too: at-subscribe, converging). */
 export function journalRead(
   ctx: Pick<RunContext<FeedPlan>, 'journal'>,
   role: Role,
@@ -51,7 +44,7 @@ export function journalRead(
   db: string,
   store: FeedStoreSnapshot,
 ): void {
-  ctx.journal.write({ type: 'store-read', role, ...(incarnation === undefined ? {} : { incarnation }), when: when as StoreReadWhen, db, store });
+  ctx.journal.write({ type: 'store-read', role, ...(incarnation === undefined ? {} : { incarnation }), when, db, store });
 }
 
 /** The snapshot in a sent line, if it is one (the publisher writes `op` first). */

@@ -7,6 +7,7 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import type { RealEvent } from '../../../publisher/feed/misbehaviour.js';
+import { type ActivityComparison, compareActivity } from './activity.js';
 import type { SimulatedChain } from './chain-script.js';
 import type { FeedStoreSnapshot } from './store-reader.js';
 import { blockOf, cursorList, plural, shortAccount, shortAmount, shortCursor } from './words.js';
@@ -142,6 +143,10 @@ export interface StoreSummary {
   extra: { cursor: string; why: string }[];
   wrongContent: string[];
   balanceDiffs: { account: string; got: string; want: string; hint?: string }[];
+  /** Its activity list against the expected one, entry by entry, around the first difference (absent when there is no readable store). */
+  activity?: ActivityComparison;
+  /** Every followed account: the balance it holds (as stored, or "0" when absent) and the chain's. */
+  balances: { account: string; got: string; want: string; ok: boolean }[];
   /** The cursor it must hold (its last expected event, or its snapshot's). */
   wantCursor: string | null;
   /** One line: how it departs from what was expected, or that it matches. */
@@ -172,6 +177,7 @@ export function judgeStore(name: string, view: StoreView, expected: Expected, se
     extra: [],
     wrongContent: [],
     balanceDiffs: [],
+    balances: [],
     wantCursor: null,
     line: '',
     differs: true,
@@ -215,6 +221,7 @@ export function judgeStore(name: string, view: StoreView, expected: Expected, se
   const wanted = new Map(want.map((e) => [e.cursor, e]));
   const held = new Map(view.events.map((e) => [e.cursor, e]));
   summary.missing = want.filter((e) => !held.has(e.cursor)).map((e) => e.cursor);
+  summary.activity = compareActivity(want, view.events);
   for (const e of view.events) {
     const w = wanted.get(e.cursor);
     if (!w) {
@@ -257,6 +264,7 @@ export function judgeStore(name: string, view: StoreView, expected: Expected, se
   for (const account of expected.topics) {
     const raw = view.balances.get(account) ?? '0';
     const want = (expected.balances.get(account) ?? 0n).toString();
+    summary.balances.push({ account, got: typeof raw === 'string' ? raw : JSON.stringify(raw), want, ok: raw === want });
     if (typeof raw !== 'string' || !AMOUNT_RE.test(raw)) {
       summary.balanceDiffs.push({ account, got: JSON.stringify(raw), want, hint: 'not canonical decimal text' });
       continue;

@@ -3,7 +3,8 @@
 // snapshot), one row per process, and one row per connection of the consumer under test (the
 // cut, the replay and the resends show there).
 
-import type { Table } from '../../verdict.js';
+import type { Table, TableRow } from '../../verdict.js';
+import type { ActivityRow } from './activity.js';
 import type { ConnFacts, ProcessFacts } from './facts.js';
 import type { FeedPlan } from './plan.js';
 import { describeView, type Expected, type StoreSummary, viewOf } from './state.js';
@@ -19,6 +20,7 @@ export function stateTable(expected: Expected, consumer: StoreSummary, control: 
       shortCursor(s.snapshotCursor),
       s.exists && !s.error ? `${s.events} (expected ${s.expectedEvents} above its snapshot)` : '—',
       s.exists && !s.error ? (s.balanceDiffs.length ? `${plural(s.balanceDiffs.length, 'balance')} wrong` : 'as the chain says') : '—',
+      firstDifference(s),
       s.differs ? s.line : 'none',
     ],
     ok: !s.differs,
@@ -26,16 +28,77 @@ export function stateTable(expected: Expected, consumer: StoreSummary, control: 
   return {
     id: 'state',
     title: "Final state: the chain's end vs consumer vs control",
-    columns: ['cursor', 'snapshot at', 'activity list (events)', 'balances', 'differences from what was expected'],
+    columns: ['cursor', 'snapshot at', 'activity list (events)', 'balances', 'first difference in the activity list', 'differences from what was expected'],
     rows: [
       {
         label: 'expected (from the chain)',
-        cells: [last ? shortCursor(last.cursor) : '—', '—', `${expected.events.length} on the chain for the followed accounts`, balances, ''],
+        cells: [last ? shortCursor(last.cursor) : '—', '—', `${expected.events.length} on the chain for the followed accounts`, balances, '', ''],
       },
       row('consumer under test', consumer),
       row('control consumer', control),
     ],
     note: "Cursors are block:log index. Each store is judged against the chain's events above its own snapshot: a snapshot is taken at the safe height whenever a consumer needs one, so the two stores' snapshots differ with timing and are never compared with each other.",
+  };
+}
+
+/** "#12: 23:1 Transfer …, expected 22:0 Transfer …": where a store's activity list first parts from the expected one. */
+function firstDifference(s: StoreSummary): string {
+  const a = s.activity;
+  if (!a) return '—';
+  if (a.firstDifference === undefined) return 'none';
+  const row = a.rows.find((r) => r.index === a.firstDifference)!;
+  const held = row.held ? `holds ${row.held.text}` : 'ends here';
+  return `#${row.index}: ${held}, ${row.expected ? `expected ${row.expected.text}` : 'expected nothing more'}`;
+}
+
+const activityRow = (r: ActivityRow, first: number | undefined): TableRow => ({
+  label: `#${r.index}`,
+  ...(r.index === first ? { aside: '◀ first difference' } : {}),
+  cells: [r.expected?.text ?? '— (the list ends)', r.held?.text ?? '— (the list ends)'],
+  ok: r.same,
+});
+
+/**
+ * The consumer's activity list against the expected one (the chain's events above its
+ * snapshot), side by side around the first entry where they part; that row is marked.
+ */
+export function activityTable(s: StoreSummary): Table {
+  const a = s.activity;
+  const first = a?.firstDifference;
+  const around = a && (a.before || a.after) ? ` Shown: entries ${a.before + 1} to ${a.before + a.rows.length} (${a.before} before, ${a.after} after).` : '';
+  return {
+    id: 'activity',
+    title: 'Activity list: the consumer vs the chain',
+    columns: ['expected (the chain above its snapshot)', 'the consumer holds'],
+    empty: s.exists && !s.error ? 'Both lists are empty.' : 'The consumer has no readable store.',
+    rows: a ? a.rows.map((r) => activityRow(r, first)) : [],
+    note:
+      first === undefined
+        ? `The two lists agree entry by entry (${plural(s.events, 'event')}).${around}`
+        : `The lists part at entry ${first}, marked; entries before it agree.${around}`,
+  };
+}
+
+/** Every followed account's balance: the chain's, the consumer's and the control's; a wrong one is marked, the first of them named. */
+export function balancesTable(consumer: StoreSummary, control: StoreSummary): Table {
+  const controlOf = new Map(control.balances.map((b) => [b.account, b]));
+  const firstWrong = consumer.balances.find((b) => !b.ok)?.account;
+  return {
+    id: 'balances',
+    title: 'Balances: the consumer vs the chain',
+    columns: ['expected (the chain)', 'consumer under test', 'control consumer'],
+    empty: 'No balance to compare (no readable store).',
+    rows: consumer.balances.map((b) => {
+      const c = controlOf.get(b.account);
+      const hint = consumer.balanceDiffs.find((d) => d.account === b.account)?.hint;
+      return {
+        label: shortAccount(b.account),
+        ...(b.account === firstWrong ? { aside: '◀ first difference' } : {}),
+        cells: [shortAmount(b.want), `${shortAmount(b.got)}${hint ? ` (${hint})` : ''}`, c ? shortAmount(c.got) : '—'],
+        ok: b.ok,
+      };
+    }),
+    note: 'An account with no row counts as 0. Amounts are decimal text; long ones show their first and last digits and their length.',
   };
 }
 

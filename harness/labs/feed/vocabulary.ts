@@ -3,6 +3,7 @@
 // order, heartbeats), and a store in a few words.
 
 import type { Vocabulary } from '../../lab.js';
+import { newFeedLabeller, stringMember } from './labels.js';
 import { describeView, viewOf } from './state.js';
 import type { FeedStoreSnapshot } from './store-reader.js';
 import { positionOf } from './words.js';
@@ -12,18 +13,6 @@ const OP_SET = new Set<string>(OPS);
 
 /** The cursor member a frame is positioned by. */
 const POSITION_MEMBER: Record<string, string> = { event: 'cursor', snapshot: 'cursor', subscribe: 'cursor', revoke: 'fromCursor' };
-
-/** A string member's value by a quick scan ("name":"value"), without parsing the line: this runs for every wire line. */
-function stringMember(line: string, name: string): string | undefined {
-  const key = `"${name}":`;
-  let i = line.indexOf(key);
-  if (i < 0) return undefined;
-  i += key.length;
-  while (line[i] === ' ') i++;
-  if (line[i] !== '"') return undefined;
-  const end = line.indexOf('"', i + 1);
-  return end < 0 ? undefined : line.slice(i + 1, end);
-}
 
 export const feedVocabulary: Vocabulary = {
   lineClasses: [
@@ -40,8 +29,10 @@ export const feedVocabulary: Vocabulary = {
     const op = stringMember(line, 'op');
     if (op === undefined || !OP_SET.has(op)) return { cls: 'other' };
     const member = POSITION_MEMBER[op];
-    const position = member === undefined ? undefined : positionOf(stringMember(line, member));
-    return position === undefined ? { cls: op } : { cls: op, position };
+    const cursor = member === undefined ? undefined : stringMember(line, member);
+    const position = positionOf(cursor);
+    // The block is the position (bands read "event blocks 9…12"); the cursor is what findings name.
+    return position === undefined ? { cls: op } : { cls: op, position, key: cursor! };
   },
 
   newRanker() {
@@ -71,4 +62,8 @@ export const feedVocabulary: Vocabulary = {
 
   // A feed consumer acknowledges nothing: its progress on the wire is the durable cursors it subscribes from.
   progress: { cls: 'subscribe', word: 'resumed' },
+
+  newLabeller: newFeedLabeller,
+  readMoments: { 'at-subscribe': 'read at subscribe', converging: 'read while converging' },
+  positionWord: 'blocks',
 };
