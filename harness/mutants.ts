@@ -14,6 +14,8 @@ export interface MatrixConsumer {
   /** "typescript" for a reference, "ack-before-commit (python)" for a mutant. */
   label: string;
   kind: 'reference' | 'mutant';
+  /** typescript or python: a reference's name in index.yaml is its language. */
+  language: string;
   command: string;
   killer?: string;
   reason?: RegExp;
@@ -56,6 +58,7 @@ export function loadMatrixConsumers(lab: Pick<Lab, 'name' | 'mutantIndex'>): Mat
   const consumers: MatrixConsumer[] = (doc.references ?? []).map((r, i) => ({
     label: r.name ?? fail(`references[${i}]`, 'needs a name'),
     kind: 'reference' as const,
+    language: r.name ?? '',
     command: r.command ?? fail(`references[${i}]`, 'needs a command'),
   }));
   for (const [i, m] of (doc.mutants ?? []).entries()) {
@@ -65,28 +68,44 @@ export function loadMatrixConsumers(lab: Pick<Lab, 'name' | 'mutantIndex'>): Mat
     const reason = new RegExp(m.reason ?? fail(where, 'needs the reason it must be caught for'));
     for (const language of m.languages ?? fail(where, 'needs languages')) {
       const command = COMMAND[language as keyof typeof COMMAND] ?? fail(where, `unknown language "${language}" (typescript or python)`);
-      consumers.push({ label: `${name} (${language})`, kind: 'mutant', command: command(name), killer, reason });
+      consumers.push({ label: `${name} (${language})`, kind: 'mutant', language, command: command(name), killer, reason });
     }
   }
   return consumers;
 }
 
 /**
- * Which runs the matrix needs. Full: every consumer against every scenario. Quick (what
- * `make test` runs): references against every scenario, each mutant against happy-path and
- * its killer only.
+ * How much of the matrix to run:
+ * - full: every consumer against every scenario (`make mutants`);
+ * - quick: references against every scenario, each mutant against the happy path and its killer;
+ * - killers: references against the happy path and every killer only, each mutant against the
+ *   happy path and its killer — every judgement the matrix makes, at the cost of the fewest
+ *   runs (what `make test` runs for a lab whose runs take seconds of real time each).
  */
+export type MatrixScope = 'full' | 'quick' | 'killers';
+
 export function matrixItems(
   consumers: MatrixConsumer[],
   scenarios: BatchItem['scenario'][],
-  quick: boolean,
+  scope: MatrixScope,
   happyPath: string,
 ): (BatchItem & { consumer: MatrixConsumer })[] {
+  const judged = new Set([happyPath, ...consumers.flatMap((c) => (c.killer ? [c.killer] : []))]);
+  const runs = (consumer: MatrixConsumer, name: string): boolean => {
+    if (scope === 'full') return true;
+    if (consumer.kind === 'mutant') return name === happyPath || name === consumer.killer;
+    return scope === 'quick' || judged.has(name);
+  };
   return consumers.flatMap((consumer) =>
     scenarios
-      .filter((s) => !quick || consumer.kind === 'reference' || s.name === happyPath || s.name === consumer.killer)
+      .filter((s) => runs(consumer, s.name))
       .map((scenario) => ({ scenario, consumer, consumerCommand: consumer.command, label: `${consumer.label} × ${scenario.name}` })),
   );
+}
+
+/** The consumers of one language (references and mutants), or all of them. */
+export function consumersIn(consumers: MatrixConsumer[], language: string | undefined): MatrixConsumer[] {
+  return language === undefined ? consumers : consumers.filter((c) => c.language === language);
 }
 
 export function judgeRow(consumer: MatrixConsumer, cells: Cell[], happyPath: string): MatrixRow {

@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 import { runBatch } from '../batch.js';
 import { interruptible } from '../interrupt.js';
 import { allLabs, labNamed, labNames } from '../labs/registry.js';
-import { cellOf, judgeRow, loadMatrixConsumers, type MatrixRow, matrixItems, renderMatrixMarkdown } from '../mutants.js';
+import { cellOf, consumersIn, judgeRow, loadMatrixConsumers, type MatrixRow, type MatrixScope, matrixItems, renderMatrixMarkdown } from '../mutants.js';
 import { projectRoot, reportsDirOf, scenariosDir } from '../paths.js';
 import { typedCommand } from '../reproduce.js';
 import { agreementProblems } from '../report/agreement.js';
@@ -15,8 +15,12 @@ import { EXIT, EXIT_SIGNAL, UsageError } from './exit-status.js';
 import type { MutantsOptions } from './mutants.js';
 import { sealModeOf } from './run.js';
 
+const LANGUAGES = ['typescript', 'python'];
+
 export async function mutantsAction(opts: MutantsOptions): Promise<void> {
   if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
+  if (opts.quick && opts.killers) throw new UsageError('--quick and --killers are two sizes of the matrix: give one');
+  if (opts.language && !LANGUAGES.includes(opts.language)) throw new UsageError(`unknown language "${opts.language}"; languages: ${LANGUAGES.join(', ')}`);
   // Ctrl-C/SIGTERM: the running runs stop, their reports and the batch's are written, no matrix
   // is judged from a part of it, and the exit is 130/143; a second one stops at once.
   const stop = interruptible({
@@ -36,32 +40,38 @@ export async function mutantsAction(opts: MutantsOptions): Promise<void> {
 
 async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise<void> {
   const labs = allLabs().filter((lab) => !opts.lab || lab.name === opts.lab);
+  const scope: MatrixScope = opts.killers ? 'killers' : opts.quick ? 'quick' : 'full';
+  const size = `${scope === 'full' ? '' : `, ${scope}`}${opts.language ? `, ${opts.language} only` : ''}`;
   let passed = 0;
   let failed = 0;
   for (const lab of labs) {
-    const consumers = loadMatrixConsumers(lab);
+    const consumers = consumersIn(loadMatrixConsumers(lab), opts.language);
     const scenarios = listScenarios(scenariosDir, lab.name).map((s) => loadScenario(s.file));
-    const items = matrixItems(consumers, scenarios, opts.quick === true, lab.happyPath);
+    const items = matrixItems(consumers, scenarios, scope, lab.happyPath);
     let done = 0;
     process.stdout.write(
-      `${lab.name} mutant matrix: ${items.length} runs (${consumers.length} consumers × ${scenarios.length} scenarios${opts.quick ? ', quick' : ''}), ${opts.jobs} at a time\n`,
+      `${lab.name} mutant matrix: ${items.length} runs (${consumers.length} consumers × ${scenarios.length} scenarios${size}), ${opts.jobs} at a time\n`,
     );
     const disagreements: { label: string; runDir: string; problems: string[] }[] = [];
     // The consumers' commands are relative to the project root, so the runs start there.
-    const { batchDir, results, notStarted } = await runBatch(`${lab.name}-mutants${opts.quick ? '-quick' : ''}`, items, {
-      jobs: opts.jobs,
-      cwd: projectRoot,
-      reportsDir: reportsDirOf(opts),
-      invokedAs: typedCommand(process.argv.slice(2)),
-      ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
-      signal,
-      onFinish: (item, result) => {
-        done++;
-        const disagree = agreementProblems(result.runDir, result.view);
-        if (disagree.length) disagreements.push({ label: item.label, runDir: result.runDir, problems: disagree });
-        if (result.status !== 'pass' || done % 10 === 0) process.stdout.write(`  [${done}/${items.length}] ${item.label}: ${result.status}\n`);
+    const { batchDir, results, notStarted } = await runBatch(
+      `${lab.name}-mutants${scope === 'full' ? '' : `-${scope}`}${opts.language ? `-${opts.language}` : ''}`,
+      items,
+      {
+        jobs: opts.jobs,
+        cwd: projectRoot,
+        reportsDir: reportsDirOf(opts),
+        invokedAs: typedCommand(process.argv.slice(2)),
+        ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
+        signal,
+        onFinish: (item, result) => {
+          done++;
+          const disagree = agreementProblems(result.runDir, result.view);
+          if (disagree.length) disagreements.push({ label: item.label, runDir: result.runDir, problems: disagree });
+          if (result.status !== 'pass' || done % 10 === 0) process.stdout.write(`  [${done}/${items.length}] ${item.label}: ${result.status}\n`);
+        },
       },
-    });
+    );
     if (signal.aborted) {
       process.stdout.write(
         `${lab.name}: interrupted after ${results.length} of ${items.length} runs (${notStarted.length} not started): no matrix judged from a part of it — every run: ${relative(process.cwd(), join(batchDir, 'index.html'))}\n`,
@@ -75,7 +85,7 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
         lab.happyPath,
       ),
     );
-    const names = scenarios.map((s) => s.name);
+    const names = scenarios.map((s) => s.name).filter((name) => items.some((item) => item.scenario.name === name));
     writeFileSync(join(batchDir, 'matrix.md'), renderMatrixMarkdown(rows, names, batchDir));
     writeFileSync(
       join(batchDir, 'matrix.json'),

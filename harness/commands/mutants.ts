@@ -8,6 +8,8 @@ import { positiveInt } from './run.js';
 
 export interface MutantsOptions {
   quick?: boolean;
+  killers?: boolean;
+  language?: string;
   jobs: number;
   out?: string;
   reports?: string;
@@ -21,6 +23,8 @@ export function register(program: Command): void {
       .command('mutants')
       .description('run every mutant and reference consumer against the catalogue and print the matrix')
       .option('--quick', 'references against every scenario, mutants only against the happy path and their designated killer')
+      .option('--killers', 'references too only against the happy path and the killers: every judgement, the fewest runs')
+      .option('--language <name>', 'only the consumers in this language (typescript, python)')
       .option('--lab <name>', 'only this lab (default: every lab)')
       .option('--jobs <n>', 'runs at the same time', positiveInt, 1),
     'where the matrix folder is written',
