@@ -78,7 +78,21 @@ t.test('the shipped feed scenarios load and are listed under the feed lab', asyn
   const listed = listScenarios(path.join(ROOT, 'scenarios')).filter((s) => s.lab === 'feed');
   t.same(
     listed.map((s) => s.name),
-    ['feed-acceptance', 'feed-crash-apply', 'feed-cut-30s', 'feed-happy-path'],
+    [
+      'feed-acceptance',
+      'feed-canonical-while-away',
+      'feed-crash-apply',
+      'feed-crash-commit',
+      'feed-crash-revoke',
+      'feed-crash-snapshot',
+      'feed-cut-30s',
+      'feed-deep-reorg',
+      'feed-happy-path',
+      'feed-mid-transaction-visibility',
+      'feed-reorg',
+      'feed-reorg-while-away',
+      'feed-resend-after-reconnect',
+    ],
   );
   for (const s of listed) {
     const scenario = load(s.file);
