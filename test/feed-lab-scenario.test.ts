@@ -79,7 +79,24 @@ t.test('the shipped feed scenarios load and are listed under the feed lab', asyn
   const listed = listScenarios(path.join(ROOT, 'scenarios')).filter((s) => s.lab === 'feed');
   t.same(
     listed.map((s) => s.name),
-    ['feed-acceptance', 'feed-crash-apply', 'feed-cut-30s', 'feed-half-open', 'feed-happy-path', 'feed-quiet-account', 'feed-stale-cursor'],
+    [
+      'feed-acceptance',
+      'feed-canonical-while-away',
+      'feed-crash-apply',
+      'feed-crash-commit',
+      'feed-crash-revoke',
+      'feed-crash-snapshot',
+      'feed-cut-30s',
+      'feed-deep-reorg',
+      'feed-half-open',
+      'feed-happy-path',
+      'feed-mid-transaction-visibility',
+      'feed-quiet-account',
+      'feed-reorg',
+      'feed-reorg-while-away',
+      'feed-resend-after-reconnect',
+      'feed-stale-cursor',
+    ],
   );
   for (const s of listed) {
     const scenario = load(s.file);

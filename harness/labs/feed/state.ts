@@ -19,6 +19,8 @@ export interface Expected {
   events: RealEvent[];
   balances: Map<string, bigint>;
   canonicalHash(block: number): string | undefined;
+  /** Events for the topics the script produced on branches a reorganisation abandoned (what revokes take back). */
+  abandoned: RealEvent[];
 }
 
 export const expectedOf = (sim: SimulatedChain): Expected => ({
@@ -27,6 +29,7 @@ export const expectedOf = (sim: SimulatedChain): Expected => ({
   events: sim.events,
   balances: sim.balances,
   canonicalHash: sim.canonicalHash,
+  abandoned: sim.produced.filter((e) => sim.canonicalHash(blockOf(e.cursor) ?? -1) !== e.payload.blockHash),
 });
 
 /** A snapshot the publisher sent on a stream: what a store's `snapshot_cursor` must be one of. */
@@ -273,15 +276,18 @@ export function judgeStore(name: string, view: StoreView, expected: Expected, se
     const delta = BigInt(raw) - BigInt(want);
     const twice = view.events.find((e) => effectOn(e.type, e.payload, account) === delta && delta !== 0n);
     const lost = expected.events.find((e) => effectOn(e.type, e.payload, account) === -delta && delta !== 0n);
+    const kept = delta === 0n ? undefined : revokedKept(expected.abandoned, S, account, delta);
     summary.balanceDiffs.push({
       account,
       got: raw,
       want,
       ...(twice
         ? { hint: `off by exactly the effect of ${twice.cursor}: applied twice?` }
-        : lost
-          ? { hint: `off by exactly the effect of ${lost.cursor}: never applied?` }
-          : {}),
+        : kept
+          ? { hint: `off by exactly the effect of ${kept}, which a reorganisation abandoned: revoked without undoing its balance change?` }
+          : lost
+            ? { hint: `off by exactly the effect of ${lost.cursor}: never applied?` }
+            : {}),
     });
   }
   for (const d of summary.balanceDiffs)
@@ -312,6 +318,19 @@ export function judgeStore(name: string, view: StoreView, expected: Expected, se
     ? describeDiffs(summary, view)
     : `matches the chain (${plural(summary.events, 'event')} after its snapshot at ${shortCursor(S)}, cursor ${shortCursor(view.cursor)})`;
   return { problems, summary };
+}
+
+/**
+ * The abandoned events (above the snapshot) whose effects on `account` add up to `delta`: one
+ * of them, or all of them — what a revoke that forgot the balances leaves behind. Undefined
+ * when neither fits.
+ */
+export function revokedKept(abandoned: readonly RealEvent[], snapshot: string | null, account: string, delta: bigint): string | undefined {
+  const touching = abandoned.filter((e) => sameChainAfter(e.cursor, snapshot) && effectOn(e.type, e.payload, account) !== 0n);
+  const one = touching.find((e) => effectOn(e.type, e.payload, account) === delta);
+  if (one) return `the revoked event ${one.cursor}`;
+  const sum = touching.reduce((n, e) => n + effectOn(e.type, e.payload, account), 0n);
+  return touching.length > 1 && sum === delta ? `the revoked events ${cursorList(touching.map((e) => e.cursor))}` : undefined;
 }
 
 function describeDiffs(s: StoreSummary, view: StoreView): string {
