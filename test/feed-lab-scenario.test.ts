@@ -78,7 +78,24 @@ t.test('the shipped feed scenarios load and are listed under the feed lab', asyn
   const listed = listScenarios(path.join(ROOT, 'scenarios')).filter((s) => s.lab === 'feed');
   t.same(
     listed.map((s) => s.name),
-    ['feed-acceptance', 'feed-crash-apply', 'feed-cut-30s', 'feed-happy-path'],
+    [
+      'feed-acceptance',
+      'feed-bad-environment-backoff',
+      'feed-bad-environment-no-client',
+      'feed-bad-environment-port',
+      'feed-bad-environment-topics',
+      'feed-bad-frame-malformed-cursor',
+      'feed-bad-frame-missing-field',
+      'feed-bad-frame-noncanonical-amount',
+      'feed-bad-frame-not-json',
+      'feed-bad-frame-number-amount',
+      'feed-bad-frame-oversized',
+      'feed-big-amounts',
+      'feed-crash-apply',
+      'feed-cut-30s',
+      'feed-happy-path',
+      'feed-unknown-op',
+    ],
   );
   for (const s of listed) {
     const scenario = load(s.file);

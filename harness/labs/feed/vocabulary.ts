@@ -3,6 +3,7 @@
 // order, heartbeats), and a store in a few words.
 
 import type { Vocabulary } from '../../lab.js';
+import { frameBreak } from './grammar.js';
 import { describeView, viewOf } from './state.js';
 import type { FeedStoreSnapshot } from './store-reader.js';
 import { positionOf } from './words.js';
@@ -43,6 +44,8 @@ export const feedVocabulary: Vocabulary = {
     const position = member === undefined ? undefined : positionOf(stringMember(line, member));
     return position === undefined ? { cls: op } : { cls: op, position };
   },
+
+  broken: frameBreak,
 
   newRanker() {
     const highestSent = new Map<string, number>();
