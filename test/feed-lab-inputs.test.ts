@@ -146,7 +146,7 @@ t.test('an invalid frame applied: the verdict names the frame, why it is invalid
     found.map((f) => f.code),
     ['bad-frame-applied'],
   );
-  t.match(found[0]!.text, /^process 1, connection 1 applied the invalid frame `\{"op":"event".*` \(payload\.amount must be a decimal string, not/);
+  t.match(found[0]!.text, /^process 1, connection 1 applied the invalid frame `\{"op":"event".*` \(payload\.amount: an amount must be a decimal string, not/);
   t.match(found[0]!.text, new RegExp(`its store holds the event at ${real.cursor} with amount .*, where the chain has`));
   t.match(found[0]!.text, /an invalid frame is applied in no part/);
   t.same(found[0]!.subject?.cursors, [real.cursor]);
