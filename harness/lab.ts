@@ -85,8 +85,10 @@ export interface Vocabulary {
    * Why a line breaks the protocol's grammar, in a few words, or undefined for a valid line.
    * `send` lines went from the publisher to a consumer, `recv` lines the other way. Reports draw
    * broken lines in the error colour; only the lab knows its grammar, so the core asks it.
+   * `cut`: characters the journal left out of this line (harness/wire-journal.ts), so that a
+   * long valid line cut short is not taken for a broken one.
    */
-  broken?(line: string, direction: 'send' | 'recv'): string | undefined;
+  broken?(line: string, direction: 'send' | 'recv', cut?: number): string | undefined;
   /**
    * A fresh judge of how telling each line is, fed every wire line in order: `routine` lines
    * (in-order traffic) collapse in long diagrams, `landmark` lines always show.

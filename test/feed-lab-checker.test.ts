@@ -541,7 +541,7 @@ function writePlan(t: Test, name: string, consumerLines: string[]): string {
     'description: Virtual time runs 10 times faster than real time.',
     'protocol: feed',
     'time_scale: 0.1',
-    'chain: { seed: 17, accounts: 6, confirmations: 3, block_interval_ms: 2500, logs_per_block: { min: 0, max: 3 }, initial_blocks: 10 }',
+    'chain: { seed: 17, accounts: 6, confirmations: 3, block_interval_ms: 2500, logs_per_block: { min: 0, max: 3 }, amount_bits: 48, initial_blocks: 10 }',
     'time: { duration_ms: 100000, converge_ms: 15000 }',
     'consumer:',
     '  topics: [0, 2, 3]',

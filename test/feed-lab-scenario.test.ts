@@ -81,6 +81,17 @@ t.test('the shipped feed scenarios load and are listed under the feed lab', asyn
     listed.map((s) => s.name),
     [
       'feed-acceptance',
+      'feed-bad-environment-backoff',
+      'feed-bad-environment-no-client',
+      'feed-bad-environment-port',
+      'feed-bad-environment-topics',
+      'feed-bad-frame-malformed-cursor',
+      'feed-bad-frame-missing-field',
+      'feed-bad-frame-noncanonical-amount',
+      'feed-bad-frame-not-json',
+      'feed-bad-frame-number-amount',
+      'feed-bad-frame-oversized',
+      'feed-big-amounts',
       'feed-canonical-while-away',
       'feed-crash-apply',
       'feed-crash-commit',
@@ -96,6 +107,7 @@ t.test('the shipped feed scenarios load and are listed under the feed lab', asyn
       'feed-reorg-while-away',
       'feed-resend-after-reconnect',
       'feed-stale-cursor',
+      'feed-unknown-op',
     ],
   );
   for (const s of listed) {

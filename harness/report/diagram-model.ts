@@ -248,8 +248,8 @@ export function model(
       const line = str(e.line) ?? '';
       const send = e.kind === 'send';
       // The publisher journals what it refused; the lab says which other lines break its grammar
-      // (a line the publisher was told to send on purpose, say). A truncated line is judged as kept.
-      const error = str(e.error) ?? vocabulary.broken?.(line, send ? 'send' : 'recv');
+      // (a line the publisher was told to send on purpose, say), told how much of it the journal cut.
+      const error = str(e.error) ?? vocabulary.broken?.(line, send ? 'send' : 'recv', num(e.truncated));
       const { cls: word, position: seq, key } = vocabulary.classify(line);
       const cls = error ? 'error' : word;
       const direction = send ? 'send' : 'recv';

@@ -48,8 +48,10 @@ export function applyLog(balances: Balances, log: ChainLog, sign: 1n | -1n): voi
   balances.set(log.to, (balances.get(log.to) ?? 0n) + move);
 }
 
-/** Mostly modest amounts, sometimes nothing or everything, at any magnitude up to `max`. */
-function amountUpTo(prng: Prng, max: bigint): bigint {
+/** Mostly modest amounts, sometimes nothing or everything, at any magnitude up to `max` (and `limit`). */
+function amountUpTo(prng: Prng, whole: bigint, limit = MAX_UINT256): bigint {
+  // The limit changes the amounts drawn, never how many draws are made.
+  const max = whole < limit ? whole : limit;
   const roll = prng.int(0, 99);
   if (roll < 3 || max === 0n) return 0n;
   if (roll < 8) return max;
@@ -61,17 +63,20 @@ function amountUpTo(prng: Prng, max: bigint): bigint {
 export interface ActivityOptions {
   /** Share of logs that are Approvals instead of Transfers. */
   approvalShare: number;
+  /** Amounts have at most this many bits (default 256: the whole uint256 range). */
+  amountBits?: number;
 }
 
 /** One log at `logIndex`, applied to `balances` at once so later logs of the block see it. */
 export function nextLog(prng: Prng, balances: Balances, accounts: readonly string[], logIndex: number, txHash: string, options: ActivityOptions): ChainLog {
+  const limit = options.amountBits === undefined ? MAX_UINT256 : (1n << BigInt(options.amountBits)) - 1n;
   if (prng.chance(options.approvalShare)) {
-    const amount = prng.chance(0.25) ? MAX_UINT256 : amountUpTo(prng, MAX_UINT256);
+    const amount = prng.chance(0.25) ? limit : amountUpTo(prng, MAX_UINT256, limit);
     return { logIndex, txHash, type: 'Approval', from: prng.pick(accounts), to: prng.pick(accounts), amount };
   }
   const funded = accounts.filter((a) => (balances.get(a) ?? 0n) > 0n);
   const from = prng.pick(funded.length ? funded : accounts);
-  const log: ChainLog = { logIndex, txHash, type: 'Transfer', from, to: prng.pick(accounts), amount: amountUpTo(prng, balances.get(from) ?? 0n) };
+  const log: ChainLog = { logIndex, txHash, type: 'Transfer', from, to: prng.pick(accounts), amount: amountUpTo(prng, balances.get(from) ?? 0n, limit) };
   applyLog(balances, log, 1n);
   return log;
 }

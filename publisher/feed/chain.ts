@@ -40,6 +40,8 @@ export interface ChainConfig {
   /** Logs per block, drawn uniformly from this range. */
   logsPerBlock?: { min: number; max: number };
   approvalShare?: number;
+  /** Amounts of Transfers and Approvals have at most this many bits; default 256. */
+  amountBits?: number;
 }
 
 export interface ReorgRequest {
@@ -74,7 +76,7 @@ export class SimChain {
     this.blockIntervalMs = config.blockIntervalMs ?? 12_000;
     this.genesisTimeMs = config.genesisTimeMs ?? 1_700_000_000_000;
     this.logsPerBlock = config.logsPerBlock ?? { min: 0, max: 4 };
-    this.activity = { approvalShare: config.approvalShare ?? 0.1 };
+    this.activity = { approvalShare: config.approvalShare ?? 0.1, ...(config.amountBits === undefined ? {} : { amountBits: config.amountBits }) };
     const accountCount = config.accounts ?? 8;
     if (!Number.isSafeInteger(this.chainId) || this.chainId < 0) throw new RangeError(`chainId must be a non-negative safe integer (got ${this.chainId})`);
     if (!Number.isInteger(accountCount) || accountCount < 2) throw new RangeError(`need at least 2 accounts (got ${accountCount})`);

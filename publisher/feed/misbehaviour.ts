@@ -8,7 +8,7 @@ import { MAX_LINE_BYTES } from '../../protocol/feed/lines.js';
 import type { EventPayload } from '../../protocol/feed/frames.js';
 
 /** How a `malformed` frame is broken: each makes the frame invalid under the contract. */
-export type MalformedForm = 'trailing-comma' | 'truncated' | 'unpadded-cursor' | 'other-chain' | 'missing-block-hash' | 'oversized';
+export type MalformedForm = 'trailing-comma' | 'truncated' | 'unpadded-cursor' | 'other-chain' | 'missing-block-hash' | 'oversized' | 'noncanonical-amount';
 
 export type FeedMisbehaviour = {
   /** The cursor of the real event the rule fires at, just before it would be sent. */
@@ -76,6 +76,9 @@ export function malformedLine(event: RealEvent, form: MalformedForm): string {
     }
     case 'oversized':
       return `${frameText('event', { ...bad, payload: { ...bad.payload, memo: 'x'.repeat(MAX_LINE_BYTES) } })}\n`;
+    case 'noncanonical-amount':
+      // A leading zero: BigInt(), int() and Number() all read it, the grammar does not. A Transfer's amount only.
+      return `${frameText('event', { ...bad, payload: { ...bad.payload, amount: `0${bad.payload.amount}` } })}\n`;
   }
 }
 

@@ -20,6 +20,7 @@ export const chainConfig = (p: ChainPlan): ChainConfig => ({
   blockIntervalMs: p.blockIntervalMs,
   logsPerBlock: { ...p.logsPerBlock },
   approvalShare: p.approvalShare,
+  ...(p.amountBits === undefined ? {} : { amountBits: p.amountBits }),
 });
 
 export type ScriptStep =

@@ -8,14 +8,26 @@
 import type { JournalEntry } from '../../journal.js';
 import type { Scenario } from '../../scenario/types.js';
 import { type Finding, type ProcessRef, statusOf, type Verdict } from '../../verdict.js';
-import { simulate } from './chain-script.js';
+import { badFrameProblems } from './bad-frames.js';
+import { type SimulatedChain, simulate } from './chain-script.js';
 import { smallestDiff } from './diff.js';
+import { environmentVerdict } from './environment.js';
 import { type ConnFacts, factsOf, lossyFaultBetween, type ProcessFacts, type RunFacts, SIGTERM_EXIT_MS } from './facts.js';
 import { faultSteps } from './fault-plan.js';
 import { halfOpenProblems } from './half-open.js';
 import { describeModel, hookMoments, hookReadProblem, transactionWords } from './hooks.js';
 import type { FeedPlan } from './plan.js';
-import { consistencyProblems, describeView, type Expected, expectedOf, judgeStore, type SentSnapshot, type StoreSummary, viewOf } from './state.js';
+import {
+  consistencyProblems,
+  describeView,
+  type Expected,
+  expectedOf,
+  judgeStore,
+  type SentSnapshot,
+  type StoreSummary,
+  type StoreView,
+  viewOf,
+} from './state.js';
 import type { FeedStoreSnapshot } from './store-reader.js';
 import { activityTable, balancesTable, connectionsTable, processesTable, stateTable } from './tables.js';
 import { cursorSubject, plural, seconds, shortCursor } from './words.js';
@@ -50,10 +62,13 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
   const consumerDb = facts.streams.consumer?.db;
   const controlDb = facts.streams.control?.db;
   if (!consumerDb || !controlDb) throw new Error('the journal does not name the consumer and control streams');
+  const bad = lab.consumer.badEnvironment;
+  if (bad) return environmentVerdict(facts, bad, read('consumer', consumerDb), plan.deadlineMs);
   const sent = { consumer: sentSnapshots(facts.conns.consumer), control: sentSnapshots(facts.conns.control) };
   const runEnd = journal.at(-1)?.t ?? 0;
 
-  const consumerJudged = judgeStore('consumer', viewOf(read('consumer', consumerDb)), expected, sent.consumer);
+  const consumerView = viewOf(read('consumer', consumerDb));
+  const consumerJudged = judgeStore('consumer', consumerView, expected, sent.consumer);
   const controlJudged = judgeStore('control consumer', viewOf(read('control', controlDb)), expected, sent.control);
   const storeFinding = (p: { code: string; text: string; cursors?: string[] }, process?: ProcessRef): Finding => ({
     code: p.code,
@@ -61,8 +76,10 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
     ...(p.cursors || process ? { subject: { ...(p.cursors ? cursorSubject(p.cursors) : {}), ...(process ? { process } : {}) } } : {}),
   });
 
-  // Most telling first: what a process did wrong at a hook or mid-run is usually the root cause of the rest.
+  // Most telling first: what the consumer did with a bad frame (the scenario's point, when it sends
+  // one), then what a process did wrong at a hook or mid-run, usually the root cause of the rest.
   const findings: Finding[] = [
+    ...badFrameProblems({ facts, chainAmount: chainAmounts(sim), viewAfter: (conn) => viewAfter(facts, conn, consumerView) }),
     ...processProblems(facts.consumers, lab),
     ...facts.consumers.flatMap((p) => hookProblems(p)),
     ...facts.consumers.flatMap((p) => midRunProblems(p, expected.topics, sent.consumer)),
@@ -107,6 +124,20 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
       connectionsTable(facts.conns.consumer),
     ],
   };
+}
+
+/** Every Transfer amount the script produced, by cursor (abandoned branches included). */
+function chainAmounts(sim: SimulatedChain): (cursor: string) => string | undefined {
+  const amounts = new Map<string, string>();
+  for (const e of [...sim.events, ...sim.produced]) if (typeof e.payload.amount === 'string') amounts.set(e.cursor, e.payload.amount);
+  return (cursor) => amounts.get(cursor);
+}
+
+/** The consumer's store as read when its next connection subscribed, else at the end. */
+function viewAfter(facts: RunFacts, conn: ConnFacts, final: StoreView): StoreView {
+  const conns = facts.conns.consumer;
+  const next = conns.slice(conns.indexOf(conn) + 1).find((c) => c.atSubscribe);
+  return next?.atSubscribe ? viewOf(next.atSubscribe.store) : final;
 }
 
 function passHeadline(consumer: StoreSummary, control: StoreSummary, facts: RunFacts): string {

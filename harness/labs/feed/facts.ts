@@ -7,6 +7,7 @@ import { type ServerFrame, type SubscribeFrame, FrameError, parseServerFrame } f
 import { rawTopLevelMember } from '../../../protocol/feed/raw-json.js';
 import type { JournalEntry, Role, StoreReadWhen } from '../../journal.js';
 import type { ProcessRef } from '../../verdict.js';
+import { frameBreak } from './grammar.js';
 import type { FeedStoreSnapshot } from './store-reader.js';
 
 /** `store-read.when` values of this lab's reads (see READ_AT in run.ts). */
@@ -26,6 +27,8 @@ export interface SentFrame {
   frame?: ServerFrame;
   invalid?: string;
   unknownOp?: string;
+  /** Characters the journal cut from the line (harness/wire-journal.ts). */
+  cut?: number;
 }
 
 export interface ConnFacts {
@@ -76,8 +79,11 @@ export interface RunFacts {
 const stripLf = (line: string): string => (line.endsWith('\n') ? line.slice(0, -1) : line);
 
 /** A sent line as the consumer must read it. */
-export function parseSent(t: number, line: string, chainId: number, note?: string): SentFrame {
-  const base = { t, line, ...(note === undefined ? {} : { note }) };
+export function parseSent(t: number, line: string, chainId: number, note?: string, cut = 0): SentFrame {
+  const base = { t, line, ...(note === undefined ? {} : { note }), ...(cut > 0 ? { cut } : {}) };
+  // A cut line is judged by its length: its kept head is never JSON, whether the whole line was or not.
+  const tooLong = cut > 0 ? frameBreak(line, 'send', cut) : undefined;
+  if (tooLong !== undefined) return { ...base, invalid: tooLong };
   try {
     const parsed = parseServerFrame(stripLf(line), { chainId });
     return parsed.kind === 'frame' ? { ...base, frame: parsed.frame } : { ...base, unknownOp: parsed.op };
@@ -194,7 +200,7 @@ export function factsOf(journal: readonly JournalEntry[], chainId: number): RunF
           if (c.closedAt === undefined) Object.assign(c, { closedAt: e.t, closedBy: e.by, closeReason: e.reason });
         } else if (e.kind === 'note') c.notes.push({ t: e.t, text: e.text });
         else if (e.kind === 'send') {
-          const sent = parseSent(e.t, e.line, chainId, e.note);
+          const sent = parseSent(e.t, e.line, chainId, e.note, e.truncated);
           c.sent.push(sent);
           if (sent.frame?.op === 'ping') c.pings.push({ id: rawTopLevelMember(stripLf(e.line), 'id') ?? String(sent.frame.id), t: e.t });
         } else if (e.kind === 'recv') {

@@ -1,6 +1,7 @@
 // The feed lab's part of the run plan: every default filled, accounts and anchors resolved
 // against the simulated chain, virtual durations turned into real ones.
 
+import type { BadEnvironment } from '../../environment-duty.js';
 import type { FeedMisbehaviour } from '../../../publisher/feed/misbehaviour.js';
 
 export interface ChainPlan {
@@ -12,6 +13,8 @@ export interface ChainPlan {
   blockIntervalMs: number;
   logsPerBlock: { min: number; max: number };
   approvalShare: number;
+  /** Amounts have at most this many bits; unset: the whole uint256 range. */
+  amountBits?: number;
   /** Blocks mined before the listeners open (1..initialBlocks). */
   initialBlocks: number;
   /** The script's last block: it mines initialBlocks+1 .. lastBlock (reorganisations may add more on their way). */
@@ -44,6 +47,8 @@ export interface FeedPlan {
     applyDelayMs: number;
     processes: { fault?: string }[];
     restart: { max: number; delayMs: number };
+    /** A bad environment (`consumer.env`, `consumer.unset`): the scenario grades the duty to exit 64 before connecting. */
+    badEnvironment?: BadEnvironment;
   };
   time: {
     /** Virtual milliseconds the script runs. */

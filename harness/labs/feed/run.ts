@@ -17,6 +17,7 @@ import { OutboxIndexer } from '../../../publisher/feed/indexer.js';
 import { FeedPublisher } from '../../../publisher/feed/server.js';
 import type { TranscriptEntry } from '../../../publisher/transcript.js';
 import { rawTopLevelMember } from '../../../protocol/feed/raw-json.js';
+import { withBadEnvironment } from '../../environment-duty.js';
 import type { FaultEngine } from '../../faults/engine.js';
 import type { Role } from '../../journal.js';
 import type { RunContext } from '../../lab.js';
@@ -168,6 +169,23 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
     CHAOSLAB_BACKOFF_BASE_MS: String(c.backoffBaseMs),
     CHAOSLAB_BACKOFF_CAP_MS: String(c.backoffCapMs),
   });
+
+  if (c.badEnvironment) {
+    // One plain process that must exit 64 before connecting anything: no control, no script.
+    const started = ctx.processes.start(
+      'consumer',
+      1,
+      ctx.consumerCommand,
+      withBadEnvironment(env(proxy.listen.port, dbs.consumer, c.clientId), c.badEnvironment),
+      room,
+    );
+    current = started;
+    await ctx.processes.finish(started);
+    current = undefined;
+    journalRead(ctx, 'consumer', 1, 'after-exit', dbs.consumer, readFeedStore(dbs.consumer, { writerGone: true }));
+    await engine.stop();
+    return;
+  }
 
   const controlProc = ctx.processes.start('control', 1, ctx.controlCommand, env(controlStream.port, dbs.control, `${c.clientId}-control`));
   const controlExit = ctx.processes.exit(controlProc);

@@ -18,7 +18,15 @@ const FAULT_ITEM = `(${FAULT_ACTIONS.join('|')})@(${FAULT_POINTS.join('|')}):([1
 export const FAULT_PLAN_PATTERN = `^${FAULT_ITEM}(,${FAULT_ITEM})*$`;
 
 export const MISBEHAVIOUR_ACTIONS = ['resend', 'malformed', 'number-amount', 'unknown-op', 'stall'] as const;
-export const MALFORMED_FORMS = ['trailing-comma', 'truncated', 'unpadded-cursor', 'other-chain', 'missing-block-hash', 'oversized'] as const;
+export const MALFORMED_FORMS = [
+  'trailing-comma',
+  'truncated',
+  'unpadded-cursor',
+  'other-chain',
+  'missing-block-hash',
+  'oversized',
+  'noncanonical-amount',
+] as const;
 
 export const DEFAULTS = {
   chainId: 1,
@@ -131,6 +139,11 @@ const chainSchema = {
       maximum: 1,
       description: `Share of logs that are Approvals (they go into the activity list and change no balance); default ${DEFAULTS.approvalShare}.`,
     },
+    amount_bits: integer(
+      1,
+      256,
+      'Amounts of Transfers and Approvals have at most this many bits; default 256 (the whole uint256 range, far above 2^53 and 2^64). A limit changes the amounts drawn and, through the balances, who can send.',
+    ),
     initial_blocks: integer(
       LIMITS.initialBlocks.min,
       LIMITS.initialBlocks.max,
@@ -248,6 +261,51 @@ const processSchema = {
   },
 } as const satisfies JSONSchema;
 
+/** The variables chaoslab always sets for a feed consumer (consumer/feed/CONTRACT.md, section 1). */
+export const REQUIRED_ENV_VARS = [
+  'CHAOSLAB_HOST',
+  'CHAOSLAB_PORT',
+  'CHAOSLAB_DB',
+  'CHAOSLAB_CLIENT_ID',
+  'CHAOSLAB_TOPICS',
+  'CHAOSLAB_PING_MS',
+  'CHAOSLAB_IDLE_MS',
+  'CHAOSLAB_BACKOFF_BASE_MS',
+  'CHAOSLAB_BACKOFF_CAP_MS',
+] as const;
+
+const envValue = (description: string) => ({ type: 'string', maxLength: 1000, description }) as const;
+
+const envSchema = {
+  type: 'object',
+  description:
+    'A bad environment: these CHAOSLAB_* variables replace the values the harness would give (e.g. CHAOSLAB_PORT: "not-a-port"). Each value must be one the contract calls invalid (or, for the backoff pair, make CAP < BASE). The scenario then grades the contract\'s duty: exit 64 at once, before connecting, without creating the store.',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    CHAOSLAB_HOST: envValue('An invalid host: the empty string.'),
+    CHAOSLAB_PORT: envValue('An invalid port: not an integer in 1..65535 ("not-a-port", "0", "65536", "").'),
+    CHAOSLAB_DB: envValue('An invalid path: the empty string.'),
+    CHAOSLAB_CLIENT_ID: envValue('An invalid client id: the empty string.'),
+    CHAOSLAB_TOPICS: envValue('Invalid topics: not comma-separated lowercase accounts, or one listed twice ("0xABC", "").'),
+    CHAOSLAB_PING_MS: envValue('An invalid time: not an integer 1..2147483647 ("0", "1.5", "").'),
+    CHAOSLAB_IDLE_MS: envValue('An invalid time: not an integer 1..2147483647 ("0", "-1", "").'),
+    CHAOSLAB_BACKOFF_BASE_MS: envValue('An invalid time, or one above CHAOSLAB_BACKOFF_CAP_MS.'),
+    CHAOSLAB_BACKOFF_CAP_MS: envValue('An invalid time, or one below CHAOSLAB_BACKOFF_BASE_MS.'),
+    CHAOSLAB_APPLY_DELAY_MS: envValue('An invalid delay: set but not an integer 0..2147483647 ("", "-1").'),
+    CHAOSLAB_FAULT: envValue('An invalid fault plan: empty, or an item that does not parse ("bogus", "exit@apply:0").'),
+  },
+} as const satisfies JSONSchema;
+
+const unsetSchema = {
+  type: 'array',
+  description:
+    'A bad environment: these required CHAOSLAB_* variables are left out. The scenario then grades the duty to exit 64 at once, before connecting, without creating the store.',
+  minItems: 1,
+  uniqueItems: true,
+  items: { type: 'string', enum: REQUIRED_ENV_VARS },
+} as const satisfies JSONSchema;
+
 const consumerSchema = {
   type: 'object',
   description:
@@ -299,6 +357,8 @@ const consumerSchema = {
       description:
         'Consumer processes, one after another on the same database: the harness starts the next one only after the previous one exited unexpectedly (a crash hook). Processes beyond this list run without faults. Default [{}].',
     },
+    env: envSchema,
+    unset: unsetSchema,
     restart: {
       type: 'object',
       description: 'Restarts after an unexpected exit.',

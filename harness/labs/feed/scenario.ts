@@ -10,6 +10,7 @@ import type { RawProblem, Segment } from '../../scenario/problems.js';
 import { CORE_DEFAULTS, type CoreFile } from '../../scenario/schema.js';
 import { simulate } from './chain-script.js';
 import { FAULT_SHAPE, parseFaultPlan } from './fault-plan.js';
+import { badBackoff, badValue } from './environment.js';
 import type { ChainPlan, FeedPlan } from './plan.js';
 import { DEFAULTS, FAULT_PLAN_PATTERN, type FeedFile, feedProperties } from './scenario-schema.js';
 
@@ -34,6 +35,7 @@ export function chainPlanOf(file: FeedFile): ChainPlan {
     blockIntervalMs: c.block_interval_ms ?? DEFAULTS.blockIntervalMs,
     logsPerBlock: c.logs_per_block ? { ...c.logs_per_block } : { ...DEFAULTS.logsPerBlock },
     approvalShare: c.approval_share ?? DEFAULTS.approvalShare,
+    ...(c.amount_bits === undefined ? {} : { amountBits: c.amount_bits }),
     initialBlocks,
     lastBlock: initialBlocks + blocksOf(file),
     ...(c.retention_ms === undefined ? {} : { retentionMs: c.retention_ms }),
@@ -185,7 +187,14 @@ export const feedScenario: LabScenario<FeedPlan> = {
       for (const [key, action] of only) if (rule[key] !== undefined && rule.action !== action) problem(at(key), `only a ${action} takes \`${key}\``, 'key');
       if (!sim) continue;
       const anchor = anchorCursor(rule, sim.produced, plan.initialBlocks);
-      if ('problem' in anchor) problem(at(anchor.field), anchor.problem);
+      if ('problem' in anchor) {
+        problem(at(anchor.field), anchor.problem);
+        continue;
+      }
+      // An amount is checked in a Transfer only: anywhere else the "bad" amount is no bad frame at all.
+      const type = sim.produced.find((e) => e.cursor === anchor.cursor)?.type;
+      if ((rule.action === 'number-amount' || rule.form === 'noncanonical-amount') && type !== undefined && type !== 'Transfer')
+        problem(at(rule.event !== undefined ? 'event' : 'block'), `${rule.form ?? rule.action} needs a Transfer, but the anchor ${anchor.cursor} is a ${type}`);
     }
 
     // The contract's variables must agree with the server's heartbeat and the link's latency.
@@ -219,6 +228,8 @@ export const feedScenario: LabScenario<FeedPlan> = {
     const expected = file.expect?.processes;
     if (expected !== undefined && expected > (max ?? Math.max(listed, DEFAULTS.restartMax)))
       problem(['expect', 'processes'], `more than consumer.restart.max allows (${max ?? Math.max(listed, DEFAULTS.restartMax)})`);
+
+    out.push(...badEnvironmentProblems(file));
 
     // Long-running consumers are killed at the core's deadline: the whole run must fit in it.
     const timeScale = file.time_scale ?? 1;
@@ -283,6 +294,9 @@ export const feedScenario: LabScenario<FeedPlan> = {
           max: file.consumer.restart?.max ?? Math.max(processes.length, DEFAULTS.restartMax),
           delayMs: file.consumer.restart?.delay_ms ?? DEFAULTS.restartDelayMs,
         },
+        ...(file.consumer.env || file.consumer.unset
+          ? { badEnvironment: { set: { ...(file.consumer.env ?? {}) } as Record<string, string>, unset: [...(file.consumer.unset ?? [])] } }
+          : {}),
       },
       time: {
         durationMs: file.time.duration_ms,
@@ -301,4 +315,41 @@ export const feedScenario: LabScenario<FeedPlan> = {
 function describeSkip(reorgs: readonly { ordinal: number; afterBlock: number; forkNumber: number; headAfter: number }[], block: number): string {
   const r = reorgs.find((x) => x.forkNumber <= block && block <= x.headAfter);
   return r ? `(reorganisation ${r.ordinal}, after block ${r.afterBlock}) mined blocks ${r.forkNumber}..${r.headAfter}` : 'moved the head past it';
+}
+
+/**
+ * A bad environment grades one duty on its own: one plain process that must exit 64 before it
+ * connects. Values the contract calls valid are refused (the scenario would grade nothing), as is
+ * anything that assumes the process gets further.
+ */
+function badEnvironmentProblems(file: File): RawProblem[] {
+  const consumer = file.consumer;
+  if (!consumer.env && !consumer.unset) return [];
+  const env: Record<string, string | undefined> = consumer.env ?? {};
+  const unset = consumer.unset ?? [];
+  const out: RawProblem[] = [];
+  const base = env.CHAOSLAB_BACKOFF_BASE_MS ?? String(consumer.backoff_base_ms ?? DEFAULTS.backoffBaseMs);
+  const cap = env.CHAOSLAB_BACKOFF_CAP_MS ?? String(consumer.backoff_cap_ms ?? DEFAULTS.backoffCapMs);
+  const backoffBad = badBackoff(base, cap) !== undefined;
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (value.includes('\0')) out.push({ segments: ['consumer', 'env', name], at: 'value', message: 'an environment variable cannot hold a NUL byte' });
+    else if (badValue(name, value) === undefined && !(backoffBad && /^CHAOSLAB_BACKOFF_(BASE|CAP)_MS$/.test(name)))
+      out.push({
+        segments: ['consumer', 'env', name],
+        at: 'value',
+        message: `${JSON.stringify(value)} is a valid ${name}: a bad environment needs a value the contract calls invalid`,
+      });
+  }
+  for (const [i, name] of unset.entries())
+    if (name in env)
+      out.push({ segments: ['consumer', 'unset', i], at: 'value', message: `${name} is also set in consumer.env: unset it or set it, not both` });
+  const why = 'with consumer.env or consumer.unset the scenario runs one plain process, which must exit 64 before it connects';
+  if ((consumer.processes ?? [{}]).length > 1 || consumer.processes?.some((p) => p.fault !== undefined))
+    out.push({ segments: ['consumer', 'processes'], at: 'key', message: `leave it out: ${why}` });
+  if (consumer.restart) out.push({ segments: ['consumer', 'restart'], at: 'key', message: `leave it out: ${why}` });
+  if (file.server?.misbehave) out.push({ segments: ['server', 'misbehave'], at: 'key', message: `leave it out: ${why}` });
+  if (file.expect?.processes !== undefined && file.expect.processes !== 1)
+    out.push({ segments: ['expect', 'processes'], at: 'value', message: `must be 1: ${why}` });
+  return out;
 }

@@ -3,6 +3,7 @@
 // order, heartbeats), and a store in a few words.
 
 import type { Vocabulary } from '../../lab.js';
+import { frameBreak } from './grammar.js';
 import { newFeedLabeller, stringMember } from './labels.js';
 import { describeView, viewOf } from './state.js';
 import type { FeedStoreSnapshot } from './store-reader.js';
@@ -34,6 +35,8 @@ export const feedVocabulary: Vocabulary = {
     // The block is the position (bands read "event blocks 9…12"); the cursor is what findings name.
     return position === undefined ? { cls: op } : { cls: op, position, key: cursor! };
   },
+
+  broken: frameBreak,
 
   newRanker() {
     const highestSent = new Map<string, number>();
