@@ -37,8 +37,9 @@ $(NPM_STAMP): package.json package-lock.json
 	@touch $@
 
 build: $(BUILD_STAMP)
-$(BUILD_STAMP): $(NPM_STAMP) $(SOURCES)
+$(BUILD_STAMP): $(NPM_STAMP) $(SOURCES) scripts/build-validators.mjs
 	npx tsc -p tsconfig.json
+	node scripts/build-validators.mjs
 	@touch $@
 
 # Quick and quiet when Toxiproxy is already there (or TOXIPROXY_URL / PATH provide one).
