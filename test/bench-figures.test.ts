@@ -105,11 +105,24 @@ t.test('renderMarkdown: machine, versions and the table', async (t) => {
     figures,
   });
   t.match(md, /^# Benchmarks\n/);
+  t.notMatch(md, /Not a default run/);
   t.match(md, /with BENCH_QUICK=1/);
   t.match(md, /Machine: 2 × Test CPU, 4 GiB, linux-x64; load average at the start 1\.00 2\.00 3\.00\./);
   t.match(md, /Versions: node v20\.0\.0, python3 3\.11\.2\./);
   t.match(md, /\| 3 catalogue \| ledger \\\| jobs 2 \| — \|/, 'a | inside a cell is escaped');
   t.match(md, /\| 2 CLI start-up \| chaoslab list \| .* \| 2\.00× \| ≤ floor \+ 0\.15 s \| met \| {2}\|/);
+});
+
+t.test('renderMarkdown: a run that departed from the defaults says so', async (t) => {
+  const md = renderMarkdown({
+    date: 'd',
+    machine: { cpus: 1, cpuModel: 'c', memoryGiB: 1, platform: 'p', load: [0, 0, 0] },
+    versions: {},
+    quick: false,
+    settings: 'BENCH_REPS=3',
+    figures: [],
+  });
+  t.match(md, /\*\*Not a default run:\*\* BENCH_REPS=3\./);
 });
 
 t.test('chaoslab bench: the script and its flags, run with this node', async (t) => {

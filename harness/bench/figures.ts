@@ -33,6 +33,8 @@ export interface BenchReport {
   machine: { cpus: number; cpuModel: string; memoryGiB: number; platform: string; load: number[] };
   versions: Record<string, string>;
   quick: boolean;
+  /** Set when the run departed from the defaults (fewer repetitions, events or sections). */
+  settings?: string;
   figures: Figure[];
 }
 
@@ -148,6 +150,7 @@ export function renderMarkdown(report: BenchReport): string {
       'Each figure is the median of repeated runs (min–max beside it), measured in the same invocation as its floor; ' +
       'the ratio is figure / floor by their medians. A missed goal is marked MISSED; it does not fail the bench. ' +
       'See the README ("What a run costs") for what each figure means and how to reproduce them.',
+    ...(report.settings ? ['', `**Not a default run:** ${report.settings}.`] : []),
     '',
     `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.platform}; load average at the start ${m.load.map((l) => l.toFixed(2)).join(' ')}.`,
     `Versions: ${Object.entries(report.versions)
