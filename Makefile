@@ -9,7 +9,7 @@ NPM_STAMP := node_modules/.chaoslab-npm-ci
 BUILD_STAMP := dist/.chaoslab-built
 SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/null) tsconfig.json
 
-.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench lint format sandbox-tools bench-sandbox schema node-versions
+.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench bench-full bench-render lint format sandbox-tools bench-sandbox schema node-versions
 
 help:
 	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/ledger/python/client.py']   run one scenario"
@@ -21,7 +21,9 @@ help:
 	@echo "make lint                                                                   Biome (format, lint) and a type check of the tests too; make format rewrites"
 	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
 	@echo "make node-versions [JOBS=2]                                                 ack-crash and the quick mutant matrix under Node 24 and 26 (from npm)"
-	@echo "make bench                                                                  time report rendering of a 100 000-event run"
+	@echo "make bench [BENCH_QUICK=1]                                                  what a run costs, each figure beside its floor (docs/benchmarks.md)"
+	@echo "make bench-full                                                             the same, with the larger sizes"
+	@echo "make bench-render                                                           time report rendering of a 100 000-event run"
 	@echo "make bench-sandbox                                                          what sealed mode adds per consumer process and per run"
 
 setup: check-tools deps build toxiproxy sandbox-tools
@@ -37,8 +39,9 @@ $(NPM_STAMP): package.json package-lock.json
 	@touch $@
 
 build: $(BUILD_STAMP)
-$(BUILD_STAMP): $(NPM_STAMP) $(SOURCES)
+$(BUILD_STAMP): $(NPM_STAMP) $(SOURCES) scripts/build-validators.mjs
 	npx tsc -p tsconfig.json
+	node scripts/build-validators.mjs
 	@touch $@
 
 # Quick and quiet when Toxiproxy is already there (or TOXIPROXY_URL / PATH provide one).
@@ -88,7 +91,14 @@ sandbox-tools:
 	     || echo "note: apt-get install $$missing failed: runs go unsealed, the sandbox tests skip"; \
 	 fi
 
+export BENCH_QUICK
 bench: setup
+	node bench/bench.mjs
+
+bench-full: setup
+	node bench/bench.mjs --full
+
+bench-render: setup
 	node bench/render.bench.mjs
 
 bench-sandbox: setup

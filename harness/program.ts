@@ -3,6 +3,7 @@
 // to read more — never the whole help.
 
 import { Command } from 'commander';
+import * as bench from './commands/bench.js';
 import * as catalogue from './commands/catalogue.js';
 import * as clean from './commands/clean.js';
 import * as mutants from './commands/mutants.js';
@@ -34,7 +35,7 @@ export function buildProgram(output: ProgramOutput = {}): Command {
     .description('Fault-injection test harness and chaos lab for event-stream consumers')
     .version(harnessVersion)
     .exitOverride();
-  for (const command of [run, catalogue, mutants, report, clean]) command.register(program);
+  for (const command of [run, catalogue, mutants, report, clean, bench]) command.register(program);
   for (const command of [program, ...program.commands]) {
     const helpCommand = command === program ? 'chaoslab' : `chaoslab ${command.name()}`;
     command.configureOutput({ writeOut, writeErr, outputError: (message, write) => write(oneLineError(message, helpCommand)) });

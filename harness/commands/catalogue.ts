@@ -1,15 +1,14 @@
 // `chaoslab list` and `chaoslab validate`: the scenario catalogue, without running anything.
+// The loader is imported when the command runs (every command's is: `chaoslab <x>` loads only x's modules).
 import type { Command } from 'commander';
-import { scenariosDir } from '../paths.js';
-import { listScenarios } from '../scenario/catalogue.js';
-import { loadScenario } from '../scenario/load.js';
 
 export function register(program: Command): void {
   program
     .command('validate')
     .description('check scenario files without running them')
     .argument('<files...>', 'scenario files')
-    .action((files: string[]) => {
+    .action(async (files: string[]) => {
+      const { loadScenario } = await import('../scenario/load.js');
       for (const file of files) {
         loadScenario(file);
         process.stdout.write(`${file}: ok\n`);
@@ -19,7 +18,8 @@ export function register(program: Command): void {
   program
     .command('list')
     .description('list the scenario catalogue: name and what each proves')
-    .action(() => {
+    .action(async () => {
+      const [{ listScenarios }, { scenariosDir }] = await Promise.all([import('../scenario/catalogue.js'), import('../paths.js')]);
       const scenarios = listScenarios(scenariosDir);
       const width = Math.max(...scenarios.map((s) => s.name.length));
       // With several labs, each line names its lab.

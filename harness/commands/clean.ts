@@ -5,7 +5,6 @@ import { InvalidArgumentError } from 'commander';
 import { relative } from 'node:path';
 import { reportsDirOf } from '../paths.js';
 import { addOutOption } from './out-option.js';
-import { cleanRuns } from '../report/run-folder.js';
 
 export interface CleanCommandOptions {
   keep: number;
@@ -28,7 +27,8 @@ export function register(program: Command): void {
     'the reports folder',
   )
     .option('-n, --dry-run', 'only list what would be removed')
-    .action((opts: CleanCommandOptions) => {
+    .action(async (opts: CleanCommandOptions) => {
+      const { cleanRuns } = await import('../report/run-folder.js');
       const cwd = process.cwd();
       const result = cleanRuns(reportsDirOf(opts), opts.keep, { ...(opts.dryRun ? { dryRun: true } : {}) });
       const show = (p: string) => relative(cwd, p) || p;

@@ -5,12 +5,6 @@
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { totalsLine } from '../report/batch-view.js';
-import { renderJunitForRunDirs } from '../report/junit.js';
-import { renderRunFolder } from '../report/render-all.js';
-import { rerenderBatch } from '../report/render-batch.js';
-import { resolveRunFolders } from '../report/run-folder.js';
-import { seconds } from '../report/format.js';
 import { EXIT } from './exit-status.js';
 
 export interface ReportCommandOptions {
@@ -25,7 +19,15 @@ export function register(program: Command): void {
     .argument('<run-folders...>', 'run folders (reports/<run-id>), batch folders (all their runs), a reports folder (its latest) or journal.jsonl files')
     .option('--junit <file>', 'also write one JUnit XML file with a test case per run folder')
     .option('-q, --quiet', 'print nothing but errors')
-    .action((folders: string[], opts: ReportCommandOptions) => {
+    .action(async (folders: string[], opts: ReportCommandOptions) => {
+      const [{ totalsLine }, { renderJunitForRunDirs }, { renderRunFolder }, { rerenderBatch }, { resolveRunFolders }, { seconds }] = await Promise.all([
+        import('../report/batch-view.js'),
+        import('../report/junit.js'),
+        import('../report/render-all.js'),
+        import('../report/render-batch.js'),
+        import('../report/run-folder.js'),
+        import('../report/format.js'),
+      ]);
       const cwd = process.cwd();
       const show = (f: string) => relative(cwd, f) || f;
       const all: string[] = [];

@@ -3,7 +3,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { SealMode } from '../sealing.js';
 import { addOutOption } from './out-option.js';
-import { selectItems } from './select.js';
 
 export interface RunCommandOptions {
   consumer?: string;
@@ -64,7 +63,7 @@ export function register(program: Command): void {
     // The machinery (runner, batch) is loaded only when a run starts: `list`, `--help` and a
     // mistake in the scenario names stay quick.
     .action(async (names: string[], opts: RunCommandOptions) => {
-      const selection = selectItems(names, opts);
+      const selection = (await import('./select.js')).selectItems(names, opts);
       await (await import('./run-action.js')).runAction(selection, opts);
     });
 }

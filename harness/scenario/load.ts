@@ -5,15 +5,15 @@
 
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { Ajv, type ValidateFunction } from 'ajv';
 import { isScalar, LineCounter, parseDocument } from 'yaml';
 import type { Lab } from '../lab.js';
 import { labNamed, labNames } from '../labs/registry.js';
 import { faultProblems, resolveFault } from './faults.js';
 import { displayPath, fieldOf, type RawProblem, ScenarioError, type ScenarioProblem } from './problems.js';
-import { CORE_DEFAULTS, type CoreFile, scenarioSchemaFor } from './schema.js';
+import { CORE_DEFAULTS, type CoreFile } from './schema.js';
 import { schemaProblems } from './schema-problems.js';
 import type { Scenario } from './types.js';
+import { validatorOf } from './validator.js';
 import { fieldAtOffset, locate, offsetOf } from './yaml-positions.js';
 
 export { ScenarioError, type ScenarioProblem, formatProblem } from './problems.js';
@@ -21,17 +21,6 @@ export type { FaultEffect, FaultPlan, Scenario, Trigger } from './types.js';
 
 /** Larger files are refused before parsing: a scenario is a few kilobytes (100 000 explicit deltas take about 700 KB). */
 export const MAX_SCENARIO_BYTES = 1024 * 1024;
-
-const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false });
-const validators = new Map<string, ValidateFunction>();
-
-/** The lab's compiled validator (compiled on first use: most commands need one lab). */
-function validatorFor(lab: Lab): ValidateFunction {
-  let v = validators.get(lab.name);
-  if (!v)
-    validators.set(lab.name, (v = ajv.compile(scenarioSchemaFor({ name: lab.name, schema: lab.scenario.schema, faultPoints: lab.faultPoints }, labNames()))));
-  return v;
-}
 
 /** Reads, validates and resolves one scenario file; throws ScenarioError listing every problem. */
 export function loadScenario(filePath: string): Scenario {
@@ -84,7 +73,7 @@ export function loadScenario(filePath: string): Scenario {
   // The lab decides the rest of the schema; an unknown protocol is reported by the schema itself.
   const protocol = (data as { protocol?: unknown } | null)?.protocol;
   const lab = labNamed(typeof protocol === 'string' ? protocol : labNames()[0]!) ?? labNamed(labNames()[0]!)!;
-  const validate = validatorFor(lab);
+  const validate = validatorOf(lab);
   if (!validate(data)) throw new ScenarioError(finish(schemaProblems(validate.errors ?? [], data, lab.scenario.patternMessage)));
   const file = data as CoreFile & Record<string, unknown>;
   const semantic = [...coreProblems(file, absolute, lab), ...lab.scenario.semanticProblems(file)];

@@ -290,7 +290,9 @@ function withTimeout<T>(what: string, ms: number, work: Promise<T>): Promise<T> 
 }
 
 function connect(host: string, port: number, timeoutMs: number): Promise<net.Socket> {
-  const socket = net.connect({ host, port });
+  // No Nagle: each ACK is one small write that should leave at once, not wait for the
+  // publisher's TCP acknowledgement of the previous one (Python's asyncio does this by default).
+  const socket = net.connect({ host, port, noDelay: true });
   const connected = new Promise<net.Socket>((resolve, reject) => {
     socket.once('connect', () => resolve(socket));
     socket.once('error', (err) => reject(new ConnectionError(`cannot connect to ${host}:${port}: ${err.message}`)));

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { defineLab, type RunContext } from '../../lab.js';
 import { projectRoot, shellQuote } from '../../paths.js';
 import { checkFeedRun } from './checker.js';
-import { runFeed } from './run.js';
 import { type FeedPlan, feedScenario } from './scenario.js';
 import { readFeedStore } from './store-reader.js';
 import { feedVocabulary } from './vocabulary.js';
@@ -49,7 +48,8 @@ export const feedLab = defineLab<FeedPlan>({
       describe: (n) => `before reorganisation #${n}`,
     },
   },
-  run: runFeed,
+  // Imported when a run starts: loading and listing scenarios need none of the publisher.
+  run: async (ctx) => (await import('./run.js')).runFeed(ctx),
   check: (ctx: RunContext<FeedPlan>) =>
     checkFeedRun({
       journal: ctx.journal.entries,

@@ -2,8 +2,13 @@
 // consumer's own connection is never trusted. Values are kept as stored (the checker judges
 // their form), in one read transaction so state, events and balances come from one moment.
 
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
+
+// The native addon is loaded on the first read, not with the lab: loading scenarios needs none.
+const openDatabase = (...args: ConstructorParameters<typeof BetterSqlite3>): BetterSqlite3.Database =>
+  new (createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3)(...args);
 
 export interface FeedStateRow {
   id: unknown;
@@ -62,7 +67,7 @@ export function readFeedStore(path: string, options: { writerGone?: boolean; tim
 }
 
 function read(path: string, readonly: boolean, timeout: number): FeedStoreSnapshot {
-  const db = new Database(path, { readonly, fileMustExist: true, timeout });
+  const db = openDatabase(path, { readonly, fileMustExist: true, timeout });
   try {
     return db.transaction(() => ({
       exists: true,

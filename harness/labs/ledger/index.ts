@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { defineLab, type RunContext } from '../../lab.js';
 import { projectRoot, shellQuote } from '../../paths.js';
 import { checkLedgerRun } from './checker.js';
-import { runLedger } from './run.js';
 import { type LedgerPlan, ledgerScenario } from './scenario.js';
 import { readStore } from './store-reader.js';
 import { ledgerVocabulary } from './vocabulary.js';
@@ -24,7 +23,8 @@ export const ledgerLab = defineLab<LedgerPlan>({
       describe: (n) => `RESUME #${n} arrived`,
     },
   },
-  run: runLedger,
+  // Imported when a run starts: loading and listing scenarios need none of the publisher.
+  run: async (ctx) => (await import('./run.js')).runLedger(ctx),
   check: (ctx: RunContext<LedgerPlan>) =>
     checkLedgerRun(ctx.journal.entries, ctx.scenario, (role, db) => {
       const store = readStore(db, { writerGone: true });

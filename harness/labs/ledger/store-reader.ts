@@ -2,8 +2,13 @@
 // own connection is never trusted). Not `immutable` and never a copy of the file: either
 // would miss content still in the WAL.
 
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
+
+// The native addon is loaded on the first read, not with the lab: loading scenarios needs none.
+const openDatabase = (...args: ConstructorParameters<typeof BetterSqlite3>): BetterSqlite3.Database =>
+  new (createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3)(...args);
 
 export interface StoreSnapshot {
   exists: boolean;
@@ -41,7 +46,7 @@ export function readStore(path: string, options: { writerGone?: boolean } = {}):
 }
 
 function read(path: string, readonly: boolean): StoreSnapshot {
-  const db = new Database(path, { readonly, fileMustExist: true, timeout: 5000 });
+  const db = openDatabase(path, { readonly, fileMustExist: true, timeout: 5000 });
   try {
     // One read transaction so checkpoint and ledger come from the same moment.
     return db.transaction(() => ({

@@ -1,0 +1,335 @@
+// make bench (also `chaoslab bench`): what a run costs, each figure beside its floor measured in
+// the same invocation (harness/bench/figures.ts summarises and renders; README "What a run
+// costs"). Prints the table, writes reports/bench/<date>.json and docs/benchmarks.md.
+// A missed goal is marked, not an error; exit 2 only when the bench itself cannot run.
+//   node bench/bench.mjs [--quick] [--full]      BENCH_QUICK=1: the same as --quick
+import { execFileSync } from 'node:child_process';
+import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { renderMarkdown, renderTable, summarize } from '../dist/harness/bench/figures.js';
+import { loadScenario } from '../dist/harness/scenario/load.js';
+import { directRun } from './direct.mjs';
+import { cli, inTurns, journalEntry, journalRate, PY_REFERENCE, root, timed, TS_REFERENCE } from './measure.mjs';
+import { syntheticJournal } from './render.bench.mjs';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick') || process.env.BENCH_QUICK === '1';
+const full = args.includes('--full');
+// BENCH_ONLY=2,6: only those sections (a partial table; docs/benchmarks.md is written all the same).
+const only = process.env.BENCH_ONLY?.split(',').map((n) => n.trim());
+const REPS = Number(process.env.BENCH_REPS ?? 5);
+const STREAM_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
+const work = mkdtempSync(join(tmpdir(), 'chaoslab-bench-'));
+// A sealed consumer runs as a uid of its own and must reach its room in the run folder below.
+chmodSync(work, 0o755);
+const figures = [];
+const log = (text) => process.stderr.write(`bench: ${text}\n`);
+const fresh = (name) => {
+  const dir = join(work, `${name}-${Math.random().toString(36).slice(2, 8)}`);
+  mkdirSync(dir);
+  return dir;
+};
+const seconds = (list) => summarize(list.map((r) => r.seconds));
+const refs = [
+  { label: 'TypeScript reference', argv: TS_REFERENCE, consumerFlag: [] },
+  { label: 'Python reference', argv: PY_REFERENCE, consumerFlag: ['--consumer', PY_REFERENCE.map((a) => `'${a}'`).join(' ')] },
+];
+/** The only journal under a run's --out folder. */
+const journalIn = (out) => {
+  for (const entry of readdirSync(out, { recursive: true })) if (String(entry).endsWith('journal.jsonl')) return join(out, String(entry));
+  throw new Error(`no journal under ${out}`);
+};
+
+// §1: ack-crash end to end, as a user runs it (Toxiproxy started by the run, sealed where the probe allows).
+async function scenarioOverhead() {
+  const plan = loadScenario(join(root, 'scenarios', 'ledger', 'ack-crash.yaml')).lab;
+  for (const ref of refs) {
+    log(`§1 ack-crash, ${ref.label}`);
+    let sealing = '';
+    const [runs, floors] = await inTurns(REPS, [
+      async () => {
+        const out = fresh('ack');
+        const r = await timed(['node', cli, 'run', 'ack-crash', '-q', '--out', out, ...ref.consumerFlag]);
+        sealing = journalEntry(journalIn(out), 'run-start')?.sealing ?? 'unknown';
+        return r;
+      },
+      () => directRun({ plan, consumer: ref.argv, control: TS_REFERENCE, dir: fresh('ack-floor') }),
+    ]);
+    figures.push({
+      section: '1 scenario overhead',
+      name: `ack-crash, ${ref.label}`,
+      unit: 's',
+      value: seconds(runs),
+      floor: { name: 'its 3 consumer processes, no harness', value: seconds(floors) },
+      goals: [
+        { kind: 'ratio-max', limit: 2 },
+        { kind: 'max', limit: 0.5 },
+      ],
+      note: `${sealing}; exit ${[...new Set(runs.map((r) => r.code))].join('/')}`,
+    });
+  }
+}
+
+// §2: start-up of `list` and `validate <one file>` against bare Node.
+async function startup() {
+  log('§2 CLI start-up');
+  const one = join(root, 'scenarios', 'ledger', 'ack-crash.yaml');
+  const [bare, list, validate] = await inTurns(Math.max(REPS, 7), [
+    () => timed(['node', '-e', '0']),
+    () => timed(['node', cli, 'list']),
+    () => timed(['node', cli, 'validate', one]),
+  ]);
+  for (const [name, runs] of [
+    ['chaoslab list', list],
+    ['chaoslab validate <one file>', validate],
+  ])
+    figures.push({
+      section: '2 CLI start-up',
+      name,
+      unit: 's',
+      value: seconds(runs),
+      floor: { name: 'node -e 0', value: seconds(bare) },
+      goals: [{ kind: 'diff-max', limit: 0.15 }],
+      note: `exit ${[...new Set(runs.map((r) => r.code))].join('/')}`,
+    });
+}
+
+// §3: the catalogues, --jobs 1 (the floor) and --jobs 2. Long: skipped with --quick.
+async function catalogueTime() {
+  const cases = [
+    { lab: 'ledger', ...refs[0] },
+    { lab: 'ledger', ...refs[1] },
+    { lab: 'feed', label: 'its reference', consumerFlag: [] },
+  ];
+  for (const c of cases) {
+    const name = `${c.lab} catalogue, ${c.label}, --jobs 2`;
+    if (quick) {
+      figures.push({ section: '3 catalogue', name, unit: 's', goals: [{ kind: 'max', limit: 60 }], note: 'skipped (BENCH_QUICK=1 / --quick)' });
+      continue;
+    }
+    log(`§3 ${name} (and --jobs 1)`);
+    const runAll = (jobs) => () => timed(['node', cli, 'run', '--all', '--lab', c.lab, '--jobs', String(jobs), '-q', '--out', fresh('cat'), ...c.consumerFlag]);
+    const [one, two] = await inTurns(1, [runAll(1), runAll(2)]);
+    figures.push({
+      section: '3 catalogue',
+      name,
+      unit: 's',
+      value: seconds(two),
+      floor: { name: '--jobs 1', value: seconds(one) },
+      goals: [{ kind: 'max', limit: 60 }],
+      note: `one run each (long); exit ${two[0].code}`,
+    });
+  }
+}
+
+const floorRun = (argv, durability) => async (dir) => {
+  const out = execFileSync(argv[0], [...argv.slice(1), join(dir, 'floor.db'), String(STREAM_EVENTS), durability], { cwd: root, encoding: 'utf8' });
+  return Number(out.trim());
+};
+
+// §4: 5 000 events, no faults: through Toxiproxy (a harness run), direct (no harness), and the
+// in-process floor with a control loop beside it; default durability, and WAL + synchronous=NORMAL.
+async function throughput() {
+  const deltas = Array.from({ length: STREAM_EVENTS }, (_, i) => ((i * 7919) % 21) - 10);
+  const scenarioDir = fresh('stream');
+  const file = join(scenarioDir, 'stream-5000.yaml');
+  writeFileSync(
+    file,
+    `name: stream-5000\ndescription: 5 000 events, no faults (make bench).\nevents:\n  generate: { count: ${STREAM_EVENTS}, seed: 1 }\nconsumer:\n  incarnations:\n    - {}\n`,
+  );
+  const plan = { ...loadScenario(file).lab };
+  void deltas;
+  const reps = Math.min(REPS, 3);
+  const floorArgv = {
+    'TypeScript reference': ['node', join(root, 'bench', 'sqlite-floor.mjs')],
+    'Python reference': ['python3', join(root, 'bench', 'sqlite-floor.py')],
+  };
+  for (const ref of refs) {
+    for (const durability of ['default', 'wal']) {
+      log(`§4 ${STREAM_EVENTS} events, ${ref.label}, ${durability} durability`);
+      const samplers = [
+        // Two loops side by side, as consumer and control run: the rate of the consumer's.
+        async () => {
+          const dir = fresh('floor');
+          const [mine] = await Promise.all([
+            floorRun(floorArgv[ref.label], durability)(dir),
+            floorRun(floorArgv['TypeScript reference'], durability)(fresh('floor-control')),
+          ]);
+          return STREAM_EVENTS / mine;
+        },
+        async () => {
+          const dir = fresh('direct');
+          // WAL is a property of the file: made so before the consumers open theirs.
+          if (durability === 'wal')
+            for (const db of ['consumer.db', 'control.db'])
+              execFileSync('node', [join(root, 'bench', 'sqlite-floor.mjs'), join(dir, db), '0', 'wal'], { cwd: root });
+          const r = await directRun({ plan, consumer: ref.argv, control: TS_REFERENCE, dir });
+          return r.rate;
+        },
+      ];
+      // The harness makes each database itself: through Toxiproxy is measured at default durability only.
+      if (durability === 'default')
+        samplers.push(async () => {
+          const out = fresh('proxy');
+          const r = await timed(['node', cli, 'run', file, '-q', '--out', out, ...ref.consumerFlag]);
+          try {
+            return journalRate(journalIn(out));
+          } catch (error) {
+            // A run that did not stream is a finding of this figure, not the end of the bench.
+            log(`§4 a run via Toxiproxy did not stream (exit ${r.code}): ${error.message}\n${r.stderr}`);
+            return Number.NaN;
+          }
+        });
+      const [floor, direct, proxied] = await inTurns(reps, samplers);
+      const tag = durability === 'default' ? 'default durability' : 'WAL + synchronous=NORMAL';
+      const floorFigure = { name: 'in-process loop, control loop beside it', value: summarize(floor) };
+      figures.push({
+        section: '4 throughput',
+        name: `${ref.label}, direct, ${tag}`,
+        unit: 'events/s',
+        value: summarize(direct),
+        floor: floorFigure,
+        ...(durability === 'default' ? { goals: [{ kind: 'ratio-min', limit: 0.9 }] } : {}),
+      });
+      const streamed = proxied?.filter((x) => !Number.isNaN(x));
+      if (proxied && streamed.length === 0)
+        figures.push({ section: '4 throughput', name: `${ref.label}, via Toxiproxy, ${tag}`, unit: 'events/s', note: 'no run streamed (see the log)' });
+      else if (proxied)
+        figures.push(
+          {
+            section: '4 throughput',
+            name: `${ref.label}, via Toxiproxy, ${tag}`,
+            unit: 'events/s',
+            value: summarize(streamed),
+            floor: floorFigure,
+            goals: [{ kind: 'ratio-min', limit: 0.9 }],
+          },
+          {
+            section: '4 throughput',
+            name: `${ref.label}, via Toxiproxy vs direct`,
+            unit: 'events/s',
+            value: summarize(streamed),
+            floor: { name: 'direct', value: summarize(direct) },
+            goals: [{ kind: 'ratio-min', limit: 0.95 }],
+          },
+        );
+    }
+  }
+}
+
+// §5: the feed server's fan-out.
+function fanOut() {
+  figures.push({
+    section: '5 fan-out',
+    name: 'feed server, 1 000 subscribers',
+    unit: 'events/s',
+    note: 'not measured yet: the load client is still to be written (issue 15)',
+  });
+}
+
+// §6: the ledger checker on two 1 000 000-row stores; its floor: reading both stores alone.
+async function checker() {
+  const rows = full ? 1_000_000 : 1_000_000;
+  log(`§6 checker, two ${rows}-row stores`);
+  const dir = fresh('checker');
+  const child = (mode) =>
+    JSON.parse(execFileSync('node', [join(root, 'bench', 'checker-child.mjs'), mode, dir, String(rows)], { cwd: root, encoding: 'utf8' }));
+  child('make');
+  const [floor, check] = await inTurns(Math.min(REPS, 3), [async () => child('floor'), async () => child('check')]);
+  figures.push({
+    section: '6 checker',
+    name: 'two 1 000 000-row stores: time',
+    unit: 's',
+    value: seconds(check),
+    floor: { name: 'reading both stores', value: seconds(floor) },
+    goals: [{ kind: 'max', limit: 1 }],
+  });
+  figures.push({
+    section: '6 checker',
+    name: 'two 1 000 000-row stores: peak memory',
+    unit: 'MiB',
+    value: summarize(check.map((c) => c.maxRssMiB)),
+    floor: { name: 'reading both stores', value: summarize(floor.map((c) => c.maxRssMiB)) },
+  });
+}
+
+// §7: report rendering of a 100 000-event journal; its floor: reading and parsing that journal.
+async function rendering() {
+  log('§7 report rendering');
+  const { renderRunFolder } = await import('../dist/harness/report/render-all.js');
+  const { readFileSync } = await import('node:fs');
+  const dir = fresh('render');
+  syntheticJournal(dir, 100_000);
+  let html = 0;
+  const [parse, render] = await inTurns(3, [
+    async () => {
+      const t0 = performance.now();
+      for (const line of readFileSync(join(dir, 'journal.jsonl'), 'utf8').split('\n')) if (line) JSON.parse(line);
+      return (performance.now() - t0) / 1000;
+    },
+    async () => {
+      const t0 = performance.now();
+      html = renderRunFolder(dir).htmlBytes;
+      return (performance.now() - t0) / 1000;
+    },
+  ]);
+  figures.push({
+    section: '7 report',
+    name: '100 000-event journal to HTML: time',
+    unit: 's',
+    value: summarize(render),
+    floor: { name: 'reading and parsing the journal', value: summarize(parse) },
+    goals: [{ kind: 'max', limit: 2 }],
+  });
+  figures.push({ section: '7 report', name: 'report.html size', unit: 'KiB', value: summarize([html / 1024]), goals: [{ kind: 'max', limit: 5 * 1024 }] });
+}
+
+function versions() {
+  const v = {
+    node: process.version,
+    chaoslab: JSON.parse(execFileSync('node', ['-p', 'JSON.stringify(require("./package.json"))'], { cwd: root, encoding: 'utf8' })).version,
+  };
+  const tryRun = (name, argv) => {
+    try {
+      v[name] = execFileSync(argv[0], argv.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+        .trim()
+        .split('\n')[0];
+    } catch {
+      v[name] = 'not found';
+    }
+  };
+  tryRun('python3', ['python3', '-c', 'import sys, sqlite3; print(sys.version.split()[0], "sqlite", sqlite3.sqlite_version)']);
+  tryRun('toxiproxy', [join(root, '.tools', 'bin', 'toxiproxy-server'), '--version']);
+  return v;
+}
+
+try {
+  const start = performance.now();
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    platform: `${process.platform}-${process.arch}`,
+    load: loadavg(),
+  };
+  void freemem;
+  const sections = { 2: startup, 1: scenarioOverhead, 4: throughput, 6: checker, 7: rendering, 5: fanOut, 3: catalogueTime };
+  for (const [n, measure] of Object.entries(sections)) if (!only || only.includes(n)) await measure();
+  const date = new Date().toISOString();
+  const changed = ['BENCH_REPS', 'BENCH_EVENTS', 'BENCH_ONLY'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]}`);
+  const report = { date, machine, versions: versions(), quick, ...(changed.length ? { settings: changed.join(', ') } : {}), figures };
+  process.stdout.write(`\n${renderTable(figures)}\n`);
+  mkdirSync(join(root, 'reports', 'bench'), { recursive: true });
+  const jsonFile = join(root, 'reports', 'bench', `${date.slice(0, 19).replaceAll(':', '')}.json`);
+  writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(root, 'docs', 'benchmarks.md'), renderMarkdown(report));
+  log(`wrote ${jsonFile} and docs/benchmarks.md (${((performance.now() - start) / 1000).toFixed(0)} s)`);
+} catch (error) {
+  process.stderr.write(`bench: cannot run: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exitCode = 2;
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,165 @@
+// `make bench`'s figures: each a median of repeated runs with its min and max, beside the floor
+// measured in the same invocation, their ratio, and the goal it is held to. A missed goal is a
+// mark in the table, never an error. Pure: bench/bench.mjs measures, this summarises and renders.
+
+export interface Summary {
+  median: number;
+  min: number;
+  max: number;
+  n: number;
+}
+
+export type Unit = 's' | 'events/s' | 'MiB' | 'KiB';
+
+/**
+ * What a figure is held to. `ratio-max`/`ratio-min`: value / floor; `diff-max`: value − floor;
+ * `max`: the value itself.
+ */
+export type Goal = { kind: 'ratio-max' | 'ratio-min' | 'diff-max' | 'max'; limit: number };
+
+export interface Figure {
+  section: string;
+  name: string;
+  unit: Unit;
+  value?: Summary;
+  floor?: { name: string; value: Summary };
+  goals?: Goal[];
+  /** Sealed or not, what was skipped and why, the run's exit status… */
+  note?: string;
+}
+
+export interface BenchReport {
+  date: string;
+  machine: { cpus: number; cpuModel: string; memoryGiB: number; platform: string; load: number[] };
+  versions: Record<string, string>;
+  quick: boolean;
+  /** Set when the run departed from the defaults (fewer repetitions, events or sections). */
+  settings?: string;
+  figures: Figure[];
+}
+
+/** Median (the mean of the middle two for an even count), min, max. Throws on no samples: a figure without any is skipped, not summarised. */
+export function summarize(samples: readonly number[]): Summary {
+  if (samples.length === 0) throw new Error('summarize: no samples');
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { median, min: sorted[0]!, max: sorted[sorted.length - 1]!, n: sorted.length };
+}
+
+/** value / floor by their medians; undefined without both (or a zero floor). */
+export function ratioOf(figure: Figure): number | undefined {
+  if (!figure.value || !figure.floor || figure.floor.value.median === 0) return undefined;
+  return figure.value.median / figure.floor.value.median;
+}
+
+function holds(goal: Goal, figure: Figure): boolean | undefined {
+  const value = figure.value?.median;
+  if (value === undefined) return undefined;
+  const ratio = ratioOf(figure);
+  const floor = figure.floor?.value.median;
+  switch (goal.kind) {
+    case 'max':
+      return value <= goal.limit;
+    case 'diff-max':
+      return floor === undefined ? undefined : value - floor <= goal.limit;
+    case 'ratio-max':
+      return ratio === undefined ? undefined : ratio <= goal.limit;
+    case 'ratio-min':
+      return ratio === undefined ? undefined : ratio >= goal.limit;
+  }
+}
+
+/** Every goal met: true; any missed: false; nothing to judge (skipped, no goal): undefined. */
+export function goalMet(figure: Figure): boolean | undefined {
+  const verdicts = (figure.goals ?? []).map((g) => holds(g, figure));
+  if (verdicts.length === 0 || verdicts.includes(undefined)) return undefined;
+  return verdicts.every(Boolean);
+}
+
+export function goalText(figure: Figure): string {
+  const unit = figure.unit;
+  return (figure.goals ?? [])
+    .map((g) =>
+      g.kind === 'max'
+        ? `≤ ${g.limit} ${unit}`
+        : g.kind === 'diff-max'
+          ? `≤ floor + ${g.limit} ${unit}`
+          : g.kind === 'ratio-max'
+            ? `≤ ${g.limit}× floor`
+            : `≥ ${Math.round(g.limit * 100)} % of floor`,
+    )
+    .join(', ');
+}
+
+const number = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
+
+/** "0.512 s (0.498–0.601, n=5)". */
+export function showSummary(s: Summary | undefined, unit: Unit): string {
+  if (!s) return '—';
+  return `${number(s.median)} ${unit} (${number(s.min)}–${number(s.max)}, n=${s.n})`;
+}
+
+export const markOf = (figure: Figure): string => {
+  const met = goalMet(figure);
+  return met === undefined ? '' : met ? 'met' : 'MISSED';
+};
+
+/** The rows every rendering shares. */
+export function rows(figures: readonly Figure[]): string[][] {
+  return figures.map((f) => {
+    const ratio = ratioOf(f);
+    return [
+      f.section,
+      f.name,
+      showSummary(f.value, f.unit),
+      f.floor ? `${f.floor.name}: ${showSummary(f.floor.value, f.unit)}` : '—',
+      ratio === undefined ? '—' : `${ratio.toFixed(2)}×`,
+      goalText(f) || '—',
+      markOf(f) || '—',
+      f.note ?? '',
+    ];
+  });
+}
+
+const HEADER = ['§', 'figure', 'median (min–max)', 'floor', 'ratio', 'goal', 'goal met', 'note'];
+
+/** The table printed at the end: columns padded to their widest cell. */
+export function renderTable(figures: readonly Figure[]): string {
+  const all = [HEADER, ...rows(figures)];
+  const widths = HEADER.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  return `${all
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
+}
+
+const cell = (text: string): string => text.replaceAll('|', '\\|');
+
+/** docs/benchmarks.md. */
+export function renderMarkdown(report: BenchReport): string {
+  const m = report.machine;
+  return [
+    '# Benchmarks',
+    '',
+    `Written by \`make bench\` on ${report.date}${report.quick ? ' with BENCH_QUICK=1 (the catalogue figures skipped)' : ''}. ` +
+      'Each figure is the median of repeated runs (min–max beside it), measured in the same invocation as its floor; ' +
+      'the ratio is figure / floor by their medians. A missed goal is marked MISSED; it does not fail the bench. ' +
+      'See the README ("What a run costs") for what each figure means and how to reproduce them.',
+    ...(report.settings ? ['', `**Not a default run:** ${report.settings}.`] : []),
+    '',
+    `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.platform}; load average at the start ${m.load.map((l) => l.toFixed(2)).join(' ')}.`,
+    `Versions: ${Object.entries(report.versions)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}.`,
+    '',
+    `| ${HEADER.join(' | ')} |`,
+    `|${HEADER.map(() => '---').join('|')}|`,
+    ...rows(report.figures).map((r) => `| ${r.map(cell).join(' | ')} |`),
+    '',
+  ].join('\n');
+}
