@@ -139,6 +139,14 @@ t.test('feed-cut-30s: a 30 s cut of virtual time with 12 events in it', async (t
 /** Blocks of the simulated events for the scenario's followed accounts. */
 const eventBlocks = (s: Scenario<FeedPlan>): number[] => simulate(s.lab.chain, s.lab.topicIndexes).events.map((e) => Number(e.cursor.split(':')[1]));
 
+t.test('expect.quiet_ping: only feed-acceptance waits for the closing ping (never-pongs must pass the happy path)', async (t) => {
+  const quiet = listScenarios(path.join(ROOT, 'scenarios'))
+    .filter((s) => s.lab === 'feed')
+    .filter((s) => (load(s.file).lab as FeedPlan).expect.quietPing)
+    .map((s) => s.name);
+  t.same(quiet, ['feed-acceptance']);
+});
+
 t.test('feed-stale-cursor and feed-quiet-account: 3 h away, a 1 h window, an active and a quiet account', async (t) => {
   for (const name of ['feed-stale-cursor', 'feed-quiet-account']) {
     const s = load(path.join(SCENARIOS, `${name}.yaml`));
@@ -202,7 +210,7 @@ t.test('feed-acceptance: latency, a starved link, the cut and resends, resolved'
 t.test('feed-crash-apply: three processes, two crash hooks and a stop hook', async (t) => {
   const s = load(path.join(SCENARIOS, 'feed-crash-apply.yaml'));
   t.same(s.lab.consumer.processes, [{ fault: 'exit@apply:5' }, { fault: 'exit@commit:3' }, { fault: 'stop@apply:2' }]);
-  t.same(s.lab.expect, { processes: 3 });
+  t.same(s.lab.expect, { processes: 3, quietPing: false });
 });
 
 t.test('a minimal file gets every default', async (t) => {
@@ -235,7 +243,7 @@ t.test('a minimal file gets every default', async (t) => {
       restart: { max: 10, delayMs: 0 },
     },
     time: { durationMs: 50_000, blockPeriodMs: 250, scriptMs: 5750, convergeMs: 20_000, startMs: 20_000, latencyMs: 0 },
-    expect: {},
+    expect: { quietPing: false },
   });
   t.equal(sim.topics.length, 2);
   for (const topic of sim.topics) t.match(topic, /^0x[0-9a-f]{40}$/);

@@ -90,7 +90,7 @@ for (const consumer of consumers) {
     t.match(subscribeOf(journal, 1), { cursor: null, blockHash: null }, 'a fresh store subscribes with cursor null');
     t.equal(wire(journal).filter((e) => e.kind === 'open').length, 1, 'one connection, no reconnect');
     const pings = wire(journal).filter((e) => e.kind === 'send' && lineOf(e).startsWith('{"op":"ping"'));
-    t.ok(pings.length > 0, 'the server pinged at the end');
+    t.equal(pings.length, 0, 'a busy feed and no quiet moment (expect.quiet_ping is off): the server never pinged');
   });
 
   t.test(`feed-cut-30s passes the ${consumer.name}`, async (t) => {
@@ -106,6 +106,17 @@ for (const consumer of consumers) {
         `${name} applied`,
       );
     cutAndReplay(t, journal);
+    const sigterm = journal.find((e) => e.type === 'fault' && e.name === 'end-of-run-consumer');
+    const lastPing = wire(journal)
+      .filter((e) => e.kind === 'send' && lineOf(e).startsWith('{"op":"ping"'))
+      .at(-1);
+    const lastPong = wire(journal)
+      .filter((e) => e.kind === 'recv' && /"op"\s*:\s*"pong"/.test(lineOf(e)))
+      .at(-1);
+    t.ok(
+      lastPing && lastPong && sigterm && lastPong.t > lastPing.t && sigterm.t > lastPong.t,
+      'the quiet moment: the server pinged, the pong came, then SIGTERM',
+    );
     const resends = wire(journal).filter((e) => e.kind === 'send' && /^misbehaviour: resend at /.test(e.note ?? ''));
     t.ok(
       resends.some((e) => e.conn === 1),

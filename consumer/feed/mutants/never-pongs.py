@@ -7,9 +7,9 @@ It breaks this sentence of the seed (seeds/002_2e30d52b5b4dd016.txt):
   "Heartbeats go both ways. If only one side sends them, only one side can tell that the
    other has stopped."
 
-Not a near miss, hence not in index.yaml: every feed run ends with a quiet moment in which the
-server pings and the harness waits for the pong (harness/labs/feed/run.ts), so feed-happy-path
-itself catches it ("left 1 ping of 3 unanswered ... every ping must be answered").
+A near miss: feed-happy-path has no quiet moment, so the server never pings there. Killed by:
+feed-acceptance (expect.quiet_ping, and its stalls): "left 5 pings of 10 unanswered ... every ping
+must be answered with a pong carrying the same id".
 Run: python3 consumer/feed/mutants/never-pongs.py
 """
 

@@ -7,11 +7,9 @@
 //    other has stopped."
 // and the contract (section 4): `ping` — "answer `pong` with the same `id`, as soon as it arrives".
 //
-// Not a near miss, hence not in index.yaml: every feed run ends with a quiet moment in which the
-// server pings and the harness waits for the pong (harness/labs/feed/run.ts), so feed-happy-path
-// itself catches it ("left 1 ping of 3 unanswered … every ping must be answered with a pong
-// carrying the same id"). Kept to show that catch: `run feed-happy-path --consumer "node
-// dist/consumer/feed/mutants/never-pongs.js"` fails for that reason.
+// A near miss: feed-happy-path has no quiet moment, so the server never pings there. Killed
+// by: feed-acceptance (expect.quiet_ping, and its stalls) — "left 5 pings of 10 unanswered …
+// every ping must be answered with a pong carrying the same id".
 // Python twin: consumer/feed/mutants/never-pongs.py.
 import { main, type Session } from '../typescript/feed-client.js';
 

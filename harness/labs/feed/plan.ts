@@ -62,5 +62,6 @@ export interface FeedPlan {
     /** Worst real round trip the scenario's latency toxics add (both directions, jitter included). */
     latencyMs: number;
   };
-  expect: { processes?: number };
+  /** quietPing: wait for a ping in a quiet moment after convergence, and its pong. */
+  expect: { processes?: number; quietPing: boolean };
 }

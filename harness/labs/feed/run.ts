@@ -295,12 +295,15 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
     await sleep(POLL_MS);
   }
 
-  // A quiet moment for the heartbeat: the feed is idle now, so the server pings; wait until that
-  // ping is answered, or has waited as long as the checker allows (then it is a finding).
+  // A quiet moment for the heartbeat (expect.quiet_ping): the feed is idle now, so the server
+  // pings; wait until that ping is answered, or has waited as long as the checker allows (then it
+  // is a finding). Only where asked: it costs every run seconds, and a consumer that never answers
+  // must still be able to pass the happy path (a near miss), to be caught where pings are tested.
   const window = plan.server.idleMs + plan.time.latencyMs;
   const quietFrom = ctx.clock();
   const giveUp = quietFrom + plan.server.pingMs + window + 1000;
   for (;;) {
+    if (!plan.expect.quietPing) break;
     const ping = pings.find((p) => p.t >= quietFrom);
     const settled = ping !== undefined && (pongs.has(`${ping.conn}:${ping.id}`) || ctx.clock() - ping.t >= window);
     if (settled || ctx.clock() >= giveUp || current === undefined || loopError !== undefined) break;

@@ -387,6 +387,11 @@ const expectSchema = {
       maximum: LIMITS.processes.max,
       description: 'Exactly this many consumer processes run (each restart is one more). Default: not compared.',
     },
+    quiet_ping: {
+      type: 'boolean',
+      description:
+        'After convergence, keep the feed idle until the server pings, and require the pong (the heartbeat duty, tested where nothing else pings). Costs up to ping_ms + idle_ms of real time. Default false.',
+    },
   },
 } as const satisfies JSONSchema;
 

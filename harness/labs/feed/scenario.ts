@@ -306,7 +306,10 @@ export const feedScenario: LabScenario<FeedPlan> = {
         startMs: file.time.start_ms ?? DEFAULTS.startMs,
         latencyMs: worstLatency(file.faults).upstream + worstLatency(file.faults).downstream,
       },
-      expect: file.expect?.processes === undefined ? {} : { processes: file.expect.processes },
+      expect: {
+        ...(file.expect?.processes === undefined ? {} : { processes: file.expect.processes }),
+        quietPing: file.expect?.quiet_ping === true,
+      },
     };
   },
 };
