@@ -17,7 +17,7 @@ import type { PatternMessage } from './scenario/schema-problems.js';
 import type { CoreFile, LabSchemaPart } from './scenario/schema.js';
 import type { Scenario } from './scenario/types.js';
 import type { HostPort, ProxyHandle } from './toxiproxy/adapter.js';
-import type { ProcessRef, Verdict } from './verdict.js';
+import type { Figure, ProcessRef, Verdict } from './verdict.js';
 
 /** A point in a lab's traffic where a fault can start (or end): `before_event: 7`. */
 export interface FaultPointSpec {
@@ -92,6 +92,11 @@ export interface Vocabulary {
   describeStore(store: unknown): string;
   /** The kind of line from the consumer whose distinct positions count its progress, and the word for it. */
   progress: { cls: string; word: string };
+  /**
+   * A figure of the verdict as SVG, drawn by the lab that made it (every text in it escaped), or
+   * undefined when it is not one of the lab's: report.html shows it, the core never reads its data.
+   */
+  drawFigure?(figure: Figure): string | undefined;
 }
 
 export interface Lab<Plan = unknown> {

@@ -10,6 +10,8 @@ import { checkFeedRun } from './checker.js';
 import { runFeed } from './run.js';
 import { type FeedPlan, feedScenario } from './scenario.js';
 import { readFeedStore } from './store-reader.js';
+import { checkStorm } from './storm/checker.js';
+import { runStorm } from './storm/run.js';
 import { feedVocabulary } from './vocabulary.js';
 
 export const feedLab = defineLab<FeedPlan>({
@@ -49,17 +51,19 @@ export const feedLab = defineLab<FeedPlan>({
       describe: (n) => `before reorganisation #${n}`,
     },
   },
-  run: runFeed,
+  run: (ctx: RunContext<FeedPlan>) => (ctx.scenario.lab.storm ? runStorm(ctx, ctx.scenario.lab.storm) : runFeed(ctx)),
   check: (ctx: RunContext<FeedPlan>) =>
-    checkFeedRun({
-      journal: ctx.journal.entries,
-      plan: ctx.scenario,
-      read: (role, db) => {
-        const store = readFeedStore(db, { writerGone: true });
-        ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
-        return store;
-      },
-    }),
+    ctx.scenario.lab.storm
+      ? checkStorm(ctx.journal.entries, ctx.scenario.lab, ctx.scenario.lab.storm)
+      : checkFeedRun({
+          journal: ctx.journal.entries,
+          plan: ctx.scenario,
+          read: (role, db) => {
+            const store = readFeedStore(db, { writerGone: true });
+            ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
+            return store;
+          },
+        }),
   vocabulary: feedVocabulary,
   referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'feed', 'typescript', 'client.js'))}`,
   mutantIndex: join(projectRoot, 'consumer', 'feed', 'mutants', 'index.yaml'),

@@ -58,4 +58,16 @@ export interface FeedPlan {
     latencyMs: number;
   };
   expect: { processes?: number };
+  /** A restart storm instead of the chain script (storm/run.ts). */
+  storm?: StormPlan;
+}
+
+export interface StormPlan {
+  processes: number;
+  rounds: number;
+  roundMs: number;
+  /** The hard end of a round, for each process. */
+  roundMaxMs: number;
+  minAtCap: number;
+  maxAttempts: number;
 }

@@ -12,6 +12,7 @@ import { simulate } from './chain-script.js';
 import { FAULT_SHAPE, parseFaultPlan } from './fault-plan.js';
 import type { ChainPlan, FeedPlan } from './plan.js';
 import { DEFAULTS, FAULT_PLAN_PATTERN, type FeedFile, feedProperties } from './scenario-schema.js';
+import { stormPlanOf, stormProblems } from './storm/scenario.js';
 
 export type { FeedPlan } from './plan.js';
 
@@ -229,6 +230,7 @@ export const feedScenario: LabScenario<FeedPlan> = {
         file.deadline_ms === undefined ? ['time', 'duration_ms'] : ['deadline_ms'],
         `consumer processes are killed at deadline_ms (${deadline} ms${file.deadline_ms === undefined ? ', the default' : ''}), but the script takes ${scriptRealMs(plan, timeScale)} ms of real time and the stores get up to ${file.time.converge_ms ?? DEFAULTS.convergeMs} ms more: deadline_ms must be at least ${need}`,
       );
+    out.push(...stormProblems(file, deadline));
     return out;
   },
 
@@ -293,6 +295,7 @@ export const feedScenario: LabScenario<FeedPlan> = {
         latencyMs: worstLatency(file.faults).upstream + worstLatency(file.faults).downstream,
       },
       expect: file.expect?.processes === undefined ? {} : { processes: file.expect.processes },
+      ...(file.storm ? { storm: stormPlanOf(file.storm) } : {}),
     };
   },
 };

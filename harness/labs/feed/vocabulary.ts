@@ -6,6 +6,7 @@ import type { Vocabulary } from '../../lab.js';
 import { describeView, viewOf } from './state.js';
 import type { FeedStoreSnapshot } from './store-reader.js';
 import { positionOf } from './words.js';
+import { drawStormFigure } from './storm/figure.js';
 
 const OPS = ['subscribe', 'snapshot', 'event', 'revoke', 'reset', 'ping', 'pong'] as const;
 const OP_SET = new Set<string>(OPS);
@@ -26,6 +27,7 @@ function stringMember(line: string, name: string): string | undefined {
 }
 
 export const feedVocabulary: Vocabulary = {
+  drawFigure: drawStormFigure,
   lineClasses: [
     { name: 'subscribe', color: '#7a2fa8', legend: 'subscribe' },
     { name: 'snapshot', color: '#0f7c8c', legend: 'snapshot' },
