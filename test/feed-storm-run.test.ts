@@ -47,8 +47,9 @@ t.test('the TypeScript reference passes the storm at K = 4', async (t) => {
 t.test('a consumer whose n is never reset is caught for it', async (t) => {
   const { result } = await run(t, 'node dist/consumer/feed/mutants/backoff-never-reset.js');
   t.equal(result.status, 'fail');
-  t.match(
-    result.verdict?.findings.map((f) => f.text),
-    [/n was not reset after a successful subscription/],
+  const texts = result.verdict?.findings.map((f) => f.text) ?? [];
+  t.ok(
+    texts.some((text) => /n was not reset after a successful subscription/.test(text)),
+    texts.join('\n'),
   );
 });

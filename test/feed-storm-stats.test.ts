@@ -14,8 +14,16 @@ t.test('the distance and its bound', (t) => {
   t.equal(uniformCdf(0.4), 0);
   t.equal(uniformCdf(1), 0.5);
   t.equal(uniformCdf(2), 1);
-  t.same(ksDistance([1]), { d: 0.5, at: 1 }, 'one point in the middle is half a CDF away');
+  t.same(ksDistance([1]), { d: 0.5, plus: 0.5, minus: 0.5, at: 1 }, 'one point in the middle is half a CDF away on both sides');
   t.equal(ksDistance([0.75, 1.25]).d, 0.25);
+  // Late by half a step: only D⁻ grows, and D⁻ is not judged (scheduling only adds delay).
+  const rng = new Prng(9);
+  const exact = Array.from({ length: 300 }, () => 0.5 + rng.next() / 2 ** 32);
+  const late = ksTest(exact.map((x) => x + 0.5));
+  t.ok(late.minus > 0.4 && late.plus < 0.05, `a sample shifted late: D⁻ ${late.minus.toFixed(2)}, D⁺ ${late.plus.toFixed(2)}`);
+  t.equal(late.pass, true, 'passes: lateness is what noise does');
+  const early = ksTest(exact.map((x) => x - 0.25));
+  t.equal(early.pass, false, 'a sample shifted early fails (D⁺)');
   t.equal(ksThreshold(100), Math.sqrt(Math.log(2 / 1e-5) / 200) + 0.05, 'sqrt(ln(2/α)/2N) + 0.05');
   t.equal(KS_ALPHA, 1e-5);
   t.equal(KS_TOLERANCE, 0.05);

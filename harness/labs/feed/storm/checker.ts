@@ -40,8 +40,12 @@ export interface StormJudgement {
 /** The delay before an attempt over its nominal step min(BASE × 2^n, CAP). */
 export const stepOf = (base: number, cap: number, n: number): number => Math.min(base * 2 ** Math.min(n, 40), cap);
 
-/** The largest median first retry after a restart that still means n went back to 0. */
-export const resetLimitMs = (base: number): number => 1.5 * base + Math.max(100, base / 2);
+/**
+ * The largest median first retry after a restart that still means n went back to 0: halfway
+ * between the longest wait at n = 0 (1.5 × BASE) and the shortest at the cap (CAP / 2), where a
+ * process that kept its n would be; at least 100 ms above 1.5 × BASE (scheduling adds delay).
+ */
+export const resetLimitMs = (base: number, cap: number): number => Math.max(1.5 * base + 100, (1.5 * base + cap / 2) / 2);
 
 export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, storm: StormPlan): StormJudgement {
   const { backoffBaseMs: base, backoffCapMs: cap } = plan.consumer;
@@ -100,7 +104,7 @@ export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, sto
   const atCap = all.filter((a) => a.n >= nCap);
   const ks = { pre: ksTest(pre.map(norm)), cap: ksTest(atCap.map(norm)) };
   const ksWords = (r: KsResult) =>
-    `Kolmogorov–Smirnov D = ${fixed(r.d)} over ${r.n} delays divided by their step, above the bound ${fixed(r.threshold)} (√(ln(2/α)/2N) + ${KS_TOLERANCE}, α = ${KS_ALPHA.toExponential()})`;
+    `Kolmogorov–Smirnov D⁺ = ${fixed(r.plus)} over ${r.n} delays divided by their step, above the bound ${fixed(r.threshold)} (√(ln(2/α)/2N) + ${KS_TOLERANCE}, α = ${KS_ALPHA.toExponential()})`;
   const medians = (xs: StormAttempt[]) => {
     const levels = [...new Set(xs.map((a) => Math.min(a.n, nCap)))].sort((a, b) => a - b);
     return levels
@@ -121,37 +125,36 @@ export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, sto
   if (!ks.cap.pass) {
     const xs = atCap.map(norm);
     const shape = shapeOf(xs);
-    const above = xs.filter((x) => x > 1.05).length / xs.length;
+    const above = xs.filter((x) => x > 1.25).length / xs.length;
     const why =
       shape === 'no-jitter'
         ? `no jitter at the cap: the middle half of the delays at the cap spans ${fixed(quantile(xs, 0.75) - quantile(xs, 0.25))} of CAP (U(0.5, 1.5) spans 0.50), so every client of a restarted server comes back in step`
         : shape === 'clamped'
-          ? `jitter clamped to the cap: only ${Math.round(above * 100)} % of the delays at the cap exceed CAP (${ms(cap)}), where U(0.5, 1.5) puts half of them above it, so clients at the cap come back in step`
+          ? `jitter clamped to the cap: only ${Math.round(above * 100)} % of the delays at the cap exceed 1.25 × CAP (${ms(1.25 * cap)}), where U(0.5, 1.5) puts a quarter of them, so clients at the cap come back in step`
           : `the delays at the cap do not follow CAP × U(0.5, 1.5): median ${medians(atCap)}`;
     findings.push({ code: 'storm-backoff-at-cap', text: `${why}; ${ksWords(ks.cap)}` });
   }
 
   // n back to 0 after a connection that delivered data: the first retry of every later restart.
+  // Judged on the shortest of them: scheduling only adds delay (20 clients reconnecting in step
+  // queue up behind each other), and a process that kept its n waits at least CAP / 2.
   const firsts = all.filter((a) => a.round >= 2 && a.index === 0);
-  const firstMedian = quantile(
-    firsts.map((a) => a.delayMs),
-    0.5,
-  );
-  if (firsts.length > 0 && firstMedian > resetLimitMs(base))
+  const firstMin = Math.min(...firsts.map((a) => a.delayMs));
+  if (firsts.length > 0 && firstMin > resetLimitMs(base, cap))
     findings.push({
       code: 'storm-not-reset',
-      text: `n was not reset after a successful subscription: the first retry after each restart that followed a served event waited a median ${ms(firstMedian)} over ${firsts.length} processes and restarts (with n back to 0 it waits at most 1.5 × BASE = ${ms(1.5 * base)})`,
+      text: `n was not reset after a successful subscription: the first retry after each restart that followed a served event waited at least ${ms(firstMin)} in all ${firsts.length} (processes × restarts); with n back to 0 it waits at most 1.5 × BASE = ${ms(1.5 * base)}`,
     });
 
   const row = (label: string, r: KsResult) => ({
     label,
-    cells: [r.n, r.n === 0 ? '—' : fixed(r.d), r.n === 0 ? '—' : fixed(r.threshold)],
+    cells: [r.n, r.n === 0 ? '—' : `${fixed(r.plus)} (D⁻ ${fixed(r.minus)})`, r.n === 0 ? '—' : fixed(r.threshold)],
     ...(r.n === 0 ? {} : { ok: r.pass }),
   });
   const statsTable: Table = {
     id: 'storm-backoff',
     title: 'Backoff statistics',
-    columns: ['attempts', 'D or value', 'bound'],
+    columns: ['attempts', 'D⁺ or value', 'bound'],
     rows: [
       row(`KS before the cap (n < ${nCap})`, ks.pre),
       row(`KS at the cap (n ≥ ${nCap})`, ks.cap),
@@ -161,12 +164,12 @@ export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, sto
         ...(all.length ? { ok: early.length === 0 } : {}),
       },
       {
-        label: 'first retry after a served event, median (ms)',
-        cells: [firsts.length, firsts.length ? Math.round(firstMedian) : '—', `≤ ${resetLimitMs(base)}`],
-        ...(firsts.length ? { ok: firstMedian <= resetLimitMs(base) } : {}),
+        label: 'shortest first retry after a served event (ms)',
+        cells: [firsts.length, firsts.length ? Math.round(firstMin) : '—', `≤ ${resetLimitMs(base, cap)}`],
+        ...(firsts.length ? { ok: firstMin <= resetLimitMs(base, cap) } : {}),
       },
     ],
-    note: `Delays are divided by their step min(BASE × 2^n, CAP) (BASE ${base} ms, CAP ${cap} ms) and compared with U(0.5, 1.5); a sample fails when D > √(ln(2/α)/2N) + ${KS_TOLERANCE}, α = ${KS_ALPHA.toExponential()} (the tolerance absorbs scheduling delays, which only ever lengthen a wait).`,
+    note: `Delays are divided by their step min(BASE × 2^n, CAP) (BASE ${base} ms, CAP ${cap} ms) and compared with U(0.5, 1.5); a sample fails when D⁺ (the sample's CDF above U's: waits too short or too regular) > √(ln(2/α)/2N) + ${KS_TOLERANCE}, α = ${KS_ALPHA.toExponential()}. D⁻ (waits too long) is shown, not judged: scheduling delays, which only ever lengthen a wait, produce it on a loaded machine.`,
   };
   const state: Table = {
     id: 'storm-processes',

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { encodeSnapshot } from '../../../../protocol/feed/encode.js';
+import type { TranscriptEntry } from '../../../../publisher/transcript.js';
 import type { RunContext } from '../../../lab.js';
 import type { StartedProcess } from '../../../processes.js';
 import { simulate } from '../chain-script.js';
@@ -44,10 +45,17 @@ export function stormFrames(plan: FeedPlan): { snapshot: string; events: string[
 export async function runStorm(ctx: RunContext<FeedPlan>, storm: StormPlan): Promise<void> {
   const plan = ctx.scenario.lab;
   const c = plan.consumer;
-  const record = ctx.wire((entry) => {
+  // Opens are journaled here, at once: the wire recorder's peer lookup (/proc) would block the
+  // event loop for tens of ms per attempt and delay every other process's accept (the storm's
+  // ports are reached only through its proxies, which is what that lookup guards). The rest
+  // (lines, with their bounds) goes through the recorder.
+  const recorder = ctx.wire(() => undefined);
+  const record = (entry: TranscriptEntry) => {
+    if (entry.kind !== 'open') return recorder(entry);
     const k = Number(/^storm-(\d+)$/.exec(entry.stream)?.[1]);
-    return Number.isInteger(k) && k > 0 ? { role: 'consumer', incarnation: k } : undefined;
-  });
+    const { t: _t, ends: _ends, ...rest } = entry;
+    ctx.journal.write({ type: 'wire', ...rest, owner: { role: 'consumer', incarnation: k } });
+  };
   const server = await StormServer.start({
     processes: storm.processes,
     rules: {

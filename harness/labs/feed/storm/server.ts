@@ -63,8 +63,10 @@ class StormStream {
     socket.on('error', () => {});
     if (this.down && !this.roundOver()) {
       this.attempts++;
-      socket.destroy();
+      // Journaled before it happens: the journal stamps its own time, so a close stamped early
+      // only lengthens the next measured wait, never shortens it.
       this.emit(conn, { kind: 'close', by: 'publisher', reason: 'the server is down: accepted and closed at once' });
+      socket.destroy();
       return;
     }
     this.down = false;
@@ -126,9 +128,11 @@ class StormStream {
     if (!open) return;
     this.open = undefined;
     open.socket.removeAllListeners('close');
-    this.send(open.socket, open.conn, encodeReset('shutdown'));
-    open.socket.destroy();
-    this.emit(open.conn, { kind: 'close', by: 'publisher', reason: 'reset shutdown: the server restarts' });
+    const reset = encodeReset('shutdown');
+    this.emit(open.conn, { kind: 'send', line: reset.trimEnd() });
+    this.emit(open.conn, { kind: 'close', by: 'publisher', reason: 'reset shutdown: the server restarts' }); // before it happens (see accept)
+    open.socket.end(reset);
+    setTimeout(() => open.socket.destroy(), 1000).unref();
   }
 
   /** Served since the round began (or ever, before the first round). */
