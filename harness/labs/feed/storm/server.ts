@@ -131,8 +131,11 @@ class StormStream {
     const reset = encodeReset('shutdown');
     this.emit(open.conn, { kind: 'send', line: reset.trimEnd() });
     this.emit(open.conn, { kind: 'close', by: 'publisher', reason: 'reset shutdown: the server restarts' }); // before it happens (see accept)
-    open.socket.end(reset);
-    setTimeout(() => open.socket.destroy(), 1000).unref();
+    // Written, then closed at once: the line is in the kernel's buffer and goes out before the
+    // FIN. (A graceful end() would leave the close to the consumer, and Toxiproxy passes the
+    // close on only when both sides are done: the consumer would see the end late.)
+    open.socket.write(reset);
+    open.socket.destroy();
   }
 
   /** Served since the round began (or ever, before the first round). */
