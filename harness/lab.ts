@@ -17,7 +17,7 @@ import type { PatternMessage } from './scenario/schema-problems.js';
 import type { CoreFile, LabSchemaPart } from './scenario/schema.js';
 import type { Scenario } from './scenario/types.js';
 import type { HostPort, ProxyHandle } from './toxiproxy/adapter.js';
-import type { ProcessRef, Verdict } from './verdict.js';
+import type { Figure, ProcessRef, Verdict } from './verdict.js';
 
 /** A point in a lab's traffic where a fault can start (or end): `before_event: 7`. */
 export interface FaultPointSpec {
@@ -109,6 +109,11 @@ export interface Vocabulary {
   readMoments?: Record<string, string>;
   /** The word for a collapsed band's range of positions, e.g. "blocks" (default: none, "EVENT 100…9000"). */
   positionWord?: string;
+  /**
+   * A figure of the verdict as SVG, drawn by the lab that made it (every text in it escaped), or
+   * undefined when it is not one of the lab's: report.html shows it, the core never reads its data.
+   */
+  drawFigure?(figure: Figure): string | undefined;
 }
 
 export interface Lab<Plan = unknown> {

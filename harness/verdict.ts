@@ -50,6 +50,19 @@ export interface Table {
   note?: string;
 }
 
+/**
+ * A picture of the run, as data: the lab that made it draws it (`Vocabulary.drawFigure`), so the
+ * core carries it without knowing what it shows.
+ */
+export interface Figure {
+  /** HTML anchor and test hook. */
+  id: string;
+  title: string;
+  /** A sentence under the picture. */
+  caption?: string;
+  data: unknown;
+}
+
 export interface Verdict {
   status: VerdictStatus;
   /** One line in plain words: what happened. */
@@ -64,6 +77,8 @@ export interface Verdict {
   state: Table;
   /** Further tables of the lab (per process: cursors sent, acknowledgements, exits). */
   tables: Table[];
+  /** Pictures of the lab (the feed lab's restart storm); absent for most runs. */
+  figures?: Figure[];
 }
 
 /** The status that follows from the findings: any harness error wins. */

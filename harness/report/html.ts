@@ -6,7 +6,7 @@
 
 import type { JournalEntry } from '../journal.js';
 import type { Vocabulary } from '../lab.js';
-import type { Table, TableRow } from '../verdict.js';
+import type { Figure, Table, TableRow } from '../verdict.js';
 import { KNOWN_TYPES } from './diagram-model.js';
 import { cellText, count, describeUnknown, seconds } from './format.js';
 import { html, type Markup, raw } from './html-template.js';
@@ -45,6 +45,7 @@ ${intro(view)}
 <nav><a href="#${view.state?.id ?? 'state'}">final state</a>${view.tables.map((t) => html`<a href="#${t.id}">${t.title.toLowerCase()}</a>`)}<a href="#diagram">sequence diagram</a><a href="#output">process output</a><a href="#scenario">scenario file</a></nav>
 ${view.state ? tableSection(view.state) : html`<section id="state"><h2>Final state</h2><p class="muted">No verdict: ${view.status === 'interrupted' ? 'the run did not finish' : 'the harness failed before the checker ran'}.</p></section>`}
 ${view.tables.map(tableSection)}
+${(view.figures ?? []).map((f) => figureSection(f, vocabulary))}
 ${diagramSection(diagram, vocabulary)}
 ${faultsSection(journal)}
 ${unknownSection(journal)}
@@ -105,6 +106,14 @@ ${
 ${table.rows.map(tableRow)}</table>`
 }
 ${table.note && html`<p class="muted">${table.note}</p>`}</section>`;
+}
+
+/** A figure of the verdict, drawn by its lab; one the lab cannot draw shows its caption only. */
+export function figureSection(figure: Figure, vocabulary: Vocabulary): Markup {
+  const svg = vocabulary.drawFigure?.(figure);
+  return html`<section id="${figure.id}" class="figure"><h2>${figure.title}</h2>
+${svg ? html`<div class="scroll">${raw(svg)}</div>` : html`<p class="muted">(no drawing for this figure)</p>`}
+${figure.caption && html`<p class="muted">${figure.caption}</p>`}</section>`;
 }
 
 function diagramSection(diagram: SequenceDiagram, vocabulary: Vocabulary): Markup {

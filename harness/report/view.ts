@@ -5,7 +5,7 @@
 
 import type { JournalEntry } from '../journal.js';
 import { type Reproduce, reproduceLine } from '../reproduce.js';
-import type { Finding, Table, Verdict } from '../verdict.js';
+import type { Figure, Finding, Table, Verdict } from '../verdict.js';
 import { clip, describeUnknown, seconds, showLine } from './format.js';
 
 export type RunStatus = Verdict['status'] | 'interrupted';
@@ -25,6 +25,8 @@ export interface RunView {
   diff: string[];
   state?: Table;
   tables: Table[];
+  /** The lab's pictures, as data (absent when there are none). */
+  figures?: Figure[];
   durationMs: number;
   timeScale: number;
   /** Whether the run was sealed, and why (not), as the run-start entry says. */
@@ -111,6 +113,7 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
       diff: verdict.diff,
       state: verdict.state,
       tables: verdict.tables,
+      ...(verdict.figures?.length ? { figures: verdict.figures } : {}),
     };
   const stop = end?.interrupted;
   const headline = stop

@@ -9,6 +9,7 @@ import { projectRoot, shellQuote } from '../../paths.js';
 import { checkFeedRun } from './checker.js';
 import { type FeedPlan, feedScenario } from './scenario.js';
 import { readFeedStore } from './store-reader.js';
+import { checkStorm } from './storm/checker.js';
 import { feedVocabulary } from './vocabulary.js';
 
 export const feedLab = defineLab<FeedPlan>({
@@ -49,17 +50,20 @@ export const feedLab = defineLab<FeedPlan>({
     },
   },
   // Imported when a run starts: loading and listing scenarios need none of the publisher.
-  run: async (ctx) => (await import('./run.js')).runFeed(ctx),
+  run: async (ctx: RunContext<FeedPlan>) =>
+    ctx.scenario.lab.storm ? (await import('./storm/run.js')).runStorm(ctx, ctx.scenario.lab.storm) : (await import('./run.js')).runFeed(ctx),
   check: (ctx: RunContext<FeedPlan>) =>
-    checkFeedRun({
-      journal: ctx.journal.entries,
-      plan: ctx.scenario,
-      read: (role, db) => {
-        const store = readFeedStore(db, { writerGone: true });
-        ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
-        return store;
-      },
-    }),
+    ctx.scenario.lab.storm
+      ? checkStorm(ctx.journal.entries, ctx.scenario.lab, ctx.scenario.lab.storm)
+      : checkFeedRun({
+          journal: ctx.journal.entries,
+          plan: ctx.scenario,
+          read: (role, db) => {
+            const store = readFeedStore(db, { writerGone: true });
+            ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
+            return store;
+          },
+        }),
   vocabulary: feedVocabulary,
   referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'feed', 'typescript', 'client.js'))}`,
   mutantIndex: join(projectRoot, 'consumer', 'feed', 'mutants', 'index.yaml'),

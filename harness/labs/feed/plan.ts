@@ -64,4 +64,16 @@ export interface FeedPlan {
   };
   /** quietPing: wait for a ping in a quiet moment after convergence, and its pong. */
   expect: { processes?: number; quietPing: boolean };
+  /** A restart storm instead of the chain script (storm/run.ts). */
+  storm?: StormPlan;
+}
+
+export interface StormPlan {
+  processes: number;
+  rounds: number;
+  roundMs: number;
+  /** The hard end of a round, for each process. */
+  roundMaxMs: number;
+  minAtCap: number;
+  maxAttempts: number;
 }

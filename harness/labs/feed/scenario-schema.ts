@@ -395,6 +395,26 @@ const expectSchema = {
   },
 } as const satisfies JSONSchema;
 
+export const STORM_DEFAULTS = { processes: 20, rounds: 2, roundMs: 12_000, minAtCap: 4, maxAttempts: 60 } as const;
+
+const stormSchema = {
+  type: 'object',
+  description:
+    'A restart storm instead of the chain script (issue 12): K processes of the command under test, each on its own store and its own port; the server stops with `reset shutdown`, then accepts and closes at once while it timestamps every attempt, serves one event between the rounds, and the checker judges the reconnect backoff (contract section 6). The chain only supplies the topics and the frames served; `faults` are not allowed.',
+  additionalProperties: false,
+  properties: {
+    processes: integer(1, LIMITS.processes.max, `K, the consumer processes run side by side; default ${STORM_DEFAULTS.processes}.`),
+    rounds: integer(2, 5, `Restarts, one event served between two; default ${STORM_DEFAULTS.rounds}.`),
+    round_ms: integer(
+      1000,
+      120_000,
+      `Real ms a restart lasts at least for each process; it lasts until the process has also made min_at_cap attempts at the cap (at most twice this long). Default ${STORM_DEFAULTS.roundMs}.`,
+    ),
+    min_at_cap: integer(1, 50, `Attempts at the cap each process must make in every round; default ${STORM_DEFAULTS.minAtCap}.`),
+    max_attempts: integer(10, 1000, `A round ends for a process after this many attempts, whatever they looked like; default ${STORM_DEFAULTS.maxAttempts}.`),
+  },
+} as const satisfies JSONSchema;
+
 /** The feed lab's top-level keys. */
 export const feedProperties = {
   chain: chainSchema,
@@ -402,6 +422,7 @@ export const feedProperties = {
   server: serverSchema,
   consumer: consumerSchema,
   expect: expectSchema,
+  storm: stormSchema,
 } as const;
 
 const feedFileSchema = {

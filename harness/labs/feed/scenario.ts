@@ -13,6 +13,7 @@ import { FAULT_SHAPE, parseFaultPlan } from './fault-plan.js';
 import { badBackoff, badValue } from './environment.js';
 import type { ChainPlan, FeedPlan } from './plan.js';
 import { DEFAULTS, FAULT_PLAN_PATTERN, type FeedFile, feedProperties } from './scenario-schema.js';
+import { stormPlanOf, stormProblems } from './storm/scenario.js';
 
 export type { FeedPlan } from './plan.js';
 
@@ -240,6 +241,7 @@ export const feedScenario: LabScenario<FeedPlan> = {
         file.deadline_ms === undefined ? ['time', 'duration_ms'] : ['deadline_ms'],
         `consumer processes are killed at deadline_ms (${deadline} ms${file.deadline_ms === undefined ? ', the default' : ''}), but the script takes ${scriptRealMs(plan, timeScale)} ms of real time and the stores get up to ${file.time.converge_ms ?? DEFAULTS.convergeMs} ms more: deadline_ms must be at least ${need}`,
       );
+    out.push(...stormProblems(file, deadline));
     return out;
   },
 
@@ -310,6 +312,7 @@ export const feedScenario: LabScenario<FeedPlan> = {
         ...(file.expect?.processes === undefined ? {} : { processes: file.expect.processes }),
         quietPing: file.expect?.quiet_ping === true,
       },
+      ...(file.storm ? { storm: stormPlanOf(file.storm) } : {}),
     };
   },
 };

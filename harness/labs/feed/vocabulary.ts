@@ -8,6 +8,7 @@ import { newFeedLabeller, stringMember } from './labels.js';
 import { describeView, viewOf } from './state.js';
 import type { FeedStoreSnapshot } from './store-reader.js';
 import { positionOf } from './words.js';
+import { drawStormFigure } from './storm/figure.js';
 
 const OPS = ['subscribe', 'snapshot', 'event', 'revoke', 'reset', 'ping', 'pong'] as const;
 const OP_SET = new Set<string>(OPS);
@@ -16,6 +17,7 @@ const OP_SET = new Set<string>(OPS);
 const POSITION_MEMBER: Record<string, string> = { event: 'cursor', snapshot: 'cursor', subscribe: 'cursor', revoke: 'fromCursor' };
 
 export const feedVocabulary: Vocabulary = {
+  drawFigure: drawStormFigure,
   lineClasses: [
     { name: 'subscribe', color: '#7a2fa8', legend: 'subscribe' },
     { name: 'snapshot', color: '#0f7c8c', legend: 'snapshot' },

@@ -1,0 +1,259 @@
+// The restart storm's checker (issue 12), against the contract's section 6: no retry earlier
+// than half the base; growth up to the cap and jitter at every step, cap included (a
+// Kolmogorov–Smirnov test of the normalised delays against U(0.5, 1.5), before the cap and at
+// the cap separately: storm/ks.ts); n back to 0 after a connection that delivered data (the
+// first retry of every later restart); every process alive until SIGTERM, then exit 0.
+
+import type { JournalEntry } from '../../../journal.js';
+import { type Finding, type Figure, statusOf, type Table, type Verdict } from '../../../verdict.js';
+import { SIGTERM_FAULT } from '../facts.js';
+import type { FeedPlan, StormPlan } from '../plan.js';
+import { type StormAttempt, stormAttempts } from './attempts.js';
+import { BIN_MS, simulateCrowd } from './crowd.js';
+import { KS_ALPHA, KS_TOLERANCE, type KsResult, ksTest, quantile, shapeOf } from './ks.js';
+import { preCapSteps } from './scenario.js';
+
+export const STORM_FIGURE = 'feed-storm';
+
+/** The data behind the storm's picture (storm/figure.ts draws it). */
+export interface StormFigureData {
+  binMs: number;
+  processes: number;
+  /** Attempts per bin and process, sparse: [bin, process index (0-based), count]. */
+  cells: [number, number, number][];
+  bins: number;
+  /** Bins where a restart began. */
+  restarts: number[];
+  crowd: { clients: number; spanMs: number; jittered: number[]; unjittered: number[]; peakJittered: number; peakUnjittered: number };
+}
+
+const ms = (x: number): string => `${Math.round(x)} ms`;
+const fixed = (x: number, d = 2): string => (Number.isFinite(x) ? x.toFixed(d) : '—');
+
+export interface StormJudgement {
+  findings: Finding[];
+  tables: Table[];
+  state: Table;
+  figure: Figure;
+}
+
+/** The delay before an attempt over its nominal step min(BASE × 2^n, CAP). */
+export const stepOf = (base: number, cap: number, n: number): number => Math.min(base * 2 ** Math.min(n, 40), cap);
+
+/**
+ * The largest median first retry after a restart that still means n went back to 0: halfway
+ * between the longest wait at n = 0 (1.5 × BASE) and the shortest at the cap (CAP / 2), where a
+ * process that kept its n would be; at least 100 ms above 1.5 × BASE (scheduling adds delay).
+ */
+export const resetLimitMs = (base: number, cap: number): number => Math.max(1.5 * base + 100, (1.5 * base + cap / 2) / 2);
+
+export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, storm: StormPlan): StormJudgement {
+  const { backoffBaseMs: base, backoffCapMs: cap } = plan.consumer;
+  const nCap = preCapSteps(base, cap);
+  const records = stormAttempts(journal, storm.processes);
+  const all = records.flatMap((r) => r.attempts.filter((a) => a.round >= 1));
+  const findings: Finding[] = [];
+
+  // Processes: each ran to the end and exited 0 on SIGTERM.
+  const exits = new Map<number, Extract<JournalEntry, { type: 'process-exit' }>>();
+  const sigterm = new Map<number, number>();
+  for (const e of journal) {
+    if (e.type === 'process-exit' && e.role === 'consumer') exits.set(e.incarnation, e);
+    if (e.type === 'fault' && e.name === SIGTERM_FAULT.consumer && e.incarnation !== undefined) sigterm.set(e.incarnation, e.t);
+  }
+  for (const r of records) {
+    const exit = exits.get(r.process);
+    const termed = sigterm.get(r.process);
+    if (!exit) continue;
+    if (termed === undefined || exit.t < termed)
+      findings.push({
+        code: 'storm-exit',
+        text: `process ${r.process} ended during the storm (exit ${exit.code ?? exit.signal}) instead of reconnecting until SIGTERM`,
+        subject: { process: { role: 'consumer', incarnation: r.process }, t: exit.t },
+      });
+    else if (exit.code !== 0 || exit.killedBy)
+      findings.push({
+        code: 'storm-exit',
+        text: `process ${r.process} did not exit 0 on SIGTERM (${exit.killedBy ? `killed by the ${exit.killedBy}` : `exit ${exit.code ?? exit.signal}`})`,
+        subject: { process: { role: 'consumer', incarnation: r.process }, t: exit.t },
+      });
+  }
+  for (const r of records)
+    for (let round = 1; round <= r.roundStarts.length; round++)
+      if (!r.attempts.some((a) => a.round === round))
+        findings.push({
+          code: 'storm-no-retry',
+          text: `process ${r.process} never reconnected after restart ${round}`,
+          subject: { process: { role: 'consumer', incarnation: r.process } },
+        });
+
+  // No retry earlier than half the base.
+  const early = all.filter((a) => a.delayMs < base / 2);
+  if (early.length > 0) {
+    const first = early.reduce((a, b) => (b.delayMs < a.delayMs ? b : a));
+    findings.push({
+      code: 'storm-too-early',
+      text: `${early.length} of ${all.length} retries came earlier than half the base (BASE/2 = ${ms(base / 2)}): the earliest ${fixed(first.delayMs, 1)} ms after the connection ended (process ${first.process}, restart ${first.round}, retry ${first.index + 1}); min(BASE × 2^n, CAP) × U(0.5, 1.5) is never below BASE/2`,
+      subject: { process: { role: 'consumer', incarnation: first.process }, t: first.t },
+    });
+  }
+
+  // Jitter and growth: the normalised delays, before the cap and at the cap, never pooled.
+  const norm = (a: StormAttempt) => a.delayMs / stepOf(base, cap, a.n);
+  const pre = all.filter((a) => a.n < nCap);
+  const atCap = all.filter((a) => a.n >= nCap);
+  const ks = { pre: ksTest(pre.map(norm)), cap: ksTest(atCap.map(norm)) };
+  const ksWords = (r: KsResult) =>
+    `Kolmogorov–Smirnov D⁺ = ${fixed(r.plus)} over ${r.n} delays divided by their step, above the bound ${fixed(r.threshold)} (√(ln(2/α)/2N) + ${KS_TOLERANCE}, α = ${KS_ALPHA.toExponential()})`;
+  const medians = (xs: StormAttempt[]) => {
+    const levels = [...new Set(xs.map((a) => Math.min(a.n, nCap)))].sort((a, b) => a - b);
+    return levels
+      .map((n) => {
+        const at = xs.filter((a) => Math.min(a.n, nCap) === n).map((a) => a.delayMs);
+        return `${n >= nCap ? 'at the cap' : `n = ${n}`} ${ms(quantile(at, 0.5))} (step ${ms(stepOf(base, cap, n))})`;
+      })
+      .join(', ');
+  };
+  if (!ks.pre.pass) {
+    const shape = shapeOf(pre.map(norm));
+    const why =
+      shape === 'no-jitter'
+        ? `no jitter before the cap: the middle half of the normalised delays spans ${fixed(quantile(pre.map(norm), 0.75) - quantile(pre.map(norm), 0.25))} (U(0.5, 1.5) spans 0.50)`
+        : `the delays before the cap do not grow as min(BASE × 2^n, CAP) × U(0.5, 1.5): median ${medians(pre)}`;
+    findings.push({ code: 'storm-backoff-before-cap', text: `${why}; ${ksWords(ks.pre)}` });
+  }
+  if (!ks.cap.pass) {
+    const xs = atCap.map(norm);
+    const shape = shapeOf(xs);
+    const above = xs.filter((x) => x > 1.25).length / xs.length;
+    const why =
+      shape === 'no-jitter'
+        ? `no jitter at the cap: the middle half of the delays at the cap spans ${fixed(quantile(xs, 0.75) - quantile(xs, 0.25))} of CAP (U(0.5, 1.5) spans 0.50), so every client of a restarted server comes back in step`
+        : shape === 'clamped'
+          ? `jitter clamped to the cap: only ${Math.round(above * 100)} % of the delays at the cap exceed 1.25 × CAP (${ms(1.25 * cap)}), where U(0.5, 1.5) puts a quarter of them, so clients at the cap come back in step`
+          : `the delays at the cap do not follow CAP × U(0.5, 1.5): median ${medians(atCap)}`;
+    findings.push({ code: 'storm-backoff-at-cap', text: `${why}; ${ksWords(ks.cap)}` });
+  }
+
+  // n back to 0 after a connection that delivered data: the first retry of every later restart.
+  // Judged on the shortest of them: scheduling only adds delay (20 clients reconnecting in step
+  // queue up behind each other), and a process that kept its n waits at least CAP / 2.
+  const firsts = all.filter((a) => a.round >= 2 && a.index === 0);
+  const firstMin = Math.min(...firsts.map((a) => a.delayMs));
+  if (firsts.length > 0 && firstMin > resetLimitMs(base, cap))
+    findings.push({
+      code: 'storm-not-reset',
+      text: `n was not reset after a successful subscription: the first retry after each restart that followed a served event waited at least ${ms(firstMin)} in all ${firsts.length} (processes × restarts); with n back to 0 it waits at most 1.5 × BASE = ${ms(1.5 * base)}`,
+    });
+
+  const row = (label: string, r: KsResult) => ({
+    label,
+    cells: [r.n, r.n === 0 ? '—' : `${fixed(r.plus)} (D⁻ ${fixed(r.minus)})`, r.n === 0 ? '—' : fixed(r.threshold)],
+    ...(r.n === 0 ? {} : { ok: r.pass }),
+  });
+  const statsTable: Table = {
+    id: 'storm-backoff',
+    title: 'Backoff statistics',
+    columns: ['attempts', 'D⁺ or value', 'bound'],
+    rows: [
+      row(`KS before the cap (n < ${nCap})`, ks.pre),
+      row(`KS at the cap (n ≥ ${nCap})`, ks.cap),
+      {
+        label: 'earliest retry (ms)',
+        cells: [all.length, all.length ? fixed(Math.min(...all.map((a) => a.delayMs)), 1) : '—', `≥ ${base / 2}`],
+        ...(all.length ? { ok: early.length === 0 } : {}),
+      },
+      {
+        label: 'shortest first retry after a served event (ms)',
+        cells: [firsts.length, firsts.length ? Math.round(firstMin) : '—', `≤ ${resetLimitMs(base, cap)}`],
+        ...(firsts.length ? { ok: firstMin <= resetLimitMs(base, cap) } : {}),
+      },
+    ],
+    note: `Delays are divided by their step min(BASE × 2^n, CAP) (BASE ${base} ms, CAP ${cap} ms) and compared with U(0.5, 1.5); a sample fails when D⁺ (the sample's CDF above U's: waits too short or too regular) > √(ln(2/α)/2N) + ${KS_TOLERANCE}, α = ${KS_ALPHA.toExponential()}. D⁻ (waits too long) is shown, not judged: scheduling delays, which only ever lengthen a wait, produce it on a loaded machine.`,
+  };
+  const state: Table = {
+    id: 'storm-processes',
+    title: 'Processes',
+    columns: [...Array.from({ length: storm.rounds }, (_, i) => `restart ${i + 1}: attempts`), 'shortest wait (ms)', 'exit'],
+    rows: records.map((r) => {
+      const exit = exits.get(r.process);
+      const mine = r.attempts.filter((a) => a.round >= 1);
+      return {
+        label: `process ${r.process}`,
+        cells: [
+          ...Array.from({ length: storm.rounds }, (_, i) => r.attempts.filter((a) => a.round === i + 1).length),
+          mine.length ? Math.round(Math.min(...mine.map((a) => a.delayMs))) : null,
+          exit ? (exit.killedBy ? `killed (${exit.killedBy})` : String(exit.code ?? exit.signal)) : null,
+        ],
+      };
+    }),
+    empty: 'no process ran',
+  };
+  return { findings, tables: [statsTable], state, figure: figureOf(records, all, storm, base, cap, nCap, norm) };
+}
+
+function figureOf(
+  records: ReturnType<typeof stormAttempts>,
+  all: StormAttempt[],
+  storm: StormPlan,
+  base: number,
+  cap: number,
+  nCap: number,
+  norm: (a: StormAttempt) => number,
+): Figure {
+  const zero = Math.min(...records.flatMap((r) => r.roundStarts.slice(0, 1)), Number.POSITIVE_INFINITY);
+  const origin = Number.isFinite(zero) ? zero : 0;
+  const last = Math.max(origin, ...all.map((a) => a.t));
+  const bins = Math.max(1, Math.ceil((last - origin + 500) / BIN_MS));
+  const cells = new Map<string, [number, number, number]>();
+  for (const a of all) {
+    const bin = Math.floor((a.t - origin) / BIN_MS);
+    if (bin < 0 || bin >= bins) continue;
+    const key = `${bin}:${a.process - 1}`;
+    const cell = cells.get(key) ?? [bin, a.process - 1, 0];
+    cell[2]++;
+    cells.set(key, cell);
+  }
+  const restarts = [...new Set(records.flatMap((r) => r.roundStarts.map((t) => Math.floor((t - origin) / BIN_MS))))].sort((a, b) => a - b);
+  const spanMs = storm.roundMs;
+  const crowd = simulateCrowd({
+    baseMs: base,
+    capMs: cap,
+    spanMs,
+    preCap: all.filter((a) => a.n < nCap).map(norm),
+    atCap: all.filter((a) => a.n >= nCap).map(norm),
+  });
+  const data: StormFigureData = {
+    binMs: BIN_MS,
+    processes: storm.processes,
+    cells: [...cells.values()],
+    bins,
+    restarts,
+    crowd: { clients: 50_000, spanMs, ...crowd },
+  };
+  return {
+    id: STORM_FIGURE,
+    title: 'The restart storm',
+    caption: `Attempts per ${BIN_MS} ms, all ${storm.processes} processes stacked; beside it, the same restart played by 50 000 clients drawing from the measured delays, against a twin without jitter: peak ${Math.round(crowd.peakJittered).toLocaleString('en')} against ${Math.round(crowd.peakUnjittered).toLocaleString('en')} accepts per second.`,
+    data,
+  };
+}
+
+/** The storm run's verdict. */
+export function checkStorm(journal: readonly JournalEntry[], plan: FeedPlan, storm: StormPlan): Verdict {
+  const judged = judgeStorm(journal, plan, storm);
+  const status = statusOf(judged.findings, []);
+  return {
+    status,
+    headline:
+      status === 'pass'
+        ? `${storm.processes} processes came back from ${storm.rounds} restarts with jittered exponential backoff, n reset after each served event`
+        : `the reconnect backoff breaks the contract (section 6): ${judged.findings[0]!.text}`,
+    findings: judged.findings,
+    harnessErrors: [],
+    diff: judged.findings.map((f) => f.text),
+    state: judged.state,
+    tables: judged.tables,
+    figures: [judged.figure],
+  };
+}
