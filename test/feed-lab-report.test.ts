@@ -105,7 +105,7 @@ t.test('the state table names the first difference; a matching store says none',
   const table = stateTable(expected, bad, good);
   const col = table.columns.indexOf('first difference in the activity list');
   t.ok(col >= 0, 'a column for it');
-  t.match(table.rows[1]!.cells[col], /^#6: holds \d+:\d+ Transfer .*, expected \d+:\d+ Transfer /);
+  t.match(table.rows[1]!.cells[col], /^#6: holds \d+:\d+ [A-Z][a-z]+ .*, expected \d+:\d+ [A-Z][a-z]+ /);
   t.equal(table.rows[1]!.ok, false);
   t.equal(table.rows[2]!.cells[col], 'none', 'the control matches');
   t.equal(table.rows[0]!.cells.length, table.columns.length, 'the expected row has every cell');
