@@ -43,7 +43,7 @@ export interface BatchView extends BatchMeta {
 }
 
 /** The statuses every batch counts (and index.html filters by), in the order they are shown. */
-export const USUAL_STATUSES = ['fail', 'error', 'interrupted', 'pass'] as const;
+export const USUAL_STATUSES = ['fail', 'error', 'interrupted', 'skipped', 'pass'] as const;
 
 export function batchViewOf(dir: string, meta: BatchMeta, runs: BatchRun[]): BatchView {
   const totals: Record<string, number> = Object.fromEntries(USUAL_STATUSES.map((s) => [s, 0]));
@@ -64,6 +64,7 @@ const WORDS: Record<string, [string, string]> = {
   fail: ['failed', 'failed'],
   error: ['error', 'errors'],
   interrupted: ['interrupted', 'interrupted'],
+  skipped: ['skipped', 'skipped'],
 };
 
 /** "31 passed, 2 failed, 1 error": the statuses a run has, passes first, then the others in display order. */
