@@ -43,7 +43,7 @@ export interface BatchView extends BatchMeta {
 }
 
 /** The statuses every batch counts (and index.html filters by), in the order they are shown. */
-export const USUAL_STATUSES = ['fail', 'error', 'interrupted', 'skipped', 'pass'] as const;
+export const USUAL_STATUSES = ['fail', 'error', 'interrupted', 'pass'] as const;
 
 export function batchViewOf(dir: string, meta: BatchMeta, runs: BatchRun[]): BatchView {
   const totals: Record<string, number> = Object.fromEntries(USUAL_STATUSES.map((s) => [s, 0]));
