@@ -78,7 +78,7 @@ t.test('the shipped feed scenarios load and are listed under the feed lab', asyn
   const listed = listScenarios(path.join(ROOT, 'scenarios')).filter((s) => s.lab === 'feed');
   t.same(
     listed.map((s) => s.name),
-    ['feed-acceptance', 'feed-crash-apply', 'feed-cut-30s', 'feed-happy-path'],
+    ['feed-acceptance', 'feed-acceptance-loss', 'feed-crash-apply', 'feed-cut-30s', 'feed-happy-path'],
   );
   for (const s of listed) {
     const scenario = load(s.file);
