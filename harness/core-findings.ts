@@ -4,7 +4,8 @@
 // proxy, was never tested under the scenario's faults.
 
 import type { JournalEntry } from './journal.js';
-import { type Finding, statusOf, type Verdict } from './verdict.js';
+import { lossFindings, lossTables } from './loss-check.js';
+import { type Finding, statusOf, type Table, type Verdict } from './verdict.js';
 
 /** What the shell says when it cannot run a command: bash's exit codes 126 (not executable) and 127 (not found). */
 const CANNOT_RUN = new Set([126, 127]);
@@ -56,13 +57,18 @@ export function coreFindings(journal: readonly JournalEntry[]): Finding[] {
         text: `the consumer tried to connect around the proxy: the sealed run's firewall refused ${e.rejected.packets} packet${e.rejected.packets === 1 ? '' : 's'} to addresses other than its proxy port`,
       });
   }
+  findings.push(...lossFindings(journal));
   return findings;
 }
 
-/** The lab's verdict with the harness's own findings in front. */
-export function withCoreFindings(verdict: Verdict, findings: readonly Finding[]): Verdict {
-  if (findings.length === 0) return verdict;
+/** The harness's own tables, whatever the lab: the measured packet loss. */
+export const coreTables = (journal: readonly JournalEntry[]): Table[] => lossTables(journal);
+
+/** The lab's verdict with the harness's own findings in front, and its tables after the lab's. */
+export function withCoreFindings(verdict: Verdict, findings: readonly Finding[], tables: readonly Table[] = []): Verdict {
+  const withTables = tables.length > 0 ? { ...verdict, tables: [...verdict.tables, ...tables] } : verdict;
+  if (findings.length === 0) return withTables;
   const all = [...findings, ...verdict.findings];
   const status = statusOf(all, verdict.harnessErrors);
-  return { ...verdict, findings: all, status, headline: status === 'pass' ? verdict.headline : (verdict.harnessErrors[0] ?? all[0]!).text };
+  return { ...withTables, findings: all, status, headline: status === 'pass' ? verdict.headline : (verdict.harnessErrors[0] ?? all[0]!).text };
 }

@@ -76,11 +76,24 @@ export type JournalEvent =
   | { type: 'seal'; uid: number; allowed: { packets: number; bytes: number }; rejected: { packets: number; bytes: number } }
   /** The harness read a consumer's store through an independent connection; `store` is the lab's snapshot. */
   | { type: 'store-read'; role: Role; incarnation?: number; when: StoreReadWhen; db: string; store: unknown }
-  | { type: 'fault'; action: 'apply' | 'lift'; name: string; kind: 'toxic' | 'proxy-down' | 'signal'; detail: string; incarnation?: number }
+  | { type: 'fault'; action: 'apply' | 'lift'; name: string; kind: 'toxic' | 'proxy-down' | 'signal' | 'loss'; detail: string; incarnation?: number }
+  /**
+   * A loss fault was lifted: its nftables rules, and the named counters read back just before the
+   * table was removed (`dropped` + `passed` = every packet to or from the consumer's proxy port).
+   */
+  | {
+      type: 'loss';
+      name: string;
+      percent: number;
+      port: number;
+      rules: string[];
+      dropped: { packets: number; bytes: number };
+      passed: { packets: number; bytes: number };
+    }
   | { type: 'verdict'; verdict: Verdict }
   | { type: 'harness-error'; message: string }
   /** `interrupted`: stopped (SIGINT/SIGTERM) before its own end; `by` the signal, `at` the journal time it came. */
-  | { type: 'run-end'; status: 'pass' | 'fail' | 'error' | 'interrupted'; interrupted?: { by: string; at: number } };
+  | { type: 'run-end'; status: 'pass' | 'fail' | 'error' | 'interrupted' | 'skipped'; interrupted?: { by: string; at: number } };
 
 export type JournalEntry = { t: number } & JournalEvent;
 

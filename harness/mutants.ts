@@ -109,10 +109,13 @@ export function consumersIn(consumers: MatrixConsumer[], language: string | unde
 }
 
 export function judgeRow(consumer: MatrixConsumer, cells: Cell[], happyPath: string): MatrixRow {
-  const failed = cells.filter((c) => c.status !== 'pass');
+  // A skipped run (packet loss, unsealed) is no failure: it was never run.
+  const failed = cells.filter((c) => c.status !== 'pass' && c.status !== 'skipped');
   if (consumer.kind === 'reference') {
     const ok = failed.length === 0;
-    return { consumer, cells, ok, note: ok ? `passes all ${cells.length} scenarios` : failed.map((c) => `FAILS ${c.scenario}: ${c.reason}`).join('; ') };
+    const skipped = cells.filter((c) => c.status === 'skipped').length;
+    const passes = skipped ? `passes all ${cells.length - skipped} scenarios run (${skipped} skipped)` : `passes all ${cells.length} scenarios`;
+    return { consumer, cells, ok, note: ok ? passes : failed.map((c) => `FAILS ${c.scenario}: ${c.reason}`).join('; ') };
   }
   const happy = cells.find((c) => c.scenario === happyPath);
   const killer = cells.find((c) => c.scenario === consumer.killer);
@@ -141,13 +144,13 @@ export function renderMatrixMarkdown(rows: MatrixRow[], scenarios: string[], bat
   const cell = (row: MatrixRow, s: string) => {
     const c = row.cells.find((x) => x.scenario === s);
     if (!c) return '';
-    const mark = c.status === 'pass' ? '✓' : c.status === 'fail' ? '✗' : '!';
+    const mark = c.status === 'pass' ? '✓' : c.status === 'fail' ? '✗' : c.status === 'skipped' ? '–' : '!';
     return s === row.consumer.killer ? `**${mark}**` : mark;
   };
   const lines = [
     `# chaoslab mutant matrix — ${rows.every((r) => r.ok) ? 'OK' : 'PROBLEMS'}`,
     '',
-    '✓ pass, ✗ caught (fail), ! harness error, **bold** = the designated killer, blank = not run.',
+    '✓ pass, ✗ caught (fail), ! harness error, – skipped (needs a sealed run), **bold** = the designated killer, blank = not run.',
     '',
     '## Verdicts',
     '',

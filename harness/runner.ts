@@ -12,6 +12,7 @@ import type { RunStatus, RunView } from './report/view.js';
 import { reproduceOf } from './reproduce.js';
 import { executeRun, type RunRequest } from './run/execute.js';
 import { runSealed } from './run/sealed.js';
+import { lossFaultOf } from './scenario/faults.js';
 import type { Scenario } from './scenario/types.js';
 import { type SealMode, sealing } from './sealing.js';
 import type { Verdict } from './verdict.js';
@@ -96,8 +97,11 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     }
   } else {
     mkdirSync(runDir);
+    // Never run without its loss: packet loss needs the sealed run's own namespace.
+    const loss = lossFaultOf(scenario.faults);
+    const skip = loss ? { skip: `packet loss (fault ${loss.name}) needs a sealed run (its own network namespace, nftables): ${decision.note}` } : {};
     executed = await executeRun(
-      { ...request, sealNote: decision.note },
+      { ...request, sealNote: decision.note, ...skip },
       { onJournal: record, ...(options.log ? { log: options.log } : {}), ...(options.signal ? { signal: options.signal } : {}) },
     );
   }

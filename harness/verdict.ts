@@ -3,7 +3,8 @@
 // renderer re-derives any of it, so the console, summary.md, junit.xml and report.html cannot
 // disagree with the verdict or with each other.
 
-export type VerdictStatus = 'pass' | 'fail' | 'error';
+/** `skipped`: not run, because it needs what this machine or mode cannot give (packet loss unsealed); never a failure. */
+export type VerdictStatus = 'pass' | 'fail' | 'error' | 'skipped';
 
 /** A process of the run: the control consumer, or one consumer process (1-based). */
 export interface ProcessRef {

@@ -81,6 +81,7 @@ t.test('the shipped feed scenarios load and are listed under the feed lab', asyn
     listed.map((s) => s.name),
     [
       'feed-acceptance',
+      'feed-acceptance-loss',
       'feed-bad-environment-backoff',
       'feed-bad-environment-no-client',
       'feed-bad-environment-port',
@@ -140,12 +141,12 @@ t.test('feed-cut-30s: a 30 s cut of virtual time with 12 events in it', async (t
 /** Blocks of the simulated events for the scenario's followed accounts. */
 const eventBlocks = (s: Scenario<FeedPlan>): number[] => simulate(s.lab.chain, s.lab.topicIndexes).events.map((e) => Number(e.cursor.split(':')[1]));
 
-t.test('expect.quiet_ping: only feed-acceptance waits for the closing ping (never-pongs must pass the happy path)', async (t) => {
+t.test('expect.quiet_ping: only the acceptance scenes wait for the closing ping (never-pongs must pass the happy path)', async (t) => {
   const quiet = listScenarios(path.join(ROOT, 'scenarios'))
     .filter((s) => s.lab === 'feed')
     .filter((s) => (load(s.file).lab as FeedPlan).expect.quietPing)
     .map((s) => s.name);
-  t.same(quiet, ['feed-acceptance']);
+  t.same(quiet, ['feed-acceptance', 'feed-acceptance-loss']);
 });
 
 t.test('feed-stale-cursor and feed-quiet-account: 3 h away, a 1 h window, an active and a quiet account', async (t) => {

@@ -7,6 +7,7 @@ import type { FaultPointSpec } from '../lab.js';
 import type { JournalWriter } from '../journal.js';
 import type { FaultPlan, Trigger } from '../scenario/types.js';
 import type { AppliedEffect, FaultTarget } from './effect.js';
+import { applyLoss } from './loss.js';
 import { applyProxyDown } from './proxy-down.js';
 import { applySignal } from './signal.js';
 import { applyToxic } from './toxic.js';
@@ -135,8 +136,10 @@ export class FaultEngine {
   private async liftNow(active: Active, why: string): Promise<void> {
     if (!this.active.delete(active)) return;
     if (active.timer !== undefined) this.time.clearTimeout(active.timer);
-    const detail = await active.applied.lift!();
+    const lifted = await active.applied.lift!();
+    const { detail, evidence } = typeof lifted === 'string' ? { detail: lifted, evidence: undefined } : lifted;
     this.journal.write({ type: 'fault', action: 'lift', name: active.plan.name, kind: active.plan.effect.kind, detail: `${detail} (${why})` });
+    if (evidence) this.journal.write(evidence);
   }
 
   private describe(point: Point): string {
@@ -165,6 +168,8 @@ function effectOf(plan: FaultPlan, target: FaultTarget): Promise<AppliedEffect> 
       return applyProxyDown(plan.effect, plan.name, target);
     case 'signal':
       return applySignal(plan.effect, plan.name, target);
+    case 'loss':
+      return applyLoss(plan.effect, plan.name, target);
   }
 }
 

@@ -50,7 +50,7 @@ export function agreementProblems(runDir: string, view: RunView): string[] {
     ...said,
   ]);
   const junit = read('junit.xml');
-  const element = ({ pass: undefined, fail: '<failure ', error: '<error ', interrupted: '<skipped ' } as const)[view.status];
+  const element = ({ pass: undefined, fail: '<failure ', error: '<error ', interrupted: '<skipped ', skipped: '<skipped ' } as const)[view.status];
   if (junit !== undefined) {
     for (const other of ['<failure ', '<error ', '<skipped '])
       if (other !== element && junit.includes(other)) problems.push(`junit.xml has ${other.trim()}> for a ${view.status} run`);

@@ -11,13 +11,15 @@ import { html, type Markup, raw } from './html-template.js';
 /** A status as a safe token for ids, classes and attribute selectors (any status string a run may have). */
 const token = (status: string): string => status.replace(/[^a-z0-9-]/gi, '_');
 
-const FILTER_WORD: Record<string, string> = { fail: 'Failed', pass: 'Passed', error: 'Error', interrupted: 'Interrupted' };
+const FILTER_WORD: Record<string, string> = { fail: 'Failed', pass: 'Passed', error: 'Error', interrupted: 'Interrupted', skipped: 'Skipped' };
 
 /** The banner's colour: the worst status any run has (no run: neutral). */
 function bannerClass(view: BatchView): string {
   for (const s of ['fail', 'error', 'interrupted']) if ((view.totals[s] ?? 0) > 0) return s;
-  const others = Object.keys(view.totals).filter((s) => s !== 'pass' && (view.totals[s] ?? 0) > 0);
-  return others.length ? 'error' : view.runs.length ? 'pass' : 'interrupted';
+  const others = Object.keys(view.totals).filter((s) => s !== 'pass' && s !== 'skipped' && (view.totals[s] ?? 0) > 0);
+  if (others.length) return 'error';
+  if (view.runs.length > 0 && view.totals.skipped === view.runs.length) return 'skipped';
+  return view.runs.length ? 'pass' : 'interrupted';
 }
 
 const BATCH_CSS = `
@@ -28,7 +30,7 @@ const BATCH_CSS = `
 .batch>input:focus-visible+label{outline:2px solid #0969da;outline-offset:2px}
 table.runs{width:100%;background:#fff}
 table.runs td.status{font-weight:700;white-space:nowrap}
-td.status.pass{color:var(--pass)}td.status.fail{color:var(--fail)}td.status.error{color:var(--error)}td.status.interrupted{color:var(--interrupted)}
+td.status.pass{color:var(--pass)}td.status.fail{color:var(--fail)}td.status.error{color:var(--error)}td.status.interrupted{color:var(--interrupted)}td.status.skipped{color:var(--skipped)}
 td.time{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 td.label{white-space:nowrap}td.label .scenario{display:block;color:var(--muted);font-size:12px}
 td.finding pre.out{margin:6px 0 0;max-height:220px;font-size:12px}

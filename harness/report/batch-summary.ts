@@ -11,7 +11,9 @@ const link = (view: BatchView, run: BatchRun): string => `[report](${encodeURI(`
 
 export function renderBatchSummary(view: BatchView): string {
   const runs = failuresFirst(view);
-  const bad = runs.filter((r) => r.view.status !== 'pass');
+  const bad = runs.filter((r) => r.view.status !== 'pass' && r.view.status !== 'skipped');
+  // Skipped runs never ran (packet loss, unsealed): no failure, listed apart with the reason.
+  const skipped = runs.filter((r) => r.view.status === 'skipped');
   const good = runs.filter((r) => r.view.status === 'pass');
   const unstarted = view.notStarted ?? [];
   const mark = bad.length ? '❌' : unstarted.length ? '⏹' : '✅';
@@ -30,6 +32,11 @@ export function renderBatchSummary(view: BatchView): string {
       if (!r.view.stderrTail) continue;
       lines.push(...stderrMarkdown(r.view.stderrTail, `### ${r.label}:`), '');
     }
+  }
+  if (skipped.length) {
+    lines.push(`## Skipped (${skipped.length})`, '', '| run | why | |', '|---|---|---|');
+    for (const r of skipped) lines.push(`| ${cell(r.label)} | ${cell(r.view.headline)} | ${link(view, r)} |`);
+    lines.push('');
   }
   if (unstarted.length) lines.push(`## Not started (interrupted): ${unstarted.length}`, '', unstarted.map((n) => cell(n.label)).join(', '), '');
   if (good.length) {

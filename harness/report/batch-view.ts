@@ -64,6 +64,7 @@ const WORDS: Record<string, [string, string]> = {
   fail: ['failed', 'failed'],
   error: ['error', 'errors'],
   interrupted: ['interrupted', 'interrupted'],
+  skipped: ['skipped', 'skipped'],
 };
 
 /** "31 passed, 2 failed, 1 error": the statuses a run has, passes first, then the others in display order. */

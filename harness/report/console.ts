@@ -88,8 +88,8 @@ interface Live {
 }
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-const WORD = { pass: 'PASS', fail: 'FAIL', error: 'ERROR', interrupted: 'INTERRUPTED' } as const;
-const COLOR = { pass: '32', fail: '31', error: '33', interrupted: '35' } as const;
+const WORD = { pass: 'PASS', fail: 'FAIL', error: 'ERROR', interrupted: 'INTERRUPTED', skipped: 'SKIPPED' } as const;
+const COLOR = { pass: '32', fail: '31', error: '33', interrupted: '35', skipped: '36' } as const;
 
 const clip = (text: string, max: number): string => (text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`);
 
@@ -346,7 +346,8 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     };
     const lines = ['', fmt(head, false), ...cells.map((c) => fmt(c, true))];
     const passed = rows.filter((r) => r.status === 'pass').length;
-    if (rows.length > 1) lines.push(`${passed}/${rows.length} passed`);
+    const skipped = rows.filter((r) => r.status === 'skipped').length;
+    if (rows.length > 1) lines.push(`${passed}/${rows.length} passed${skipped ? `, ${skipped} skipped` : ''}`);
     const dirs = rows.map((r) => r.runDir).filter((d): d is string => Boolean(d));
     const last = dirs[dirs.length - 1];
     if (last) {
@@ -374,7 +375,11 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   const batchFinished = (rows: ScenarioOutcome[], batch: BatchView, opts: { verbose?: boolean } = {}): void => {
     clearStatus();
     const lines: string[] = [];
-    const bad = rows.filter((r) => r.status !== 'pass');
+    // Skipped runs did not fail: listed apart, with the reason, and they colour nothing.
+    const bad = rows.filter((r) => r.status !== 'pass' && r.status !== 'skipped');
+    const skipped = rows.filter((r) => r.status === 'skipped');
+    if (skipped.length)
+      lines.push('', `Skipped (${skipped.length}):`, ...skipped.map((r) => `  ${paint(COLOR.skipped, WORD.skipped)}  ${r.name}: ${r.reason}`));
     if (bad.length) {
       lines.push('', `Did not pass (${bad.length}):`);
       for (const r of bad)

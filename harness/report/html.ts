@@ -28,7 +28,7 @@ export interface HtmlReport {
   diagram: SequenceDiagram;
 }
 
-const STATUS_WORD: Record<RunStatus, string> = { pass: 'PASS', fail: 'FAIL', error: 'ERROR', interrupted: 'INTERRUPTED' };
+const STATUS_WORD: Record<RunStatus, string> = { pass: 'PASS', fail: 'FAIL', error: 'ERROR', interrupted: 'INTERRUPTED', skipped: 'SKIPPED' };
 
 export function renderHtml(journal: readonly JournalEntry[], options: HtmlOptions = {}): HtmlReport {
   const view = viewOf(journal);
@@ -190,13 +190,13 @@ ${scenario && typeof scenario.source === 'string' ? html`<pre class="src">${scen
 }
 
 export const CSS = `
-:root{--pass:#1d7a33;--fail:#c0162b;--error:#8a4b00;--interrupted:#5b5b7a;--ink:#1f2328;--muted:#5f6b7a;--line:#d8dee4}
+:root{--pass:#1d7a33;--fail:#c0162b;--error:#8a4b00;--interrupted:#5b5b7a;--skipped:#2a6f85;--ink:#1f2328;--muted:#5f6b7a;--line:#d8dee4}
 *{box-sizing:border-box}
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:#f6f8fa}
 main{max-width:1280px;margin:0 auto;padding:0 20px 40px}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px}
 .banner{margin:0 -20px 18px;padding:18px 24px;color:#fff}
-.banner.pass{background:var(--pass)}.banner.fail{background:var(--fail)}.banner.error{background:var(--error)}.banner.interrupted{background:var(--interrupted)}
+.banner.pass{background:var(--pass)}.banner.fail{background:var(--fail)}.banner.error{background:var(--error)}.banner.interrupted{background:var(--interrupted)}.banner.skipped{background:var(--skipped)}
 .banner .status{display:inline-block;font-weight:800;font-size:28px;letter-spacing:.04em;margin-right:14px;vertical-align:middle}
 .banner h1{display:inline;font-size:24px;vertical-align:middle}
 .banner .headline{font-size:19px;font-weight:600;margin:10px 0 4px}

@@ -74,7 +74,7 @@ function testcase(run: JunitRun): Case {
   const body = escapeMarkup(explanationText(x, run.runDir));
   if (x.status === 'fail') out.push(`      <failure message="${attr(x.headline)}" type="chaoslab.verdict">${body}</failure>`);
   else if (x.status === 'error') out.push(`      <error message="${attr(x.headline)}" type="chaoslab.harness-error">${body}</error>`);
-  else if (x.status === 'interrupted') out.push(`      <skipped message="${attr(x.headline)}"/>`);
+  else if (x.status === 'interrupted' || x.status === 'skipped') out.push(`      <skipped message="${attr(x.headline)}"/>`);
   const sysOut = [
     `${x.name}: ${x.status.toUpperCase()} in ${secs(x.durationMs)} s`,
     ...(start?.scenario?.description ? [start.scenario.description] : []),
@@ -103,7 +103,7 @@ export function renderJunit(runs: JunitRun[], options: JunitOptions = {}): strin
   const tests = cases.length + unstarted.length;
   const failures = cases.filter((c) => c.x.status === 'fail').length;
   const errors = cases.filter((c) => c.x.status === 'error').length;
-  const skipped = cases.filter((c) => c.x.status === 'interrupted').length + unstarted.length;
+  const skipped = cases.filter((c) => c.x.status === 'interrupted' || c.x.status === 'skipped').length + unstarted.length;
   // The sum of the cases' rounded times, so the totals a CI page shows add up.
   const time = cases.reduce((sum, c) => sum + Number(secs(c.x.durationMs)), 0).toFixed(3);
   const stamps = cases

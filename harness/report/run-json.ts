@@ -28,7 +28,7 @@ export interface RunJson {
 
 export interface ResultsJson {
   schema: typeof RESULTS_SCHEMA;
-  /** pass only when every run passed; else error > interrupted > fail, as the exit status. */
+  /** pass only when every run passed (skipped ones aside); else error > interrupted > fail, as the exit status; skipped when every run was. */
   status: RunStatus;
   counts: Record<RunStatus, number>;
   total: number;
@@ -64,11 +64,11 @@ export function runJson(view: RunView, runDir: string, options: { label?: string
 /** The status of several runs: any harness error wins, then an interrupt, then any failure. */
 export function overallStatus(statuses: readonly RunStatus[]): RunStatus {
   for (const s of ['error', 'interrupted', 'fail'] as const) if (statuses.includes(s)) return s;
-  return 'pass';
+  return statuses.length > 0 && statuses.every((s) => s === 'skipped') ? 'skipped' : 'pass';
 }
 
 export function resultsJson(runs: RunJson[]): ResultsJson {
-  const counts: Record<RunStatus, number> = { pass: 0, fail: 0, error: 0, interrupted: 0 };
+  const counts: Record<RunStatus, number> = { pass: 0, fail: 0, error: 0, interrupted: 0, skipped: 0 };
   for (const r of runs) counts[r.status]++;
   return { schema: RESULTS_SCHEMA, status: overallStatus(runs.map((r) => r.status)), counts, total: runs.length, runs };
 }

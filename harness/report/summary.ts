@@ -63,6 +63,8 @@ export function renderSummary(journal: readonly JournalEntry[], view: RunView = 
   if (view.status !== 'pass' && view.stderrTail) lines.push(...stderrMarkdown(view.stderrTail, '##'), '');
   if (view.state) lines.push(...markdownTable(view.state));
   for (const table of view.tables) lines.push(...markdownTable(table));
+  if (view.status === 'skipped')
+    lines.push('The run was skipped, not failed: nothing ran, because the scenario needs what this machine or mode cannot give (above).', '');
   if (view.status === 'interrupted')
     lines.push(
       view.complete

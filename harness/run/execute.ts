@@ -10,7 +10,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { onCleanup } from '../cleanup.js';
-import { coreFindings, withCoreFindings } from '../core-findings.js';
+import { coreFindings, coreTables, withCoreFindings } from '../core-findings.js';
 import { FaultEngine } from '../faults/engine.js';
 import { JOURNAL_SCHEMA, type JournalEntry, JournalWriter } from '../journal.js';
 import type { RunContext } from '../lab.js';
@@ -20,6 +20,7 @@ import { onAbort } from '../interrupt.js';
 import { ProcessRunner } from '../processes.js';
 import type { Reproduce } from '../reproduce.js';
 import { findPeerProcess } from '../sandbox/peer.js';
+import { execHere } from '../sandbox/loss.js';
 import { createRoom } from '../sandbox/room.js';
 import type { Scenario } from '../scenario/types.js';
 import { ToxiproxyAdapter } from '../toxiproxy/adapter.js';
@@ -45,6 +46,8 @@ export interface RunRequest {
   reproduce?: Reproduce;
   /** Why the consumer cannot be started (a sealed uid that cannot reach its command): the run fails at once with that finding. */
   refuse?: string;
+  /** Why the scenario cannot run here as written (packet loss on an unsealed run): the run ends `skipped`, nothing started. */
+  skip?: string;
 }
 
 export type FirewallCounters = { allowed: { packets: number; bytes: number }; rejected: { packets: number; bytes: number } };
@@ -113,8 +116,8 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
   const forgetAbort = onAbort(signal, interrupted);
 
   try {
-    if (request.refuse) {
-      verdict = cannotStart(request.refuse);
+    if (request.refuse || request.skip) {
+      verdict = request.refuse ? cannotStart(request.refuse) : skipped(request.skip!);
       journal.write({ type: 'verdict', verdict });
       status = verdict.status;
       return { status, entries: journal.entries, verdict };
@@ -174,7 +177,8 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
         return proxy;
       },
       faults: (target) => {
-        const engine = new FaultEngine(scenario.faults, target, journal, lab.faultPoints);
+        // Sealed, this process is inside the run's namespace: nft here is the run's (packet loss).
+        const engine = new FaultEngine(scenario.faults, seal ? { ...target, netns: execHere } : target, journal, lab.faultPoints);
         engines.push(engine);
         return engine;
       },
@@ -187,11 +191,13 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
       for (const engine of engines) await engine.stop().catch(() => {});
     });
     if (interrupted()) throw new Error('interrupted');
+    // Faults end before the verdict: a loss fault's counters are evidence (labs stop theirs already).
+    for (const engine of engines) await engine.stop();
     if (seal) {
       const counters = await hooks.firewall?.();
       if (counters) journal.write({ type: 'seal', uid: seal.uid, ...counters });
     }
-    verdict = withCoreFindings(lab.check(ctx), coreFindings(journal.entries));
+    verdict = withCoreFindings(lab.check(ctx), coreFindings(journal.entries), coreTables(journal.entries));
     journal.write({ type: 'verdict', verdict });
     status = verdict.status;
   } catch (caught) {
@@ -244,6 +250,19 @@ export async function untilDoneOrAborted(run: Promise<void>, signal: AbortSignal
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, LAB_SETTLE_MS)))]);
   clearTimeout(timer);
+}
+
+/** The verdict of a run that was not run: it needs what this machine or mode cannot give (skipped, not failed). */
+function skipped(why: string): Verdict {
+  return {
+    status: 'skipped',
+    headline: why,
+    findings: [],
+    harnessErrors: [],
+    diff: [],
+    state: { id: 'state', title: 'Final state', columns: [], rows: [], empty: 'The run was skipped: nothing ran.' },
+    tables: [],
+  };
 }
 
 /** The verdict of a run whose consumer could not be started at all: the consumer's failure, not the harness's. */

@@ -9,7 +9,9 @@ import { onCleanup } from '../cleanup.js';
 import { onAbort } from '../interrupt.js';
 import type { JournalEntry } from '../journal.js';
 import { allowPorts, installFirewall, readFirewallCounters } from '../sandbox/firewall.js';
+import { LOOPBACK_LINK_ARGS } from '../sandbox/loss.js';
 import { createRunNamespace } from '../sandbox/namespace.js';
+import { lossFaultOf } from '../scenario/faults.js';
 import { checkReachable, prepareRunFolder } from '../sandbox/room.js';
 import { leaseUid } from '../sandbox/uids.js';
 import type { Executed, RunRequest } from './execute.js';
@@ -29,7 +31,9 @@ export async function runSealed(
 ): Promise<Executed> {
   prepareRunFolder(request.runDir);
   const lease = leaseUid(slot);
-  const ns = await createRunNamespace({ label: request.runId }).catch((error: unknown) => {
+  // A run with packet loss needs a loopback that carries real packets (loss.ts).
+  const loopback = lossFaultOf(request.scenario.faults) ? { loopback: LOOPBACK_LINK_ARGS } : {};
+  const ns = await createRunNamespace({ label: request.runId, ...loopback }).catch((error: unknown) => {
     lease.release();
     throw error;
   });

@@ -45,6 +45,8 @@ export interface CreateNamespaceOptions {
   label?: string;
   /** How long the holder may take to say "ready" (default 5 s). */
   readyTimeoutMs?: number;
+  /** More `ip link set lo …` settings, e.g. loss.ts's LOOPBACK_LINK_ARGS (MTU 1500, one segment per packet). */
+  loopback?: readonly string[];
 }
 
 const holders = new Set<Namespace>();
@@ -58,7 +60,9 @@ export async function createRunNamespace(options: CreateNamespaceOptions = {}): 
   const sh = requireTool('sh');
   const ip = requireTool('ip');
   const sleepBin = requireTool('sleep');
-  const script = `${ip} link set lo up && echo ready && exec ${sleepBin} infinity`;
+  // The settings are ours (never a scenario's words), but quote them anyway: this is a shell line.
+  const loopback = options.loopback?.length ? ` && ${ip} link set lo ${options.loopback.map((a) => `'${a.replace(/'/g, '')}'`).join(' ')}` : '';
+  const script = `${ip} link set lo up${loopback} && echo ready && exec ${sleepBin} infinity`;
   const child = spawn(setpriv, ['--pdeathsig', 'KILL', '--', unshare, '--net', '--', sh, '-c', script], {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true, // a Ctrl-C to the terminal's group must not end the namespace before the cleanups do

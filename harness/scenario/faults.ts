@@ -36,6 +36,10 @@ export function faultProblems(faults: readonly FaultFile[], points: Record<strin
           });
       }
     }
+    if (fault.loss && faults.slice(0, i).some((f) => f.loss))
+      out.push({ segments: ['faults', i, 'loss'], at: 'key', message: 'one loss fault per scenario: the run namespace has one loss chain' });
+    if (fault.loss && fault.start.random_events)
+      out.push({ segments: ['faults', i, 'start', 'random_events'], at: 'key', message: 'a loss fault starts once: random_events would start several' });
     const signal = fault.process?.signal;
     if (signal === 'SIGSTOP' && !fault.end) out.push({ segments: ['faults', i], at: 'key', message: 'a SIGSTOP fault needs an `end` (when SIGCONT is sent)' });
     if ((signal === 'SIGKILL' || signal === 'SIGTERM') && fault.end)
@@ -44,14 +48,19 @@ export function faultProblems(faults: readonly FaultFile[], points: Record<strin
   return out;
 }
 
+/** Whether a plan needs packet loss, hence a sealed run. */
+export const lossFaultOf = (faults: readonly FaultPlan[]): FaultPlan | undefined => faults.find((f) => f.effect.kind === 'loss');
+
 /** One fault of the file as plan entries: `random_events` expands into one fault per drawn point. */
 export function resolveFault(fault: FaultFile, points: Record<string, FaultPointSpec>, timeScale: number): FaultPlan[] {
   const network = fault.network;
   const effect: FaultEffect = fault.process
     ? { kind: 'signal', signal: fault.process.signal }
-    : network?.down
-      ? { kind: 'proxy-down' }
-      : { kind: 'toxic', toxic: network!.toxic!, stream: network!.stream ?? 'downstream', attributes: { ...network!.attributes } };
+    : fault.loss
+      ? { kind: 'loss', percent: fault.loss.percent }
+      : network?.down
+        ? { kind: 'proxy-down' }
+        : { kind: 'toxic', toxic: network!.toxic!, stream: network!.stream ?? 'downstream', attributes: { ...network!.attributes } };
   const end = fault.end ? { end: resolveTrigger(fault.end, points, timeScale) } : {};
   const r = fault.start.random_events as RandomEventsFile | undefined;
   if (!r) return [{ name: fault.name, effect, start: resolveTrigger(fault.start, points, timeScale), ...end }];

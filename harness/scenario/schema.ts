@@ -56,8 +56,28 @@ const processSchema = {
   properties: { signal: { type: 'string', enum: SIGNALS, description: 'Which signal.' } },
 } as const satisfies JSONSchema;
 
+/** Real packet loss in the kernel (docs/sandbox.md): sealed runs only; elsewhere the run is skipped. */
+export const LOSS_PERCENT = { min: 1, max: 99 } as const;
+
+const lossSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['percent'],
+  description:
+    "Real packet loss: nftables in the sealed run's network namespace drops this share of the packets to and from the consumer's proxy port, both ways (the control's path stays clean). Needs a sealed run: elsewhere the run is SKIPPED, never run without its loss.",
+  properties: {
+    percent: {
+      type: 'integer',
+      minimum: LOSS_PERCENT.min,
+      maximum: LOSS_PERCENT.max,
+      description: 'Each packet is dropped with this probability, in percent (`numgen random mod 100 < percent`).',
+    },
+  },
+} as const satisfies JSONSchema;
+
 export type NetworkFile = FromSchema<typeof networkSchema>;
 export type ProcessFile = FromSchema<typeof processSchema>;
+export type LossFile = FromSchema<typeof lossSchema>;
 
 /** A trigger as written: exactly one key, a lab's point (`before_event: 7`) or a core one. */
 export type TriggerFile = Record<string, number | boolean | RandomEventsFile | undefined>;
@@ -72,6 +92,7 @@ export interface FaultFile {
   name: string;
   network?: NetworkFile;
   process?: ProcessFile;
+  loss?: LossFile;
   start: TriggerFile;
   end?: TriggerFile;
 }
@@ -141,15 +162,17 @@ function faultSchema(points: Record<string, FaultPointSpec>) {
     type: 'object',
     additionalProperties: false,
     required: ['name', 'start'],
-    description: 'One network fault (a Toxiproxy toxic, or the proxy disabled) or one process fault (a signal to the consumer), with its start and end.',
+    description:
+      'One network fault (a Toxiproxy toxic, or the proxy disabled), one process fault (a signal to the consumer) or packet loss (nftables, sealed runs), with its start and end.',
     properties: {
       name: { type: 'string', pattern: NAME_PATTERN, maxLength: CORE_LIMITS.nameMaxLength, description: 'Label in the journal and the reports; unique.' },
       network: networkSchema,
       process: processSchema,
+      loss: lossSchema,
       start: triggerSchema('start', points),
       end: triggerSchema('end', points),
     },
-    oneOf: [{ required: ['network'] }, { required: ['process'] }],
+    oneOf: [{ required: ['network'] }, { required: ['process'] }, { required: ['loss'] }],
   };
 }
 

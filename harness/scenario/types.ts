@@ -31,7 +31,9 @@ export type Trigger =
 export type FaultEffect =
   | { kind: 'toxic'; toxic: (typeof TOXIC_TYPES)[number]; stream: 'upstream' | 'downstream'; attributes: Record<string, number> }
   | { kind: 'proxy-down' }
-  | { kind: 'signal'; signal: (typeof SIGNALS)[number] };
+  | { kind: 'signal'; signal: (typeof SIGNALS)[number] }
+  /** Packet loss in the run's network namespace (sealed runs only). */
+  | { kind: 'loss'; percent: number };
 
 export interface FaultPlan {
   name: string;

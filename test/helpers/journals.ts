@@ -52,6 +52,7 @@ const SCHEMA_TYPES: Record<JournalEntry['type'], true> = {
   wire: true,
   'store-read': true,
   fault: true,
+  loss: true,
   verdict: true,
   'harness-error': true,
   'run-end': true,
