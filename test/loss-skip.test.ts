@@ -135,7 +135,7 @@ t.test('a batch: totals, results.json, index.html and the console count skipped 
   t.match(out.text, /\n2 skipped — /);
   // The mutant matrix: a reference whose loss scenarios were skipped still passes everything run.
   const cells = results.map((r, i) => ({ scenario: items[i]!.label, status: r.status, reason: '', reasons: [], runDir: r.runDir }));
-  const row = judgeRow({ label: 'typescript', kind: 'reference', command: 'x' }, cells, 'happy-path');
+  const row = judgeRow({ label: 'typescript', kind: 'reference', language: 'typescript', command: 'x' }, cells, 'happy-path');
   t.equal(row.ok, true);
   t.equal(row.note, 'passes all 0 scenarios run (2 skipped)');
   t.match(renderMatrixMarkdown([row], ['lossy-link'], batchDir), /\| – \|/);
