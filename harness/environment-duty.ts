@@ -3,6 +3,7 @@
 // never touches its store either). Lab-neutral: each lab says which values are bad, counts the
 // connections its publisher saw, and words what a store holds; this module judges the rest.
 
+import type { RawProblem } from './scenario/problems.js';
 import type { Finding } from './verdict.js';
 
 /** The contracts' status for a missing or invalid environment. */
@@ -19,6 +20,33 @@ export function describeBadEnvironment(bad: BadEnvironment): string {
   return [...Object.entries(bad.set).map(([name, value]) => `${name} was ${JSON.stringify(value)}`), ...bad.unset.map((name) => `${name} was unset`)].join(
     ' and ',
   );
+}
+
+/**
+ * A bad-environment scenario's consumer.env and consumer.unset, checked: every value set must be
+ * one the contract calls invalid (`invalid`, the lab's rule), else the scenario grades nothing;
+ * no NUL byte; no variable both set and unset. The lab adds what its process model refuses.
+ */
+export function badEnvironmentValueProblems(
+  env: Record<string, string | undefined>,
+  unset: readonly string[],
+  invalid: (name: string, value: string) => boolean,
+): RawProblem[] {
+  const out: RawProblem[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (value.includes('\0')) out.push({ segments: ['consumer', 'env', name], at: 'value', message: 'an environment variable cannot hold a NUL byte' });
+    else if (!invalid(name, value))
+      out.push({
+        segments: ['consumer', 'env', name],
+        at: 'value',
+        message: `${JSON.stringify(value)} is a valid ${name}: a bad environment needs a value the contract calls invalid`,
+      });
+  }
+  for (const [i, name] of unset.entries())
+    if (name in env)
+      out.push({ segments: ['consumer', 'unset', i], at: 'value', message: `${name} is also set in consumer.env: unset it or set it, not both` });
+  return out;
 }
 
 /** The consumer's environment made bad on purpose: `bad.set` replaces, `bad.unset` removes. */

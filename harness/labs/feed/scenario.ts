@@ -11,6 +11,7 @@ import { CORE_DEFAULTS, type CoreFile } from '../../scenario/schema.js';
 import { simulate } from './chain-script.js';
 import { FAULT_SHAPE, parseFaultPlan } from './fault-plan.js';
 import { badBackoff, badValue } from './environment.js';
+import { badEnvironmentValueProblems } from '../../environment-duty.js';
 import type { ChainPlan, FeedPlan } from './plan.js';
 import { DEFAULTS, FAULT_PLAN_PATTERN, type FeedFile, feedProperties } from './scenario-schema.js';
 import { stormPlanOf, stormProblems } from './storm/scenario.js';
@@ -333,23 +334,15 @@ function badEnvironmentProblems(file: File): RawProblem[] {
   if (!consumer.env && !consumer.unset) return [];
   const env: Record<string, string | undefined> = consumer.env ?? {};
   const unset = consumer.unset ?? [];
-  const out: RawProblem[] = [];
   const base = env.CHAOSLAB_BACKOFF_BASE_MS ?? String(consumer.backoff_base_ms ?? DEFAULTS.backoffBaseMs);
   const cap = env.CHAOSLAB_BACKOFF_CAP_MS ?? String(consumer.backoff_cap_ms ?? DEFAULTS.backoffCapMs);
+  // BASE and CAP may each be valid alone and bad together (CAP < BASE).
   const backoffBad = badBackoff(base, cap) !== undefined;
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) continue;
-    if (value.includes('\0')) out.push({ segments: ['consumer', 'env', name], at: 'value', message: 'an environment variable cannot hold a NUL byte' });
-    else if (badValue(name, value) === undefined && !(backoffBad && /^CHAOSLAB_BACKOFF_(BASE|CAP)_MS$/.test(name)))
-      out.push({
-        segments: ['consumer', 'env', name],
-        at: 'value',
-        message: `${JSON.stringify(value)} is a valid ${name}: a bad environment needs a value the contract calls invalid`,
-      });
-  }
-  for (const [i, name] of unset.entries())
-    if (name in env)
-      out.push({ segments: ['consumer', 'unset', i], at: 'value', message: `${name} is also set in consumer.env: unset it or set it, not both` });
+  const out = badEnvironmentValueProblems(
+    env,
+    unset,
+    (name, value) => badValue(name, value) !== undefined || (backoffBad && /^CHAOSLAB_BACKOFF_(BASE|CAP)_MS$/.test(name)),
+  );
   const why = 'with consumer.env or consumer.unset the scenario runs one plain process, which must exit 64 before it connects';
   if ((consumer.processes ?? [{}]).length > 1 || consumer.processes?.some((p) => p.fault !== undefined))
     out.push({ segments: ['consumer', 'processes'], at: 'key', message: `leave it out: ${why}` });

@@ -8,6 +8,7 @@ import { generateDeltas } from '../../scenario/generate.js';
 import type { RawProblem, Segment } from '../../scenario/problems.js';
 import { FAULT_SHAPE, parseFaultPlan } from './fault-plan.js';
 import { badValue } from './environment.js';
+import { badEnvironmentValueProblems } from '../../environment-duty.js';
 import { DEFAULTS, FAULT_PLAN_PATTERN, type LedgerFile, ledgerProperties } from './scenario-schema.js';
 
 export type ExpectExit = 'zero' | 'nonzero' | 'any';
@@ -205,19 +206,7 @@ function badEnvironmentProblems(file: LedgerFile): RawProblem[] {
   const env = consumer?.env ?? {};
   const unset = consumer?.unset ?? [];
   if (!consumer?.env && !consumer?.unset) return [];
-  const out: RawProblem[] = [];
-  for (const [name, value] of Object.entries(env)) {
-    if (value?.includes('\0')) out.push({ segments: ['consumer', 'env', name], at: 'value', message: 'an environment variable cannot hold a NUL byte' });
-    else if (value !== undefined && badValue(name, value) === undefined)
-      out.push({
-        segments: ['consumer', 'env', name],
-        at: 'value',
-        message: `${JSON.stringify(value)} is a valid ${name}: a bad environment needs a value the contract calls invalid`,
-      });
-  }
-  for (const [i, name] of unset.entries())
-    if (name in env)
-      out.push({ segments: ['consumer', 'unset', i], at: 'value', message: `${name} is also set in consumer.env: unset it or set it, not both` });
+  const out = badEnvironmentValueProblems(env, unset, (name, value) => badValue(name, value) !== undefined);
   const why = 'with consumer.env or consumer.unset the scenario runs one plain process, which must exit 64 before it connects';
   const incarnations = consumer.incarnations ?? [{}];
   if (incarnations.length > 1 || incarnations.some((inc) => inc.fault !== undefined || inc.expect_exit !== undefined))
