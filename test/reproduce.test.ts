@@ -130,7 +130,7 @@ t.test('the JSON shape of a run and of several', async (t) => {
       schema: 1,
       status: 'fail',
       total: 2,
-      counts: { pass: 1, fail: 1, error: 0, interrupted: 0 },
+      counts: { pass: 1, fail: 1, error: 0, interrupted: 0, skipped: 0 },
     },
   );
   t.same(JSON.parse(JSON.stringify(doc)), doc, 'plain JSON');

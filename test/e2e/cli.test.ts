@@ -24,7 +24,7 @@ t.test('run ack-crash gap --json from another directory', { timeout: 600_000 }, 
       ['gap', 'pass'],
     ],
   );
-  t.same(doc.counts, { pass: 2, fail: 0, error: 0, interrupted: 0 });
+  t.same(doc.counts, { pass: 2, fail: 0, error: 0, interrupted: 0, skipped: 0 }, 'the --json counts name every status, skipped too');
   for (const run of doc.runs) {
     t.ok(run.reports.dir.startsWith(join(cwd, 'reports')), `${run.label}: under the current directory's reports/`);
     t.equal(run.reproduce?.command, `chaoslab run ${run.label}`);
