@@ -2,6 +2,7 @@
 // checker's finding on what the consumer did with one), big amounts, and a bad environment
 // (the core's exit-64 duty and the feed's variables), on hand-built facts and shipped scenarios.
 import { join } from 'node:path';
+import { FEED_SCENARIO_HEAD as HEAD } from './helpers/feed-lab.js';
 import t, { type Test } from 'tap';
 import { encodePing, encodeSubscribe } from '../protocol/feed/encode.js';
 import { FrameError, parseServerFrame } from '../protocol/feed/frames.js';
@@ -353,19 +354,6 @@ t.test('the bad-environment scenarios resolve to one plain process with the bad 
 });
 
 // ------------------------------------------------------------------ scenario mistakes
-
-const HEAD = [
-  'description: Virtual time runs 10 times faster than real time.',
-  'protocol: feed',
-  'time_scale: 0.1',
-  'chain:',
-  '  seed: 17',
-  '  block_interval_ms: 2500',
-  'time:',
-  '  duration_ms: 50000',
-  'consumer:',
-  '  topics: [0, 2]',
-];
 
 function problemsOf(t: Test, lines: string[]): { field: string; message: string }[] {
   const dir = t.testdir({ 'x.yaml': ['name: x', ...lines, ''].join('\n') });

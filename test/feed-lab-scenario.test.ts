@@ -3,6 +3,7 @@
 // Also the chain script itself: the run and the checker drive two chains through the same steps
 // and must get the same chain.
 import path from 'node:path';
+import { FEED_SCENARIO_HEAD as HEAD } from './helpers/feed-lab.js';
 import t, { type Test } from 'tap';
 import { SimChain } from '../publisher/feed/chain.js';
 import { ChainScript, chainConfig, confirmationBlocks, simulate } from '../harness/labs/feed/chain-script.js';
@@ -18,19 +19,6 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const SCENARIOS = path.join(ROOT, 'scenarios', 'feed');
 const load = (file: string): Scenario<FeedPlan> => loadAny(file) as Scenario<FeedPlan>;
 
-/** A valid feed scenario's body (without `name`), line by line, so a test can add or replace lines. */
-const HEAD = [
-  'description: Virtual time runs 10 times faster than real time.',
-  'protocol: feed',
-  'time_scale: 0.1',
-  'chain:',
-  '  seed: 17',
-  '  block_interval_ms: 2500',
-  'time:',
-  '  duration_ms: 50000',
-  'consumer:',
-  '  topics: [0, 2]',
-];
 const fileText = (name: string, lines: string[]) => [`name: ${name}`, ...lines, ''].join('\n');
 
 function write(t: Test, name: string, lines: string[]): string {

@@ -193,3 +193,17 @@ export const chainBalances = (chain: SimChain, topics: readonly string[]) => {
   const all = chain.balancesAt(chain.head.number);
   return new Map(topics.map((a) => [a, all.get(a) ?? 0n]));
 };
+
+/** A valid feed scenario's body (without `name`), line by line, so a test can add or replace lines. */
+export const FEED_SCENARIO_HEAD = [
+  'description: Virtual time runs 10 times faster than real time.',
+  'protocol: feed',
+  'time_scale: 0.1',
+  'chain:',
+  '  seed: 17',
+  '  block_interval_ms: 2500',
+  'time:',
+  '  duration_ms: 50000',
+  'consumer:',
+  '  topics: [0, 2]',
+];
