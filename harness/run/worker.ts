@@ -57,7 +57,11 @@ process.on('message', (message: ToWorker) => {
       }),
     )
     .then((executed) => {
-      send({ type: 'done', executed });
-      process.disconnect?.();
+      // Disconnect only once the last message is written: the IPC channel's writes are
+      // asynchronous, and closing it with a backlog (a long run's journal entries, a large
+      // verdict) cancels what is still queued — the runner would see the worker end without
+      // `done`.
+      if (!process.send) return;
+      process.send({ type: 'done', executed } satisfies ToRunner, undefined, {}, () => process.disconnect?.());
     });
 });
