@@ -97,9 +97,8 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     }
   } else {
     mkdirSync(runDir);
-    // Never run without its loss: packet loss needs the sealed run's own namespace.
-    const loss = lossFaultOf(scenario.faults);
-    const skip = loss ? { skip: `packet loss (fault ${loss.name}) needs a sealed run (its own network namespace, nftables): ${decision.note}` } : {};
+    // Never run without its loss or its small buffers: both need the sealed run's own namespace.
+    const skip = unsealedSkip(scenario, decision.note);
     executed = await executeRun(
       { ...request, sealNote: decision.note, ...skip },
       { onJournal: record, ...(options.log ? { log: options.log } : {}), ...(options.signal ? { signal: options.signal } : {}) },
@@ -114,4 +113,13 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     ...(executed.verdict ? { verdict: executed.verdict } : {}),
     ...(executed.error ? { error: executed.error } : {}),
   };
+}
+
+/** Why a scenario cannot run unsealed as written: what it asks of the network needs the run's own namespace. */
+function unsealedSkip(scenario: Scenario, note: string): { skip?: string } {
+  const loss = lossFaultOf(scenario.faults);
+  if (loss) return { skip: `packet loss (fault ${loss.name}) needs a sealed run (its own network namespace, nftables): ${note}` };
+  if (scenario.socketBufferBytes !== undefined)
+    return { skip: `socket_buffer_bytes (${scenario.socketBufferBytes}) needs a sealed run (the TCP buffer sizes of its own network namespace): ${note}` };
+  return {};
 }

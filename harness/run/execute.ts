@@ -21,6 +21,7 @@ import { ProcessRunner } from '../processes.js';
 import type { Reproduce } from '../reproduce.js';
 import { findPeerProcess } from '../sandbox/peer.js';
 import { execHere } from '../sandbox/loss.js';
+import { fixSocketBuffers } from '../sandbox/socket-buffers.js';
 import { createRoom } from '../sandbox/room.js';
 import type { Scenario } from '../scenario/types.js';
 import { ToxiproxyAdapter } from '../toxiproxy/adapter.js';
@@ -123,6 +124,11 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
       return { status, entries: journal.entries, verdict };
     }
     if (interrupted()) throw new Error('interrupted before the run started');
+    // Before any socket of the run exists (the runner skips such a scenario when unsealed).
+    if (seal && scenario.socketBufferBytes !== undefined) {
+      fixSocketBuffers(scenario.socketBufferBytes);
+      log(`TCP buffers of the run's namespace fixed at ${scenario.socketBufferBytes} bytes`);
+    }
     toxiproxy = await startToxiproxy(request.toxiproxyUrl ? { url: request.toxiproxyUrl } : {});
     journal.write({ type: 'toxiproxy', url: toxiproxy.url, version: toxiproxy.version, owned: toxiproxy.owned });
     log(`toxiproxy ${toxiproxy.version} at ${toxiproxy.url}`);

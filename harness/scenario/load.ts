@@ -89,6 +89,7 @@ export function loadScenario(filePath: string): Scenario {
     timeoutMs: file.timeout_ms ?? CORE_DEFAULTS.timeoutMs,
     deadlineMs: file.deadline_ms ?? CORE_DEFAULTS.deadlineMs,
     timeScale,
+    ...(file.socket_buffer_bytes === undefined ? {} : { socketBufferBytes: file.socket_buffer_bytes }),
     faults: (file.faults ?? []).flatMap((f) => resolveFault(f, lab.faultPoints, timeScale)),
     lab: lab.scenario.resolve(file, timeScale),
   };

@@ -23,6 +23,8 @@ export const CORE_LIMITS = {
   timeoutMs: { min: 50, max: 600_000 },
   deadlineMs: { min: 100, max: 3_600_000 },
   seed: { min: 0, max: 0xffff_ffff },
+  /** Linux's floor for a TCP buffer, and its usual ceiling for the send side. */
+  socketBufferBytes: { min: 4096, max: 4_194_304 },
 } as const;
 
 const networkSchema = {
@@ -105,6 +107,7 @@ export interface CoreFile {
   timeout_ms?: number;
   deadline_ms?: number;
   time_scale?: number;
+  socket_buffer_bytes?: number;
   faults?: FaultFile[];
 }
 
@@ -228,6 +231,13 @@ export function scenarioSchemaFor(lab: { name: string; schema: LabSchemaPart; fa
         maximum: 1,
         description:
           'Time compression: every nominal duration in faults and restarts is multiplied by this (0.01 makes a "30 s" cut last 300 ms); stated in the report. Default 1.',
+      },
+      socket_buffer_bytes: {
+        type: 'integer',
+        minimum: CORE_LIMITS.socketBufferBytes.min,
+        maximum: CORE_LIMITS.socketBufferBytes.max,
+        description:
+          "Every TCP buffer of the run, send and receive, fixed at this many bytes (net.ipv4.tcp_rmem and tcp_wmem of the sealed run's own network namespace), so that the kernel cannot hide a slow reader behind megabytes of buffering on loopback. Needs a sealed run: elsewhere the run is SKIPPED. Default: the kernel's own sizes.",
       },
       ...lab.schema.properties,
       faults: { type: 'array', items: faultSchema(lab.faultPoints), description: 'Network and process faults with their start and end.' },

@@ -16,6 +16,8 @@ export interface Scenario<Plan = unknown> {
   deadlineMs: number;
   /** Time compression: nominal durations were multiplied by this; the plan's `ms` are already scaled. */
   timeScale: number;
+  /** Every TCP buffer of the run fixed at this size (sealed runs only: the run's namespace's sysctls). */
+  socketBufferBytes?: number;
   faults: FaultPlan[];
   lab: Plan;
 }

@@ -70,6 +70,8 @@ export class FeedConnection {
   private advanceQueued = false;
   private nextPingId = 1;
   private cancelLinger: Cancel = () => {};
+  /** After a `slow-consumer` reset: the half-closed socket stays while the consumer is heard from. */
+  private lingerWhileHeard = false;
   /** Frames and outbox changes are handled one at a time, in order, even while a hook holds the connection. */
   private work: Promise<void> = Promise.resolve();
 
@@ -129,6 +131,7 @@ export class FeedConnection {
   // --- input --------------------------------------------------------------------------
 
   private onData(chunk: Buffer): void {
+    if (this.state === 'closed' && this.lingerWhileHeard) this.armLinger();
     this.heartbeat.received();
     const { lines, overflow } = this.splitter.push(chunk);
     for (const line of lines) this.enqueue(() => this.onLine(line));
@@ -271,6 +274,11 @@ export class FeedConnection {
 
   /** Drops everything pending, sends `reset`, closes: the consumer must start over from its store. */
   private reset(reason: ResetReason, why: string): void {
+    // A slow consumer reads this reset only once it has worked through what it already holds.
+    // Keep the socket open (sending nothing more) until it closes its side, or falls silent for
+    // the idle time: a close now would travel through Toxiproxy, which closes both ways, and the
+    // consumer's next ping would draw a TCP reset that discards the frame before it is read.
+    this.lingerWhileHeard = reason === 'slow-consumer';
     this.writer.drop();
     this.writer.writeNow(encodeReset(reason));
     this.close('publisher', why);
@@ -295,7 +303,13 @@ export class FeedConnection {
       return;
     }
     // A half-close lets the consumer read our last frame; a consumer that never closes its side is cut off.
-    this.socket.end();
-    this.cancelLinger = this.stream.scheduler.after(this.stream.settings.lingerMs, () => this.socket.destroy());
+    if (!this.lingerWhileHeard) this.socket.end();
+    this.armLinger();
+  }
+
+  private armLinger(): void {
+    this.cancelLinger();
+    const { lingerMs, idleMs } = this.stream.settings;
+    this.cancelLinger = this.stream.scheduler.after(this.lingerWhileHeard ? Math.max(lingerMs, idleMs) : lingerMs, () => this.socket.destroy());
   }
 }

@@ -25,6 +25,7 @@ import type { StartedProcess } from '../../processes.js';
 import { ChainScript, chainConfig, confirmationBlocks, simulate } from './chain-script.js';
 import { type ReadWhen, SIGTERM_EXIT_MS, SIGTERM_FAULT } from './facts.js';
 import type { FeedPlan } from './plan.js';
+import { LIMITS } from './scenario-schema.js';
 import { type FeedStoreSnapshot, readFeedStore } from './store-reader.js';
 import { expectedOf, judgeStore, type SentSnapshot, viewOf } from './state.js';
 
@@ -140,7 +141,9 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
   const publisher = await FeedPublisher.start({
     outboxPath,
     streams: [
-      { name: 'control', ...server, hooks: controlHooks },
+      // The control is the yardstick, never a slow reader: on a loaded machine a burst of blocks
+      // could otherwise overflow its queue (small socket buffers make that quick) and reset it.
+      { name: 'control', ...server, queueLimit: LIMITS.queueLimit.max, hooks: controlHooks },
       { name: 'consumer', ...server, hooks: consumerHooks, misbehaviour: plan.server.misbehaviour },
     ],
     clock: ctx.clock,

@@ -235,7 +235,7 @@ const serverSchema = {
     queue_limit: integer(
       LIMITS.queueLimit.min,
       LIMITS.queueLimit.max,
-      `Frames a connection may have waiting; one more while the consumer is not reading means \`reset slow-consumer\`. Default ${DEFAULTS.queueLimit}.`,
+      `Frames a connection may have waiting; one more while the consumer is not reading means \`reset slow-consumer\`. Default ${DEFAULTS.queueLimit}. The control's stream has no such limit: it is the yardstick, never reset as a slow reader.`,
     ),
     ping_ms: integer(LIMITS.wireMs.min, LIMITS.wireMs.max, `Real ms: the server pings after this long without sending; default ${DEFAULTS.serverPingMs}.`),
     idle_ms: integer(
