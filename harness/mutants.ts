@@ -122,6 +122,8 @@ export function judgeRow(consumer: MatrixConsumer, cells: Cell[], happyPath: str
   if (happy?.status !== 'pass') return { consumer, cells, ok: false, note: `not a near miss: fails ${happyPath} (${happy?.reason ?? 'not run'})` };
   if (!killer) return { consumer, cells, ok: false, note: `its killer ${consumer.killer} was not run` };
   if (killer.status === 'pass') return { consumer, cells, ok: false, note: `SURVIVED ${killer.scenario}` };
+  // Its killer needs what this machine cannot give (a sealed run): not judged here, not failed.
+  if (killer.status === 'skipped') return { consumer, cells, ok: true, note: `not judged here: its killer ${killer.scenario} was skipped (see its report)` };
   if (killer.status === 'error') return { consumer, cells, ok: false, note: `harness error in ${killer.scenario}: ${killer.reason}` };
   const match = killer.reasons.find((r) => consumer.reason!.test(r));
   return match

@@ -138,5 +138,12 @@ t.test('a batch: totals, results.json, index.html and the console count skipped 
   const row = judgeRow({ label: 'typescript', kind: 'reference', language: 'typescript', command: 'x' }, cells, 'happy-path');
   t.equal(row.ok, true);
   t.equal(row.note, 'passes all 0 scenarios run (2 skipped)');
+  // A mutant whose killer was skipped is not judged here: neither caught nor failed.
+  const mutant = { label: 'm (typescript)', kind: 'mutant' as const, language: 'typescript', command: 'x', killer: 'lossy-link', reason: /never/ };
+  const happy = { scenario: 'happy-path', status: 'pass' as const, reason: '', reasons: [], runDir: '' };
+  const judged = judgeRow(mutant, [happy, cells[0]!], 'happy-path');
+  t.equal(judged.ok, true);
+  t.equal(judged.note, 'not judged here: its killer lossy-link was skipped (see its report)');
+  t.equal(judgeRow(mutant, [happy, { ...cells[0]!, status: 'pass' }], 'happy-path').note, 'SURVIVED lossy-link', 'a killer that ran and passed is still a survival');
   t.match(renderMatrixMarkdown([row], ['lossy-link'], batchDir), /\| – \|/);
 });
