@@ -144,6 +144,10 @@ t.test('a batch: totals, results.json, index.html and the console count skipped 
   const judged = judgeRow(mutant, [happy, cells[0]!], 'happy-path');
   t.equal(judged.ok, true);
   t.equal(judged.note, 'not judged here: its killer lossy-link was skipped (see its report)');
-  t.equal(judgeRow(mutant, [happy, { ...cells[0]!, status: 'pass' }], 'happy-path').note, 'SURVIVED lossy-link', 'a killer that ran and passed is still a survival');
+  t.equal(
+    judgeRow(mutant, [happy, { ...cells[0]!, status: 'pass' }], 'happy-path').note,
+    'SURVIVED lossy-link',
+    'a killer that ran and passed is still a survival',
+  );
   t.match(renderMatrixMarkdown([row], ['lossy-link'], batchDir), /\| – \|/);
 });
