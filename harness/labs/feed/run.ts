@@ -279,21 +279,23 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
   const deadline = performance.now() + plan.time.convergeMs;
   const journaled: Record<Role, string | undefined> = { consumer: undefined, control: undefined };
   const roles: Role[] = ['consumer', 'control'];
-  let first = true;
+  const firstShown: Record<Role, boolean> = { consumer: false, control: false };
   for (;;) {
     const reads = { consumer: readFeedStore(dbs.consumer, MID_RUN_READ), control: readFeedStore(dbs.control, MID_RUN_READ) };
     const done = roles.every((role) => judgeStore(role, viewOf(reads[role]), expected, sent[role]).problems.length === 0);
     const last = done || performance.now() >= deadline || loopError !== undefined;
     // The first and the last read of the wait are journaled: the last one is what a "did not converge" finding shows.
-    if (first || last) {
-      for (const role of roles) {
-        const text = JSON.stringify(reads[role]);
-        if (text === journaled[role]) continue;
-        journaled[role] = text;
-        journalRead(ctx, role, role === 'control' ? 1 : current?.incarnation, 'converging', dbs[role], reads[role]);
-      }
+    // A read that met a lock held longer than its wait (a commit's sync on a loaded disk) says
+    // nothing about the store: the next poll reads again, and only the last read stands as it is.
+    for (const role of roles) {
+      const busy = reads[role].error?.includes('SQLITE_BUSY') ?? false;
+      if (!last && (firstShown[role] || busy)) continue;
+      firstShown[role] = true;
+      const text = JSON.stringify(reads[role]);
+      if (text === journaled[role]) continue;
+      journaled[role] = text;
+      journalRead(ctx, role, role === 'control' ? 1 : current?.incarnation, 'converging', dbs[role], reads[role]);
     }
-    first = false;
     if (last) break;
     await sleep(POLL_MS);
   }
