@@ -80,6 +80,7 @@ function onLine(conn, line) {
     snapshots++;
     if (snapshots === n) say({ ready: true });
   } else if (frame.op === 'reset') resets[frame.reason] = (resets[frame.reason] ?? 0) + 1;
+  else if (frame.op === 'pong') pongs++;
   else other++;
 }
 

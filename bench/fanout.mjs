@@ -68,6 +68,8 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
   const publisherArgv = withFileLimit(
     [
       'node',
+      // BENCH_FANOUT_PROFILE=<dir>: the publisher writes a CPU profile of each run there (where its time goes).
+      ...(process.env.BENCH_FANOUT_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_FANOUT_PROFILE}`] : []),
       join(root, 'bench', 'fanout-publisher.mjs'),
       '--db',
       join(dir, 'outbox.db'),

@@ -20,6 +20,7 @@ t.test('replay: every connection reads the whole stream, from the feed server an
     t.equal(run.client.events, 300, `${mode}: 3 connections x 100 events`);
     t.same(run.client.resets, {}, `${mode}: no reset`);
     t.equal(run.client.closedEarly, 0);
+    t.equal(run.client.other, 0, `${mode}: only events (and pongs, pings)`);
     t.ok(run.client.eventsPerSec > 0);
     t.ok(run.publisher.maxRssMiB >= run.publisher.rssMiB && run.publisher.rssMiB > 0, `${mode}: the publisher's memory`);
     t.same(readdirSync(dir), [], `${mode}: the outbox is removed`);
