@@ -44,7 +44,7 @@ let tLast = 0;
 let completed = 0;
 let snapshots = 0;
 let closedEarly = 0;
-const pongs = 0;
+let pongs = 0;
 let other = 0;
 // Live: read times waiting for their block's time, the lags, the blocks mined live.
 const blockTime = new Map();
