@@ -28,15 +28,18 @@ t.test('replay: every connection reads the whole stream, from the feed server an
 });
 
 t.test('live: a snapshot each, then every live event with its delivery lag', async (t) => {
-  const run = await fanout.fanOutRun({ mode: 'live', connections: 2, blocks: 4, intervalMs: 50, dir });
+  // 40 blocks, one every 50 ms: 2 s, longer than the client's 1 s ping interval.
+  const run = await fanout.fanOutRun({ mode: 'live', connections: 2, blocks: 40, intervalMs: 50, dir });
   const { client } = run;
   t.equal(client.incomplete, undefined);
   t.equal(client.snapshots, 2);
-  t.equal(client.expected, 2 * 4 * fanout.LIVE_LOGS_PER_BLOCK, 'two connections x 4 blocks x their events');
+  t.equal(client.expected, 2 * 40 * fanout.LIVE_LOGS_PER_BLOCK, 'two connections x 40 blocks x their events');
   t.equal(client.lag.n, client.expected, 'one lag per live event read');
   t.ok(client.lag.p50 <= client.lag.p99 && client.lag.p99 <= client.lag.max, 'p50 ≤ p99 ≤ max');
   t.ok(client.lag.p50 >= 0, 'read after written, on one clock');
   t.same(client.resets, {});
+  t.ok(client.pongs > 0, 'the client pinged the server while it only read, and counted its pongs');
+  t.equal(client.other, 0);
   t.same(readdirSync(dir), []);
 });
 
