@@ -136,6 +136,7 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
 }
 
 const LIVE = { blocks: 30, intervalMs: 100 };
+const rounds = (n) => `${n} round${n === 1 ? '' : 's'}`;
 
 /**
  * §5's runs. `connectionCounts`: [connections, rounds] pairs; each round runs, in turns, the plain
@@ -148,7 +149,7 @@ export async function fanOutSamples({ connectionCounts, events, streams = [], fr
   const cases = [];
   const timeoutS = (n, e) => Math.max(120, Math.ceil((n * e) / 20_000));
   for (const [connections, caseReps] of connectionCounts) {
-    log(`§5 fan-out, ${connections} subscribers (${caseReps} rounds)`);
+    log(`§5 fan-out, ${connections} subscribers (${rounds(caseReps)})`);
     const run = (mode, n) => () => fanOutRun({ mode, connections: n, events, ...LIVE, dir: fresh('fanout'), timeoutS: timeoutS(n, events) });
     const [raw, replay, liveFloor, live] = await inTurns(caseReps, [
       run('raw', connections),
@@ -159,7 +160,7 @@ export async function fanOutSamples({ connectionCounts, events, streams = [], fr
     cases.push({ connections, events, raw, replay, live: { runs: live, floor: liveFloor, ...LIVE, eventsPerBlock: LIVE_LOGS_PER_BLOCK } });
   }
   for (const [connections, streamEvents, caseReps] of streams) {
-    log(`§5 fan-out, ${connections} subscribers, ${streamEvents}-event stream (${caseReps} rounds)`);
+    log(`§5 fan-out, ${connections} subscribers, ${streamEvents}-event stream (${rounds(caseReps)})`);
     const run = (mode) => () => fanOutRun({ mode, connections, events: streamEvents, dir: fresh('fanout'), timeoutS: timeoutS(connections, streamEvents) });
     const [raw, replay] = await inTurns(caseReps, [run('raw'), run('replay')]);
     cases.push({ connections, events: streamEvents, raw, replay });
