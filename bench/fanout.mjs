@@ -55,7 +55,8 @@ const nextWith = (lines, key) =>
     lines.on('close', onClose);
   });
 
-const exited = (child) => new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('close', resolve)));
+const exited = (child) =>
+  new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.once('close', resolve)));
 
 /**
  * One run. `mode`: 'replay' | 'raw' | 'live'. `dir`: a fresh folder for the outbox.
@@ -128,6 +129,12 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
     const memory = await nextWith(publisherLines, 'maxRssMiB');
     await exited(publisher);
     return { client: clientResult, publisher: memory, ...(publisherArgv.raised ? { note: publisherArgv.raised } : {}) };
+  } catch (error) {
+    // A process that died mid-run: say which run it was (its own stderr is already on ours).
+    // A closed pipe comes before the exit status: give a dying process a moment to report it.
+    for (const child of [publisher, client]) if (child) await Promise.race([exited(child), new Promise((resolve) => setTimeout(resolve, 2000))]);
+    const status = (child) => (!child ? 'not started' : child.exitCode !== null ? `exit ${child.exitCode}` : (child.signalCode ?? 'still running'));
+    throw new Error(`fan-out ${mode} run, ${connections} connections (publisher ${status(publisher)}, client ${status(client)}): ${error.message}`);
   } finally {
     // Nothing outlives a run, also when it failed half-way.
     for (const child of [client, publisher]) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -55,3 +55,10 @@ t.test('withFileLimit: the same argv when the limit suffices, else raised where 
     t.equal(raised.raised, `ulimit -n raised from ${soft} to ${soft + 1}`);
   }
 });
+
+t.test('a publisher that cannot start: the error names the run and the process', async (t) => {
+  await t.rejects(
+    fanout.fanOutRun({ mode: 'replay', connections: 2, events: 20, dir: join(dir, 'no-such-folder') }),
+    /^fan-out replay run, 2 connections \(publisher exit 1, client not started\): closed before a line with "port"/,
+  );
+});
