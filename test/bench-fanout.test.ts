@@ -22,7 +22,7 @@ t.test('replay: every connection reads the whole stream, from the feed server an
     t.equal(run.client.closedEarly, 0);
     t.equal(run.client.other, 0, `${mode}: only events (and pongs, pings)`);
     t.ok(run.client.eventsPerSec > 0);
-    t.ok(run.publisher.maxRssMiB >= run.publisher.rssMiB && run.publisher.rssMiB > 0, `${mode}: the publisher's memory`);
+    t.ok(run.publisher.maxRssMiB >= run.publisher.rssMiB && run.publisher.rssMiB > 20, `${mode}: the publisher's memory (a Node process with SQLite)`);
     t.same(readdirSync(dir), [], `${mode}: the outbox is removed`);
   }
 });
