@@ -1,6 +1,7 @@
-// make bench §5's tooling on a few connections: the load client speaks the feed protocol to the
-// real feed server (bench/fanout-publisher.mjs) and to the plain floor server, reads every event,
-// joins each live read with its block's time, and nothing is left behind. Counts only, no timing.
+// make bench §5's tooling on a few connections, with real processes and sockets (so an e2e
+// file): the load client speaks the feed protocol to the real feed server
+// (bench/fanout-publisher.mjs) and to the plain floor server, reads every event, joins each live
+// read with its block's time, and leaves nothing behind. Counts only, no timing.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +9,7 @@ import { join } from 'node:path';
 import t from 'tap';
 
 // bench/ is plain JavaScript beside dist/ (bench tooling, not shipped): imported by URL, untyped.
-const fanout = await import(new URL('../bench/fanout.mjs', import.meta.url).href);
+const fanout = await import(new URL('../../bench/fanout.mjs', import.meta.url).href);
 
 const dir = mkdtempSync(join(tmpdir(), 'chaoslab-fanout-test-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,8 +29,8 @@ t.test('replay: every connection reads the whole stream, from the feed server an
 });
 
 t.test('live: a snapshot each, then every live event with its delivery lag', async (t) => {
-  // 40 blocks, one every 50 ms: 2 s, longer than the client's 1 s ping interval.
-  const run = await fanout.fanOutRun({ mode: 'live', connections: 2, blocks: 40, intervalMs: 50, dir });
+  // 40 blocks, one every 75 ms: 3 s, well past the client's first ping (at most 1.5 s in).
+  const run = await fanout.fanOutRun({ mode: 'live', connections: 2, blocks: 40, intervalMs: 75, dir });
   const { client } = run;
   t.equal(client.incomplete, undefined);
   t.equal(client.snapshots, 2);
