@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { renderMarkdown, renderTable, summarize } from '../dist/harness/bench/figures.js';
 import { loadScenario } from '../dist/harness/scenario/load.js';
+import { fanOutFigures } from '../dist/harness/bench/fanout-figures.js';
 import { directRun } from './direct.mjs';
+import { fanOutSamples } from './fanout.mjs';
 import { cli, inTurns, journalEntry, journalRate, PY_REFERENCE, root, timed, TS_REFERENCE } from './measure.mjs';
 import { syntheticJournal } from './render.bench.mjs';
 
@@ -220,14 +222,29 @@ async function throughput() {
   }
 }
 
-// §5: the feed server's fan-out.
-function fanOut() {
-  figures.push({
-    section: '5 fan-out',
-    name: 'feed server, 1 000 subscribers',
-    unit: 'events/s',
-    note: 'not measured yet: the load client is still to be written (issue 15)',
+// §5: the feed server's fan-out to 1 000 subscribers from one load client process (bench/fanout.mjs);
+// --full: 100, 1 000 and 10 000, and 20 000-event streams.
+async function fanOut() {
+  const reps = Math.min(REPS, 3);
+  const cases = await fanOutSamples({
+    connectionCounts: full
+      ? [
+          [100, reps],
+          [1000, reps],
+          [10_000, 1],
+        ]
+      : [[1000, reps]],
+    events: 1000,
+    streams: full
+      ? [
+          [100, 20_000, 1],
+          [1000, 20_000, 1],
+        ]
+      : [],
+    fresh,
+    log,
   });
+  for (const samples of cases) figures.push(...fanOutFigures(samples));
 }
 
 // §6: the ledger checker on two 1 000 000-row stores; its floor: reading both stores alone.

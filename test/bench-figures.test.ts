@@ -1,7 +1,7 @@
 // make bench's table: medians, ratios against the floor, goals met or missed, and the renderings
 // (no timing here: the figures are made up).
 import t from 'tap';
-import { type Figure, goalMet, goalText, markOf, ratioOf, renderMarkdown, renderTable, showSummary, summarize } from '../harness/bench/figures.js';
+import { type Figure, goalMet, goalText, markOf, percentile, ratioOf, renderMarkdown, renderTable, showSummary, summarize } from '../harness/bench/figures.js';
 import { Command } from 'commander';
 import { benchArgs, register, runNode } from '../harness/commands/bench.js';
 
@@ -141,4 +141,18 @@ t.test('chaoslab bench is a command with --quick and --full', async (t) => {
     bench!.options.map((o) => o.long),
     ['--quick', '--full'],
   );
+});
+
+t.test('percentile: nearest rank over sorted samples', async (t) => {
+  const hundred = Array.from({ length: 100 }, (_, i) => i + 1);
+  t.equal(percentile(hundred, 99), 99);
+  t.equal(percentile(hundred, 50), 50);
+  t.equal(percentile(hundred, 100), 100);
+  t.equal(percentile([5, 7], 50), 5, 'the smallest sample with half at or below it');
+  t.equal(percentile([5, 7], 51), 7);
+  t.equal(percentile(Float64Array.from([1, 2, 3]), 99), 3, 'typed arrays too');
+  t.equal(percentile([], 99), undefined, 'no samples: nothing');
+  t.throws(() => percentile([1], 0), /p must be in \(0, 100\]/);
+  t.throws(() => percentile([1], 101), /p must be in/);
+  t.equal(showSummary(s(12.5), 'ms'), '12.5 ms (12.5–12.5, n=1)', 'lags are in ms');
 });

@@ -9,7 +9,7 @@ export interface Summary {
   n: number;
 }
 
-export type Unit = 's' | 'events/s' | 'MiB' | 'KiB';
+export type Unit = 's' | 'ms' | 'events/s' | 'MiB' | 'KiB';
 
 /**
  * What a figure is held to. `ratio-max`/`ratio-min`: value / floor; `diff-max`: value − floor;
@@ -45,6 +45,16 @@ export function summarize(samples: readonly number[]): Summary {
   const mid = sorted.length >> 1;
   const median = sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
   return { median, min: sorted[0]!, max: sorted[sorted.length - 1]!, n: sorted.length };
+}
+
+/**
+ * The p-th percentile (0 < p ≤ 100) of ascending `sorted` samples by the nearest-rank method:
+ * the smallest sample with at least p % of the samples at or below it. Undefined for none.
+ */
+export function percentile(sorted: ArrayLike<number>, p: number): number | undefined {
+  if (!(p > 0 && p <= 100)) throw new RangeError(`percentile: p must be in (0, 100], got ${p}`);
+  if (sorted.length === 0) return undefined;
+  return sorted[Math.ceil((p / 100) * sorted.length) - 1];
 }
 
 /** value / floor by their medians; undefined without both (or a zero floor). */

@@ -1,0 +1,65 @@
+// make bench §5's tooling on a few connections, with real processes and sockets (so an e2e
+// file): the load client speaks the feed protocol to the real feed server
+// (bench/fanout-publisher.mjs) and to the plain floor server, reads every event, joins each live
+// read with its block's time, and leaves nothing behind. Counts only, no timing.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+
+// bench/ is plain JavaScript beside dist/ (bench tooling, not shipped): imported by URL, untyped.
+const fanout = await import(new URL('../../bench/fanout.mjs', import.meta.url).href);
+
+const dir = mkdtempSync(join(tmpdir(), 'chaoslab-fanout-test-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+t.test('replay: every connection reads the whole stream, from the feed server and from the floor', async (t) => {
+  for (const mode of ['replay', 'raw']) {
+    const run = await fanout.fanOutRun({ mode, connections: 3, events: 100, dir });
+    t.equal(run.client.incomplete, undefined, `${mode}: complete`);
+    t.equal(run.client.events, 300, `${mode}: 3 connections x 100 events`);
+    t.same(run.client.resets, {}, `${mode}: no reset`);
+    t.equal(run.client.closedEarly, 0);
+    t.equal(run.client.other, 0, `${mode}: only events (and pongs, pings)`);
+    t.ok(run.client.eventsPerSec > 0);
+    t.ok(run.publisher.maxRssMiB >= run.publisher.rssMiB && run.publisher.rssMiB > 20, `${mode}: the publisher's memory (a Node process with SQLite)`);
+    t.same(readdirSync(dir), [], `${mode}: the outbox is removed`);
+  }
+});
+
+t.test('live: a snapshot each, then every live event with its delivery lag', async (t) => {
+  // 40 blocks, one every 75 ms: 3 s, well past the client's first ping (at most 1.5 s in).
+  const run = await fanout.fanOutRun({ mode: 'live', connections: 2, blocks: 40, intervalMs: 75, dir });
+  const { client } = run;
+  t.equal(client.incomplete, undefined);
+  t.equal(client.snapshots, 2);
+  t.equal(client.expected, 2 * 40 * fanout.LIVE_LOGS_PER_BLOCK, 'two connections x 40 blocks x their events');
+  t.equal(client.lag.n, client.expected, 'one lag per live event read');
+  t.ok(client.lag.p50 <= client.lag.p99 && client.lag.p99 <= client.lag.max, 'p50 ≤ p99 ≤ max');
+  t.ok(client.lag.p50 >= 0, 'read after written, on one clock');
+  t.same(client.resets, {});
+  t.ok(client.pongs > 0, 'the client pinged the server while it only read, and counted its pongs');
+  t.equal(client.other, 0);
+  t.same(readdirSync(dir), []);
+});
+
+t.test('withFileLimit: the same argv when the limit suffices, else raised where the hard limit allows', async (t) => {
+  const soft = Number(execFileSync('bash', ['-c', 'ulimit -Sn'], { encoding: 'utf8' }));
+  const probe = ['bash', '-c', 'ulimit -Sn'];
+  t.same(fanout.withFileLimit(probe, soft), { argv: probe });
+  const raised = fanout.withFileLimit(probe, soft + 1);
+  if (raised.refused) t.match(raised.refused, /needs ulimit -n ≥ \d+, the hard limit here is \d+ and cannot be raised/);
+  else {
+    const [cmd, ...args] = raised.argv;
+    t.equal(Number(execFileSync(cmd, args, { encoding: 'utf8' })), soft + 1, 'the child runs with the raised limit');
+    t.equal(raised.raised, `ulimit -n raised from ${soft} to ${soft + 1}`);
+  }
+});
+
+t.test('a publisher that cannot start: the error names the run and the process', async (t) => {
+  await t.rejects(
+    fanout.fanOutRun({ mode: 'replay', connections: 2, events: 20, dir: join(dir, 'no-such-folder') }),
+    /^fan-out replay run, 2 connections \(publisher exit 1, client not started\): closed before a line with "port"/,
+  );
+});
