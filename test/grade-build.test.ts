@@ -49,9 +49,8 @@ t.test('makeReadOnly: no write bits, executables stay executable, links untouche
   for (const p of ['tree', 'tree/sub']) chmodSync(join(dir, p), 0o755);
 });
 
-t.test('sealed: as the slot uid, in its own PID namespace; what it started dies with it', async (t) => {
-  const skip = await sealingSkip();
-  if (skip) return t.skip(skip);
+const skip = await sealingSkip();
+t.test('sealed: as the slot uid, in its own PID namespace; what it started dies with it', { skip: skip ?? false }, async (t) => {
   const dir = t.testdir({ src: { 'in.txt': 'x' } });
   const { chmodSync } = await import('node:fs');
   chmodSync(dir, 0o755);
