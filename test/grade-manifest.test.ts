@@ -21,12 +21,12 @@ t.test('without a manifest: the first default that fits, and it says which', asy
     none: { 'README.md': '' },
     folder: { 'client.py': {} },
   });
-  t.same(readManifest(join(dir, 'py')), { command: 'python3 client.py', source: 'no manifest: the default for client.py (command `python3 client.py`)' });
+  t.same(readManifest(join(dir, 'py')), { command: 'python3 client.py', source: 'no manifest: the default for client.py' });
   t.equal(readManifest(join(dir, 'mjs')).command, 'node consumer.mjs');
   t.same(readManifest(join(dir, 'go')), {
     command: './consumer',
     build: 'go build -o consumer .',
-    source: 'no manifest: the default for go.mod (build `go build -o consumer .`, command `./consumer`)',
+    source: 'no manifest: the default for go.mod (build `go build -o consumer .`)',
   });
   t.throws(() => readManifest(join(dir, 'none')), { name: 'ManifestError', message: /none: no chaoslab\.json or chaoslab\.yaml, and none of client\.py, / });
   t.throws(() => readManifest(join(dir, 'folder')), ManifestError, 'a folder named client.py is no default');

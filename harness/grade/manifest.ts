@@ -45,7 +45,7 @@ export function readManifest(dir: string): Manifest {
       return {
         command: d.command,
         ...(d.build ? { build: d.build } : {}),
-        source: `no manifest: the default for ${d.file} (${d.build ? `build \`${d.build}\`, ` : ''}command \`${d.command}\`)`,
+        source: `no manifest: the default for ${d.file}${d.build ? ` (build \`${d.build}\`)` : ''}`,
       };
     }
   }
