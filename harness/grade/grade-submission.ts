@@ -5,10 +5,11 @@
 // scenarios' reports stay in <out>/.staff/<submission>/, which is root's and closed (0700) once
 // the submission is done, so a later submission cannot reach it.
 
+import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BatchItem, runBatch } from '../batch.js';
-import { resolveProgram } from '../sandbox/room.js';
+import { resolveProgram, SEALED_PATH } from '../sandbox/room.js';
 import { leaseUid } from '../sandbox/uids.js';
 import type { Scenario } from '../scenario/types.js';
 import { makeReadOnly, runBuild } from './build.js';
@@ -115,10 +116,8 @@ async function gradeIn(setup: GradeSetup, source: SubmissionSource, studentDir: 
     makeReadOnly(cwd);
     command = manifest.command;
   }
-  const program = resolveProgram(command, cwd, process.env.PATH);
-  if (!program || program.file === undefined || !existsSync(program.file)) {
-    return zero(how, `the command \`${command}\` cannot start: ${program ? `${program.word} not found` : 'it is empty'}`);
-  }
+  const missing = missingProgram(command, cwd, setup.sealing.sealed ? SEALED_PATH : (process.env.PATH ?? ''));
+  if (missing) return zero(how, `the command \`${command}\` cannot start: ${missing}`);
 
   const items: (BatchItem & { test: string })[] = rubric.tests.flatMap((test) =>
     Array.from({ length: test.repeat }, (_, i) => ({
@@ -147,4 +146,14 @@ async function gradeIn(setup: GradeSetup, source: SubmissionSource, studentDir: 
     outcomes.set(test, [...(outcomes.get(test) ?? []), { status: result.status, reasons, runDir: result.runDir }]);
   });
   return { score: scoreSubmission(source.name, rubric, outcomes, how), harnessError: results.some((r) => r.status === 'error') };
+}
+
+/** Why the command's program cannot start (a path that is not there, a name bash does not know), or undefined. */
+function missingProgram(command: string, cwd: string, path: string): string | undefined {
+  const program = resolveProgram(command, cwd, path);
+  if (!program) return 'it is empty';
+  if (program.file !== undefined) return existsSync(program.file) ? undefined : `${program.word} not found`;
+  // Not in PATH: a shell builtin or keyword (`exec`, `exit`, `cd`) still starts.
+  const type = spawnSync('bash', ['-c', 'type -t -- "$1"', 'chaoslab-type', program.word], { cwd, env: { PATH: path }, encoding: 'utf8' });
+  return type.stdout.trim() === '' ? `${program.word} not found` : undefined;
 }
