@@ -113,7 +113,10 @@ async function gradeIn(setup: GradeSetup, source: SubmissionSource, studentDir: 
         lease?.release();
       }
     }
-    makeReadOnly(cwd);
+    // Sealed, the consumer's uid cannot write a root-owned read-only tree. Unsealed, it runs as
+    // the grader's user, who may change modes back: read-only bits would only keep the grader
+    // itself from removing its output, so the copy stays as it is (every output says unsealed).
+    if (setup.sealing.sealed) makeReadOnly(cwd);
     command = manifest.command;
   }
   const missing = missingProgram(command, cwd, setup.sealing.sealed ? SEALED_PATH : (process.env.PATH ?? ''));
