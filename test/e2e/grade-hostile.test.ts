@@ -5,7 +5,7 @@
 // behaves, one that tries to change its own build. For each, the grader finishes (the hang is
 // cut by --deadline), scores and explains; no process naming the output folder is left, and
 // nothing is written outside it.
-import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { probeSealing } from '../../harness/sandbox/probe.js';
@@ -78,3 +78,53 @@ t.test('every hostile submission is scored and explained; nothing is left behind
   t.same(after, before, 'nothing written outside the output folder');
   t.match(readFileSync(join(out, 'grades.csv'), 'utf8'), /^(# NOT SEALED.*\n)?submission,score,max,happy-path\n/);
 });
+
+t.test(
+  'sealed: the evidence, the rubric and a staff-only hidden scenario are out of a submission’s reach',
+  { skip: probe.available ? false : `sealing is not available here: ${probe.reason}` },
+  async (t) => {
+    const base = t.testdir({ staff: {}, class: { 'a-reference': {}, 'read-evidence': {}, forge: {}, snoop: {} } });
+    const staff = join(base, 'staff');
+    const rubric = join(staff, 'rubric.yaml');
+    // The hidden scenario is a copy of gap under the staff's own folder (0700, root's).
+    copyFileSync(join(root, 'scenarios', 'ledger', 'gap.yaml'), join(staff, 'gap.yaml'));
+    writeFileSync(
+      rubric,
+      'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3–§4" }\n  - { name: gap, file: gap.yaml, points: 1, visibility: hidden, feedback: "§3" }\n',
+    );
+    chmodSync(staff, 0o700);
+    const sub = (name: string) => join(base, 'class', name);
+    copyFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), join(sub('a-reference'), 'client.py'));
+    writeFileSync(
+      join(sub('read-evidence'), 'chaoslab.yaml'),
+      `lab: ledger\ncommand: ${JSON.stringify(`python3 ${join(root, 'test', 'fixtures', 'hostile', 'read-evidence.py')}`)}\n`,
+    );
+    writeFileSync(
+      join(sub('forge'), 'chaoslab.yaml'),
+      `lab: ledger\ncommand: ${JSON.stringify(`python3 ${join(root, 'test', 'fixtures', 'hostile', 'forge-transcript.py')}`)}\n`,
+    );
+    const out = join(base, 'out');
+    // Tries the rubric, the hidden scenario, the class outputs and an earlier submission's build.
+    const targets = [rubric, join(staff, 'gap.yaml'), join(out, 'class.json'), join(out, '.staff', 'a-reference', 'build', 'client.py')];
+    writeFileSync(
+      join(sub('snoop'), 'snoop.sh'),
+      `for f in ${targets.map((p) => `'${p}'`).join(' ')}; do if cat "$f" >/dev/null 2>&1; then echo "READ $f" >&2; else echo "could not read $f" >&2; fi; done\nexit 0\n`,
+    );
+    writeFileSync(join(sub('snoop'), 'chaoslab.yaml'), 'lab: ledger\ncommand: bash snoop.sh\n');
+
+    const r = await chaoslab(['grade', join(base, 'class'), '--rubric', rubric, '--jobs', '2', '--out', out]);
+    t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+    t.equal(
+      readFileSync(join(out, 'grades.csv'), 'utf8'),
+      'submission,score,max,happy-path,gap\na-reference,2,2,1,1\nforge,0,2,0,0\nread-evidence,0,2,0,0\nsnoop,0,2,0,0\n',
+    );
+    const snooped = readFileSync(join(out, 'snoop', 'reports', 'happy-path.html'), 'utf8');
+    for (const p of targets) t.match(snooped, `could not read ${p}`, `snoop could not read ${p}`);
+    t.notMatch(snooped, /READ \//);
+    t.notOk(existsSync(join(out, 'snoop', 'reports', 'gap.html')), 'no report of the hidden scenario for the student');
+    const evidence = readFileSync(join(out, 'read-evidence', 'reports', 'happy-path.html'), 'utf8');
+    t.match(evidence, /could not read the journal: Permission denied/);
+    t.notMatch(evidence, /could (read|write|list) /);
+    t.same(leftovers(out), []);
+  },
+);
