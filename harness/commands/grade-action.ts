@@ -29,6 +29,9 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     throw new UsageError((error as Error).message);
   }
   if (dir !== undefined && !existsSync(dir)) throw new UsageError(`${dir}: no such class folder`);
+  // The name becomes a folder of the output: one plain name, as a class folder's sub-folders are.
+  if (opts.consumer && !/^[^./\\\0-\x1f][^/\\\0-\x1f]*$/.test(opts.name))
+    throw new UsageError(`--name ${JSON.stringify(opts.name)}: must be a plain folder name`);
   const rubric = loadRubricOf(opts);
   const scenarios = rubricScenarios(rubric);
   const sealing = await sealingFor(opts.unsealed === true);
