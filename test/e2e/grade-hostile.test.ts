@@ -50,7 +50,7 @@ t.test('every hostile submission is scored and explained; nothing is left behind
   const out = join(dir, 'out');
   const classDir = join(dir, 'class');
   const before = readdirSync(dir, { recursive: true }).map(String).sort();
-  const r = await chaoslab(['grade', classDir, '--rubric', join(dir, 'rubric.yaml'), '--jobs', '2', '--deadline', '25', '--out', out, ...sealFlags]);
+  const r = await chaoslab(['grade', classDir, '--rubric', join(dir, 'rubric.yaml'), '--jobs', '2', '--deadline', '15', '--out', out, ...sealFlags]);
   t.equal(r.exitCode, 0, `grading completed\n${r.stdout}\n${r.stderr}`);
   const result = (sub: string) => JSON.parse(readFileSync(join(out, sub, 'results.json'), 'utf8')) as { score: number; tests: { output: string }[] };
   const failed = (sub: string, why: RegExp) => {
