@@ -24,6 +24,23 @@ t.test('unsealed: a build that succeeds, one that fails, one past its deadline',
   t.notOk(isAlive(Number(readFileSync(join(dir, 'src', 'pid'), 'utf8'))), 'the build was killed');
 });
 
+t.test('an interrupt stops the build at once', async (t) => {
+  const dir = t.testdir({ src: {} });
+  const stop = new AbortController();
+  const building = runBuild({
+    command: 'echo $$ > pid; exec sleep 600',
+    dir: join(dir, 'src'),
+    deadlineMs: 600_000,
+    logFile: join(dir, 'build.log'),
+    signal: stop.signal,
+  });
+  // Aborted once the build has started (its pid file written).
+  while (!existsSync(join(dir, 'src', 'pid')) || readFileSync(join(dir, 'src', 'pid'), 'utf8') === '') await new Promise((r) => setTimeout(r, 20));
+  stop.abort();
+  t.same(await building, { ok: false, reason: 'the build `echo $$ > pid; exec sleep 600` was stopped: grading was interrupted' });
+  t.notOk(isAlive(Number(readFileSync(join(dir, 'src', 'pid'), 'utf8'))));
+});
+
 t.test('a flood of output is capped', async (t) => {
   const dir = t.testdir({ src: {} });
   const log = join(dir, 'build.log');

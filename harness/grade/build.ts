@@ -7,6 +7,8 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, lchownSync, lstatSync, readdirSync, type Stats, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { onCleanup } from '../cleanup.js';
+import { onAbort } from '../interrupt.js';
 import { confinedCommand } from '../sandbox/confine.js';
 import { HeadTailBuffer } from '../sandbox/output.js';
 
@@ -19,6 +21,8 @@ export interface BuildRequest {
   uid?: number;
   /** The build's output, capped (head and tail kept). */
   logFile: string;
+  /** Ctrl-C/SIGTERM: the build is killed at once. */
+  signal?: AbortSignal;
 }
 
 export interface BuildResult {
@@ -54,6 +58,9 @@ export async function runBuild(req: BuildRequest): Promise<BuildResult> {
     timedOut = true;
     kill();
   }, req.deadlineMs);
+  // Killed whatever way the grader ends: interrupted, or exiting on an error or a second signal.
+  const stopOnAbort = onAbort(req.signal, kill);
+  const stopOnExit = onCleanup('submission build', kill);
   const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
     child.on('error', (error) => {
       log.push(Buffer.from(`\nchaoslab: could not start the build: ${error.message}\n`));
@@ -62,10 +69,13 @@ export async function runBuild(req: BuildRequest): Promise<BuildResult> {
     child.on('exit', (c, s) => resolve([c, s]));
   });
   clearTimeout(timer);
+  stopOnAbort();
+  stopOnExit();
   kill();
   child.stdout.destroy();
   child.stderr.destroy();
   writeFileSync(req.logFile, log.text());
+  if (req.signal?.aborted) return { ok: false, reason: `the build \`${req.command}\` was stopped: grading was interrupted` };
   if (timedOut) return { ok: false, reason: `the build \`${req.command}\` did not finish within its deadline (${Math.round(req.deadlineMs / 1000)} s)` };
   if (code === 0) return { ok: true };
   return {

@@ -106,6 +106,7 @@ async function gradeIn(setup: GradeSetup, source: SubmissionSource, studentDir: 
           dir: cwd,
           deadlineMs: setup.buildDeadlineMs,
           logFile: join(studentDir, 'build.log'),
+          ...(setup.signal ? { signal: setup.signal } : {}),
           ...(lease ? { uid: lease.uid } : {}),
         });
         if (!built.ok) return zero(how, built.reason!);
