@@ -7,9 +7,9 @@
 // hidden scenarios leave no trace in a student's files; the class sharded 3 ways and merged
 // gives the same grades.csv; nothing is left running. Then the fallback where sealing is
 // unavailable (root without CAP_SYS_ADMIN, as in Gradescope's container): refused without
-// --unsealed, and marked NOT SEALED everywhere with it.
+// --unsealed, and marked NOT SEALED everywhere with it; and the same as a user without root.
 import { execa } from 'execa';
-import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { probeSealing } from '../../harness/sandbox/probe.js';
@@ -181,3 +181,33 @@ t.test('where sealing is unavailable: refused without --unsealed; with it, every
   t.match(readFileSync(join(one, 'index.html'), 'utf8'), /<p class="warn">NOT SEALED/);
   t.notOk(existsSync(single));
 });
+
+t.test(
+  'as a user without root: refused without --unsealed, graded and marked with it',
+  { skip: process.geteuid?.() === 0 ? false : 'runs as root only (it drops to uid 65534)' },
+  async (t) => {
+    const base = t.testdir({ solo: {}, 'rubric.yaml': 'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3" }\n' });
+    copyFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), join(base, 'solo', 'client.py'));
+    chmodSync(base, 0o777);
+    const out = join(base, 'out');
+    const grade = (extra: string[]) =>
+      execa(
+        'setpriv',
+        ['--reuid=65534', '--regid=65534', '--clear-groups', 'node', cli, 'grade', base, '--rubric', join(base, 'rubric.yaml'), '--out', out, ...extra],
+        {
+          env: { HOME: base },
+          reject: false,
+        },
+      );
+    const refused = await grade([]);
+    t.equal(refused.exitCode, 2);
+    t.match(refused.stderr, /refusing to grade untrusted code unsealed: sealed mode not available \(sealed runs need root/);
+    const r = await grade(['--unsealed']);
+    t.equal(r.exitCode, 0, r.stderr);
+    t.equal(
+      readFileSync(join(out, 'grades.csv'), 'utf8'),
+      '# NOT SEALED: submissions ran without the sandbox (--unsealed)\nsubmission,score,max,happy-path\nsolo,1,1,1\n',
+    );
+    t.same(leftovers(out), []);
+  },
+);
