@@ -1,8 +1,9 @@
 // Hostile submissions, as whole submissions with manifests, graded through the real CLI (sealed
 // where this machine allows, else --unsealed): one that hangs before connecting (and ignores
-// SIGTERM), one that floods stdout with 100 MB, one that exits at once, one that sends garbage
-// instead of its first message, one that leaves a setsid'd double-forked child behind and then
-// behaves, one that tries to change its own build. For each, the grader finishes (the hang is
+// SIGTERM), one that floods stdout with 100 MB, one that starts 200 children (a bounded fork
+// bomb), one that exits at once, one that sends garbage instead of its first message, one that
+// leaves a setsid'd double-forked child behind and then behaves, one that tries to change its
+// own build. For each, the grader finishes (the hang is
 // cut by --deadline), scores and explains; no process naming the output folder is left, and
 // nothing is written outside it.
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,6 +24,8 @@ const dir = t.testdir({
     'exit-at-once': manifest('true'),
     garbage: { ...manifest('bash garbage.sh'), 'garbage.sh': 'printf "GARBAGE\\n" > "/dev/tcp/127.0.0.1/$CHAOSLAB_PORT"\nexit 0\n' },
     'leave-a-child': { ...manifest('bash child.sh'), 'child.sh': "setsid bash -c 'sleep 600 & sleep 600' &\nexec python3 client.py\n" },
+    // A bounded fork bomb: 200 children, then the real work.
+    'many-children': { ...manifest('bash many.sh'), 'many.sh': 'for i in $(seq 200); do sleep 600 & done\nexec python3 client.py\n' },
     'change-its-build': {
       ...manifest('bash tamper.sh'),
       'tamper.sh': 'echo changed > client.py 2>/dev/null; echo new > tampered.txt 2>/dev/null\nexec python3 client.py\n',
@@ -30,7 +33,7 @@ const dir = t.testdir({
   },
   'rubric.yaml': 'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3–§4: apply each EVENT, ACK after COMMIT" }\n',
 });
-for (const sub of ['leave-a-child', 'change-its-build'])
+for (const sub of ['leave-a-child', 'many-children', 'change-its-build'])
   copyFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), join(dir, 'class', sub, 'client.py'));
 
 function leftovers(path: string): string[] {
@@ -64,6 +67,7 @@ t.test('every hostile submission is scored and explained; nothing is left behind
   failed('garbage', /^Failed: §3–§4/);
   // It behaved once its child was away: whatever its score, the child is gone (checked below).
   t.ok(existsSync(join(out, 'leave-a-child', 'results.json')));
+  t.ok(existsSync(join(out, 'many-children', 'results.json')));
   if (probe.available) {
     t.equal(result('change-its-build').score, 1, 'its build is read-only: the write failed and the untouched client passed');
     const build = join(out, '.staff', 'change-its-build', 'build');
