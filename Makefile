@@ -142,3 +142,16 @@ test: setup browser lint
 
 clean:
 	rm -rf dist .tap
+
+# Grading a class (README "Grading a class"): every sub-folder of SUBMISSIONS is a submission.
+# OUT (default grades/), RUBRIC (default rubrics/<lab>.yaml), SHARD=i/n, JOBS, and GRADE_FLAGS
+# (e.g. --unsealed) reach the recipe as environment variables, never as recipe text.
+.PHONY: grade
+export SUBMISSIONS OUT RUBRIC SHARD GRADE_FLAGS
+grade: setup
+	@if [ -z "$${SUBMISSIONS:-}" ]; then echo "usage: make grade SUBMISSIONS=<dir> [OUT=grades] [RUBRIC=<file>] [SHARD=i/n] [JOBS=2] [GRADE_FLAGS=--unsealed]"; exit 2; fi; \
+	 args=(grade "$$SUBMISSIONS" --out "$${OUT:-grades}" --jobs "$${JOBS:-1}"); \
+	 if [ -n "$${RUBRIC:-}" ]; then args+=(--rubric "$$RUBRIC"); fi; \
+	 if [ -n "$${SHARD:-}" ]; then args+=(--shard "$$SHARD"); fi; \
+	 read -ra flags <<< "$${GRADE_FLAGS:-}"; \
+	 node dist/harness/cli.js "$${args[@]}" "$${flags[@]}"

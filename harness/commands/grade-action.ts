@@ -1,0 +1,143 @@
+// `chaoslab grade`'s work (the command is defined in ./grade.ts): the rubric and its scenarios,
+// the sealing decision (refused where sealing is unavailable, unless --unsealed), then each
+// submission in turn, then the class outputs (class.json, grades.csv, index.html).
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { type ClassReport, CLASS_SCHEMA, type Sealing, writeClassReport } from '../grade/class-data.js';
+import { classCsv } from '../grade/class-csv.js';
+import { classHtml } from '../grade/class-html.js';
+import { gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
+import { loadRubric, type Rubric, RubricError } from '../grade/rubric.js';
+import { listSubmissions, parseShard, type Shard } from '../grade/submissions.js';
+import { interruptible } from '../interrupt.js';
+import { labNames } from '../labs/registry.js';
+import { projectRoot, scenariosDir } from '../paths.js';
+import { decideSealing, probeSealing, sealModeFromEnv } from '../sandbox/probe.js';
+import { resolveScenario } from '../scenario/catalogue.js';
+import { loadScenario } from '../scenario/load.js';
+import type { Scenario } from '../scenario/types.js';
+import { EXIT, EXIT_SIGNAL, UsageError } from './exit-status.js';
+import type { GradeOptions } from './grade.js';
+
+export async function gradeAction(dir: string | undefined, opts: GradeOptions): Promise<void> {
+  if ((dir === undefined) === (opts.consumer === undefined)) throw new UsageError('give a class folder or --consumer "<command>" (one of them)');
+  if (opts.shard && opts.consumer) throw new UsageError('--shard splits a class folder; it does not apply to --consumer');
+  let shard: Shard | undefined;
+  try {
+    shard = opts.shard ? parseShard(opts.shard) : undefined;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (dir !== undefined && !existsSync(dir)) throw new UsageError(`${dir}: no such class folder`);
+  // The name becomes a folder of the output: one plain name, as a class folder's sub-folders are.
+  if (opts.consumer && !/^[^./\\\0-\x1f][^/\\\0-\x1f]*$/.test(opts.name))
+    throw new UsageError(`--name ${JSON.stringify(opts.name)}: must be a plain folder name`);
+  const rubric = loadRubricOf(opts);
+  const scenarios = rubricScenarios(rubric);
+  const sealing = await sealingFor(opts.unsealed === true);
+  const outDir = resolve(opts.out);
+  mkdirSync(outDir, { recursive: true });
+  const sources: SubmissionSource[] =
+    dir === undefined
+      ? [{ name: opts.name, command: opts.consumer!, cwd: process.cwd() }]
+      : listSubmissions(dir, { ...(shard ? { shard } : {}), exclude: outDir }).map((name) => ({ name, folder: join(dir, name) }));
+  if (sources.length === 0 && !shard) throw new Error(`${dir}: no submissions (sub-folders) to grade`);
+
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  if (!sealing.sealed) say(`chaoslab grade: NOT SEALED: ${sealing.note}`);
+  say(
+    `chaoslab grade: ${sources.length} submission(s)${shard ? ` (shard ${shard.index}/${shard.count})` : ''}, rubric ${relative(process.cwd(), rubric.file)} (${rubric.tests.length} scenarios)`,
+  );
+  const stop = interruptible({ onInterrupt: (signal) => say(`\nchaoslab grade: ${signal}: stopping — running runs stop, nothing new starts`) });
+  const report: ClassReport = {
+    schema: CLASS_SCHEMA,
+    lab: rubric.lab,
+    rubric: rubric.tests.map((t) => ({ name: t.name, points: t.points, visibility: t.visibility, repeat: t.repeat })),
+    sealing,
+    submissions: [],
+  };
+  let harnessError = false;
+  try {
+    for (const source of sources) {
+      if (stop.signal.aborted) break;
+      const graded = await gradeSubmission(
+        {
+          rubric,
+          scenarios,
+          sealing,
+          jobs: opts.jobs,
+          outDir,
+          deadlineMs: opts.deadline * 1000,
+          buildDeadlineMs: opts.buildDeadline * 1000,
+          signal: stop.signal,
+          log: (line) => say(line),
+        },
+        source,
+      );
+      harnessError ||= graded.harnessError;
+      report.submissions.push(graded.score);
+      const { score } = graded;
+      say(`${source.name}: ${score.score} / ${score.max}${score.problem ? ` — not graded: ${score.problem}` : ''}`);
+    }
+  } finally {
+    stop.dispose();
+  }
+  writeClassOutputs(outDir, report);
+  say(`grades: ${relative(process.cwd(), join(outDir, 'grades.csv'))}, class report: ${relative(process.cwd(), join(outDir, 'index.html'))}`);
+  const by = stop.by();
+  if (by) {
+    process.exitCode = EXIT_SIGNAL[by];
+    setTimeout(() => process.exit(EXIT_SIGNAL[by]), 2000).unref();
+    return;
+  }
+  if (harnessError) say('chaoslab grade: a run ended in a harness error: those scores are not to be trusted (exit 2)');
+  process.exitCode = harnessError ? EXIT.error : EXIT.pass;
+}
+
+/** class.json, grades.csv and index.html of a class report. */
+export function writeClassOutputs(outDir: string, report: ClassReport): void {
+  report.submissions.sort((a, b) => (a.submission < b.submission ? -1 : a.submission > b.submission ? 1 : 0));
+  writeClassReport(outDir, report);
+  writeFileSync(join(outDir, 'grades.csv'), classCsv(report));
+  writeFileSync(join(outDir, 'index.html'), classHtml(report));
+}
+
+function loadRubricOf(opts: GradeOptions): Rubric {
+  if (!opts.rubric && !labNames().includes(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
+  const file = resolve(opts.rubric ?? join(projectRoot, 'rubrics', `${opts.lab}.yaml`));
+  try {
+    return loadRubric(file, labNames());
+  } catch (error) {
+    if (error instanceof RubricError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** Each rubric scenario loaded (a catalogue name, or its own file); one of another lab is an error naming it. */
+function rubricScenarios(rubric: Rubric): Map<string, Scenario> {
+  const scenarios = new Map<string, Scenario>();
+  for (const [i, test] of rubric.tests.entries()) {
+    let scenario: Scenario;
+    try {
+      scenario = loadScenario(test.file ?? resolveScenario(test.name, scenariosDir));
+    } catch (error) {
+      throw new UsageError(`${rubric.file}: scenarios[${i}].name: ${(error as Error).message}`);
+    }
+    if (scenario.protocol !== rubric.lab)
+      throw new UsageError(`${rubric.file}: scenarios[${i}]: ${test.name} is a ${scenario.protocol} scenario, the rubric is for ${rubric.lab}`);
+    if (scenario.name !== test.name)
+      throw new UsageError(`${rubric.file}: scenarios[${i}]: the file ${test.file} holds scenario ${scenario.name}, not ${test.name}`);
+    scenarios.set(test.name, scenario);
+  }
+  return scenarios;
+}
+
+/** Sealed where the probe says it works; elsewhere (or with CHAOSLAB_SEAL=off) only with --unsealed. */
+async function sealingFor(unsealedAllowed: boolean): Promise<Sealing> {
+  const mode = sealModeFromEnv();
+  const decision = decideSealing(mode, await probeSealing());
+  if (decision.sealed) return { sealed: true, note: decision.note };
+  if (!unsealedAllowed)
+    throw new Error(`refusing to grade untrusted code unsealed: ${decision.note} — give --unsealed to grade anyway (every output then says so)`);
+  return { sealed: false, note: decision.note };
+}

@@ -1,0 +1,37 @@
+// `chaoslab grade`: grades a class (every immediate sub-folder of <dir>, each a submission with
+// its manifest) or one command (--consumer) against a rubric; see harness/grade/ and
+// ./grade-action.ts. Exit 0 when grading completed, whatever the scores; 2 when the grader
+// could not do its job (bad rubric, sealing unavailable without --unsealed, a harness error).
+import type { Command } from 'commander';
+import { positiveInt } from './run.js';
+
+export interface GradeOptions {
+  consumer?: string;
+  name: string;
+  rubric?: string;
+  lab: string;
+  jobs: number;
+  shard?: string;
+  out: string;
+  unsealed?: boolean;
+  deadline: number;
+  buildDeadline: number;
+}
+
+export function register(program: Command): void {
+  program
+    .command('grade')
+    .description('grade a class of submissions (each sub-folder of <dir>, with a chaoslab.json/.yaml manifest) or one --consumer against a rubric')
+    .argument('[dir]', 'the class folder: each immediate sub-folder is one submission')
+    .option('--consumer <command>', 'grade this one command, run from the current directory, instead of a class folder')
+    .option('--name <name>', 'with --consumer: the submission name in the outputs', 'consumer')
+    .option('--rubric <file>', "the rubric (default: the lab's rubrics/<lab>.yaml)")
+    .option('--lab <name>', 'the lab whose default rubric is used (without --rubric)', 'ledger')
+    .option('--jobs <n>', "a submission's runs at the same time", positiveInt, 1)
+    .option('--shard <i/n>', "grade only shard i of n (1-based; a stable hash of each submission's folder name)")
+    .option('--out <dir>', 'where results are written: <out>/<submission>/results.json …, <out>/grades.csv, <out>/index.html', 'grades')
+    .option('--unsealed', 'grade even where sealing is unavailable (every output then says the run was not sealed)')
+    .option('--deadline <seconds>', "each submission's deadline for its runs (the build has its own)", positiveInt, 1800)
+    .option('--build-deadline <seconds>', "each submission's build deadline", positiveInt, 600)
+    .action(async (dir: string | undefined, opts: GradeOptions) => (await import('./grade-action.js')).gradeAction(dir, opts));
+}

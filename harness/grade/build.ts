@@ -1,0 +1,115 @@
+// A submission's build (`go build`, `npm ci`, …): run once, with its own deadline, in the
+// submission's copy; then the copy is made read-only (root's, no write bits) so no scenario run
+// can change what the next one runs. Sealed, the build runs as the slot's uid in its own PID
+// namespace (everything it started dies with it) but in the root network namespace, since
+// registries must be reachable; unsealed, as the grader's user in its own process group.
+
+import { spawn } from 'node:child_process';
+import { chmodSync, chownSync, lchownSync, lstatSync, readdirSync, type Stats, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { onCleanup } from '../cleanup.js';
+import { onAbort } from '../interrupt.js';
+import { confinedCommand } from '../sandbox/confine.js';
+import { HeadTailBuffer } from '../sandbox/output.js';
+
+export interface BuildRequest {
+  command: string;
+  /** The submission's copy: the build's working directory (and HOME, so caches stay in it). */
+  dir: string;
+  deadlineMs: number;
+  /** Sealed: the uid it runs as (the copy is handed to it first). Unsealed: absent. */
+  uid?: number;
+  /** The build's output, capped (head and tail kept). */
+  logFile: string;
+  /** Ctrl-C/SIGTERM: the build is killed at once. */
+  signal?: AbortSignal;
+}
+
+export interface BuildResult {
+  ok: boolean;
+  /** Why not, in one line: exit status, signal or the deadline. */
+  reason?: string;
+}
+
+const BUILD_LIMITS = { cpuSeconds: 1800, processes: 4096, fileSizeBytes: 4 * 1024 ** 3 };
+
+export async function runBuild(req: BuildRequest): Promise<BuildResult> {
+  const { argv, env } =
+    req.uid === undefined
+      ? { argv: ['bash', '-c', req.command], env: { ...process.env } as Record<string, string> }
+      : (() => {
+          chownTree(req.dir, req.uid);
+          return confinedCommand({ command: req.command, uid: req.uid, home: req.dir, limits: BUILD_LIMITS });
+        })();
+  const log = new HeadTailBuffer(32 * 1024, 96 * 1024);
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: req.dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: req.uid === undefined });
+  child.stdout.on('data', (chunk: Buffer) => log.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => log.push(chunk));
+  let timedOut = false;
+  // Sealed: SIGKILL to unshare kills the namespace's init, hence every process of the build.
+  // Unsealed: the process group (a process that left it is out of reach: say so in the docs).
+  const kill = () => {
+    try {
+      if (req.uid === undefined) process.kill(-child.pid!, 'SIGKILL');
+      else child.kill('SIGKILL');
+    } catch {}
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    kill();
+  }, req.deadlineMs);
+  // Killed whatever way the grader ends: interrupted, or exiting on an error or a second signal.
+  const stopOnAbort = onAbort(req.signal, kill);
+  const stopOnExit = onCleanup('submission build', kill);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+    child.on('error', (error) => {
+      log.push(Buffer.from(`\nchaoslab: could not start the build: ${error.message}\n`));
+      resolve([null, null]);
+    });
+    child.on('exit', (c, s) => resolve([c, s]));
+  });
+  clearTimeout(timer);
+  stopOnAbort();
+  stopOnExit();
+  kill();
+  child.stdout.destroy();
+  child.stderr.destroy();
+  writeFileSync(req.logFile, log.text());
+  if (req.signal?.aborted) return { ok: false, reason: `the build \`${req.command}\` was stopped: grading was interrupted` };
+  if (timedOut) return { ok: false, reason: `the build \`${req.command}\` did not finish within its deadline (${Math.round(req.deadlineMs / 1000)} s)` };
+  if (code === 0) return { ok: true };
+  return {
+    ok: false,
+    reason: `the build \`${req.command}\` failed (${code === null ? `signal ${signal ?? 'unknown'}` : `exit status ${code}`}); see build.log`,
+  };
+}
+
+/** Hands a tree to `uid` (links changed themselves, never followed). */
+export function chownTree(dir: string, uid: number): void {
+  walk(dir, (path) => lchownSync(path, uid, uid));
+}
+
+/**
+ * Makes a built tree read-only for everyone but root: root's when we are root, folders 0555,
+ * files 0555 or 0444 (set-id bits dropped); links are changed themselves, never followed.
+ */
+export function makeReadOnly(dir: string): void {
+  const root = process.geteuid?.() === 0;
+  walk(dir, (path, st) => {
+    if (st.isSymbolicLink()) {
+      if (root) lchownSync(path, 0, 0);
+      return;
+    }
+    if (root) chownSync(path, 0, 0);
+    if (st.isDirectory()) chmodSync(path, 0o555);
+    else if (st.isFile()) chmodSync(path, st.mode & 0o111 ? 0o555 : 0o444);
+    else chmodSync(path, 0o400);
+  });
+}
+
+/** Children before their folder, so a folder made read-only is never walked afterwards. */
+function walk(path: string, visit: (path: string, st: Stats) => void): void {
+  const st = lstatSync(path);
+  if (st.isDirectory()) for (const name of readdirSync(path)) walk(join(path, name), visit);
+  visit(path, st);
+}

@@ -1,0 +1,82 @@
+// A submission's manifest: chaoslab.json or chaoslab.yaml in its folder, giving `lab`,
+// `command` (starts the consumer, run from the built folder) and optionally `build` (run once
+// before grading). Without one, the first default that fits the folder's files is used, and
+// the grader says which. A mistake names the file and the field.
+
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+
+export interface Manifest {
+  lab?: string;
+  command: string;
+  build?: string;
+  /** Where it came from, in words a student reads ("chaoslab.yaml", "no manifest: defaults for client.py"). */
+  source: string;
+}
+
+export class ManifestError extends Error {
+  override name = 'ManifestError';
+}
+
+export const MANIFEST_FILES = ['chaoslab.json', 'chaoslab.yaml', 'chaoslab.yml'] as const;
+
+/** The defaults, first match wins: a file that must exist, and what it means. */
+export const DEFAULTS: readonly { file: string; command: string; build?: string }[] = [
+  { file: 'client.py', command: 'python3 client.py' },
+  { file: 'consumer.py', command: 'python3 consumer.py' },
+  { file: 'consumer.mjs', command: 'node consumer.mjs' },
+  { file: 'client.mjs', command: 'node client.mjs' },
+  { file: 'consumer.js', command: 'node consumer.js' },
+  { file: 'client.js', command: 'node client.js' },
+  { file: 'go.mod', command: './consumer', build: 'go build -o consumer .' },
+  { file: 'Cargo.toml', command: './target/release/consumer', build: 'cargo build --release' },
+  { file: 'consumer', command: './consumer' },
+];
+
+/** The submission's manifest, or the default that fits; throws ManifestError naming the file and field. */
+export function readManifest(dir: string): Manifest {
+  const present = MANIFEST_FILES.filter((f) => existsSync(join(dir, f)));
+  if (present.length > 1) throw new ManifestError(`${join(dir, present[0]!)}: ${present.join(' and ')} both exist: keep one`);
+  if (present.length === 1) return parseManifest(join(dir, present[0]!), readFileSync(join(dir, present[0]!), 'utf8'), present[0]!);
+  for (const d of DEFAULTS) {
+    const path = join(dir, d.file);
+    if (existsSync(path) && statSync(path).isFile()) {
+      return {
+        command: d.command,
+        ...(d.build ? { build: d.build } : {}),
+        source: `no manifest: the default for ${d.file}${d.build ? ` (build \`${d.build}\`)` : ''}`,
+      };
+    }
+  }
+  throw new ManifestError(
+    `${dir}: no chaoslab.json or chaoslab.yaml, and none of ${DEFAULTS.map((d) => d.file).join(', ')} to guess a command from: add a manifest with lab and command`,
+  );
+}
+
+/** Checks a manifest's text; `shown` is the name used in the result's words. */
+export function parseManifest(file: string, text: string, shown: string): Manifest {
+  let doc: unknown;
+  try {
+    doc = file.endsWith('.json') ? JSON.parse(text) : parse(text);
+  } catch (error) {
+    throw new ManifestError(`${file}: not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message.split('\n')[0]}`);
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new ManifestError(`${file}: must be a mapping with lab, command and optionally build`);
+  const m = doc as Record<string, unknown>;
+  for (const key of Object.keys(m))
+    if (!['lab', 'command', 'build'].includes(key)) throw new ManifestError(`${file}: ${key}: unknown field (lab, command, build)`);
+  const text_ = (field: string, required: boolean): string | undefined => {
+    const value = m[field];
+    if (value === undefined && !required) return undefined;
+    if (typeof value !== 'string' || value.trim() === '')
+      throw new ManifestError(`${file}: ${field}: must be a non-empty string${required ? ' (required)' : ''}`);
+    if (value.includes('\0') || value.includes('\n')) throw new ManifestError(`${file}: ${field}: must be one line`);
+    return value.trim();
+  };
+  const lab = text_('lab', false);
+  const command = text_('command', true)!;
+  const build = text_('build', false);
+  return { ...(lab ? { lab } : {}), command, ...(build ? { build } : {}), source: shown };
+}

@@ -1,0 +1,105 @@
+// A rubric (rubrics/<lab>.yaml, or --rubric <file>): which scenarios grade a class, what each is
+// worth, who may see it (Gradescope's visibility values), the feedback that points at the
+// contract section at stake, and how many times it runs (it scores only if every run passes).
+// A mistake names the file and the field.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parse } from 'yaml';
+
+export const VISIBILITIES = ['visible', 'hidden', 'after_due_date', 'after_published'] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
+
+export interface RubricTest {
+  /** The scenario's name (as the catalogue knows it). */
+  name: string;
+  /** A scenario file outside the catalogue (a staff-only hidden scenario), absolute. */
+  file?: string;
+  points: number;
+  visibility: Visibility;
+  /** What a student reads when it fails: the contract section at stake. */
+  feedback: string;
+  /** Runs k times; scores only if all k pass. */
+  repeat: number;
+}
+
+export interface Rubric {
+  file: string;
+  lab: string;
+  tests: RubricTest[];
+}
+
+export class RubricError extends Error {
+  override name = 'RubricError';
+}
+
+const NAME = /^[a-z0-9][a-z0-9-]*$/;
+
+/** Reads and checks a rubric file; `knownLabs` are the labs the registry has. */
+export function loadRubric(file: string, knownLabs: readonly string[]): Rubric {
+  if (!existsSync(file)) throw new RubricError(`${file}: no such rubric file`);
+  let doc: unknown;
+  try {
+    doc = parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new RubricError(`${file}: not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  return checkRubric(doc, file, knownLabs);
+}
+
+/** The checks of loadRubric on an already parsed document. */
+export function checkRubric(doc: unknown, file: string, knownLabs: readonly string[]): Rubric {
+  const fail = (field: string, what: string): never => {
+    throw new RubricError(`${file}: ${field}: ${what}`);
+  };
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return fail('(top)', 'must be a mapping with lab and scenarios');
+  const top = doc as Record<string, unknown>;
+  for (const key of Object.keys(top)) if (key !== 'lab' && key !== 'scenarios') fail(key, 'unknown field (lab, scenarios)');
+  const lab = top.lab;
+  if (typeof lab !== 'string' || !knownLabs.includes(lab)) fail('lab', `must name a lab (${knownLabs.join(', ')}), not ${JSON.stringify(lab)}`);
+  if (!Array.isArray(top.scenarios) || top.scenarios.length === 0) fail('scenarios', 'must be a non-empty list');
+  const seen = new Set<string>();
+  const tests = (top.scenarios as unknown[]).map((entry, i): RubricTest => {
+    const at = `scenarios[${i}]`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return fail(at, 'must be a mapping (name, points, visibility, feedback, repeat)');
+    const e = entry as Record<string, unknown>;
+    for (const key of Object.keys(e)) {
+      if (!['name', 'file', 'points', 'visibility', 'feedback', 'repeat'].includes(key))
+        fail(`${at}.${key}`, 'unknown field (name, file, points, visibility, feedback, repeat)');
+    }
+    if (typeof e.name !== 'string' || !NAME.test(e.name))
+      fail(`${at}.name`, `must be a scenario name (lower case, digits, dashes), not ${JSON.stringify(e.name)}`);
+    const name = e.name as string;
+    if (seen.has(name)) fail(`${at}.name`, `${name} is listed twice`);
+    seen.add(name);
+    if (typeof e.points !== 'number' || !Number.isFinite(e.points) || e.points < 0)
+      fail(`${at}.points`, `must be a number >= 0, not ${JSON.stringify(e.points)}`);
+    const visibility = e.visibility ?? 'visible';
+    if (!VISIBILITIES.includes(visibility as Visibility))
+      fail(`${at}.visibility`, `must be one of ${VISIBILITIES.join(', ')}, not ${JSON.stringify(visibility)}`);
+    if (typeof e.feedback !== 'string' || e.feedback.trim() === '')
+      fail(`${at}.feedback`, 'must say what failed and point at the contract section (e.g. "§4: ACK only after COMMIT")');
+    const repeat = e.repeat ?? 1;
+    if (typeof repeat !== 'number' || !Number.isInteger(repeat) || repeat < 1 || repeat > 1000)
+      fail(`${at}.repeat`, `must be a whole number 1..1000, not ${JSON.stringify(repeat)}`);
+    if (e.file !== undefined && typeof e.file !== 'string') fail(`${at}.file`, 'must be a path to a scenario file');
+    return {
+      name,
+      ...(typeof e.file === 'string' ? { file: resolve(dirname(file), e.file) } : {}),
+      points: e.points as number,
+      visibility: visibility as Visibility,
+      feedback: (e.feedback as string).trim(),
+      repeat: repeat as number,
+    };
+  });
+  return { file, lab: lab as string, tests };
+}
+
+/** The rubric's total. */
+export const maxScore = (rubric: Pick<Rubric, 'tests'>): number => rubric.tests.reduce((sum, t) => sum + t.points, 0);
+
+/** The name a student sees: a hidden test's name is never shown ("hidden test 2"). */
+export function shownName(rubric: Pick<Rubric, 'tests'>, test: RubricTest): string {
+  if (test.visibility !== 'hidden') return test.name;
+  return `hidden test ${rubric.tests.filter((t) => t.visibility === 'hidden').indexOf(test) + 1}`;
+}

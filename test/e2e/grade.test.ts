@@ -1,0 +1,213 @@
+// chaoslab grade end to end: a small class of the project's own Python reference and two
+// mutants (TypeScript, Python) as submissions (manifests in JSON and YAML, and none — the
+// TypeScript reference is graded the same way in the batch e2e runs), plus one whose build
+// fails, graded with a
+// small rubric through the real CLI, Toxiproxy and processes: references get full marks, each
+// mutant exactly the points of the scenarios it fails, the failing build 0 with its reason;
+// hidden scenarios leave no trace in a student's files; the class sharded 3 ways and merged
+// gives the same grades.csv; nothing is left running. Then the fallback where sealing is
+// unavailable (root without CAP_SYS_ADMIN, as in Gradescope's container): refused without
+// --unsealed, and marked NOT SEALED everywhere with it; and the same as a user without root.
+import { execa } from 'execa';
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { probeSealing } from '../../harness/sandbox/probe.js';
+import { chaoslab, cli, root } from '../helpers/cli.js';
+
+t.setTimeout(300_000);
+const probe = await probeSealing();
+// Sealed where this machine allows (as in CI); elsewhere the class is graded with --unsealed.
+const sealFlags = probe.available ? [] : ['--unsealed'];
+
+const RUBRIC = `lab: ledger
+scenarios:
+  - { name: happy-path, points: 1, feedback: "§3–§4: apply each EVENT, ACK after COMMIT" }
+  - { name: duplicate-delivery, points: 2, repeat: 2, feedback: "§3: a duplicate is acknowledged, not applied" }
+  - { name: gap, points: 1.5, visibility: hidden, feedback: "§3: a gap ends the session" }
+`;
+const mutant = (name: string, language: 'typescript' | 'python') =>
+  language === 'python'
+    ? `python3 ${join(root, 'consumer', 'ledger', 'mutants', `${name}.py`)}`
+    : `node ${join(root, 'dist', 'consumer', 'ledger', 'mutants', `${name}.js`)}`;
+
+const dir = t.testdir({
+  class: {
+    'ref-python': {},
+    'no-dedupe-py': { 'chaoslab.yaml': `lab: ledger\ncommand: ${mutant('no-dedupe', 'python')}\n` },
+    'gap-skip-ts': { 'chaoslab.json': JSON.stringify({ lab: 'ledger', command: mutant('gap-skip', 'typescript') }) },
+    'broken-build': { 'chaoslab.yaml': 'lab: ledger\nbuild: echo compiling; echo oops >&2; exit 3\ncommand: ./consumer\n' },
+  },
+  'rubric.yaml': RUBRIC,
+});
+// The Python reference without a manifest: graded by the client.py default.
+copyFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), join(dir, 'class', 'ref-python', 'client.py'));
+const classDir = join(dir, 'class');
+const rubric = join(dir, 'rubric.yaml');
+const before = readdirSync(classDir, { recursive: true }).sort();
+
+/** Processes whose command line or environment names `path` (a grading's leftovers). */
+function leftovers(path: string): string[] {
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)) {
+    try {
+      const text = readFileSync(`/proc/${pid}/cmdline`, 'utf8') + readFileSync(`/proc/${pid}/environ`, 'utf8');
+      if (text.includes(path)) out.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return out;
+}
+
+const csvOf = (out: string) => readFileSync(join(out, 'grades.csv'), 'utf8');
+const results = (out: string, sub: string) =>
+  JSON.parse(readFileSync(join(out, sub, 'results.json'), 'utf8')) as {
+    score: number;
+    output: string;
+    tests: { name: string; score: number; max_score: number; status: string; output: string; visibility: string }[];
+  };
+
+const whole = join(dir, 'whole');
+t.test('a class graded on one machine', async (t) => {
+  const r = await chaoslab(['grade', classDir, '--rubric', rubric, '--jobs', '2', '--out', whole, ...sealFlags]);
+  t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+  t.equal(
+    csvOf(whole),
+    [
+      ...(probe.available ? [] : ['# NOT SEALED: submissions ran without the sandbox (--unsealed)']),
+      'submission,score,max,happy-path,duplicate-delivery,gap',
+      'broken-build,0,4.5,0,0,0',
+      'gap-skip-ts,3,4.5,1,2,0',
+      'no-dedupe-py,2.5,4.5,1,0,1.5',
+      'ref-python,4.5,4.5,1,2,1.5',
+      '',
+    ].join('\n'),
+    'references full marks; each mutant exactly the points of the scenarios it fails; the broken build 0',
+  );
+  t.match(results(whole, 'ref-python').output, /Started with: no manifest: the default for client\.py: `python3 client\.py`/);
+  t.match(results(whole, 'gap-skip-ts').output, /Started with: chaoslab\.json: /);
+
+  const broken = results(whole, 'broken-build');
+  t.match(broken.output, /Not graded: the build `echo compiling; echo oops >&2; exit 3` failed \(exit status 3\); see build\.log/);
+  t.equal(readFileSync(join(whole, 'broken-build', 'build.log'), 'utf8'), 'compiling\noops\n');
+
+  const dedupe = results(whole, 'no-dedupe-py');
+  t.same(
+    dedupe.tests.map((x) => [x.name, x.score, x.max_score, x.status, x.visibility]),
+    [
+      ['happy-path', 1, 1, 'passed', 'visible'],
+      ['duplicate-delivery', 0, 2, 'failed', 'visible'],
+      ['hidden test 1', 1.5, 1.5, 'passed', 'hidden'],
+    ],
+  );
+  t.match(dedupe.tests[1]!.output, /^Failed \(0 of 2 runs passed; it scores only if all pass\): §3: a duplicate.*\n- .*seq 3 applied twice/s);
+  t.ok(existsSync(join(whole, 'no-dedupe-py', 'reports', 'duplicate-delivery.html')), 'the failing visible scenario’s report is beside results.json');
+
+  // The hidden scenario (gap) failed for gap-skip: no name, no finding, no report in its folder.
+  const gapSkip = results(whole, 'gap-skip-ts');
+  t.same(gapSkip.tests[2], { name: 'hidden test 1', score: 0, max_score: 1.5, status: 'failed', output: 'Failed.', visibility: 'hidden' });
+  const studentFiles = readdirSync(join(whole, 'gap-skip-ts'), { recursive: true }).map(String);
+  t.same(studentFiles.sort(), ['junit.xml', 'results.json']);
+  for (const file of studentFiles) {
+    const text = readFileSync(join(whole, 'gap-skip-ts', file), 'utf8');
+    t.notMatch(text, /"gap"|name="gap"|missing below the cursor|a gap ends the session/, `${file}: nothing of the hidden scenario`);
+  }
+  const page = readFileSync(join(whole, 'index.html'), 'utf8');
+  t.match(
+    page,
+    /Scenarios failed most often<\/h2>\n<ol><li><b>duplicate-delivery<\/b> \(visible\): failed by 2 of 4<\/li><li><b>gap<\/b> \(hidden\): failed by 2 of 4/,
+  );
+
+  t.same(readdirSync(classDir, { recursive: true }).sort(), before, 'the submissions themselves are untouched');
+  t.same(leftovers(whole), [], 'no process of the grading is left');
+});
+
+t.test('sharded 3 ways and merged: the same grades.csv', async (t) => {
+  const shards = [1, 2, 3].map((i) => join(dir, `shard-${i}`));
+  for (const [i, out] of shards.entries()) {
+    const r = await chaoslab(['grade', classDir, '--rubric', rubric, '--jobs', '2', '--shard', `${i + 1}/3`, '--out', out, ...sealFlags]);
+    t.equal(r.exitCode, 0, r.stderr);
+  }
+  const merged = join(dir, 'merged');
+  const m = await chaoslab(['merge-reports', ...shards, '--out', merged]);
+  t.equal(m.exitCode, 0, m.stderr);
+  t.equal(csvOf(merged), csvOf(whole), 'byte for byte (and the same scores when repeated)');
+  t.ok(existsSync(join(merged, 'ref-python', 'results.json')), "each submission's folder is copied");
+  const twice = await chaoslab(['merge-reports', shards[0]!, merged, '--out', join(dir, 'twice')]);
+  t.equal(twice.exitCode, 2);
+  t.match(twice.stderr, /chaoslab: submission ".+" is in both /);
+  t.same(leftovers(dir), []);
+});
+
+t.test('where sealing is unavailable: refused without --unsealed; with it, every output says NOT SEALED', async (t) => {
+  // Root without CAP_SYS_ADMIN, as in Gradescope's container: the probe fails there.
+  const asGradescope = probe.available ? ['setpriv', '--bounding-set=-sys_admin', 'node'] : ['node'];
+  const one = join(dir, 'one');
+  const single = join(dir, 'single');
+  writeFileSync(join(dir, 'one-rubric.yaml'), 'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3" }\n');
+  const grade = (extra: string[]) =>
+    execa(
+      asGradescope[0]!,
+      [
+        ...asGradescope.slice(1),
+        cli,
+        'grade',
+        '--consumer',
+        'python3 client.py',
+        '--name',
+        'solo',
+        '--rubric',
+        join(dir, 'one-rubric.yaml'),
+        '--out',
+        one,
+        ...extra,
+      ],
+      {
+        cwd: join(classDir, 'ref-python'),
+        env: {},
+        reject: false,
+      },
+    );
+  const refused = await grade([]);
+  t.equal(refused.exitCode, 2);
+  t.match(refused.stderr, /chaoslab: refusing to grade untrusted code unsealed: .* give --unsealed/);
+  t.notOk(existsSync(join(one, 'solo')), 'nothing graded');
+  const r = await grade(['--unsealed']);
+  t.equal(r.exitCode, 0, r.stderr);
+  t.match(results(one, 'solo'), { score: 1, output: /^NOT SEALED: / });
+  t.match(readFileSync(join(one, 'solo', 'junit.xml'), 'utf8'), /<property name="sealed" value="false"\/>/);
+  t.equal(csvOf(one), '# NOT SEALED: submissions ran without the sandbox (--unsealed)\nsubmission,score,max,happy-path\nsolo,1,1,1\n');
+  t.match(readFileSync(join(one, 'index.html'), 'utf8'), /<p class="warn">NOT SEALED/);
+  t.notOk(existsSync(single));
+});
+
+t.test(
+  'as a user without root: refused without --unsealed, graded and marked with it',
+  { skip: process.geteuid?.() === 0 ? false : 'runs as root only (it drops to uid 65534)' },
+  async (t) => {
+    const base = t.testdir({ solo: {}, 'rubric.yaml': 'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3" }\n' });
+    copyFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), join(base, 'solo', 'client.py'));
+    chmodSync(base, 0o777);
+    const out = join(base, 'out');
+    const grade = (extra: string[]) =>
+      execa(
+        'setpriv',
+        ['--reuid=65534', '--regid=65534', '--clear-groups', 'node', cli, 'grade', base, '--rubric', join(base, 'rubric.yaml'), '--out', out, ...extra],
+        {
+          env: { HOME: base },
+          reject: false,
+        },
+      );
+    const refused = await grade([]);
+    t.equal(refused.exitCode, 2);
+    t.match(refused.stderr, /refusing to grade untrusted code unsealed: sealed mode not available \(sealed runs need root/);
+    const r = await grade(['--unsealed']);
+    t.equal(r.exitCode, 0, r.stderr);
+    t.equal(
+      readFileSync(join(out, 'grades.csv'), 'utf8'),
+      '# NOT SEALED: submissions ran without the sandbox (--unsealed)\nsubmission,score,max,happy-path\nsolo,1,1,1\n',
+    );
+    t.same(leftovers(out), []);
+  },
+);

@@ -1,0 +1,96 @@
+// A submission's build: once, with a deadline, its output kept (capped) in build.log; then the
+// tree read-only. Sealed (as root where sealing works): as the slot's uid, and nothing it
+// started outlives it.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { makeReadOnly, runBuild } from '../harness/grade/build.js';
+import { isAlive, listPids, uidOf } from '../harness/sandbox/proc.js';
+import { leaseUid } from '../harness/sandbox/uids.js';
+import { sealingSkip } from './helpers/sandbox.js';
+
+t.test('unsealed: a build that succeeds, one that fails, one past its deadline', async (t) => {
+  const dir = t.testdir({ src: { 'main.sh': 'echo hi' } });
+  const log = join(dir, 'build.log');
+  const ok = await runBuild({ command: 'echo built > out.txt; echo to-stderr >&2', dir: join(dir, 'src'), deadlineMs: 60_000, logFile: log });
+  t.same(ok, { ok: true });
+  t.equal(readFileSync(join(dir, 'src', 'out.txt'), 'utf8'), 'built\n', 'ran in the submission folder');
+  t.equal(readFileSync(log, 'utf8'), 'to-stderr\n');
+  const failed = await runBuild({ command: 'echo no compiler; exit 3', dir: join(dir, 'src'), deadlineMs: 60_000, logFile: log });
+  t.same(failed, { ok: false, reason: 'the build `echo no compiler; exit 3` failed (exit status 3); see build.log' });
+  t.equal(readFileSync(log, 'utf8'), 'no compiler\n');
+  const slow = await runBuild({ command: 'echo $$ > pid; exec sleep 600', dir: join(dir, 'src'), deadlineMs: 300, logFile: log });
+  t.match(slow, { ok: false, reason: /did not finish within its deadline/ });
+  t.notOk(isAlive(Number(readFileSync(join(dir, 'src', 'pid'), 'utf8'))), 'the build was killed');
+});
+
+t.test('an interrupt stops the build at once', async (t) => {
+  const dir = t.testdir({ src: {} });
+  const stop = new AbortController();
+  const building = runBuild({
+    command: 'echo $$ > pid; exec sleep 600',
+    dir: join(dir, 'src'),
+    deadlineMs: 600_000,
+    logFile: join(dir, 'build.log'),
+    signal: stop.signal,
+  });
+  // Aborted once the build has started (its pid file written).
+  while (!existsSync(join(dir, 'src', 'pid')) || readFileSync(join(dir, 'src', 'pid'), 'utf8') === '') await new Promise((r) => setTimeout(r, 20));
+  stop.abort();
+  t.same(await building, { ok: false, reason: 'the build `echo $$ > pid; exec sleep 600` was stopped: grading was interrupted' });
+  t.notOk(isAlive(Number(readFileSync(join(dir, 'src', 'pid'), 'utf8'))));
+});
+
+t.test('a flood of output is capped', async (t) => {
+  const dir = t.testdir({ src: {} });
+  const log = join(dir, 'build.log');
+  t.same(await runBuild({ command: 'head -c 5000000 /dev/zero | tr "\\0" x', dir: join(dir, 'src'), deadlineMs: 60_000, logFile: log }), { ok: true });
+  t.ok(statSync(log).size < 200_000, 'build.log holds the head and the tail only');
+  t.match(readFileSync(log, 'utf8'), /bytes not kept/);
+});
+
+t.test('makeReadOnly: no write bits, executables stay executable, links untouched', async (t) => {
+  const dir = t.testdir({ tree: { 'a.txt': 'a', sub: { 'run.sh': 'echo' } }, outside: 'keep' });
+  const { chmodSync, symlinkSync } = await import('node:fs');
+  chmodSync(join(dir, 'tree', 'sub', 'run.sh'), 0o775);
+  symlinkSync(join(dir, 'outside'), join(dir, 'tree', 'link'));
+  chmodSync(join(dir, 'outside'), 0o666);
+  makeReadOnly(join(dir, 'tree'));
+  const mode = (p: string) => statSync(join(dir, p)).mode & 0o7777;
+  t.equal(mode('tree'), 0o555);
+  t.equal(mode('tree/sub'), 0o555);
+  t.equal(mode('tree/a.txt'), 0o444);
+  t.equal(mode('tree/sub/run.sh'), 0o555);
+  t.equal(mode('outside'), 0o666, 'a link is never followed');
+  // Writable again, so the fixture can be removed when not running as root.
+  for (const p of ['tree', 'tree/sub']) chmodSync(join(dir, p), 0o755);
+});
+
+const skip = await sealingSkip();
+t.test('sealed: as the slot uid, in its own PID namespace; what it started dies with it', { skip: skip ?? false }, async (t) => {
+  const dir = t.testdir({ src: { 'in.txt': 'x' } });
+  const { chmodSync } = await import('node:fs');
+  chmodSync(dir, 0o755);
+  const lease = leaseUid(0);
+  t.teardown(() => lease.release());
+  const log = join(dir, 'build.log');
+  const built = await runBuild({
+    command: 'id -u > uid.txt; echo $$ > ns-pid.txt; (setsid sleep 600 & echo $! > child.txt); cat /etc/shadow 2>&1 | head -1',
+    dir: join(dir, 'src'),
+    deadlineMs: 60_000,
+    uid: lease.uid,
+    logFile: log,
+  });
+  t.same(built, { ok: true });
+  t.equal(readFileSync(join(dir, 'src', 'uid.txt'), 'utf8').trim(), String(lease.uid));
+  t.ok(Number(readFileSync(join(dir, 'src', 'ns-pid.txt'), 'utf8')) < 10, 'a low pid: its own PID namespace');
+  t.match(readFileSync(log, 'utf8'), /Permission denied/, 'not root');
+  makeReadOnly(join(dir, 'src'));
+  t.equal(statSync(join(dir, 'src', 'uid.txt')).uid, 0, 'handed back to root');
+  t.ok(existsSync(join(dir, 'src', 'child.txt')), 'the build started a setsid child');
+  t.same(
+    listPids().filter((pid) => uidOf(pid) === lease.uid),
+    [],
+    'no process of the build uid is left',
+  );
+});

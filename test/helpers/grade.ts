@@ -1,0 +1,53 @@
+// A small rubric and class for the grading tests.
+import type { ClassReport } from '../../harness/grade/class-data.js';
+import { checkRubric, type Rubric } from '../../harness/grade/rubric.js';
+import { type RunOutcome, scoreSubmission, ungradable } from '../../harness/grade/score.js';
+
+export const smallRubric = (): Rubric =>
+  checkRubric(
+    {
+      lab: 'ledger',
+      scenarios: [
+        { name: 'happy-path', points: 1, feedback: '§3: read and apply' },
+        { name: 'duplicate-delivery', points: 2, feedback: '§3: a duplicate is acknowledged, not applied', repeat: 3 },
+        { name: 'sigkill-storm', points: 3, feedback: '§4: crash-safe', visibility: 'hidden' },
+      ],
+    },
+    'rubrics/small.yaml',
+    ['ledger'],
+  );
+
+const pass: RunOutcome = { status: 'pass', reasons: [] };
+const fail = (why: string): RunOutcome => ({ status: 'fail', reasons: [why, `${why} (again)`], runDir: `/runs/${why}` });
+
+export function smallClass(sealed = true): ClassReport {
+  const rubric = smallRubric();
+  const full = scoreSubmission(
+    'alice',
+    rubric,
+    new Map([
+      ['happy-path', [pass]],
+      ['duplicate-delivery', [pass, pass, pass]],
+      ['sigkill-storm', [pass]],
+    ]),
+    'chaoslab.json: `x`',
+  );
+  const rare = scoreSubmission(
+    'bob',
+    rubric,
+    new Map([
+      ['happy-path', [pass]],
+      ['duplicate-delivery', [pass, fail('seq 3 applied twice'), pass]],
+      ['sigkill-storm', [fail('secret finding')]],
+    ]),
+    'chaoslab.yaml: `y`',
+  );
+  const broken = ungradable('carol', rubric, 'chaoslab.yaml: `z`', 'the build `make` failed (exit status 2); see build.log');
+  return {
+    schema: 1,
+    lab: 'ledger',
+    rubric: rubric.tests.map((t) => ({ name: t.name, points: t.points, visibility: t.visibility, repeat: t.repeat })),
+    sealing: sealed ? { sealed: true, note: 'sealed mode on' } : { sealed: false, note: 'sealed mode not available (running as uid 1000)' },
+    submissions: [full, rare, broken],
+  };
+}
