@@ -1,0 +1,42 @@
+// The end-to-end files (test/e2e/*.test.ts) split into two chains, each one process that runs
+// its files one after another (test/_end-to-end-1.test.ts, test/_end-to-end-2.test.ts). Two
+// chains keep both cores on end-to-end work, the longest part of `make test`, and the unit files
+// fill in as a chain ends; within a chain, files never compete with each other.
+//
+// The split is deterministic: longest first, each file onto the chain with less work so far,
+// by the rough minutes below (measured under load). A file not listed counts one minute: list a
+// heavy new file here.
+import { readdirSync } from 'node:fs';
+
+const SECONDS: Record<string, number> = {
+  'matrix.test.ts': 550,
+  'feed.test.ts': 150,
+  'chaos.test.ts': 120,
+  'sealed.test.ts': 100,
+  'grade-hostile.test.ts': 90,
+  'grade.test.ts': 80,
+  'interrupt.test.ts': 70,
+  'hostile.test.ts': 60,
+  'loss.test.ts': 60,
+  'batch.test.ts': 45,
+  'ack-crash.test.ts': 35,
+  'cli.test.ts': 30,
+  'bench-fanout.test.ts': 25,
+};
+const DEFAULT_SECONDS = 60;
+
+export const e2eDir = new URL('../e2e/', import.meta.url);
+
+/** The files of chain `which` (0 or 1), in name order. */
+export function chainFiles(which: 0 | 1, files = readdirSync(e2eDir).filter((f) => f.endsWith('.test.ts'))): string[] {
+  const weight = (f: string) => SECONDS[f] ?? DEFAULT_SECONDS;
+  const byWeight = [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
+  const load = [0, 0];
+  const chains: string[][] = [[], []];
+  for (const file of byWeight) {
+    const to = load[0]! <= load[1]! ? 0 : 1;
+    chains[to]!.push(file);
+    load[to]! += weight(file);
+  }
+  return chains[which]!.sort();
+}
