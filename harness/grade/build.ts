@@ -4,7 +4,7 @@
 // namespace (everything it started dies with it) but in the root network namespace, since
 // registries must be reachable; unsealed, as the grader's user in its own process group.
 
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, chownSync, lchownSync, lstatSync, readdirSync, type Stats, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { onCleanup } from '../cleanup.js';
@@ -72,6 +72,9 @@ export async function runBuild(req: BuildRequest): Promise<BuildResult> {
   stopOnAbort();
   stopOnExit();
   kill();
+  // 'exit' can come before the last output is read: wait for the pipes to close (the kill above
+  // ended whatever else held them), within a bound, in case something out of reach still does.
+  await pipesClosed(child, 2000);
   child.stdout.destroy();
   child.stderr.destroy();
   writeFileSync(req.logFile, log.text());
@@ -82,6 +85,17 @@ export async function runBuild(req: BuildRequest): Promise<BuildResult> {
     ok: false,
     reason: `the build \`${req.command}\` failed (${code === null ? `signal ${signal ?? 'unknown'}` : `exit status ${code}`}); see build.log`,
   };
+}
+
+/** Resolves when both output pipes have closed, or after `boundMs`. */
+function pipesClosed(child: ChildProcess, boundMs: number): Promise<void> {
+  const closed = (stream: NodeJS.ReadableStream | null) =>
+    new Promise<void>((resolve) => (!stream || (stream as { closed?: boolean }).closed ? resolve() : stream.once('close', () => resolve())));
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, boundMs);
+  });
+  return Promise.race([Promise.all([closed(child.stdout), closed(child.stderr)]).then(() => undefined), bound]).finally(() => clearTimeout(timer));
 }
 
 /** Hands a tree to `uid` (links changed themselves, never followed). */

@@ -10,6 +10,7 @@ import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFi
 import { join } from 'node:path';
 import t from 'tap';
 import { probeSealing } from '../../harness/sandbox/probe.js';
+import { fileTestdir, processesNaming } from '../helpers/fixture.js';
 import { chaoslab, root } from '../helpers/cli.js';
 
 t.setTimeout(300_000);
@@ -17,7 +18,7 @@ const probe = await probeSealing();
 const sealFlags = probe.available ? [] : ['--unsealed'];
 
 const manifest = (command: string) => ({ 'chaoslab.yaml': `lab: ledger\ncommand: ${JSON.stringify(command)}\n` });
-const dir = t.testdir({
+const dir = fileTestdir(t, import.meta.url, {
   class: {
     hang: { ...manifest('bash hang.sh'), 'hang.sh': "trap '' TERM\nsleep 600\n" },
     flood: { ...manifest('bash flood.sh'), 'flood.sh': 'head -c 100000000 /dev/zero | tr "\\0" x\nexit 0\n' },
@@ -35,19 +36,6 @@ const dir = t.testdir({
 });
 for (const sub of ['leave-a-child', 'many-children', 'change-its-build'])
   copyFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), join(dir, 'class', sub, 'client.py'));
-
-function leftovers(path: string): string[] {
-  const out: string[] = [];
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)) {
-    try {
-      const text = readFileSync(`/proc/${pid}/cmdline`, 'utf8') + readFileSync(`/proc/${pid}/environ`, 'utf8');
-      if (text.includes(path)) out.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`);
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return out;
-}
 
 t.test('every hostile submission is scored and explained; nothing is left behind', async (t) => {
   const out = join(dir, 'out');
@@ -74,7 +62,7 @@ t.test('every hostile submission is scored and explained; nothing is left behind
     t.notOk(existsSync(join(build, 'tampered.txt')));
     t.equal(readFileSync(join(build, 'client.py'), 'utf8'), readFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), 'utf8'));
   }
-  t.same(leftovers(out), [], 'no process of any submission is left');
+  t.same(processesNaming(out), [], 'no process of any submission is left');
   const after = readdirSync(dir, { recursive: true })
     .map(String)
     .filter((p) => p !== 'out' && !p.startsWith('out/'))
@@ -129,6 +117,6 @@ t.test(
     const evidence = readFileSync(join(out, 'read-evidence', 'reports', 'happy-path.html'), 'utf8');
     t.match(evidence, /could not read the journal: Permission denied/);
     t.notMatch(evidence, /could (read|write|list) /);
-    t.same(leftovers(out), []);
+    t.same(processesNaming(out), []);
   },
 );

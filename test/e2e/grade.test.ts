@@ -13,6 +13,7 @@ import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFi
 import { join } from 'node:path';
 import t from 'tap';
 import { probeSealing } from '../../harness/sandbox/probe.js';
+import { fileTestdir, processesNaming } from '../helpers/fixture.js';
 import { chaoslab, cli, root } from '../helpers/cli.js';
 
 t.setTimeout(300_000);
@@ -31,7 +32,7 @@ const mutant = (name: string, language: 'typescript' | 'python') =>
     ? `python3 ${join(root, 'consumer', 'ledger', 'mutants', `${name}.py`)}`
     : `node ${join(root, 'dist', 'consumer', 'ledger', 'mutants', `${name}.js`)}`;
 
-const dir = t.testdir({
+const dir = fileTestdir(t, import.meta.url, {
   class: {
     'ref-python': {},
     'no-dedupe-py': { 'chaoslab.yaml': `lab: ledger\ncommand: ${mutant('no-dedupe', 'python')}\n` },
@@ -45,20 +46,6 @@ copyFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), join(dir, 
 const classDir = join(dir, 'class');
 const rubric = join(dir, 'rubric.yaml');
 const before = readdirSync(classDir, { recursive: true }).sort();
-
-/** Processes whose command line or environment names `path` (a grading's leftovers). */
-function leftovers(path: string): string[] {
-  const out: string[] = [];
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)) {
-    try {
-      const text = readFileSync(`/proc/${pid}/cmdline`, 'utf8') + readFileSync(`/proc/${pid}/environ`, 'utf8');
-      if (text.includes(path)) out.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`);
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return out;
-}
 
 const csvOf = (out: string) => readFileSync(join(out, 'grades.csv'), 'utf8');
 const results = (out: string, sub: string) =>
@@ -120,7 +107,7 @@ t.test('a class graded on one machine', async (t) => {
   );
 
   t.same(readdirSync(classDir, { recursive: true }).sort(), before, 'the submissions themselves are untouched');
-  t.same(leftovers(whole), [], 'no process of the grading is left');
+  t.same(processesNaming(whole), [], 'no process of the grading is left');
 });
 
 t.test('sharded 3 ways and merged: the same grades.csv', async (t) => {
@@ -137,7 +124,7 @@ t.test('sharded 3 ways and merged: the same grades.csv', async (t) => {
   const twice = await chaoslab(['merge-reports', shards[0]!, merged, '--out', join(dir, 'twice')]);
   t.equal(twice.exitCode, 2);
   t.match(twice.stderr, /chaoslab: submission ".+" is in both /);
-  t.same(leftovers(dir), []);
+  t.same(processesNaming(dir), []);
 });
 
 t.test('where sealing is unavailable: refused without --unsealed; with it, every output says NOT SEALED', async (t) => {
@@ -208,6 +195,6 @@ t.test(
       readFileSync(join(out, 'grades.csv'), 'utf8'),
       '# NOT SEALED: submissions ran without the sandbox (--unsealed)\nsubmission,score,max,happy-path\nsolo,1,1,1\n',
     );
-    t.same(leftovers(out), []);
+    t.same(processesNaming(out), []);
   },
 );
