@@ -10,6 +10,8 @@ export interface StartedProcess {
   proc: SupervisedProcess;
   role: Role;
   incarnation: number;
+  /** The harness itself holds it stopped (a SIGSTOP fault, until its SIGCONT): not a stop of its own. */
+  heldByHarness?: boolean;
 }
 
 export class ProcessRunner {
@@ -96,9 +98,16 @@ export class ProcessRunner {
       const state = await proc.waitUntilStoppedOrExited(1000);
       if (state === 'exited') return;
       if (state !== 'stopped') continue;
+      // A stop the harness made (a SIGSTOP fault) is not the process's own: its SIGCONT is the fault's.
+      if (started.heldByHarness) {
+        while (started.heldByHarness && !exited) await new Promise((r) => setTimeout(r, 20));
+        continue;
+      }
       this.journal.write({ type: 'process-stopped', role, incarnation });
       whileStopped();
       this.log(`${label(role, incarnation)} stopped itself; file read from outside`);
+      // A SIGSTOP fault that came meanwhile keeps it stopped until the fault's own SIGCONT.
+      if (started.heldByHarness) continue;
       proc.continue();
       this.journal.write({ type: 'process-continued', role, incarnation });
       // SIGCONT takes effect asynchronously: don't mistake the same stop for a new one.

@@ -8,7 +8,7 @@ import type { ProxyHandle } from '../toxiproxy/adapter.js';
 export interface FaultTarget {
   proxy: ProxyHandle;
   /** The consumer process running now, if any. */
-  current(): { proc: SupervisedProcess; incarnation: number } | undefined;
+  current(): { proc: SupervisedProcess; incarnation: number; heldByHarness?: boolean } | undefined;
   /** Runs nft/ip in the run's own network namespace: sealed runs only (packet loss needs it). */
   netns?: NamespaceExec;
 }

@@ -11,11 +11,13 @@ export const applySignal: Effect<Extract<FaultEffect, { kind: 'signal' }>> = asy
     await running.proc.kill('harness');
     return { detail: `SIGKILL to ${who}` };
   }
+  if (spec.signal === 'SIGSTOP') running.heldByHarness = true;
   running.proc.signal(spec.signal);
   if (spec.signal === 'SIGTERM') return { detail: `SIGTERM to ${who}` };
   return {
     detail: `SIGSTOP to ${who}`,
     lift: async () => {
+      running.heldByHarness = false;
       running.proc.continue();
       return `SIGCONT to ${who}`;
     },

@@ -54,6 +54,8 @@ export class PublisherStream {
   private nextConn = 1;
   /** Set by whoever starts consumers (e.g. "incarnation 2"); stamped on each new connection. */
   tag: string | undefined;
+  /** A RESUME was answered with RESYNC: its log no longer holds what that consumer needs. */
+  resynced = false;
 
   constructor(
     config: StreamConfig,
@@ -197,6 +199,7 @@ class Connection {
       this.queue = this.stream.plan(cursor);
     } catch (error) {
       if (!(error instanceof ResyncRequired)) throw error;
+      this.stream.resynced = true;
       this.send(encodeResync(error.firstAvailable));
       return this.close('publisher', `resync required: ${error.message}`);
     }

@@ -10,6 +10,7 @@ import type { Scenario } from '../../scenario/types.js';
 import { type Finding, statusOf, type Verdict } from '../../verdict.js';
 import { compareAcks } from './acks.js';
 import { smallestDiff } from './diff.js';
+import { conflictProblems, connectionsOf, exitFaultAckProblems, unacknowledgedProblems, whyNoAck } from './duties.js';
 import { describeBadEnvironment, environmentDiff, environmentProblems } from './environment.js';
 import { midRunProblems, storeProblems } from './invariants.js';
 import { malformedProblems } from './malformed.js';
@@ -50,12 +51,15 @@ export function checkLedgerRun(journal: readonly JournalEntry[], plan: Plan, rea
   const events = plan.lab.events;
   // A bad environment: the consumer must exit 64 before doing anything, so it is expected to leave nothing.
   const bad = plan.lab.consumer.badEnvironment;
-  const finalLast = bad ? -1 : (plan.lab.expect.finalLast ?? events.length - 1);
+  const finalLast = bad ? -1 : expectedFinalLast(journal, consumerStream.stream, plan.lab.expect.finalLast, events.length - 1);
   const expected = expectedAfter(events, finalLast);
   const controlExpected = expectedAfter(events, events.length - 1);
   const consumerStore = read('consumer', consumerStream.db);
   const controlStore = read('control', controlStream.db);
   const incarnations = incarnationFacts(journal, plan, consumerStream.stream);
+  // Incarnations whose exact ACKs the scenario lists are judged by that list, not again by the duties.
+  const listed = new Set((plan.lab.expect.transcript ?? []).filter((w) => w.acks !== undefined).map((w) => w.incarnation));
+  const connections = connectionsOf(journal, consumerStream.stream, events);
 
   // Most telling first: what the consumer did with a line that broke the grammar (the scenario's
   // point, when it sends one), then a broken invariant seen mid-run, usually the root cause of the rest.
@@ -66,6 +70,9 @@ export function checkLedgerRun(journal: readonly JournalEntry[], plan: Plan, rea
         ...malformed,
         ...midRunProblems(journal, incarnations),
         ...transcriptProblems(plan, incarnations, new Set(malformed.map((f) => f.subject?.process?.incarnation))),
+        ...exitFaultAckProblems(incarnations, listed),
+        ...conflictProblems(connections, listed),
+        ...unacknowledgedProblems(connections, listed),
         ...exitProblems(plan, incarnations),
         ...storeProblems('consumer', consumerStore, events, finalLast),
       ];
@@ -259,13 +266,29 @@ function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[], closeJ
   return problems;
 }
 
-/** Explains, from the fault plan, why an ACK for `seq` proves an ordering bug. */
-function whyNoAck(fault: string | undefined, seq: number): string {
-  const hook = fault?.split(',').find((f) => f.endsWith(`:${seq}`) && /^(exit|raise)@/.test(f));
-  if (!hook) return '';
-  const [action, rest] = hook.split('@') as [string, string];
-  const ended = action === 'exit' ? 'the process was ended' : 'an error was raised';
-  return rest.startsWith('ack')
-    ? `: ${ended} at fault point ack:${seq}, after COMMIT and before the ACK is written, so this ACK was written before seq ${seq} was committed`
-    : `: ${ended} at fault point apply:${seq}, inside the transaction, so seq ${seq} was acknowledged before it was committed`;
+/**
+ * The consumer's expected final cursor: the scenario's `final_last`; for `resync`, the cursor the
+ * publisher's first RESYNC answered (a consumer whose log moved on must stop there, exiting
+ * non-zero, never paper over it) — unless that cursor was behind an ACK the consumer had already
+ * sent, whose event the publisher may rightly have forgotten: then the consumer lost its place,
+ * and the whole script stays expected. No RESYNC: the whole script.
+ */
+export function expectedFinalLast(journal: readonly JournalEntry[], stream: string, finalLast: number | 'resync' | undefined, scriptLast: number): number {
+  if (finalLast !== 'resync') return finalLast ?? scriptLast;
+  const resumeOf = new Map<number, number>();
+  let acked = -1;
+  for (const e of journal) {
+    if (e.type !== 'wire' || e.stream !== stream) continue;
+    if (e.kind === 'recv' && !e.error) {
+      const resume = /^RESUME (-?\d+)\n$/.exec(e.line);
+      if (resume && !resumeOf.has(e.conn)) resumeOf.set(e.conn, Number(resume[1]));
+      const ack = /^ACK (\d+)\n$/.exec(e.line);
+      if (ack) acked = Math.max(acked, Number(ack[1]));
+    }
+    if (e.kind === 'send' && e.line.startsWith('RESYNC ')) {
+      const cursor = resumeOf.get(e.conn);
+      return cursor !== undefined && cursor >= acked ? cursor : scriptLast;
+    }
+  }
+  return scriptLast;
 }

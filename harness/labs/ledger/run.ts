@@ -71,11 +71,13 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
   const controlDone = ctx.processes.finish(controlProc);
 
   // The listed incarnations always run; then, with a restart policy, plain restarts until the
-  // publisher holds an ACK for every event (the harness is the only thing that reconnects).
+  // publisher holds an ACK for every event (the harness is the only thing that reconnects), or
+  // until it answered RESYNC: its log no longer holds what the consumer needs, so no restart can
+  // complete the stream.
   const restart = plan.consumer.restart;
   for (let n = 1; ; n++) {
     const listed = plan.consumer.incarnations[n - 1];
-    if (!listed && (!restart || n > restart.max || underTest.stream.complete)) break;
+    if (!listed && (!restart || n > restart.max || underTest.stream.complete || underTest.stream.resynced)) break;
     if (n > 1 && restart?.delayMs) await new Promise((r) => setTimeout(r, restart.delayMs));
     await faults.incarnationStarting(n);
     underTest.stream.tag = `incarnation ${n}`;

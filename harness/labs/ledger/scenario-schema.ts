@@ -282,10 +282,12 @@ const expectSchema = {
       description: 'Per-incarnation wire expectations, in incarnation order; incarnations not listed are not compared.',
     },
     final_last: {
-      type: 'integer',
-      minimum: -1,
+      oneOf: [
+        { type: 'integer', minimum: -1 },
+        { type: 'string', const: 'resync' },
+      ],
       description:
-        "The consumer's expected final cursor when the scenario ends before the script does (e.g. a RESYNC it must not paper over): the expected state is then the script's prefix 0..final_last. Default: the script's last seq.",
+        "The consumer's expected final cursor when the scenario ends before the script does (e.g. a RESYNC it must not paper over): the expected state is then the script's prefix 0..final_last. `resync`: the cursor the publisher's first RESYNC answered, wherever that was (no RESYNC: the whole script); for schedules whose retention moves make the point unknown in advance. Default: the script's last seq.",
     },
   },
 } as const satisfies JSONSchema;

@@ -36,8 +36,8 @@ export interface LedgerPlan {
   /** `acks` absent = the ACKs of that incarnation are not compared (only its RESUME is). */
   expect: {
     transcript?: { incarnation: number; resume: number; acks?: number[]; closedBy?: 'consumer' | 'publisher' }[];
-    /** The consumer's expected final cursor when the scenario ends before the script does. */
-    finalLast?: number;
+    /** The consumer's expected final cursor when the scenario ends before the script does; `resync`: where the publisher's first RESYNC found it. */
+    finalLast?: number | 'resync';
   };
 }
 
@@ -107,7 +107,7 @@ export const ledgerScenario: LabScenario<LedgerPlan> = {
     }
     out.push(...badEnvironmentProblems(file));
     const finalLast = file.expect?.final_last;
-    if (finalLast !== undefined && finalLast > count - 1)
+    if (typeof finalLast === 'number' && finalLast > count - 1)
       out.push({ segments: ['expect', 'final_last'], at: 'value', message: `must be between -1 and ${count - 1}: ${seqs} (got ${finalLast})` });
 
     const maxIncarnations = Math.max(incarnations.length, file.consumer?.restart?.max ?? 0);
