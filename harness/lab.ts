@@ -8,6 +8,7 @@
 // reports need to speak its language.
 
 import type { TranscriptEntry } from '../publisher/transcript.js';
+import type { ChaosModel } from './chaos/model.js';
 import type { FaultEngine } from './faults/engine.js';
 import type { FaultTarget } from './faults/effect.js';
 import type { JournalWriter } from './journal.js';
@@ -133,6 +134,8 @@ export interface Lab<Plan = unknown> {
   mutantIndex: string;
   /** The scenario every mutant must pass (a near miss). */
   happyPath: string;
+  /** Random fault schedules for `chaoslab chaos`, loaded only when that command runs (fast-check is large). */
+  chaos?: () => Promise<ChaosModel>;
 }
 
 /** Erases a lab's plan type, so labs of different plans sit in one registry. */

@@ -5,6 +5,7 @@
 import { Command } from 'commander';
 import * as bench from './commands/bench.js';
 import * as catalogue from './commands/catalogue.js';
+import * as chaos from './commands/chaos.js';
 import * as clean from './commands/clean.js';
 import * as grade from './commands/grade.js';
 import * as mergeReports from './commands/merge-reports.js';
@@ -37,7 +38,7 @@ export function buildProgram(output: ProgramOutput = {}): Command {
     .description('Fault-injection test harness and chaos lab for event-stream consumers')
     .version(harnessVersion)
     .exitOverride();
-  for (const command of [run, catalogue, mutants, report, clean, bench, grade, mergeReports]) command.register(program);
+  for (const command of [run, catalogue, mutants, chaos, report, clean, bench, grade, mergeReports]) command.register(program);
   for (const command of [program, ...program.commands]) {
     const helpCommand = command === program ? 'chaoslab' : `chaoslab ${command.name()}`;
     command.configureOutput({ writeOut, writeErr, outputError: (message, write) => write(oneLineError(message, helpCommand)) });

@@ -99,6 +99,22 @@ t.test('a toxic from an incarnation start until that process exits (ack-lost)', 
   t.same(r.faults(), ['apply cut: limit_data upstream bytes=41', 'lift cut: limit_data removed (incarnation 1 exited)']);
 });
 
+t.test('started between processes, "until that process exits" means the next one to start', async (t) => {
+  const r = rig(t, [{ name: 'reset', effect: toxic('reset', 'reset_peer'), start: before(9), end: { kind: 'incarnation-exit' } }]);
+  r.run(1);
+  r.exit();
+  await r.engine.incarnationExited(1);
+  // Killed before EVENT 8: the publisher goes on sending into the dead connection, and EVENT 9 starts the fault.
+  await r.engine.point('before_event', 9);
+  t.same(r.calls, ['add reset reset_peer upstream {"bytes":41}']);
+  await r.engine.incarnationStarting(2);
+  r.run(2);
+  r.exit();
+  await r.engine.incarnationExited(2);
+  t.same(r.calls.at(-1), 'remove reset', 'lifted when the next process, incarnation 2, exits');
+  t.same(r.faults().at(-1), 'lift reset: reset_peer removed (incarnation 2 exited)');
+});
+
 t.test('transcript points: a cut before EVENT k, lifted at ACK j; first occurrence only', async (t) => {
   const r = rig(t, [{ name: 'down', effect: { kind: 'proxy-down' }, start: before(5), end: onAck(7) }]);
   r.run(1);

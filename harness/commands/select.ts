@@ -126,8 +126,15 @@ export function selectItems(names: string[], opts: SelectOptions): Selection {
     throw new UsageError(
       `--consumer speaks one lab's protocol, but these scenarios span the ${spanned.join(' and ')} labs: choose one with --lab ${spanned.join('|')}`,
     );
+  // A chaos repro replays with the consumer it failed with, unless --consumer names another.
+  const consumerOf = (scenario: (typeof scenarios)[number]) =>
+    opts.consumer || !scenario.chaos?.consumer ? consumer : { consumerCommand: scenario.chaos.consumer };
   const items = scenarios.flatMap((scenario) =>
-    Array.from({ length: opts.repeat }, (_, i) => ({ scenario, label: opts.repeat > 1 ? `${scenario.name} #${i + 1}` : scenario.name, ...consumer })),
+    Array.from({ length: opts.repeat }, (_, i) => ({
+      scenario,
+      label: opts.repeat > 1 ? `${scenario.name} #${i + 1}` : scenario.name,
+      ...consumerOf(scenario),
+    })),
   );
   return { items, batch: batch || opts.all === true || items.length > 1, batchName: batchName(names, opts) };
 }

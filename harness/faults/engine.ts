@@ -180,7 +180,8 @@ function matches(trigger: Trigger, point: Point, incarnation?: number): boolean 
     case 'incarnation':
       return point.kind === 'incarnation' && point.n === trigger.n;
     case 'incarnation-exit':
-      return point.kind === 'incarnation-exit' && point.n === incarnation;
+      // Started between processes (none running): it lasts until the next one exits.
+      return point.kind === 'incarnation-exit' && (incarnation === undefined || point.n === incarnation);
     default:
       return false; // time triggers run on timers
   }

@@ -79,6 +79,12 @@ export function renderBatchIndex(view: BatchView): string {
     consumers.length === 1 ? html` · consumer <code>${consumers[0]}</code>` : ''
   }</p>
 </header>
+${(view.sections ?? []).map(
+  (section) =>
+    html`<section class="said"><h2>${section.title}</h2><ul>${section.lines.map(
+      (l) => html`<li>${l.href ? html`<a href="${encodeURI(l.href)}">${l.text}</a>` : l.text}</li>`,
+    )}</ul></section>`,
+)}
 <section class="batch">
 <input type="radio" name="filter" id="f-all" checked><label for="f-all">All<b>${view.runs.length}</b></label>
 ${statuses.map(

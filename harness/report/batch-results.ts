@@ -33,6 +33,7 @@ export function renderBatchResults(view: BatchView): string {
     }),
     /** Never started: an interrupt came first. */
     notStarted: view.notStarted ?? [],
+    ...(view.sections?.length ? { sections: view.sections } : {}),
   };
   return `${JSON.stringify(data, null, 2)}\n`;
 }

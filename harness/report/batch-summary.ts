@@ -23,6 +23,8 @@ export function renderBatchSummary(view: BatchView): string {
     `\`${view.commandLine}\` · ${view.runs.length} run${view.runs.length === 1 ? '' : 's'} · ${view.startedAt} → ${view.endedAt}`,
     '',
   ];
+  for (const section of view.sections ?? [])
+    lines.push(`## ${section.title}`, '', ...section.lines.map((l) => `- ${l.href ? `[${l.text}](${encodeURI(l.href)})` : l.text}`), '');
   if (bad.length) {
     lines.push('## Did not pass', '', '| run | status | time | leading finding | |', '|---|---|---|---|---|');
     for (const r of bad)

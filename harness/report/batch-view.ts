@@ -25,6 +25,14 @@ export interface BatchMeta {
   commandLine: string;
   /** The items an interrupt kept from starting, in the order they were asked for. */
   notStarted?: NotStartedRun[];
+  /** What the command that made the batch has to say first (e.g. `chaos`: the failures it confirmed), drawn before the runs. */
+  sections?: BatchSection[];
+}
+
+/** A few lines a batch's command says of the batch as a whole; `href` relative to the batch folder. */
+export interface BatchSection {
+  title: string;
+  lines: { text: string; href?: string }[];
 }
 
 export interface NotStartedRun {
@@ -108,12 +116,14 @@ export function readBatchMeta(dir: string): { meta?: BatchMeta; labels: Map<stri
       commandLine?: unknown;
       runs?: { label?: unknown; runDir?: unknown }[];
       notStarted?: { label?: unknown; scenario?: unknown; file?: unknown }[];
+      sections?: unknown;
     };
     const notStarted = (Array.isArray(data.notStarted) ? data.notStarted : []).flatMap((n) =>
       typeof n?.label === 'string' && typeof n.scenario === 'string'
         ? [{ label: n.label, scenario: n.scenario, ...(typeof n.file === 'string' ? { file: n.file } : {}) }]
         : [],
     );
+    const sections = sectionsOf(data.sections);
     for (const r of Array.isArray(data.runs) ? data.runs : [])
       if (typeof r?.label === 'string' && typeof r.runDir === 'string') labels.set(join(dir, r.runDir), r.label);
     const ok = [data.batch, data.startedAt, data.endedAt, data.commandLine].every((v) => typeof v === 'string');
@@ -125,6 +135,7 @@ export function readBatchMeta(dir: string): { meta?: BatchMeta; labels: Map<stri
             endedAt: data.endedAt as string,
             commandLine: data.commandLine as string,
             ...(notStarted.length ? { notStarted } : {}),
+            ...(sections.length ? { sections } : {}),
           },
           labels,
         }
@@ -132,6 +143,23 @@ export function readBatchMeta(dir: string): { meta?: BatchMeta; labels: Map<stri
   } catch {
     return { labels };
   }
+}
+
+/** Sections as results.json holds them; anything malformed is left out. */
+function sectionsOf(data: unknown): BatchSection[] {
+  if (!Array.isArray(data)) return [];
+  return data.flatMap((x: { title?: unknown; lines?: unknown }) =>
+    typeof x?.title === 'string' && Array.isArray(x.lines)
+      ? [
+          {
+            title: x.title,
+            lines: x.lines.flatMap((l: { text?: unknown; href?: unknown }) =>
+              typeof l?.text === 'string' ? [{ text: l.text, ...(typeof l.href === 'string' ? { href: l.href } : {}) }] : [],
+            ),
+          },
+        ]
+      : [],
+  );
 }
 
 /** The command line this process was started with, as `chaoslab …`. */

@@ -109,6 +109,14 @@ export interface CoreFile {
   time_scale?: number;
   socket_buffer_bytes?: number;
   faults?: FaultFile[];
+  chaos?: ChaosOriginFile;
+}
+
+/** Where a `chaoslab chaos` repro came from: the consumer it failed with, and the seed and path that draw it again. */
+export interface ChaosOriginFile {
+  consumer?: string;
+  seed: number;
+  path: string;
 }
 
 /** When a fault starts or ends: one of the lab's points, a process event, or a time. */
@@ -146,7 +154,7 @@ function triggerSchema(role: 'start' | 'end', points: Record<string, FaultPointS
             type: 'boolean',
             const: true,
             description:
-              'When the consumer process running at the start exits (toxics belong to the proxy: without this they also hit the restarted consumer).',
+              'When the consumer process running at the start exits — or, when none was running, the next one to start (toxics belong to the proxy: without this they also hit the restarted consumer).',
           },
         };
   const keys = [...labPoints.map(([k]) => k), ...Object.keys(core)];
@@ -240,6 +248,17 @@ export function scenarioSchemaFor(lab: { name: string; schema: LabSchemaPart; fa
           "Every TCP buffer of the run, send and receive, fixed at this many bytes (net.ipv4.tcp_rmem and tcp_wmem of the sealed run's own network namespace), so that the kernel cannot hide a slow reader behind megabytes of buffering on loopback. Needs a sealed run: elsewhere the run is SKIPPED. Default: the kernel's own sizes.",
       },
       ...lab.schema.properties,
+      chaos: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['seed', 'path'],
+        description: 'Written by `chaoslab chaos` into a repro: where the schedule came from. `chaoslab run` uses `consumer` unless --consumer is given.',
+        properties: {
+          consumer: { type: 'string', minLength: 1, description: 'The consumer command the schedule failed with (run from where `chaoslab chaos` ran).' },
+          seed: { type: 'integer', minimum: CORE_LIMITS.seed.min, maximum: CORE_LIMITS.seed.max, description: "The chaos run's seed." },
+          path: { type: 'string', pattern: '^[0-9]+(:[0-9]+)*$', description: "fast-check's path to the shrunk schedule (run:shrink steps)." },
+        },
+      },
       faults: { type: 'array', items: faultSchema(lab.faultPoints), description: 'Network and process faults with their start and end.' },
     },
   };

@@ -119,9 +119,20 @@ export class PublisherStream {
     if (first > this.log.first) this.moveRetention(conn, first, 'acknowledged events are forgotten');
   }
 
-  /** True when every event from the retention start on has been acknowledged. */
+  /** The highest cursor a consumer resumed from: it holds every event up to it, durably. */
+  private resumedTo = -1;
+
+  noteResume(cursor: number): void {
+    this.resumedTo = Math.max(this.resumedTo, cursor);
+  }
+
+  /**
+   * True when every event from the retention start on has been acknowledged, or lies at or below
+   * a cursor a consumer resumed from (an event committed whose ACK was lost is never sent again
+   * without redelivery, so it is never acknowledged again).
+   */
   get complete(): boolean {
-    for (let seq = this.log.first; seq <= this.log.last; seq++) if (!this.acked.has(seq)) return false;
+    for (let seq = this.log.first; seq <= this.log.last; seq++) if (!this.acked.has(seq) && seq > this.resumedTo) return false;
     return true;
   }
 
@@ -194,6 +205,7 @@ class Connection {
 
   private async onResume(cursor: number): Promise<void> {
     if (this.state !== 'awaiting-resume') return this.close('publisher', 'second RESUME on one connection');
+    this.stream.noteResume(cursor);
     await this.stream.settings.hooks.onResume?.(this.id, cursor);
     try {
       this.queue = this.stream.plan(cursor);

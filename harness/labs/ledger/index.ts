@@ -2,6 +2,7 @@
 // (RESUME, EVENT, ACK, RESYNC), consumers that run to their exit and are restarted by the harness.
 
 import { join } from 'node:path';
+import type { ChaosModel } from '../../chaos/model.js';
 import { defineLab, type RunContext } from '../../lab.js';
 import { projectRoot, shellQuote } from '../../paths.js';
 import { checkLedgerRun } from './checker.js';
@@ -35,4 +36,5 @@ export const ledgerLab = defineLab<LedgerPlan>({
   referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'ledger', 'typescript', 'client.js'))}`,
   mutantIndex: join(projectRoot, 'consumer', 'ledger', 'mutants', 'index.yaml'),
   happyPath: 'happy-path',
+  chaos: async () => (await import('./chaos.js')).ledgerChaos as ChaosModel,
 });

@@ -1,0 +1,27 @@
+// What a lab gives `chaoslab chaos` (harness/chaos/): the layers a random fault schedule may draw
+// from, as a fast-check arbitrary of plain data, and the scenario file a schedule stands for.
+// A schedule is data, never code: fast-check shrinks it (fewer steps, smaller numbers), and any
+// schedule, however small, must make a valid scenario that a correct consumer passes.
+
+import type { Arbitrary } from 'fast-check';
+
+export interface ChaosLayer {
+  name: string;
+  /** A few words: what it does to the consumer. */
+  what: string;
+  /** Drawn only where runs are sealed (packet loss, small socket buffers). */
+  sealedOnly?: boolean;
+}
+
+export interface ChaosModel<Schedule = unknown> {
+  /** Every layer a schedule may draw from (docs, `chaoslab chaos --help`, the batch overview). */
+  layers: readonly ChaosLayer[];
+  /** Draws schedules; layers that need a sealed run only when `sealed`. */
+  schedules(options: { sealed: boolean }): Arbitrary<Schedule>;
+  /** The scenario file for a schedule, without name, description, protocol and chaos (the core adds them). */
+  scenario(schedule: Schedule): Record<string, unknown>;
+  /** The schedule's fault steps in words, one per step: its size, and what a repro's header lists. */
+  steps(schedule: Schedule): string[];
+  /** The layers (by `layers` name) the schedule draws on. */
+  layersOf(schedule: Schedule): string[];
+}

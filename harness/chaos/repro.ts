@@ -1,0 +1,55 @@
+// A confirmed, shrunk failure as an ordinary scenario file: `<batch>/repro.yaml` (then
+// repro-2.yaml, … with --keep-going). Its `chaos` key names the consumer it failed with, so
+// `chaoslab run <file>` and `make scenario FILE=<file>` replay it against that consumer (unless
+// --consumer names another); its header says how it was found and how to draw it again.
+
+import { writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { shellQuote } from '../paths.js';
+import { loadScenario } from '../scenario/load.js';
+import type { ChaosModel } from './model.js';
+import type { Failure } from './search.js';
+import { scenarioText } from './trial.js';
+
+export interface ReproContext {
+  lab: string;
+  model: ChaosModel;
+  batchDir: string;
+  consumerCommand: string;
+  seed: number;
+  runsAsked: number;
+  /** Where chaos ran: the consumer's command runs from there. */
+  cwd: string;
+  /** How many repros this batch has written before this one. */
+  written: number;
+}
+
+export function writeRepro(failure: Omit<Failure, 'repro'>, c: ReproContext): string {
+  const name = c.written === 0 ? 'repro' : `repro-${c.written + 1}`;
+  const file = join(c.batchDir, `${name}.yaml`);
+  const shown = relative(c.cwd, file).startsWith('..') ? file : relative(c.cwd, file);
+  const stepWord = (n: number) => `${n} fault step${n === 1 ? '' : 's'}`;
+  const header = [
+    `# chaoslab chaos repro (${c.lab} lab): a schedule that failed twice, shrunk from ${stepWord(failure.originalSteps.length)} to ${stepWord(failure.steps.length)} in ${failure.shrinkRuns} shrink runs.`,
+    `# Seed ${c.seed}, path ${failure.path} (fast-check): found at run ${failure.index + 1} of \`chaoslab chaos --lab ${c.lab} --seed ${c.seed} --runs ${c.runsAsked} --consumer ${shellQuote(c.consumerCommand)}\`, run in ${c.cwd}.`,
+    `# It failed with: ${failure.smallest[0].headline.replaceAll('\n', ' ')}`,
+    `# Replay it against the same consumer, from ${c.cwd}: chaoslab run ${shown}  (or: make scenario FILE=${shown})`,
+    '# Against another consumer: add --consumer "<command>".',
+    '# Fault steps:',
+    ...(failure.steps.length ? failure.steps.map((s) => `#   - ${s}`) : ['#   (none: the schedule itself, without a fault, is enough)']),
+    '',
+  ].join('\n');
+  const description =
+    `A schedule chaoslab chaos drew (seed ${c.seed}, path ${failure.path}) and shrank to ${stepWord(failure.steps.length)}, ` +
+    `on which the consumer failed twice: ${failure.smallest[0].headline}`;
+  const text = scenarioText(
+    c.model,
+    failure.schedule,
+    { name, description, lab: c.lab },
+    { chaos: { consumer: c.consumerCommand, seed: c.seed, path: failure.path } },
+  );
+  writeFileSync(file, `${header}${text}`);
+  // What was written must load as any scenario does, or it is no repro.
+  loadScenario(file);
+  return shown;
+}

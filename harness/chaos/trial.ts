@@ -1,0 +1,86 @@
+// One schedule, run: written as an ordinary scenario file (so what ran is exactly what a repro
+// replays), loaded and checked like any other, then run by the usual runner into the chaos
+// batch's folder. The verdict is the checker's: a chaos run judges nothing itself.
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { Lab } from '../lab.js';
+import type { RunStatus, RunView } from '../report/view.js';
+import { runScenario } from '../runner.js';
+import { loadScenario } from '../scenario/load.js';
+import type { SealMode } from '../sealing.js';
+import { findingTexts } from '../verdict.js';
+import type { ChaosModel } from './model.js';
+
+export interface TrialRequest {
+  lab: Lab;
+  model: ChaosModel;
+  schedule: unknown;
+  /** The scenario's name, and its file's: `run-7`, `run-7-again`, `shrink-3`. */
+  name: string;
+  description: string;
+  batchDir: string;
+  consumerCommand: string;
+  cwd: string;
+  seal?: SealMode;
+  toxiproxyUrl?: string;
+  signal?: AbortSignal;
+  invokedAs?: string;
+}
+
+export interface Trial {
+  name: string;
+  status: RunStatus;
+  /** The leading finding (or the harness's error). */
+  headline: string;
+  reasons: string[];
+  runDir: string;
+  file: string;
+  durationMs: number;
+  /** The run as its reports show it (for the batch overview). */
+  view: RunView;
+}
+
+/** The scenario file's text for a schedule: the lab's part, with name, description and protocol in front. */
+export function scenarioText(
+  model: ChaosModel,
+  schedule: unknown,
+  head: { name: string; description: string; lab: string },
+  extra: Record<string, unknown> = {},
+): string {
+  const body = { name: head.name, description: head.description, protocol: head.lab, ...extra, ...model.scenario(schedule) };
+  return stringify(body, { lineWidth: 0 });
+}
+
+export async function runTrial(req: TrialRequest): Promise<Trial> {
+  const dir = join(req.batchDir, 'schedules');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${req.name}.yaml`);
+  writeFileSync(file, scenarioText(req.model, req.schedule, { name: req.name, description: req.description, lab: req.lab.name }));
+  // A schedule that makes no valid scenario is the lab's bug: loadScenario says which field.
+  const scenario = loadScenario(file);
+  const started = Date.now();
+  const result = await runScenario({
+    scenario,
+    consumerCommand: req.consumerCommand,
+    cwd: req.cwd,
+    reportsDir: req.batchDir,
+    latest: false,
+    ...(req.seal ? { seal: req.seal } : {}),
+    ...(req.toxiproxyUrl ? { toxiproxyUrl: req.toxiproxyUrl } : {}),
+    ...(req.signal ? { signal: req.signal } : {}),
+    ...(req.invokedAs ? { invokedAs: req.invokedAs } : {}),
+  });
+  const reasons = result.error ? [result.error] : result.verdict ? findingTexts(result.verdict) : [];
+  return {
+    name: req.name,
+    status: result.status,
+    headline: result.view.headline,
+    reasons,
+    runDir: result.runDir,
+    file,
+    durationMs: Date.now() - started,
+    view: result.view,
+  };
+}

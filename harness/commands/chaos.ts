@@ -1,0 +1,64 @@
+// `chaoslab chaos`: seeded random fault schedules against one consumer; a confirmed failure is
+// shrunk and written as a scenario file that `chaoslab run` replays (harness/chaos/, and
+// ./chaos-action.ts for the work). Exit 0 no failure found, 1 a confirmed failure (repro
+// written), 2 a harness error (2 wins), 130/143 after Ctrl-C/SIGTERM.
+import { type Command, InvalidArgumentError } from 'commander';
+import { addOutOption } from './out-option.js';
+import { positiveInt } from './run.js';
+
+export interface ChaosCommandOptions {
+  lab?: string;
+  consumer?: string;
+  seed?: number;
+  runs: number;
+  budget: number;
+  keepGoing?: boolean;
+  shrinkRuns: number;
+  path?: string;
+  out?: string;
+  reports?: string;
+  toxiproxyUrl?: string;
+  seal?: boolean;
+}
+
+export const DEFAULT_BUDGET = '15m';
+
+/** "15m", "90s", "1h30m", "2h": a duration in milliseconds. */
+export function parseDuration(text: string): number {
+  const m = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text.trim());
+  if (!m || text.trim() === '' || !m.slice(1).some(Boolean)) throw new InvalidArgumentError('expected a duration such as 15m, 90s or 1h30m');
+  const [h, min, s] = m.slice(1).map((x) => Number(x ?? 0)) as [number, number, number];
+  const ms = ((h * 60 + min) * 60 + s) * 1000;
+  if (ms <= 0) throw new InvalidArgumentError('expected a duration above zero');
+  return ms;
+}
+
+export const seedOption = (value: string): number => {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 0xffff_ffff) throw new InvalidArgumentError('expected a whole number from 0 to 4294967295');
+  return n;
+};
+
+const pathOption = (value: string): string => {
+  if (!/^[0-9]+(:[0-9]+)*$/.test(value)) throw new InvalidArgumentError('expected a fast-check path such as 17 or 17:0:3');
+  return value;
+};
+
+export function register(program: Command): void {
+  const command = program
+    .command('chaos')
+    .description('seeded random fault schedules against one consumer; a confirmed failure is shrunk and written as a replayable scenario (repro.yaml)')
+    .option('--lab <name>', 'the lab whose layers the schedules draw from (ledger, feed; default ledger)')
+    .option('--consumer <command>', "shell command line of the consumer under test (default: the lab's TypeScript reference)")
+    .option('--seed <n>', 'seed of the draw: the same seed gives the same schedules (default: a random one, printed first)', seedOption)
+    .option('--runs <n>', 'schedules to try at most', positiveInt, 100)
+    .option('--budget <duration>', `time to search at most, e.g. 15m, 90s, 1h30m (default ${DEFAULT_BUDGET})`, parseDuration, parseDuration(DEFAULT_BUDGET))
+    .option('--keep-going', 'after a confirmed failure, search on (each failure gets its own repro)')
+    .option('--shrink-runs <n>', 'runs a shrink may take at most (a failing candidate takes two)', positiveInt, 30)
+    .option('--path <path>', "with --seed: run only the schedule at this fast-check path (a repro's header names it), once", pathOption);
+  addOutOption(command, 'where the chaos folder is written')
+    .option('--toxiproxy-url <url>', 'use a running Toxiproxy server (default: $TOXIPROXY_URL, else start one)')
+    .option('--seal', 'require sealed runs')
+    .option('--no-seal', 'run unsealed (default: sealed wherever the machine allows)')
+    .action(async (opts: ChaosCommandOptions) => (await import('./chaos-action.js')).chaosAction(opts));
+}
