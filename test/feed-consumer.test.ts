@@ -2,7 +2,7 @@
 // consumer/feed/CONTRACT.md by a scripted NDJSON server on 127.0.0.1 (test/helpers/feed-rig.ts).
 // Every subtest runs once per language. Timing checks use loose bounds: they tell "waits with
 // jitter" from "does not", they are not speed measurements.
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -11,14 +11,15 @@ import {
   A,
   B,
   C,
-  type FeedConn,
   type FeedStore,
+  NULL_SUB,
   type Obj,
-  type Running,
   TOPICS,
   blockHash,
+  closedByConsumer,
   cur,
   cursors,
+  eventsOf,
   feedEnv,
   forEachFeedConsumer,
   line,
@@ -31,9 +32,11 @@ import {
   sleep,
   snapshot,
   startFeedServer,
+  stopped,
   storeReaches,
-  terminate,
+  subAt,
   transfer,
+  until,
 } from './helpers/feed-rig.js';
 
 t.setTimeout(900000);
@@ -41,32 +44,8 @@ t.setTimeout(900000);
 const BIG = 2n ** 200n;
 const MAX = 2n ** 256n - 1n;
 
-/** Ends a test's consumer: SIGTERM must give exit 0 within the contract's 2 s. */
-async function stopped(t: Test, run: Running): Promise<void> {
-  const r = await terminate(run);
-  t.equal(r.code, 0, `SIGTERM: exit 0 (stderr tail: ${r.stderr.trim().split('\n').slice(-2).join(' | ')})`);
-  t.ok(r.ms < 2000, `SIGTERM: ended within 2 s (took ${Math.round(r.ms)} ms)`);
-}
-
-const eventsOf = (frames: Obj[]): FeedStore['events'] => frames.map((f) => ({ cursor: f.cursor as string, type: f.type as string, payload: f.payload }));
-const NULL_SUB = { cursor: null, blockHash: null };
-const subAt = (block: number, log = 0, fork = 0): { cursor: string; blockHash: string } => ({ cursor: cur(block, log), blockHash: blockHash(block, fork) });
 /** A journal file exists while the consumer's write transaction is open (rollback-journal mode). */
 const inTransaction = (db: string): boolean => existsSync(`${db}-journal`);
-
-/** The connection was closed, and not by the server (waits for the close to be seen). */
-async function closedByConsumer(conn: FeedConn | undefined): Promise<boolean> {
-  return conn !== undefined && (await conn.closedWithin(10000)) && !conn.closedByServer;
-}
-
-async function until(pred: () => boolean, ms = 10000): Promise<boolean> {
-  const deadline = now() + ms;
-  while (!pred()) {
-    if (now() > deadline) return false;
-    await sleep(5);
-  }
-  return true;
-}
 
 // ---------------------------------------------------------------- environment
 

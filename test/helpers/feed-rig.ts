@@ -1,7 +1,8 @@
-// Rig for the feed lab's consumer tests (test/feed-consumer.test.ts): a scripted NDJSON server
-// on 127.0.0.1 that records every line a consumer sends (with its arrival time), builders for
-// the server's frames, the contract environment, and independent read-only reads of the
-// consumer's SQLite store. Not a test file itself (.taprc runs test/**/*.test.ts).
+// Rig for the feed lab's consumer tests (test/feed-consumer.test.ts, test/feed-mutant.test.ts):
+// a scripted NDJSON server on 127.0.0.1 that records every line a consumer sends (with its
+// arrival time), builders for the server's frames, the contract environment, and independent
+// read-only reads of the consumer's SQLite store. Not a test file itself (.taprc runs
+// test/*.test.ts).
 
 import net from 'node:net';
 import { existsSync } from 'node:fs';
@@ -300,6 +301,29 @@ export async function terminate(run: Running): Promise<{ code: number | null; si
   return { code: exit.code, signal: exit.signal, stderr: exit.stderr, ms: now() - sent };
 }
 
+/** Ends a test's consumer: SIGTERM must give exit 0 within the contract's 2 s. `who` prefixes the messages. */
+export async function stopped(t: Test, run: Running, who?: string): Promise<void> {
+  const r = await terminate(run);
+  const at = who === undefined ? '' : `${who}: `;
+  t.equal(r.code, 0, `${at}SIGTERM: exit 0 (stderr tail: ${r.stderr.trim().split('\n').slice(-2).join(' | ')})`);
+  t.ok(r.ms < 2000, `${at}SIGTERM: ended within 2 s (took ${Math.round(r.ms)} ms)`);
+}
+
+/** The connection was closed, and not by the server (waits for the close to be seen). */
+export async function closedByConsumer(conn: FeedConn | undefined): Promise<boolean> {
+  return conn !== undefined && (await conn.closedWithin(10000)) && !conn.closedByServer;
+}
+
+/** Polls pred until it holds (true) or ms passed (false). */
+export async function until(pred: () => boolean, ms = 10000): Promise<boolean> {
+  const deadline = now() + ms;
+  while (!pred()) {
+    if (now() > deadline) return false;
+    await sleep(5);
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------- independent SQLite reads
 
 export interface FeedStore {
@@ -361,6 +385,16 @@ export async function storeReaches(path: string, pred: (s: FeedStore) => boolean
 
 /** The activity list's cursors. */
 export const cursors = (s: FeedStore | undefined): string[] => s?.events.map((e) => e.cursor) ?? [];
+
+/** The activity list the store should hold for these event frames. */
+export const eventsOf = (frames: Obj[]): FeedStore['events'] => frames.map((f) => ({ cursor: f.cursor as string, type: f.type as string, payload: f.payload }));
+
+/** What a subscribe carries when it asks for a snapshot, and when it resumes from block/log. */
+export const NULL_SUB = { cursor: null, blockHash: null };
+export const subAt = (block: number, log = 0, fork = 0): { cursor: string; blockHash: string } => ({
+  cursor: cur(block, log),
+  blockHash: blockHash(block, fork),
+});
 
 /** The payload of a frame built above, as the store should hold it. */
 export const payloadOf = (frame: Obj): unknown => frame.payload;
