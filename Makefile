@@ -9,7 +9,7 @@ NPM_STAMP := node_modules/.chaoslab-npm-ci
 BUILD_STAMP := dist/.chaoslab-built
 SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/null) tsconfig.json
 
-.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench bench-full bench-render lint format sandbox-tools bench-sandbox schema node-versions
+.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench bench-full bench-render lint format sandbox-tools bench-sandbox schema node-versions chaos chaos-proof
 
 help:
 	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/ledger/python/client.py']   run one scenario"
@@ -17,6 +17,8 @@ help:
 	@echo "make test                                                                   run the test suite"
 	@echo "make catalogue [CONSUMER=...] [JOBS=2]                                      run every scenario against one consumer"
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
+	@echo "make chaos [LAB=ledger] [CONSUMER=...] [SEED=n] [RUNS=100] [BUDGET=15m]        random fault schedules; a failure is shrunk into reports/<run>/repro.yaml"
+	@echo "make chaos-proof [LABS=ledger,feed] [JOBS=2]                                 what chaos finds: references, every mutant over 3 seeds, repros replayed"
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make lint                                                                   Biome (format, lint) and a type check of the tests too; make format rewrites"
 	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
@@ -112,6 +114,21 @@ catalogue: setup
 
 mutants: setup
 	node dist/harness/cli.js mutants --jobs "$$JOBS"
+
+# Nightly chaos (README "Nightly chaos"): LAB, CONSUMER, SEED, RUNS, BUDGET reach the recipe as
+# environment variables, never as recipe text. Exit 1 means a confirmed failure (repro written).
+export SEED RUNS BUDGET LAB
+chaos: setup
+	@args=(chaos); \
+	 if [ -n "$${LAB:-}" ]; then args+=(--lab "$$LAB"); fi; \
+	 if [ -n "$${CONSUMER:-}" ]; then args+=(--consumer "$$CONSUMER"); fi; \
+	 if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
+	 if [ -n "$${RUNS:-}" ]; then args+=(--runs "$$RUNS"); fi; \
+	 if [ -n "$${BUDGET:-}" ]; then args+=(--budget "$$BUDGET"); fi; \
+	 node dist/harness/cli.js "$${args[@]}"
+
+chaos-proof: setup
+	node scripts/chaos-proof.mjs
 
 # The scenario JSON Schema for editors, generated from harness/scenario/schema.ts and the labs'
 # parts; test/scenario-schema-export.test.ts fails when the files are not current.

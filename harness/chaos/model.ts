@@ -9,19 +9,24 @@ export interface ChaosLayer {
   name: string;
   /** A few words: what it does to the consumer. */
   what: string;
-  /** Drawn only where runs are sealed (packet loss, small socket buffers). */
+  /** Needs a sealed run (packet loss, small socket buffers): left out of the scenario elsewhere. */
   sealedOnly?: boolean;
+}
+
+/** Where the schedule runs: sealed-only layers are drawn everywhere, so that one seed draws the same schedules on every machine, and left out where runs are not sealed. */
+export interface ChaosWhere {
+  sealed: boolean;
 }
 
 export interface ChaosModel<Schedule = unknown> {
   /** Every layer a schedule may draw from (docs, `chaoslab chaos --help`, the batch overview). */
   layers: readonly ChaosLayer[];
-  /** Draws schedules; layers that need a sealed run only when `sealed`. */
-  schedules(options: { sealed: boolean }): Arbitrary<Schedule>;
+  /** Draws schedules: the same on every machine for one seed. */
+  schedules(): Arbitrary<Schedule>;
   /** The scenario file for a schedule, without name, description, protocol and chaos (the core adds them). */
-  scenario(schedule: Schedule): Record<string, unknown>;
-  /** The schedule's fault steps in words, one per step: its size, and what a repro's header lists. */
-  steps(schedule: Schedule): string[];
-  /** The layers (by `layers` name) the schedule draws on. */
-  layersOf(schedule: Schedule): string[];
+  scenario(schedule: Schedule, where: ChaosWhere): Record<string, unknown>;
+  /** The schedule's fault steps in words, one per step, as they run here: its size, and what a repro's header lists. */
+  steps(schedule: Schedule, where: ChaosWhere): string[];
+  /** The layers (by `layers` name) the schedule draws on, as it runs here. */
+  layersOf(schedule: Schedule, where: ChaosWhere): string[];
 }

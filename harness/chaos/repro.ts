@@ -7,13 +7,14 @@ import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { shellQuote } from '../paths.js';
 import { loadScenario } from '../scenario/load.js';
-import type { ChaosModel } from './model.js';
+import type { ChaosModel, ChaosWhere } from './model.js';
 import type { Failure } from './search.js';
 import { scenarioText } from './trial.js';
 
 export interface ReproContext {
   lab: string;
   model: ChaosModel;
+  where: ChaosWhere;
   batchDir: string;
   consumerCommand: string;
   seed: number;
@@ -45,6 +46,7 @@ export function writeRepro(failure: Omit<Failure, 'repro'>, c: ReproContext): st
   const text = scenarioText(
     c.model,
     failure.schedule,
+    c.where,
     { name, description, lab: c.lab },
     { chaos: { consumer: c.consumerCommand, seed: c.seed, path: failure.path } },
   );

@@ -13,14 +13,14 @@
 import fc from 'fast-check';
 import type { Lab } from '../lab.js';
 import type { SealMode } from '../sealing.js';
-import type { ChaosModel } from './model.js';
+import type { ChaosModel, ChaosWhere } from './model.js';
 import { type Trial, runTrial } from './trial.js';
 
 export interface ChaosOptions {
   lab: Lab;
   model: ChaosModel;
-  /** Layers that need a sealed run may be drawn. */
-  sealed: boolean;
+  /** Sealed-only layers run (elsewhere they are left out of the scenarios). */
+  where: ChaosWhere;
   consumerCommand: string;
   seed: number;
   runs: number;
@@ -74,7 +74,7 @@ export interface ChaosOutcome {
 }
 
 export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
-  const arbitrary = o.model.schedules({ sealed: o.sealed });
+  const arbitrary = o.model.schedules();
   const draws = fc.sample(arbitrary, { seed: o.seed, numRuns: o.runs });
   const deadline = Date.now() + o.budgetMs;
   const outcome: ChaosOutcome = {
@@ -92,8 +92,9 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
       lab: o.lab,
       model: o.model,
       schedule,
+      where: o.where,
       name,
-      description: `chaoslab chaos, seed ${o.seed}: ${label}. Fault steps: ${o.model.steps(schedule).join('; ') || 'none'}.`,
+      description: `chaoslab chaos, seed ${o.seed}: ${label}. Fault steps: ${o.model.steps(schedule, o.where).join('; ') || 'none'}.`,
       batchDir: o.batchDir,
       consumerCommand: o.consumerCommand,
       cwd: o.cwd,
@@ -115,7 +116,7 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
       break;
     }
     const n = index + 1;
-    const steps = o.model.steps(schedule);
+    const steps = o.model.steps(schedule, o.where);
     const first = await run(schedule, `run-${n}`, `run ${n}`);
     outcome.runsDone = n;
     o.log(`[${n}/${o.runs}] ${first.status.toUpperCase()}  ${steps.length} step${steps.length === 1 ? '' : 's'}${steps.length ? `: ${steps.join('; ')}` : ''}`);
@@ -129,7 +130,7 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
     }
     o.log(`  confirmed (failed twice); shrinking, at most ${o.shrinkRuns} runs`);
     const shrunk = await shrink(o, arbitrary, index, [first, again], run, deadline);
-    const failure = { index, found: [first, again] as [Trial, Trial], originalSteps: steps, ...shrunk, steps: o.model.steps(shrunk.schedule) };
+    const failure = { index, found: [first, again] as [Trial, Trial], originalSteps: steps, ...shrunk, steps: o.model.steps(shrunk.schedule, o.where) };
     const repro = o.onFailure(failure);
     outcome.failures.push({ ...failure, repro });
     o.log(
@@ -186,7 +187,7 @@ async function shrink(
       thrown = error;
       return true;
     }
-    o.log(`    shrink ${c}: failed twice with ${o.model.steps(schedule).length} fault steps`);
+    o.log(`    shrink ${c}: failed twice with ${o.model.steps(schedule, o.where).length} fault steps`);
     return false;
   });
   const details = await fc.check(property, { seed: o.seed, path: String(index), numRuns: 1 });

@@ -11,12 +11,13 @@ import { runScenario } from '../runner.js';
 import { loadScenario } from '../scenario/load.js';
 import type { SealMode } from '../sealing.js';
 import { findingTexts } from '../verdict.js';
-import type { ChaosModel } from './model.js';
+import type { ChaosModel, ChaosWhere } from './model.js';
 
 export interface TrialRequest {
   lab: Lab;
   model: ChaosModel;
   schedule: unknown;
+  where: ChaosWhere;
   /** The scenario's name, and its file's: `run-7`, `run-7-again`, `shrink-3`. */
   name: string;
   description: string;
@@ -46,10 +47,11 @@ export interface Trial {
 export function scenarioText(
   model: ChaosModel,
   schedule: unknown,
+  where: ChaosWhere,
   head: { name: string; description: string; lab: string },
   extra: Record<string, unknown> = {},
 ): string {
-  const body = { name: head.name, description: head.description, protocol: head.lab, ...extra, ...model.scenario(schedule) };
+  const body = { name: head.name, description: head.description, protocol: head.lab, ...extra, ...model.scenario(schedule, where) };
   return stringify(body, { lineWidth: 0 });
 }
 
@@ -57,7 +59,7 @@ export async function runTrial(req: TrialRequest): Promise<Trial> {
   const dir = join(req.batchDir, 'schedules');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${req.name}.yaml`);
-  writeFileSync(file, scenarioText(req.model, req.schedule, { name: req.name, description: req.description, lab: req.lab.name }));
+  writeFileSync(file, scenarioText(req.model, req.schedule, req.where, { name: req.name, description: req.description, lab: req.lab.name }));
   // A schedule that makes no valid scenario is the lab's bug: loadScenario says which field.
   const scenario = loadScenario(file);
   const started = Date.now();

@@ -33,6 +33,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   const seed = opts.seed ?? (Math.random() * 0x1_0000_0000) >>> 0;
   const seal = sealModeOf(opts.seal);
   const decision = await sealing(seal, opts.toxiproxyUrl);
+  const where = { sealed: decision.sealed };
   const common = {
     cwd,
     ...(seal ? { seal } : {}),
@@ -51,14 +52,15 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   ensureDir(batchDir);
   try {
     if (opts.path !== undefined) {
-      const schedule = await scheduleAt(model.schedules({ sealed: decision.sealed }), seed, opts.path);
+      const schedule = await scheduleAt(model.schedules(), seed, opts.path);
       const trial = await runTrial({
         ...common,
         lab,
         model,
         schedule,
+        where,
         name: 'schedule',
-        description: `chaoslab chaos, seed ${seed}, path ${opts.path}. Fault steps: ${model.steps(schedule).join('; ') || 'none'}.`,
+        description: `chaoslab chaos, seed ${seed}, path ${opts.path}. Fault steps: ${model.steps(schedule, where).join('; ') || 'none'}.`,
         batchDir,
         consumerCommand,
         signal: stop.signal,
@@ -73,7 +75,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
       ...common,
       lab,
       model,
-      sealed: decision.sealed,
+      where,
       consumerCommand,
       seed,
       runs: opts.runs,
@@ -83,7 +85,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
       batchDir,
       signal: stop.signal,
       log: (line) => process.stdout.write(`${line}\n`),
-      onFailure: (failure) => writeRepro(failure, { lab: lab.name, model, batchDir, consumerCommand, seed, runsAsked: opts.runs, cwd, written: written++ }),
+      onFailure: (failure) => writeRepro(failure, { lab: lab.name, model, where, batchDir, consumerCommand, seed, runsAsked: opts.runs, cwd, written: written++ }),
     });
     writeFileSync(join(batchDir, 'chaos.json'), `${JSON.stringify(chaosJson(outcome, lab.name, consumerCommand, batchDir), null, 2)}\n`);
     const index = finishBatch(batchDir, reportsDir, startedAt, outcome.trials, sectionsOf(outcome, batchDir));

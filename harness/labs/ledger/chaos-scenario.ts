@@ -12,6 +12,7 @@
 //     packet loss has no position (it may close a connection anywhere), so with loss the hook's
 //     exit status is not judged.
 
+import type { ChaosWhere } from '../../chaos/model.js';
 import { generateDeltas } from '../../scenario/generate.js';
 
 export type Step =
@@ -84,8 +85,8 @@ const ENDS_PROCESS_ONE_CLEANLY = new Set<Step['layer']>(['cut', 'lost-ack', 'res
 
 type Stream = Extract<LedgerSchedule, { kind: 'stream' }>;
 
-/** A schedule's steps where they take effect: positions inside the script, shifted past process 1's first hook. */
-export function placedSteps(s: Stream): Step[] {
+/** A schedule's steps where they take effect: positions inside the script, shifted past process 1's first hook; packet loss only where sealed. */
+export function placedSteps(s: Stream, where: ChaosWhere): Step[] {
   const seq = (at: number) => at % s.count;
   const hooks = s.steps.filter((x): x is Extract<Step, { layer: 'hook' }> => x.layer === 'hook' && x.action !== 'stop');
   const firstHook = hooks.length ? Math.min(...hooks.map((h) => seq(h.at))) : undefined;
@@ -93,8 +94,8 @@ export function placedSteps(s: Stream): Step[] {
   let lossSeen = false;
   for (const step of s.steps) {
     if (step.layer === 'loss') {
-      // One loss per scenario: the first.
-      if (!lossSeen) placed.push(step);
+      // One loss per scenario: the first; none where runs are not sealed (the run would be skipped).
+      if (!lossSeen && where.sealed) placed.push(step);
       lossSeen = true;
       continue;
     }
@@ -115,7 +116,7 @@ export function placedSteps(s: Stream): Step[] {
 }
 
 /** The scenario file (the lab's keys and the core's faults and timeouts) for a schedule. */
-export function ledgerChaosScenario(schedule: LedgerSchedule): Record<string, unknown> {
+export function ledgerChaosScenario(schedule: LedgerSchedule, where: ChaosWhere): Record<string, unknown> {
   if (schedule.kind === 'bad-environment') {
     const { variable, value } = badEnvironmentOf(schedule);
     return {
@@ -124,7 +125,7 @@ export function ledgerChaosScenario(schedule: LedgerSchedule): Record<string, un
       consumer: value === null ? { unset: [variable] } : { env: { [variable]: value } },
     };
   }
-  const steps = placedSteps(schedule);
+  const steps = placedSteps(schedule, where);
   const deltas = generateDeltas({ count: schedule.count, seed: schedule.seed, min: -1000, max: 1000 });
   const { timeoutMs, deadlineMs } = schedule.patient ? TIMEOUTS.patient : TIMEOUTS.standard;
   const faults: Record<string, unknown>[] = [];
@@ -260,19 +261,19 @@ function badEnvironmentOf(s: Extract<LedgerSchedule, { kind: 'bad-environment' }
 }
 
 /** The layers a schedule draws on, by the names of LEDGER_CHAOS_LAYERS. */
-export function ledgerChaosLayers(schedule: LedgerSchedule): string[] {
+export function ledgerChaosLayers(schedule: LedgerSchedule, where: ChaosWhere): string[] {
   if (schedule.kind === 'bad-environment') return ['bad-environment'];
-  return [...new Set([...placedSteps(schedule).map((s) => s.layer), ...(schedule.forgetAcked ? ['forget-acked'] : [])])];
+  return [...new Set([...placedSteps(schedule, where).map((s) => s.layer), ...(schedule.forgetAcked ? ['forget-acked'] : [])])];
 }
 
 /** The schedule's fault steps in words, as they take effect. */
-export function ledgerChaosSteps(schedule: LedgerSchedule): string[] {
+export function ledgerChaosSteps(schedule: LedgerSchedule, where: ChaosWhere): string[] {
   if (schedule.kind === 'bad-environment') {
     const { variable, value } = badEnvironmentOf(schedule);
     return [value === null ? `bad environment: ${variable} left out` : `bad environment: ${variable}=${JSON.stringify(value)}`];
   }
   const deltas = generateDeltas({ count: schedule.count, seed: schedule.seed, min: -1000, max: 1000 });
-  return placedSteps(schedule).flatMap((step) => stepWords(step, deltas));
+  return placedSteps(schedule, where).flatMap((step) => stepWords(step, deltas));
 }
 
 function stepWords(step: Step, deltas: readonly number[]): string[] {

@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+// make chaos-proof: what `chaoslab chaos` is worth, measured (README "Nightly chaos").
+//   1. Against each lab's TypeScript reference: RUNS random schedules (default 200), no failure.
+//   2. Against each TypeScript mutant of each lab, over SEEDS (default 3 seeds): the runs until
+//      the first confirmed failure (at most 50) and the size of the shrunk schedule (at most
+//      SHRINK_RUNS, default 30, shrink runs).
+//   3. Each repro written replays: it fails its mutant again and passes both references.
+// Prints a table and writes it to reports/chaos-proof/<stamp>.md with the figures as JSON beside
+// it. Exit 0 when the references never failed and every repro replayed as it should; 1
+// otherwise; 2 when the proof itself could not run. A mutant that escapes is marked, not an error.
+// LABS=ledger,feed JOBS=2 RUNS=200 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 ONLY=<mutant,...>.
+
+import { execFile } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const cli = join(root, 'dist', 'harness', 'cli.js');
+const env = process.env;
+const list = (v, d) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : d);
+const LABS = list(env.LABS, ['ledger', 'feed']);
+const JOBS = Number(env.JOBS ?? 2);
+const RUNS = Number(env.RUNS ?? 200);
+const SEEDS = list(env.SEEDS, ['1', '2', '3']);
+const SHRINK_RUNS = Number(env.SHRINK_RUNS ?? 30);
+const MUTANT_RUNS = Number(env.MUTANT_RUNS ?? 50);
+const ONLY = list(env.ONLY, undefined);
+const REFERENCES = {
+  ledger: ['node dist/consumer/ledger/typescript/client.js', 'python3 consumer/ledger/python/client.py'],
+  feed: ['node dist/consumer/feed/typescript/client.js', 'python3 consumer/feed/python/client.py'],
+};
+const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+const out = join(root, 'reports', 'chaos-proof', stamp);
+mkdirSync(out, { recursive: true });
+
+/** Runs the CLI; resolves with its exit status and output (never rejects). */
+const chaoslab = (args) =>
+  new Promise((resolve) => {
+    const started = Date.now();
+    execFile('node', [cli, ...args], { cwd: root, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
+      resolve({ code: error ? (error.code ?? 2) : 0, stdout, stderr, seconds: (Date.now() - started) / 1000 }),
+    );
+  });
+
+/** `jobs` tasks at a time, results in order. */
+async function pool(tasks, jobs) {
+  const results = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(jobs, tasks.length) }, async () => {
+      for (let i = next++; i < tasks.length; i = next++) results[i] = await tasks[i]();
+    }),
+  );
+  return results;
+}
+
+const chaosJsonIn = (dir) => {
+  const folder = readdirSync(dir).find((d) => d !== 'latest');
+  return { folder: join(dir, folder), data: JSON.parse(readFileSync(join(dir, folder, 'chaos.json'), 'utf8')) };
+};
+
+const mutantsOf = (lab) =>
+  parse(readFileSync(join(root, 'consumer', lab, 'mutants', 'index.yaml'), 'utf8'))
+    .mutants.filter((m) => m.languages.includes('typescript') && (!ONLY || ONLY.includes(m.name)))
+    .map((m) => m.name);
+
+const started = Date.now();
+const log = (line) => process.stdout.write(`${line}\n`);
+log(`chaos-proof: labs ${LABS.join(', ')}; ${RUNS} reference runs each; mutants over seeds ${SEEDS.join(', ')} (≤ ${MUTANT_RUNS} runs, ≤ ${SHRINK_RUNS} shrink runs); ${JOBS} at a time; ${out}`);
+
+// 1 and 2 as one pool: the long reference searches first, so the mutants fill the other job.
+const tasks = [];
+for (const lab of LABS) {
+  tasks.push(async () => {
+    const dir = join(out, `${lab}-reference`);
+    const r = await chaoslab(['chaos', '--lab', lab, '--seed', '20261201', '--runs', String(RUNS), '--budget', '3h', '--keep-going', '--out', dir]);
+    const { data } = chaosJsonIn(dir);
+    log(`${lab} reference: ${data.runsDone} runs, ${data.failures.length} confirmed failures, ${data.unconfirmed.length} not confirmed (${r.seconds.toFixed(0)} s)`);
+    return { kind: 'reference', lab, code: r.code, seconds: r.seconds, runs: data.runsDone, failures: data.failures.length, unconfirmed: data.unconfirmed.length, errors: data.harnessErrors.length };
+  });
+}
+for (const lab of LABS)
+  for (const mutant of mutantsOf(lab))
+    for (const seed of SEEDS)
+      tasks.push(async () => {
+        const dir = join(out, `${lab}-${mutant}-${seed}`);
+        const consumer = `node dist/consumer/${lab}/mutants/${mutant}.js`;
+        const r = await chaoslab(['chaos', '--lab', lab, '--seed', seed, '--runs', String(MUTANT_RUNS), '--shrink-runs', String(SHRINK_RUNS), '--budget', '1h', '--consumer', consumer, '--out', dir]);
+        const { folder, data } = chaosJsonIn(dir);
+        const f = data.failures[0];
+        const row = { kind: 'mutant', lab, mutant, seed, code: r.code, seconds: r.seconds, found: f?.run, steps: f?.steps.length, from: f?.originalSteps.length, shrinkRuns: f?.shrinkRuns, finding: f?.smallest[0].headline, repro: f ? join(folder, 'repro.yaml') : undefined };
+        if (f) {
+          // 3. The repro replays: it fails its mutant (the consumer it names) and passes both references.
+          const again = await chaoslab(['run', row.repro, '-q', '--out', join(dir, 'replay')]);
+          const refs = await Promise.all(REFERENCES[lab].map((ref) => chaoslab(['run', row.repro, '-q', '--consumer', ref, '--out', join(dir, 'replay')])));
+          row.replay = { mutant: again.code, references: refs.map((x) => x.code) };
+        }
+        log(`${lab} ${mutant} seed ${seed}: ${f ? `found at run ${f.run}, shrunk ${f.originalSteps.length} → ${f.steps.length} steps in ${f.shrinkRuns} runs; replay: mutant exit ${row.replay.mutant}, references ${row.replay.references.join('/')}` : `not found in ${data.runsDone} runs`} (${r.seconds.toFixed(0)} s)`);
+        return row;
+      });
+
+// A task that cannot run (no chaos folder: the command itself failed) is the proof's own failure.
+const guarded = tasks.map((task) => async () => {
+  try {
+    return await task();
+  } catch (error) {
+    log(`chaos-proof: a task could not run: ${error.message}`);
+    return { kind: 'broken', error: error.message };
+  }
+});
+const rows = await pool(guarded, JOBS);
+const broken = rows.filter((r) => r.kind === 'broken');
+const minutes = (Date.now() - started) / 60_000;
+const refs = rows.filter((r) => r.kind === 'reference');
+const mutants = rows.filter((r) => r.kind === 'mutant');
+const replayOk = (r) => !r.replay || (r.replay.mutant === 1 && r.replay.references.every((c) => c === 0));
+const lines = [
+  `# chaos-proof ${stamp}`,
+  '',
+  `\`make chaos-proof\` (LABS=${LABS.join(',')} RUNS=${RUNS} SEEDS=${SEEDS.join(',')} SHRINK_RUNS=${SHRINK_RUNS} MUTANT_RUNS=${MUTANT_RUNS} JOBS=${JOBS}): ${minutes.toFixed(1)} min in all.`,
+  '',
+  '## References (TypeScript), random schedules',
+  '',
+  '| lab | runs | confirmed failures | failed once, not again | harness errors | time |',
+  '|---|---|---|---|---|---|',
+  ...refs.map((r) => `| ${r.lab} | ${r.runs} | ${r.failures} | ${r.unconfirmed} | ${r.errors} | ${r.seconds.toFixed(0)} s |`),
+  '',
+  '## Mutants (TypeScript): runs until the first confirmed failure, shrunk size',
+  '',
+  `Goal: found within ${MUTANT_RUNS} runs, shrunk to at most 3 fault steps; each repro fails its mutant again and passes both references.`,
+  '',
+  '| lab | mutant | seed | found at run | fault steps (from) | shrink runs | repro replays | finding | time |',
+  '|---|---|---|---|---|---|---|---|---|',
+  ...mutants.map(
+    (r) =>
+      `| ${r.lab} | ${r.mutant} | ${r.seed} | ${r.found ?? `**not found** (${MUTANT_RUNS})`} | ${r.steps === undefined ? '–' : `${r.steps > 3 ? `**${r.steps}**` : r.steps} (${r.from})`} | ${r.shrinkRuns ?? '–'} | ${r.replay ? (replayOk(r) ? 'yes' : `**no** (mutant ${r.replay.mutant}, refs ${r.replay.references.join('/')})`) : '–'} | ${(r.finding ?? '').replaceAll('|', '\\|').slice(0, 140)} | ${r.seconds.toFixed(0)} s |`,
+  ),
+  '',
+];
+const table = lines.join('\n');
+writeFileSync(join(out, 'chaos-proof.md'), table);
+writeFileSync(join(out, 'chaos-proof.json'), `${JSON.stringify({ stamp, minutes, rows }, null, 2)}\n`);
+log(`\n${table}`);
+const ok = refs.every((r) => r.failures === 0 && r.errors === 0) && mutants.every(replayOk);
+log(`chaos-proof: ${ok ? 'ok' : 'PROBLEMS'} in ${minutes.toFixed(1)} min — ${join(out, 'chaos-proof.md')}`);
+process.exitCode = broken.length ? 2 : ok ? 0 : 1;
