@@ -218,6 +218,32 @@ t.test('a batch an interrupt cut short: the runs never started are in every batc
   t.match(readFileSync(join(dir, 'junit.xml'), 'utf8'), /skipped="3"/);
 });
 
+t.test('what the command says first (sections): drawn first in index.html and summary.md, kept through a re-render', async (t) => {
+  const dir = t.testdir();
+  const { runs } = batchFolder(dir);
+  const sections = [
+    {
+      title: 'Confirmed failures (1)',
+      lines: [{ text: 'run 2: <b>shrunk</b> to 1 step', href: '20261201-020001-ack-crash-bbbb/report.html' }, { text: '  step: a cut' }],
+    },
+  ];
+  const view = batchViewOf(dir, { ...META, sections }, runs);
+  renderBatchFiles(view);
+  const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
+  t.match(summary, /## Confirmed failures \(1\)\n\n- \[run 2: <b>shrunk<\/b> to 1 step\]\(20261201-020001-ack-crash-bbbb\/report.html\)\n- {3}step: a cut\n/);
+  t.ok(summary.indexOf('Confirmed failures') < summary.indexOf('## Did not pass'), 'before the runs');
+  const index = readFileSync(join(dir, 'index.html'), 'utf8');
+  t.match(
+    index,
+    '<section class="said"><h2>Confirmed failures (1)</h2><ul><li><a href="20261201-020001-ack-crash-bbbb/report.html">run 2: &lt;b&gt;shrunk&lt;/b&gt; to 1 step</a></li><li>  step: a cut</li></ul></section>',
+  );
+  t.same(JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')).sections, sections);
+  t.same(readBatchMeta(dir).meta?.sections, sections);
+  t.same(rerenderBatch(dir, resolveRunFolders(dir).runs).view.sections, sections, 'chaoslab report <batch> keeps them');
+  const plain = batchViewOf(dir, META, runs);
+  t.notOk('sections' in JSON.parse(renderBatchResults(plain)), 'a batch without them has none');
+});
+
 t.test('chaoslab report <batch>: every run, then index.html, summary.md, results.json, junit.xml', async (t) => {
   const dir = t.testdir();
   const { view } = batchFolder(dir);
