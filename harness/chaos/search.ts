@@ -37,6 +37,8 @@ export interface ChaosOptions {
   log(line: string): void;
   /** A confirmed failure shrunk: write its repro, return the file's path. */
   onFailure(failure: Omit<Failure, 'repro'>): string;
+  /** Runs one schedule (default: as a scenario, by the ordinary runner; tests give their own). */
+  trial?: typeof runTrial;
 }
 
 /** A labelled run of the chaos batch, in the order it ran. */
@@ -87,8 +89,9 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
     harnessErrors: [],
     trials: [],
   };
+  const runOne = o.trial ?? runTrial;
   const run = async (schedule: unknown, name: string, label: string): Promise<Trial> => {
-    const trial = await runTrial({
+    const trial = await runOne({
       lab: o.lab,
       model: o.model,
       schedule,

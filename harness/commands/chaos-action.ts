@@ -4,15 +4,14 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ChaosOutcome, scheduleAt, searchChaos } from '../chaos/search.js';
+import { chaosJson, closingLine, finishBatch, sectionsOf } from '../chaos/overview.js';
 import { writeRepro } from '../chaos/repro.js';
+import { scheduleAt, searchChaos } from '../chaos/search.js';
 import { runTrial } from '../chaos/trial.js';
 import { interruptible } from '../interrupt.js';
 import { labNamed, labNames } from '../labs/registry.js';
-import { reportsDirOf, shellQuote } from '../paths.js';
-import { type BatchSection, batchViewOf, ownCommandLine } from '../report/batch-view.js';
-import { renderBatchFiles } from '../report/render-batch.js';
-import { ensureDir, switchLatest } from '../report/run-folder.js';
+import { reportsDirOf } from '../paths.js';
+import { ensureDir } from '../report/run-folder.js';
 import { typedCommand } from '../reproduce.js';
 import { newRunId } from '../runner.js';
 import { sealing } from '../sealing.js';
@@ -85,7 +84,8 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
       batchDir,
       signal: stop.signal,
       log: (line) => process.stdout.write(`${line}\n`),
-      onFailure: (failure) => writeRepro(failure, { lab: lab.name, model, where, batchDir, consumerCommand, seed, runsAsked: opts.runs, cwd, written: written++ }),
+      onFailure: (failure) =>
+        writeRepro(failure, { lab: lab.name, model, where, batchDir, consumerCommand, seed, runsAsked: opts.runs, cwd, written: written++ }),
     });
     writeFileSync(join(batchDir, 'chaos.json'), `${JSON.stringify(chaosJson(outcome, lab.name, consumerCommand, batchDir), null, 2)}\n`);
     const index = finishBatch(batchDir, reportsDir, startedAt, outcome.trials, sectionsOf(outcome, batchDir));
@@ -96,107 +96,4 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
     const by = stop.by();
     if (by) process.exitCode = EXIT_SIGNAL[by];
   }
-}
-
-/** The usual batch files (index.html, summary.md, results.json, junit.xml); returns index.html's path. */
-function finishBatch(batchDir: string, reportsDir: string, startedAt: string, trials: ChaosOutcome['trials'], sections: BatchSection[]): string {
-  const view = batchViewOf(
-    batchDir,
-    { name: 'chaos', startedAt, endedAt: new Date().toISOString().slice(0, 19), commandLine: ownCommandLine(), ...(sections.length ? { sections } : {}) },
-    trials.map(({ label, trial }) => ({ label, runDir: trial.runDir, view: trial.view })),
-  );
-  renderBatchFiles(view);
-  switchLatest(reportsDir, batchDir);
-  return join(batchDir, 'index.html');
-}
-
-const rel = (batchDir: string, path: string): string => (path.startsWith(`${batchDir}/`) ? path.slice(batchDir.length + 1) : path);
-
-/** What the overview says first: the seed, the confirmed failures with their repros, the unconfirmed ones. */
-function sectionsOf(o: ChaosOutcome, batchDir: string): BatchSection[] {
-  const stopped = { runs: 'all runs done', budget: 'the time budget ran out', failure: 'stopped at the first confirmed failure', interrupted: 'interrupted' }[
-    o.stoppedBy
-  ];
-  const sections: BatchSection[] = [
-    {
-      title: 'Chaos',
-      lines: [
-        {
-          text: `seed ${o.seed}: ${o.runsDone} of ${o.runsAsked} schedules tried (${stopped}); ${o.failures.length} confirmed failure${o.failures.length === 1 ? '' : 's'}`,
-        },
-      ],
-    },
-  ];
-  if (o.failures.length)
-    sections.push({
-      title: `Confirmed failures (${o.failures.length})`,
-      lines: o.failures.flatMap((f) => [
-        {
-          text: `run ${f.index + 1}: failed twice, shrunk from ${f.originalSteps.length} to ${f.steps.length} fault steps in ${f.shrinkRuns} runs (path ${f.path}): ${f.smallest[0].headline}`,
-          href: `${rel(batchDir, f.smallest[0].runDir)}/report.html`,
-        },
-        {
-          text: `repro: ${f.repro} — replay: chaoslab run ${shellQuote(f.repro)}`,
-          href: rel(batchDir, f.repro.startsWith('/') ? f.repro : join(process.cwd(), f.repro)),
-        },
-        ...f.steps.map((s) => ({ text: `  step: ${s}` })),
-      ]),
-    });
-  if (o.unconfirmed.length)
-    sections.push({
-      title: `Not confirmed (${o.unconfirmed.length}): failed once, then ${o.unconfirmed.every((u) => u.trials[1].status === 'pass') ? 'passed' : 'ended otherwise'} on a second run`,
-      lines: o.unconfirmed.flatMap((u) => [
-        { text: `run ${u.index + 1}, first: ${u.trials[0].headline}`, href: `${rel(batchDir, u.trials[0].runDir)}/report.html` },
-        {
-          text: `run ${u.index + 1}, again: ${u.trials[1].status.toUpperCase()} ${u.trials[1].headline}`,
-          href: `${rel(batchDir, u.trials[1].runDir)}/report.html`,
-        },
-      ]),
-    });
-  if (o.harnessErrors.length)
-    sections.push({
-      title: `Harness errors (${o.harnessErrors.length})`,
-      lines: o.harnessErrors.map((t) => ({ text: `${t.name}: ${t.headline}`, href: `${rel(batchDir, t.runDir)}/report.html` })),
-    });
-  return sections;
-}
-
-function closingLine(o: ChaosOutcome): string {
-  const tried = `${o.runsDone} schedule${o.runsDone === 1 ? '' : 's'} tried`;
-  if (o.failures.length)
-    return `${o.failures.length} confirmed failure${o.failures.length === 1 ? '' : 's'} (${tried}): ${o.failures.map((f) => f.repro).join(', ')}`;
-  const unconfirmed = o.unconfirmed.length ? `, ${o.unconfirmed.length} failed once but not again` : '';
-  const errors = o.harnessErrors.length ? `, ${o.harnessErrors.length} harness error${o.harnessErrors.length === 1 ? '' : 's'}` : '';
-  return `no failure found (${tried}${unconfirmed}${errors})`;
-}
-
-/** chaos.json: the search as data (schema: docs/chaos.md). */
-function chaosJson(o: ChaosOutcome, lab: string, consumer: string, batchDir: string) {
-  const trial = (t: ChaosOutcome['failures'][number]['found'][number]) => ({
-    status: t.status,
-    headline: t.headline,
-    runDir: rel(batchDir, t.runDir),
-    scenario: rel(batchDir, t.file),
-  });
-  return {
-    schema: 1,
-    lab,
-    consumer,
-    seed: o.seed,
-    runsAsked: o.runsAsked,
-    runsDone: o.runsDone,
-    stoppedBy: o.stoppedBy,
-    failures: o.failures.map((f) => ({
-      run: f.index + 1,
-      path: f.path,
-      repro: f.repro,
-      originalSteps: f.originalSteps,
-      steps: f.steps,
-      shrinkRuns: f.shrinkRuns,
-      found: f.found.map(trial),
-      smallest: f.smallest.map(trial),
-    })),
-    unconfirmed: o.unconfirmed.map((u) => ({ run: u.index + 1, steps: u.steps, trials: u.trials.map(trial) })),
-    harnessErrors: o.harnessErrors.map((t) => ({ name: t.name, headline: t.headline, runDir: rel(batchDir, t.runDir) })),
-  };
 }

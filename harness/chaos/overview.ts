@@ -1,0 +1,120 @@
+// The chaos folder's overview, drawn from the search's outcome: the usual batch files (index.html,
+// summary.md, results.json, junit.xml) of every run, with the seed and the confirmed failures and
+// their repros said first, the closing line of the console, and chaos.json (docs/chaos.md).
+
+import { join } from 'node:path';
+import { shellQuote } from '../paths.js';
+import { type BatchSection, batchViewOf, ownCommandLine } from '../report/batch-view.js';
+import { renderBatchFiles } from '../report/render-batch.js';
+import { switchLatest } from '../report/run-folder.js';
+import type { ChaosOutcome } from './search.js';
+
+/** The usual batch files (index.html, summary.md, results.json, junit.xml); returns index.html's path. */
+export function finishBatch(
+  batchDir: string,
+  reportsDir: string,
+  startedAt: string,
+  trials: ChaosOutcome['trials'],
+  sections: BatchSection[],
+  commandLine = ownCommandLine(),
+): string {
+  const view = batchViewOf(
+    batchDir,
+    { name: 'chaos', startedAt, endedAt: new Date().toISOString().slice(0, 19), commandLine, ...(sections.length ? { sections } : {}) },
+    trials.map(({ label, trial }) => ({ label, runDir: trial.runDir, view: trial.view })),
+  );
+  renderBatchFiles(view);
+  switchLatest(reportsDir, batchDir);
+  return join(batchDir, 'index.html');
+}
+
+const rel = (batchDir: string, path: string): string => (path.startsWith(`${batchDir}/`) ? path.slice(batchDir.length + 1) : path);
+
+/** What the overview says first: the seed, the confirmed failures with their repros, the unconfirmed ones. */
+export function sectionsOf(o: ChaosOutcome, batchDir: string, cwd = process.cwd()): BatchSection[] {
+  const stopped = { runs: 'all runs done', budget: 'the time budget ran out', failure: 'stopped at the first confirmed failure', interrupted: 'interrupted' }[
+    o.stoppedBy
+  ];
+  const sections: BatchSection[] = [
+    {
+      title: 'Chaos',
+      lines: [
+        {
+          text: `seed ${o.seed}: ${o.runsDone} of ${o.runsAsked} schedules tried (${stopped}); ${o.failures.length} confirmed failure${o.failures.length === 1 ? '' : 's'}`,
+        },
+      ],
+    },
+  ];
+  if (o.failures.length)
+    sections.push({
+      title: `Confirmed failures (${o.failures.length})`,
+      lines: o.failures.flatMap((f) => [
+        {
+          text: `run ${f.index + 1}: failed twice, shrunk from ${f.originalSteps.length} to ${f.steps.length} fault steps in ${f.shrinkRuns} runs (path ${f.path}): ${f.smallest[0].headline}`,
+          href: `${rel(batchDir, f.smallest[0].runDir)}/report.html`,
+        },
+        {
+          text: `repro: ${f.repro} — replay: chaoslab run ${shellQuote(f.repro)}`,
+          href: rel(batchDir, f.repro.startsWith('/') ? f.repro : join(cwd, f.repro)),
+        },
+        ...f.steps.map((s) => ({ text: `  step: ${s}` })),
+      ]),
+    });
+  if (o.unconfirmed.length)
+    sections.push({
+      title: `Not confirmed (${o.unconfirmed.length}): failed once, then ${o.unconfirmed.every((u) => u.trials[1].status === 'pass') ? 'passed' : 'ended otherwise'} on a second run`,
+      lines: o.unconfirmed.flatMap((u) => [
+        { text: `run ${u.index + 1}, first: ${u.trials[0].headline}`, href: `${rel(batchDir, u.trials[0].runDir)}/report.html` },
+        {
+          text: `run ${u.index + 1}, again: ${u.trials[1].status.toUpperCase()} ${u.trials[1].headline}`,
+          href: `${rel(batchDir, u.trials[1].runDir)}/report.html`,
+        },
+      ]),
+    });
+  if (o.harnessErrors.length)
+    sections.push({
+      title: `Harness errors (${o.harnessErrors.length})`,
+      lines: o.harnessErrors.map((t) => ({ text: `${t.name}: ${t.headline}`, href: `${rel(batchDir, t.runDir)}/report.html` })),
+    });
+  return sections;
+}
+
+export function closingLine(o: ChaosOutcome): string {
+  const tried = `${o.runsDone} schedule${o.runsDone === 1 ? '' : 's'} tried`;
+  if (o.failures.length)
+    return `${o.failures.length} confirmed failure${o.failures.length === 1 ? '' : 's'} (${tried}): ${o.failures.map((f) => f.repro).join(', ')}`;
+  const unconfirmed = o.unconfirmed.length ? `, ${o.unconfirmed.length} failed once but not again` : '';
+  const errors = o.harnessErrors.length ? `, ${o.harnessErrors.length} harness error${o.harnessErrors.length === 1 ? '' : 's'}` : '';
+  return `no failure found (${tried}${unconfirmed}${errors})`;
+}
+
+/** chaos.json: the search as data (schema: docs/chaos.md). */
+export function chaosJson(o: ChaosOutcome, lab: string, consumer: string, batchDir: string) {
+  const trial = (t: ChaosOutcome['failures'][number]['found'][number]) => ({
+    status: t.status,
+    headline: t.headline,
+    runDir: rel(batchDir, t.runDir),
+    scenario: rel(batchDir, t.file),
+  });
+  return {
+    schema: 1,
+    lab,
+    consumer,
+    seed: o.seed,
+    runsAsked: o.runsAsked,
+    runsDone: o.runsDone,
+    stoppedBy: o.stoppedBy,
+    failures: o.failures.map((f) => ({
+      run: f.index + 1,
+      path: f.path,
+      repro: f.repro,
+      originalSteps: f.originalSteps,
+      steps: f.steps,
+      shrinkRuns: f.shrinkRuns,
+      found: f.found.map(trial),
+      smallest: f.smallest.map(trial),
+    })),
+    unconfirmed: o.unconfirmed.map((u) => ({ run: u.index + 1, steps: u.steps, trials: u.trials.map(trial) })),
+    harnessErrors: o.harnessErrors.map((t) => ({ name: t.name, headline: t.headline, runDir: rel(batchDir, t.runDir) })),
+  };
+}
