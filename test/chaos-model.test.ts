@@ -1,11 +1,12 @@
 // Every lab's chaos model: each schedule it draws — and each a shrink reaches — makes a valid
 // scenario of its lab (loaded as any scenario file is), the same seed draws the same schedules,
 // every layer is drawn, and a repro's seed and path draw its schedule again.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
 import type { ChaosModel } from '../harness/chaos/model.js';
+import { writeRepro } from '../harness/chaos/repro.js';
 import { scheduleAt } from '../harness/chaos/search.js';
 import { scenarioText } from '../harness/chaos/trial.js';
 import { allLabs } from '../harness/labs/registry.js';
@@ -63,3 +64,54 @@ for (const { lab, model } of labs) {
     for (const layer of model.layers.filter((l) => l.sealedOnly)) t.notOk(unsealed.has(layer.name), `${layer.name} is left out unsealed`);
   });
 }
+
+t.test('a repro: an ordinary scenario named repro, its chaos key, its header; the next one repro-2', async (t) => {
+  const { model } = labs.find((l) => l.lab.name === 'ledger')!;
+  const dir = t.testdir();
+  const [schedule] = fc.sample(model.schedules(), { seed: 181, numRuns: 1 });
+  const trial = {
+    name: 'run-1',
+    status: 'fail' as const,
+    headline: 'seq 3 applied twice',
+    reasons: [],
+    runDir: dir,
+    file: join(dir, 'x.yaml'),
+    durationMs: 1,
+    view: {} as never,
+  };
+  const failure = {
+    index: 0,
+    found: [trial, trial] as [typeof trial, typeof trial],
+    schedule,
+    path: '0:1',
+    steps: model.steps(schedule, { sealed: false }),
+    originalSteps: ['a', 'b', 'c', 'd', 'e'],
+    smallest: [trial, trial] as [typeof trial, typeof trial],
+    shrinkRuns: 7,
+  };
+  const context = {
+    lab: 'ledger',
+    model,
+    where: { sealed: false },
+    batchDir: dir,
+    consumerCommand: "node 'my consumer.js'",
+    seed: 181,
+    runsAsked: 100,
+    cwd: dir,
+    written: 0,
+  };
+  const shown = writeRepro(failure, context);
+  t.equal(shown, 'repro.yaml', 'relative to where chaos ran');
+  const text = readFileSync(join(dir, 'repro.yaml'), 'utf8');
+  t.match(text, /^# chaoslab chaos repro \(ledger lab\): a schedule that failed twice, shrunk from 5 fault steps to \d+ fault steps? in 7 shrink runs\.\n/);
+  t.match(
+    text,
+    `# Seed 181, path 0:1 (fast-check): found at run 1 of \`chaoslab chaos --lab ledger --seed 181 --runs 100 --consumer 'node '\\''my consumer.js'\\'''\``,
+  );
+  t.match(text, '# It failed with: seq 3 applied twice');
+  const scenario = loadScenario(join(dir, 'repro.yaml'));
+  t.same(scenario.chaos, { consumer: "node 'my consumer.js'", seed: 181, path: '0:1' });
+  t.equal(scenario.name, 'repro');
+  t.equal(writeRepro(failure, { ...context, written: 1 }), 'repro-2.yaml');
+  t.equal(loadScenario(join(dir, 'repro-2.yaml')).name, 'repro-2');
+});
