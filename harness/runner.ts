@@ -80,7 +80,12 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   };
   let executed: Awaited<ReturnType<typeof runSealed>>;
   if (decision.sealed) {
-    executed = await runSealed(request, options.slot ?? 0, decision.note, record, options.signal);
+    // The sandbox could not be set up (its namespace gone, nft refused): this run's harness error,
+    // journaled and reported below like a worker that died, never the end of a whole batch.
+    executed = await runSealed(request, options.slot ?? 0, decision.note, record, options.signal).catch((error: unknown) => ({
+      status: 'error' as const,
+      error: `the sealed run could not be set up: ${(error as Error).message}`,
+    }));
     // A worker that died before the end of its run left a journal without one: end it here.
     if (!entries.some((e) => e.type === 'run-end')) {
       const t = entries.at(-1)?.t ?? 0;

@@ -15,7 +15,7 @@ import { fileTestdir, processesNaming } from '../helpers/fixture.js';
 t.setTimeout(600_000);
 const dir = fileTestdir(t, import.meta.url, {});
 const MUTANT = 'node dist/consumer/ledger/mutants/no-dedupe.js';
-const SEED = '181';
+const SEED = '1462';
 
 /** The one chaos folder under `out`. */
 const chaosDir = (out: string): string => {
@@ -42,12 +42,12 @@ t.test('a mutant found, confirmed, shrunk and written as a repro that replays', 
   const out = join(dir, 'found');
   const r = await chaoslab(['chaos', '--seed', SEED, '--runs', '3', '--shrink-runs', '12', '--consumer', MUTANT, '--out', out]);
   t.equal(r.exitCode, 1, `a confirmed failure exits 1\n${r.stdout}\n${r.stderr}`);
-  t.match(r.stdout.split('\n')[0], /^chaoslab chaos: seed 181 \(--seed 181 draws the same schedules\) · ledger lab/, 'the seed comes first');
-  t.match(r.stdout, /\[1\/3\] FAIL .*EVENT 15 sent twice on connection 1/);
+  t.match(r.stdout.split('\n')[0], /^chaoslab chaos: seed 1462 \(--seed 1462 draws the same schedules\) · ledger lab/, 'the seed comes first');
+  t.match(r.stdout, /\[1\/3\] FAIL .*EVENT 4 sent twice on connection 1/);
   t.match(r.stdout, /confirmed \(failed twice\); shrinking, at most 12 runs/);
   const folder = chaosDir(out);
   const chaos = JSON.parse(readFileSync(join(folder, 'chaos.json'), 'utf8'));
-  t.equal(chaos.seed, 181);
+  t.equal(chaos.seed, 1462);
   t.equal(chaos.stoppedBy, 'failure', 'stops at the first confirmed failure');
   t.equal(chaos.failures.length, 1);
   const [failure] = chaos.failures;
@@ -62,15 +62,26 @@ t.test('a mutant found, confirmed, shrunk and written as a repro that replays', 
     'the smallest schedule failed twice too',
   );
   t.ok(failure.shrinkRuns <= 12, `at most 12 shrink runs (${failure.shrinkRuns})`);
-  t.ok(failure.steps.length >= 1 && failure.steps.length < failure.originalSteps.length, `shrunk: ${failure.originalSteps.length} → ${failure.steps.length} steps`);
-  t.ok(failure.steps.some((s: string) => /sent twice on connection 1/.test(s)), 'the duplicate is the step that stays');
+  t.ok(
+    failure.steps.length >= 1 && failure.steps.length < failure.originalSteps.length,
+    `shrunk: ${failure.originalSteps.length} → ${failure.steps.length} steps`,
+  );
+  t.ok(
+    failure.steps.some((s: string) => /sent twice on connection 1/.test(s)),
+    'the duplicate is the step that stays',
+  );
   t.match(failure.smallest[0].headline, /total .* while the ledger's deltas sum to|applied twice/);
 
   const repro = join(folder, 'repro.yaml');
   const text = readFileSync(repro, 'utf8');
-  t.match(text, new RegExp(`^# chaoslab chaos repro \\(ledger lab\\): a schedule that failed twice, shrunk from ${failure.originalSteps.length} fault steps to ${failure.steps.length}`));
-  t.match(text, `# Seed 181, path ${failure.path} (fast-check)`);
-  t.same(parse(text).chaos, { consumer: MUTANT, seed: 181, path: failure.path }, 'the repro names its consumer, seed and path');
+  t.match(
+    text,
+    new RegExp(
+      `^# chaoslab chaos repro \\(ledger lab\\): a schedule that failed twice, shrunk from ${failure.originalSteps.length} fault steps to ${failure.steps.length}`,
+    ),
+  );
+  t.match(text, `# Seed 1462, path ${failure.path} (fast-check)`);
+  t.same(parse(text).chaos, { consumer: MUTANT, seed: 1462, path: failure.path }, 'the repro names its consumer, seed and path');
   t.same(body(repro), body(join(folder, failure.smallest[0].scenario)), 'the repro is the smallest schedule that ran');
 
   const summary = readFileSync(join(folder, 'summary.md'), 'utf8');
@@ -106,7 +117,11 @@ t.test('the same seed draws the same schedules; a reference passes them', async 
   for (const { r } of runs) t.equal(r.exitCode, 0, `the TypeScript reference passes\n${r.stdout}\n${r.stderr}`);
   for (const n of [1, 2])
     t.same(body(join(runs[0]!.folder, 'schedules', `run-${n}.yaml`)), body(join(runs[1]!.folder, 'schedules', `run-${n}.yaml`)), `run ${n}: the same schedule`);
-  t.same(body(join(runs[0]!.folder, 'schedules', 'run-1.yaml')), body(join(chaosDir(join(dir, 'found')), 'schedules', 'run-1.yaml')), 'and the same as the mutant got');
+  t.same(
+    body(join(runs[0]!.folder, 'schedules', 'run-1.yaml')),
+    body(join(chaosDir(join(dir, 'found')), 'schedules', 'run-1.yaml')),
+    'and the same as the mutant got',
+  );
   t.match(runs[0]!.r.stdout, /no failure found \(2 schedules tried\)/);
   t.same(leftBehind(dir), []);
 });

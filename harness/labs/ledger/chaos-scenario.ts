@@ -75,7 +75,7 @@ export const MALFORMED: readonly { name: string; line(seq: number, delta: number
 
 /** Bad environments: a variable and the values the contract calls invalid (null: the variable left out). */
 export const BAD_ENVIRONMENT: readonly { variable: string; values: readonly (string | null)[] }[] = [
-  { variable: 'CHAOSLAB_TIMEOUT_MS', values: ['0', '-5', 'soon', '', '1.5'] },
+  { variable: 'CHAOSLAB_TIMEOUT_MS', values: ['0', '-5', 'soon', '', '1.5', null] },
   { variable: 'CHAOSLAB_PORT', values: ['0', '70000', 'http', ''] },
   { variable: 'CHAOSLAB_DB', values: [null, ''] },
   { variable: 'CHAOSLAB_HOST', values: [null, ''] },
