@@ -6,16 +6,37 @@
 // left running.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import t from 'tap';
 import { parse } from 'yaml';
 import { readJournal } from '../../harness/journal.js';
+import { ledgerChaos } from '../../harness/labs/ledger/chaos.js';
+import type { LedgerSchedule } from '../../harness/labs/ledger/chaos-scenario.js';
 import { chaoslab, survivors } from '../helpers/cli.js';
 import { fileTestdir, processesNaming } from '../helpers/fixture.js';
 
 t.setTimeout(600_000);
 const dir = fileTestdir(t, import.meta.url, {});
 const MUTANT = 'node dist/consumer/ledger/mutants/no-dedupe.js';
-const SEED = '1462';
+/**
+ * The first seed whose first schedule sends an EVENT twice on connection 1 among a few steps
+ * that end no process (found from the model itself, so a change of its weights moves the seed,
+ * not the test): no-dedupe applies that EVENT twice, a verdict no timing can change.
+ */
+const SEED = String(
+  Array.from({ length: 5000 }, (_, i) => i + 1).find((seed) => {
+    const [s] = fc.sample(ledgerChaos.schedules(), { seed, numRuns: 1 }) as LedgerSchedule[];
+    if (s?.kind !== 'stream' || s.count > 40 || s.steps.length < 3 || s.steps.length > 4) return false;
+    const benign = new Set(['latency', 'slicer', 'bandwidth', 'duplicate', 'retention']);
+    return (
+      s.steps.some((x) => x.layer === 'duplicate' && x.connection === 1) && s.steps.every((x) => benign.has(x.layer) || ('connection' in x && x.connection > 1))
+    );
+  }),
+);
+const DUPLICATED = (() => {
+  const [s] = fc.sample(ledgerChaos.schedules(), { seed: Number(SEED), numRuns: 1 }) as LedgerSchedule[];
+  return ledgerChaos.steps(s!, { sealed: true }).find((w) => /sent twice on connection 1/.test(w))!;
+})();
 
 /** The one chaos folder under `out`. */
 const chaosDir = (out: string): string => {
@@ -42,12 +63,13 @@ t.test('a mutant found, confirmed, shrunk and written as a repro that replays', 
   const out = join(dir, 'found');
   const r = await chaoslab(['chaos', '--seed', SEED, '--runs', '3', '--shrink-runs', '12', '--consumer', MUTANT, '--out', out]);
   t.equal(r.exitCode, 1, `a confirmed failure exits 1\n${r.stdout}\n${r.stderr}`);
-  t.match(r.stdout.split('\n')[0], /^chaoslab chaos: seed 1462 \(--seed 1462 draws the same schedules\) · ledger lab/, 'the seed comes first');
-  t.match(r.stdout, /\[1\/3\] FAIL .*EVENT 4 sent twice on connection 1/);
+  t.match(r.stdout.split('\n')[0], `chaoslab chaos: seed ${SEED} (--seed ${SEED} draws the same schedules) · ledger lab`, 'the seed comes first');
+  t.match(r.stdout, `[1/3] FAIL`);
+  t.match(r.stdout, DUPLICATED);
   t.match(r.stdout, /confirmed \(failed twice\); shrinking, at most 12 runs/);
   const folder = chaosDir(out);
   const chaos = JSON.parse(readFileSync(join(folder, 'chaos.json'), 'utf8'));
-  t.equal(chaos.seed, 1462);
+  t.equal(chaos.seed, Number(SEED));
   t.equal(chaos.stoppedBy, 'failure', 'stops at the first confirmed failure');
   t.equal(chaos.failures.length, 1);
   const [failure] = chaos.failures;
@@ -80,8 +102,8 @@ t.test('a mutant found, confirmed, shrunk and written as a repro that replays', 
       `^# chaoslab chaos repro \\(ledger lab\\): a schedule that failed twice, shrunk from ${failure.originalSteps.length} fault steps to ${failure.steps.length}`,
     ),
   );
-  t.match(text, `# Seed 1462, path ${failure.path} (fast-check)`);
-  t.same(parse(text).chaos, { consumer: MUTANT, seed: 1462, path: failure.path }, 'the repro names its consumer, seed and path');
+  t.match(text, `# Seed ${SEED}, path ${failure.path} (fast-check)`);
+  t.same(parse(text).chaos, { consumer: MUTANT, seed: Number(SEED), path: failure.path }, 'the repro names its consumer, seed and path');
   t.same(body(repro), body(join(folder, failure.smallest[0].scenario)), 'the repro is the smallest schedule that ran');
 
   const summary = readFileSync(join(folder, 'summary.md'), 'utf8');

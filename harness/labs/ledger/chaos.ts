@@ -49,7 +49,7 @@ const STEPS = {
   pause: fc.record({ layer: fc.constant('pause' as const), at, ms: ms(100, 1500) }),
   hook: fc.record({
     layer: fc.constant('hook' as const),
-    action: fc.constantFrom('exit' as const, 'raise' as const, 'stop' as const),
+    action: fc.oneof({ weight: 2, arbitrary: fc.constant('exit' as const) }, { weight: 2, arbitrary: fc.constant('raise' as const) }, { weight: 1, arbitrary: fc.constant('stop' as const) }),
     point: fc.constantFrom('apply' as const, 'ack' as const),
     at,
   }),
@@ -78,7 +78,7 @@ const WEIGHT: Record<keyof typeof STEPS, number> = {
   halfOpen: 2,
   kill: 3,
   pause: 1,
-  hook: 4,
+  hook: 7,
   duplicate: 3,
   gap: 2,
   conflict: 3,
