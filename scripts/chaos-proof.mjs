@@ -19,7 +19,13 @@ import { parse } from 'yaml';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'dist', 'harness', 'cli.js');
 const env = process.env;
-const list = (v, d) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : d);
+const list = (v, d) =>
+  v
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : d;
 const LABS = list(env.LABS, ['ledger', 'feed']);
 const JOBS = Number(env.JOBS ?? 2);
 const RUNS = Number(env.RUNS ?? 200);
@@ -68,7 +74,9 @@ const mutantsOf = (lab) =>
 
 const started = Date.now();
 const log = (line) => process.stdout.write(`${line}\n`);
-log(`chaos-proof: labs ${LABS.join(', ')}; ${RUNS} reference runs each; mutants over seeds ${SEEDS.join(', ')} (≤ ${MUTANT_RUNS} runs, ≤ ${SHRINK_RUNS} shrink runs); ${JOBS} at a time; ${out}`);
+log(
+  `chaos-proof: labs ${LABS.join(', ')}; ${RUNS} reference runs each; mutants over seeds ${SEEDS.join(', ')} (≤ ${MUTANT_RUNS} runs, ≤ ${SHRINK_RUNS} shrink runs); ${JOBS} at a time; ${out}`,
+);
 
 // 1 and 2 as one pool: the long reference searches first, so the mutants fill the other job.
 const tasks = [];
@@ -77,8 +85,19 @@ for (const lab of LABS) {
     const dir = join(out, `${lab}-reference`);
     const r = await chaoslab(['chaos', '--lab', lab, '--seed', '20261201', '--runs', String(RUNS), '--budget', '3h', '--keep-going', '--out', dir]);
     const { data } = chaosJsonIn(dir);
-    log(`${lab} reference: ${data.runsDone} runs, ${data.failures.length} confirmed failures, ${data.unconfirmed.length} not confirmed (${r.seconds.toFixed(0)} s)`);
-    return { kind: 'reference', lab, code: r.code, seconds: r.seconds, runs: data.runsDone, failures: data.failures.length, unconfirmed: data.unconfirmed.length, errors: data.harnessErrors.length };
+    log(
+      `${lab} reference: ${data.runsDone} runs, ${data.failures.length} confirmed failures, ${data.unconfirmed.length} not confirmed (${r.seconds.toFixed(0)} s)`,
+    );
+    return {
+      kind: 'reference',
+      lab,
+      code: r.code,
+      seconds: r.seconds,
+      runs: data.runsDone,
+      failures: data.failures.length,
+      unconfirmed: data.unconfirmed.length,
+      errors: data.harnessErrors.length,
+    };
   });
 }
 for (const lab of LABS)
@@ -87,17 +106,48 @@ for (const lab of LABS)
       tasks.push(async () => {
         const dir = join(out, `${lab}-${mutant}-${seed}`);
         const consumer = `node dist/consumer/${lab}/mutants/${mutant}.js`;
-        const r = await chaoslab(['chaos', '--lab', lab, '--seed', seed, '--runs', String(MUTANT_RUNS), '--shrink-runs', String(SHRINK_RUNS), '--budget', '1h', '--consumer', consumer, '--out', dir]);
+        const r = await chaoslab([
+          'chaos',
+          '--lab',
+          lab,
+          '--seed',
+          seed,
+          '--runs',
+          String(MUTANT_RUNS),
+          '--shrink-runs',
+          String(SHRINK_RUNS),
+          '--budget',
+          '1h',
+          '--consumer',
+          consumer,
+          '--out',
+          dir,
+        ]);
         const { folder, data } = chaosJsonIn(dir);
         const f = data.failures[0];
-        const row = { kind: 'mutant', lab, mutant, seed, code: r.code, seconds: r.seconds, found: f?.run, steps: f?.steps.length, from: f?.originalSteps.length, shrinkRuns: f?.shrinkRuns, finding: f?.smallest[0].headline, repro: f ? join(folder, 'repro.yaml') : undefined };
+        const row = {
+          kind: 'mutant',
+          lab,
+          mutant,
+          seed,
+          code: r.code,
+          seconds: r.seconds,
+          found: f?.run,
+          steps: f?.steps.length,
+          from: f?.originalSteps.length,
+          shrinkRuns: f?.shrinkRuns,
+          finding: f?.smallest[0].headline,
+          repro: f ? join(folder, 'repro.yaml') : undefined,
+        };
         if (f) {
           // 3. The repro replays: it fails its mutant (the consumer it names) and passes both references.
           const again = await chaoslab(['run', row.repro, '-q', '--out', join(dir, 'replay')]);
           const refs = await Promise.all(REFERENCES[lab].map((ref) => chaoslab(['run', row.repro, '-q', '--consumer', ref, '--out', join(dir, 'replay')])));
           row.replay = { mutant: again.code, references: refs.map((x) => x.code) };
         }
-        log(`${lab} ${mutant} seed ${seed}: ${f ? `found at run ${f.run}, shrunk ${f.originalSteps.length} → ${f.steps.length} steps in ${f.shrinkRuns} runs; replay: mutant exit ${row.replay.mutant}, references ${row.replay.references.join('/')}` : `not found in ${data.runsDone} runs`} (${r.seconds.toFixed(0)} s)`);
+        log(
+          `${lab} ${mutant} seed ${seed}: ${f ? `found at run ${f.run}, shrunk ${f.originalSteps.length} → ${f.steps.length} steps in ${f.shrinkRuns} runs; replay: mutant exit ${row.replay.mutant}, references ${row.replay.references.join('/')}` : `not found in ${data.runsDone} runs`} (${r.seconds.toFixed(0)} s)`,
+        );
         return row;
       });
 

@@ -88,7 +88,11 @@ const firstFailing = (seed: number) => fc.sample(toy.schedules(), { seed, numRun
 t.test('found, confirmed, shrunk to the smallest schedule that fails twice, within the cap', async (t) => {
   const { trial, calls } = trials((s) => (failing(s) ? 'fail' : 'pass'));
   const repros: unknown[] = [];
-  const o = await searchChaos(options({ trial, onFailure: (f) => (repros.push(f), 'repro.yaml') }));
+  const onFailure = (f: unknown) => {
+    repros.push(f);
+    return 'repro.yaml';
+  };
+  const o = await searchChaos(options({ trial, onFailure }));
   const index = firstFailing(5);
   t.ok(index >= 0, 'seed 5 draws a failing schedule');
   t.equal(o.stoppedBy, 'failure');

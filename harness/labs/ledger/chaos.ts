@@ -49,7 +49,11 @@ const STEPS = {
   pause: fc.record({ layer: fc.constant('pause' as const), at, ms: ms(100, 1500) }),
   hook: fc.record({
     layer: fc.constant('hook' as const),
-    action: fc.oneof({ weight: 2, arbitrary: fc.constant('exit' as const) }, { weight: 2, arbitrary: fc.constant('raise' as const) }, { weight: 1, arbitrary: fc.constant('stop' as const) }),
+    action: fc.oneof(
+      { weight: 2, arbitrary: fc.constant('exit' as const) },
+      { weight: 2, arbitrary: fc.constant('raise' as const) },
+      { weight: 1, arbitrary: fc.constant('stop' as const) },
+    ),
     point: fc.constantFrom('apply' as const, 'ack' as const),
     at,
   }),
