@@ -15,6 +15,7 @@ const SECONDS: Record<string, number> = {
   'sealed.test.ts': 100,
   'grade-hostile.test.ts': 90,
   'grade.test.ts': 80,
+  'grade-validity.test.ts': 45,
   'interrupt.test.ts': 70,
   'hostile.test.ts': 60,
   'loss.test.ts': 60,
