@@ -91,7 +91,7 @@ function htmlProblems(file: string, report: ClassReport): string[] {
   if (text === undefined) return ['missing'];
   const problems: string[] = [];
   for (const sub of report.submissions) {
-    const start = text.indexOf(`<tr><td class="sub">${escapeMarkup(sub.submission)}`);
+    const start = text.indexOf(`<tr><td class="sub">${escapeMarkup(sub.submission)}<`);
     const end = text.indexOf('</tr>', start);
     if (start < 0 || end < 0) {
       problems.push(`no row ${sub.submission}`);
