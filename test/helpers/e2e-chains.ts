@@ -13,7 +13,7 @@ const SECONDS: Record<string, number> = {
   'feed.test.ts': 150,
   'chaos.test.ts': 120,
   'sealed.test.ts': 100,
-  'grade-hostile.test.ts': 90,
+  'grade-hostile.test.ts': 130,
   'grade.test.ts': 80,
   'grade-validity.test.ts': 45,
   'interrupt.test.ts': 70,
