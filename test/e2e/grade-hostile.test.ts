@@ -241,7 +241,7 @@ t.test(
     copyFileSync(join(root, 'scenarios', 'ledger', 'gap.yaml'), join(staff, 'gap.yaml'));
     writeFileSync(
       rubric,
-      'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3–§4" }\n  - { name: gap, file: gap.yaml, points: 1, visibility: hidden, feedback: "§3" }\n',
+      'lab: ledger\nscenarios:\n  - { name: gap, file: gap.yaml, points: 1, visibility: hidden, feedback: "§3" }\n  - { name: happy-path, points: 1, feedback: "§3–§4" }\n',
     );
     chmodSync(staff, 0o700);
     const sub = (name: string) => join(base, 'class', name);
@@ -271,7 +271,14 @@ t.test(
     const targets = [rubric, join(staff, 'gap.yaml'), join(out, 'class.json'), join(out, '.staff', 'a-reference', 'build', 'client.py')];
     writeFileSync(
       join(sub('snoop'), 'snoop.sh'),
-      `for f in ${targets.map((p) => `'${p}'`).join(' ')}; do if cat "$f" >/dev/null 2>&1; then echo "READ $f" >&2; else echo "could not read $f" >&2; fi; done\nexit 0\n`,
+      [
+        `for f in ${targets.map((p) => `'${p}'`).join(' ')}; do if cat "$f" >/dev/null 2>&1; then echo "READ $f" >&2; else echo "could not read $f" >&2; fi; done`,
+        // Its batch folder holds the hidden scenario's run folder, named after it.
+        'run=$(dirname "$(dirname "$(dirname "$CHAOSLAB_DB")")")',
+        'if ls "$run/.." >&2 2>/dev/null; then echo "LISTED the batch folder" >&2; else echo "could not list the batch folder" >&2; fi',
+        'exit 0',
+        '',
+      ].join('\n'),
     );
     writeFileSync(join(sub('snoop'), 'chaoslab.yaml'), 'lab: ledger\ncommand: bash snoop.sh\n');
 
@@ -280,14 +287,16 @@ t.test(
     t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
     t.equal(
       readFileSync(join(out, 'grades.csv'), 'utf8'),
-      'submission,score,max,happy-path,gap\na-reference,2,2,1,1\nforge,0,2,0,0\nread-evidence,0,2,0,0\nsnoop,0,2,0,0\nsteal,0,2,0,0\ntamper,0,2,0,0\n',
+      'submission,score,max,gap,happy-path\na-reference,2,2,1,1\nforge,0,2,0,0\nread-evidence,0,2,0,0\nsnoop,0,2,0,0\nsteal,0,2,0,0\ntamper,0,2,0,0\n',
     );
     const report = (name: string) => readFileSync(join(out, name, 'reports', 'happy-path.html'), 'utf8');
     for (const name of ['forge', 'read-evidence', 'snoop', 'steal', 'tamper'])
-      t.match(resultsOf(out, name).tests[0]!.output, /^Failed: §3–§4\n- incarnation 1 never sent RESUME/, `${name}: explained`);
+      t.match(resultsOf(out, name).tests[1]!.output, /^Failed: §3–§4\n- incarnation 1 never sent RESUME/, `${name}: explained`);
     const snooped = report('snoop');
     for (const p of targets) t.match(snooped, `could not read ${p}`, `snoop could not read ${p}`);
     t.notMatch(snooped, /READ \//);
+    t.match(snooped, 'could not list the batch folder');
+    t.notMatch(snooped, /LISTED|\d{8}-\d{6}-gap-/, 'no name of the hidden scenario’s run folder');
     t.notOk(existsSync(join(out, 'snoop', 'reports', 'gap.html')), 'no report of the hidden scenario for the student');
     const evidence = report('read-evidence');
     t.match(evidence, /could not read the journal: Permission denied/);
