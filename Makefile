@@ -19,6 +19,7 @@ help:
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make chaos [LAB=ledger] [CONSUMER=...] [SEED=n] [RUNS=100] [BUDGET=15m]        random fault schedules; a failure is shrunk into reports/<run>/repro.yaml"
 	@echo "make chaos-proof [LABS=ledger,feed] [JOBS=2]                                 what chaos finds: references, every mutant over 3 seeds, repros replayed"
+	@echo "make grade-validity [LAB=ledger|feed] [JOBS=2] [MATRIX=..] [ONLY=a,b]        chaoslab grade on the references and mutants against the full matrix"
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make lint                                                                   Biome (format, lint) and a type check of the tests too; make format rewrites"
 	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
@@ -172,3 +173,17 @@ grade: setup
 	 if [ -n "$${SHARD:-}" ]; then args+=(--shard "$$SHARD"); fi; \
 	 read -ra flags <<< "$${GRADE_FLAGS:-}"; \
 	 node dist/harness/cli.js "$${args[@]}" "$${flags[@]}"
+
+# The validity proof of `chaoslab grade` (README "Grading a class"): the lab's references and
+# mutants as a class, graded twice with rubrics/<LAB>.yaml, against the full mutant matrix (run
+# here unless MATRIX=<matrix.json> gives one). ONLY=a,b limits the mutants (the references stay);
+# RUBRIC and OUT as for grade. Hours of machine time for a whole lab. Exit 0 valid, 1 not, 2 not judged.
+.PHONY: grade-validity
+export MATRIX ONLY
+grade-validity: setup
+	@args=(--lab "$${LAB:-ledger}" --jobs "$${JOBS:-2}"); \
+	 if [ -n "$${MATRIX:-}" ]; then args+=(--matrix "$$MATRIX"); fi; \
+	 if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY"); fi; \
+	 if [ -n "$${RUBRIC:-}" ]; then args+=(--rubric "$$RUBRIC"); fi; \
+	 if [ -n "$${OUT:-}" ]; then args+=(--out "$$OUT"); fi; \
+	 node scripts/grade-validity.mjs "$${args[@]}"

@@ -2,6 +2,7 @@
 // time. Each run is independent (its own publisher, Toxiproxy server, processes and run
 // folder), so running two at once on two cores changes no verdict, only the wall time.
 
+import { chmodSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { type BatchView, batchViewOf, ownCommandLine } from './report/batch-view.js';
 import { renderBatchFiles } from './report/render-batch.js';
@@ -46,11 +47,15 @@ export async function runBatch(
     commandLine?: string;
     invokedAs?: string;
     signal?: AbortSignal;
+    /** The batch folder's mode: grading sealed makes it 0711, passable but not listable, so no
+     *  consumer reads the names of its siblings' run folders (they name hidden scenarios). */
+    folderMode?: number;
   } & BatchHooks,
 ): Promise<BatchResult> {
   const startedAt = new Date().toISOString().slice(0, 19);
   const batchDir = join(options.reportsDir, newRunId(name));
   ensureDir(batchDir);
+  if (options.folderMode !== undefined) chmodSync(batchDir, options.folderMode);
   const results: RunResult[] = new Array(items.length);
   let next = 0;
   // Each worker is a job slot: sealed runs of different slots run as different uids.

@@ -103,6 +103,22 @@ export function matrixItems(
   );
 }
 
+/** The mutant's name in index.yaml ("gap-skip" for "gap-skip (python)"); a reference has none. */
+export const mutantName = (consumer: MatrixConsumer): string | undefined =>
+  consumer.kind === 'mutant' ? consumer.label.replace(/ \([a-z]+\)$/, '') : undefined;
+
+/**
+ * The references and only the mutants named (every language of each), or everyone when `names`
+ * is undefined; a name index.yaml does not have is an error naming the ones it has.
+ */
+export function consumersNamed(consumers: MatrixConsumer[], names: readonly string[] | undefined): MatrixConsumer[] {
+  if (names === undefined) return consumers;
+  const known = new Set(consumers.map(mutantName).filter((n): n is string => n !== undefined));
+  const unknown = names.filter((n) => !known.has(n));
+  if (unknown.length) throw new Error(`no mutant ${unknown.join(', ')}; mutants: ${[...known].join(', ')}`);
+  return consumers.filter((c) => c.kind === 'reference' || names.includes(mutantName(c)!));
+}
+
 /** The consumers of one language (references and mutants), or all of them. */
 export function consumersIn(consumers: MatrixConsumer[], language: string | undefined): MatrixConsumer[] {
   return language === undefined ? consumers : consumers.filter((c) => c.language === language);

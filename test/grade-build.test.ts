@@ -24,6 +24,19 @@ t.test('unsealed: a build that succeeds, one that fails, one past its deadline',
   t.notOk(isAlive(Number(readFileSync(join(dir, 'src', 'pid'), 'utf8'))), 'the build was killed');
 });
 
+t.test('unsealed: a child the build left behind, even in a session of its own, is killed when the build ends', async (t) => {
+  const dir = t.testdir({ src: {} });
+  const r = await runBuild({
+    command: "setsid sh -c 'echo $$ > child; exec sleep 600' </dev/null >/dev/null 2>&1 & while [ ! -s child ]; do sleep 0.05; done; echo built",
+    dir: join(dir, 'src'),
+    deadlineMs: 60_000,
+    logFile: join(dir, 'build.log'),
+  });
+  t.same(r, { ok: true });
+  t.equal(readFileSync(join(dir, 'build.log'), 'utf8'), 'built\n');
+  t.notOk(isAlive(Number(readFileSync(join(dir, 'src', 'child'), 'utf8'))), 'the setsid child is gone');
+});
+
 t.test('an interrupt stops the build at once', async (t) => {
   const dir = t.testdir({ src: {} });
   const stop = new AbortController();

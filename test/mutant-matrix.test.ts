@@ -1,8 +1,8 @@
 // Which runs each size of the mutant matrix makes (harness/mutants.ts matrixItems), and the
-// language filter; the matrix's judgement itself is proven end to end by test/e2e/matrix.test.ts.
+// language and mutant filters; the matrix's judgement itself is proven end to end by test/e2e/matrix.test.ts.
 import t from 'tap';
 import type { BatchItem } from '../harness/batch.js';
-import { consumersIn, type MatrixConsumer, matrixItems } from '../harness/mutants.js';
+import { consumersIn, consumersNamed, type MatrixConsumer, matrixItems, mutantName } from '../harness/mutants.js';
 
 const scenario = (name: string) => ({ name }) as BatchItem['scenario'];
 const scenarios = ['happy', 'a', 'b', 'c', 'unjudged'].map(scenario);
@@ -41,4 +41,15 @@ t.test('killers: references only where a judgement is made; the command and labe
   );
   t.same(runsOf(matrixItems(tsOnly, scenarios, 'killers', 'happy'), 'typescript'), ['happy', 'a', 'c']);
   t.equal(consumersIn(consumers, undefined), consumers, 'no language: everyone');
+});
+
+t.test('--mutant: the references and the named mutants in every language; an unknown name is named', async (t) => {
+  t.same(
+    consumersNamed(consumers, ['m1']).map((c) => c.label),
+    ['typescript', 'python', 'm1 (typescript)', 'm1 (python)'],
+  );
+  t.equal(mutantName(consumers[4]!), 'm2');
+  t.equal(mutantName(consumers[0]!), undefined);
+  t.equal(consumersNamed(consumers, undefined), consumers);
+  t.throws(() => consumersNamed(consumers, ['m1', 'm9']), /no mutant m9; mutants: m1, m2/);
 });

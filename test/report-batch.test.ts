@@ -153,6 +153,18 @@ t.test('index.html: self-contained, a row per run with status, time, leading fin
   t.match(renderBatchIndex(batchViewOf(dir, META, [])), /<header class="banner interrupted"/);
 });
 
+t.test("a run's journal the consumer wrote garbage into (unsealed) does not stop the batch's junit.xml: its verdict is the run's own", async (t) => {
+  const dir = t.testdir();
+  const { view } = batchFolder(dir);
+  const before = renderBatchFiles(view) && readFileSync(join(dir, 'junit.xml'), 'utf8');
+  const journal = join(view.runs[1]!.runDir, 'journal.jsonl');
+  writeFileSync(journal, `${readFileSync(journal, 'utf8')}null\n`);
+  renderBatchFiles(view);
+  const junit = readFileSync(join(dir, 'junit.xml'), 'utf8');
+  t.match(junit, /<testsuite name="chaoslab only-ack-x2" tests="3" failures="1" errors="0" skipped="1"/);
+  t.not(junit, before, 'only the details its journal gave (the consumer, its stderr) are missing');
+});
+
 t.test('the batch files on disk, and re-rendering a batch from its journals', async (t) => {
   const dir = t.testdir();
   const { view } = batchFolder(dir);

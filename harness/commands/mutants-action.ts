@@ -5,7 +5,18 @@ import { join, relative } from 'node:path';
 import { runBatch } from '../batch.js';
 import { interruptible } from '../interrupt.js';
 import { allLabs, labNamed, labNames } from '../labs/registry.js';
-import { cellOf, consumersIn, judgeRow, loadMatrixConsumers, type MatrixRow, type MatrixScope, matrixItems, renderMatrixMarkdown } from '../mutants.js';
+import {
+  cellOf,
+  consumersIn,
+  consumersNamed,
+  judgeRow,
+  loadMatrixConsumers,
+  type MatrixConsumer,
+  type MatrixRow,
+  type MatrixScope,
+  matrixItems,
+  renderMatrixMarkdown,
+} from '../mutants.js';
 import { projectRoot, reportsDirOf, scenariosDir } from '../paths.js';
 import { typedCommand } from '../reproduce.js';
 import { agreementProblems } from '../report/agreement.js';
@@ -17,8 +28,18 @@ import { sealModeOf } from './run.js';
 
 const LANGUAGES = ['typescript', 'python'];
 
+/** `--mutant a,b` as names (undefined: every mutant). */
+const mutantNames = (text: string | undefined): string[] | undefined =>
+  text === undefined
+    ? undefined
+    : text
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean);
+
 export async function mutantsAction(opts: MutantsOptions): Promise<void> {
   if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
+  if (opts.mutant !== undefined && !opts.lab) throw new UsageError('--mutant names mutants of one lab: give --lab too');
   if (opts.quick && opts.killers) throw new UsageError('--quick and --killers are two sizes of the matrix: give one');
   if (opts.language && !LANGUAGES.includes(opts.language)) throw new UsageError(`unknown language "${opts.language}"; languages: ${LANGUAGES.join(', ')}`);
   // Ctrl-C/SIGTERM: the running runs stop, their reports and the batch's are written, no matrix
@@ -41,11 +62,16 @@ export async function mutantsAction(opts: MutantsOptions): Promise<void> {
 async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise<void> {
   const labs = allLabs().filter((lab) => !opts.lab || lab.name === opts.lab);
   const scope: MatrixScope = opts.killers ? 'killers' : opts.quick ? 'quick' : 'full';
-  const size = `${scope === 'full' ? '' : `, ${scope}`}${opts.language ? `, ${opts.language} only` : ''}`;
+  const size = `${scope === 'full' ? '' : `, ${scope}`}${opts.language ? `, ${opts.language} only` : ''}${opts.mutant ? `, mutants ${opts.mutant} only` : ''}`;
   let passed = 0;
   let failed = 0;
   for (const lab of labs) {
-    const consumers = consumersIn(loadMatrixConsumers(lab), opts.language);
+    let consumers: MatrixConsumer[];
+    try {
+      consumers = consumersNamed(consumersIn(loadMatrixConsumers(lab), opts.language), mutantNames(opts.mutant));
+    } catch (error) {
+      throw new UsageError(`--mutant: ${lab.name}: ${(error as Error).message}`);
+    }
     const scenarios = listScenarios(scenariosDir, lab.name).map((s) => loadScenario(s.file));
     const items = matrixItems(consumers, scenarios, scope, lab.happyPath);
     let done = 0;
@@ -55,7 +81,7 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
     const disagreements: { label: string; runDir: string; problems: string[] }[] = [];
     // The consumers' commands are relative to the project root, so the runs start there.
     const { batchDir, results, notStarted } = await runBatch(
-      `${lab.name}-mutants${scope === 'full' ? '' : `-${scope}`}${opts.language ? `-${opts.language}` : ''}`,
+      `${lab.name}-mutants${scope === 'full' ? '' : `-${scope}`}${opts.language ? `-${opts.language}` : ''}${opts.mutant ? '-some' : ''}`,
       items,
       {
         jobs: opts.jobs,

@@ -10,6 +10,7 @@ export interface MutantsOptions {
   quick?: boolean;
   killers?: boolean;
   language?: string;
+  mutant?: string;
   jobs: number;
   out?: string;
   reports?: string;
@@ -25,6 +26,7 @@ export function register(program: Command): void {
       .option('--quick', 'references against every scenario, mutants only against the happy path and their designated killer')
       .option('--killers', 'references too only against the happy path and the killers: every judgement, the fewest runs')
       .option('--language <name>', 'only the consumers in this language (typescript, python)')
+      .option('--mutant <names>', 'only these mutants (comma-separated names from index.yaml), with the references')
       .option('--lab <name>', 'only this lab (default: every lab)')
       .option('--jobs <n>', 'runs at the same time', positiveInt, 1),
     'where the matrix folder is written',

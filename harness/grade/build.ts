@@ -2,7 +2,8 @@
 // submission's copy; then the copy is made read-only (root's, no write bits) so no scenario run
 // can change what the next one runs. Sealed, the build runs as the slot's uid in its own PID
 // namespace (everything it started dies with it) but in the root network namespace, since
-// registries must be reachable; unsealed, as the grader's user in its own process group.
+// registries must be reachable; unsealed, as the grader's user, supervised as a consumer is (a
+// child that called setsid() is still found and killed).
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, chownSync, lchownSync, lstatSync, readdirSync, type Stats, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { onCleanup } from '../cleanup.js';
 import { onAbort } from '../interrupt.js';
 import { confinedCommand } from '../sandbox/confine.js';
 import { HeadTailBuffer } from '../sandbox/output.js';
+import { type SupervisedProcess, startProcess } from '../supervisor.js';
 
 export interface BuildRequest {
   command: string;
@@ -34,39 +36,78 @@ export interface BuildResult {
 const BUILD_LIMITS = { cpuSeconds: 1800, processes: 4096, fileSizeBytes: 4 * 1024 ** 3 };
 
 export async function runBuild(req: BuildRequest): Promise<BuildResult> {
-  const { argv, env } =
-    req.uid === undefined
-      ? { argv: ['bash', '-c', req.command], env: { ...process.env } as Record<string, string> }
-      : (() => {
-          chownTree(req.dir, req.uid);
-          return confinedCommand({ command: req.command, uid: req.uid, home: req.dir, limits: BUILD_LIMITS });
-        })();
   const log = new HeadTailBuffer(32 * 1024, 96 * 1024);
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: req.dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: req.uid === undefined });
+  let timedOut = false;
+  const ended = req.uid === undefined ? await unsealedBuild(req, log, () => (timedOut = true)) : await sealedBuild(req, req.uid, log, () => (timedOut = true));
+  writeFileSync(req.logFile, log.text());
+  if (req.signal?.aborted) return { ok: false, reason: `the build \`${req.command}\` was stopped: grading was interrupted` };
+  if (timedOut) return { ok: false, reason: `the build \`${req.command}\` did not finish within its deadline (${Math.round(req.deadlineMs / 1000)} s)` };
+  if (ended.code === 0) return { ok: true };
+  return {
+    ok: false,
+    reason: `the build \`${req.command}\` failed (${ended.code === null ? `signal ${ended.signal ?? 'unknown'}` : `exit status ${ended.code}`}); see build.log`,
+  };
+}
+
+type Ended = { code: number | null; signal: string | null };
+
+/**
+ * Unsealed: supervised as a consumer is (harness/supervisor.ts), so what it started is found
+ * even after setsid() (parentage and an inherited tag) and killed when it ends.
+ */
+async function unsealedBuild(req: BuildRequest, log: HeadTailBuffer, onDeadline: () => void): Promise<Ended> {
+  let build: SupervisedProcess;
+  try {
+    build = startProcess({
+      name: 'build',
+      command: req.command,
+      cwd: req.dir,
+      env: {},
+      outputLimitBytes: 4096,
+      onOutput: (_s, text) => log.push(Buffer.from(text)),
+    });
+  } catch (error) {
+    log.push(Buffer.from(`\nchaoslab: could not start the build: ${(error as Error).message}\n`));
+    return { code: null, signal: null };
+  }
+  const timer = setTimeout(() => {
+    onDeadline();
+    void build.kill('deadline');
+  }, req.deadlineMs);
+  const stopOnAbort = onAbort(req.signal, () => void build.kill('harness'));
+  try {
+    return await build.exited;
+  } finally {
+    clearTimeout(timer);
+    stopOnAbort();
+  }
+}
+
+/** Sealed: as the slot's uid in a PID namespace of its own, so SIGKILL to unshare ends all of it. */
+async function sealedBuild(req: BuildRequest, uid: number, log: HeadTailBuffer, onDeadline: () => void): Promise<Ended> {
+  chownTree(req.dir, uid);
+  const { argv, env } = confinedCommand({ command: req.command, uid, home: req.dir, limits: BUILD_LIMITS });
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: req.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (chunk: Buffer) => log.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => log.push(chunk));
-  let timedOut = false;
-  // Sealed: SIGKILL to unshare kills the namespace's init, hence every process of the build.
-  // Unsealed: the process group (a process that left it is out of reach: say so in the docs).
   const kill = () => {
     try {
-      if (req.uid === undefined) process.kill(-child.pid!, 'SIGKILL');
-      else child.kill('SIGKILL');
+      child.kill('SIGKILL');
     } catch {}
   };
   const timer = setTimeout(() => {
-    timedOut = true;
+    onDeadline();
     kill();
   }, req.deadlineMs);
   // Killed whatever way the grader ends: interrupted, or exiting on an error or a second signal.
   const stopOnAbort = onAbort(req.signal, kill);
   const stopOnExit = onCleanup('submission build', kill);
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+  const ended = await new Promise<Ended>((resolve) => {
     child.on('error', (error) => {
       log.push(Buffer.from(`\nchaoslab: could not start the build: ${error.message}\n`));
-      resolve([null, null]);
+      resolve({ code: null, signal: null });
     });
-    child.on('exit', (c, s) => resolve([c, s]));
+    child.on('exit', (code, signal) => resolve({ code, signal }));
   });
   clearTimeout(timer);
   stopOnAbort();
@@ -77,14 +118,7 @@ export async function runBuild(req: BuildRequest): Promise<BuildResult> {
   await pipesClosed(child, 2000);
   child.stdout.destroy();
   child.stderr.destroy();
-  writeFileSync(req.logFile, log.text());
-  if (req.signal?.aborted) return { ok: false, reason: `the build \`${req.command}\` was stopped: grading was interrupted` };
-  if (timedOut) return { ok: false, reason: `the build \`${req.command}\` did not finish within its deadline (${Math.round(req.deadlineMs / 1000)} s)` };
-  if (code === 0) return { ok: true };
-  return {
-    ok: false,
-    reason: `the build \`${req.command}\` failed (${code === null ? `signal ${signal ?? 'unknown'}` : `exit status ${code}`}); see build.log`,
-  };
+  return ended;
 }
 
 /** Resolves when both output pipes have closed, or after `boundMs`. */

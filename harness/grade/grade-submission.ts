@@ -139,6 +139,8 @@ async function gradeIn(setup: GradeSetup, source: SubmissionSource, studentDir: 
     cwd,
     reportsDir: join(staffDir, 'runs'),
     seal: setup.sealing.sealed ? 'on' : 'off',
+    // Sealed, a run's consumer reaches its own room through the batch folder but cannot list it.
+    ...(setup.sealing.sealed ? { folderMode: 0o711 } : {}),
     signal,
     commandLine: `chaoslab grade (${source.name})`,
     onFinish: (item, result) => setup.log?.(`  ${source.name} × ${item.label}: ${result.status}`),

@@ -9,7 +9,8 @@ import { renderBatchIndex } from './batch-index.js';
 import { renderBatchResults } from './batch-results.js';
 import { renderBatchSummary } from './batch-summary.js';
 import { type BatchMeta, type BatchRun, type BatchView, batchViewOf, RESULTS_FILE, readBatchMeta } from './batch-view.js';
-import { renderJunitForRunDirs } from './junit.js';
+import { type JournalEntry, readJournal } from '../journal.js';
+import { renderJunit } from './junit.js';
 import { type RenderedRun, renderRunFolder } from './render-all.js';
 
 export const BATCH_FILES = ['index.html', 'summary.md', RESULTS_FILE, 'junit.xml'] as const;
@@ -26,8 +27,8 @@ export function renderBatchFiles(view: BatchView): string[] {
     'index.html': renderBatchIndex(view),
     'summary.md': renderBatchSummary(view),
     [RESULTS_FILE]: renderBatchResults(view),
-    'junit.xml': renderJunitForRunDirs(
-      view.runs.map((r) => r.runDir),
+    'junit.xml': renderJunit(
+      view.runs.map((r) => ({ journal: detailsOf(r.runDir), runDir: r.runDir, view: r.view })),
       {
         suiteName: `chaoslab ${view.name}`,
         notStarted: (view.notStarted ?? []).map((n) => ({ name: n.label, ...(n.file ? { file: n.file } : {}) })),
@@ -39,6 +40,19 @@ export function renderBatchFiles(view: BatchView): string[] {
     writeAtomically(path, text);
     return path;
   });
+}
+
+/**
+ * A run's journal for what JUnit adds to its verdict (scenario file, consumer, stderr tails); none
+ * when it cannot be read. The verdict is the run's own view, never the file: unsealed, the
+ * consumer can write into its journal (a forged line once stopped a whole grading here).
+ */
+function detailsOf(runDir: string): JournalEntry[] {
+  try {
+    return readJournal(join(runDir, 'journal.jsonl'));
+  } catch {
+    return [];
+  }
 }
 
 /** A batch folder's name without its stamp and random tail: `20261130-101500-only-ack-x2-k3j9` → `only-ack-x2`. */

@@ -1,122 +1,384 @@
-// Hostile submissions, as whole submissions with manifests, graded through the real CLI (sealed
-// where this machine allows, else --unsealed): one that hangs before connecting (and ignores
-// SIGTERM), one that floods stdout with 100 MB, one that starts 200 children (a bounded fork
-// bomb), one that exits at once, one that sends garbage instead of its first message, one that
-// leaves a setsid'd double-forked child behind and then behaves, one that tries to change its
-// own build. For each, the grader finishes (the hang is
-// cut by --deadline), scores and explains; no process naming the output folder is left, and
-// nothing is written outside it.
-import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import t from 'tap';
+// Hostile submissions, as whole submissions with manifests, graded through the real CLI: sealed
+// where this machine allows (root, as in CI), else --unsealed; then the non-root fallback (uid
+// 65534, --unsealed) on the ones that attack the grader's processes and files. They hang
+// ignoring SIGTERM, flood stdout with 100 MB, exit at once, send garbage, leave children behind
+// (a subshell's, a double fork with setsid), start 200 children (a bounded fork bomb), change
+// their own build, write a huge file, fail their build (leaving a child), corrupt their store
+// between runs, read or tamper with the evidence, the control's database, the rubric and a
+// hidden scenario. For each, the test checks that the grader finishes (the hang is cut by
+// --deadline), scores and explains in results.json, and leaves no process (by the output folder
+// in its command line or environment, by each sleeper's own duration, and every process and
+// Toxiproxy server each run's journal started), and no file outside the output folder.
+import { execa } from 'execa';
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import t, { type Test } from 'tap';
+import { type JournalEntry, readJournal } from '../../harness/journal.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
-import { fileTestdir, processesNaming } from '../helpers/fixture.js';
-import { chaoslab, root } from '../helpers/cli.js';
+import { chaoslab, cli, root, survivors } from '../helpers/cli.js';
+import { fileTestdir, processesNaming, processesRunning } from '../helpers/fixture.js';
 
-t.setTimeout(300_000);
+t.setTimeout(420_000);
 const probe = await probeSealing();
 const sealFlags = probe.available ? [] : ['--unsealed'];
+const reference = join(root, 'consumer', 'ledger', 'python', 'client.py');
+const hostile = (name: string) => join(root, 'test', 'fixtures', 'hostile', name);
+const HAPPY = 'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3–§4: apply each EVENT, ACK after COMMIT" }\n';
+// Where a huge file must not land: the host's /tmp and /dev/shm are read-only in a sealed run.
+const OUTSIDE = ['/tmp', '/dev/shm'].map((d) => join(d, 'chaoslab-grade-hostile-huge'));
+for (const f of OUTSIDE) rmSync(f, { force: true });
 
-const manifest = (command: string) => ({ 'chaoslab.yaml': `lab: ledger\ncommand: ${JSON.stringify(command)}\n` });
+// Every sleeper has a duration of its own: a survivor is found by its command line, whatever its
+// environment. The huge file goes in the room (beside CHAOSLAB_DB), 8 MiB written from 1020 MiB
+// on: past the 1 GiB RLIMIT_FSIZE of a sealed run without writing a gigabyte.
+const SLEEPERS = ['sleep 6001', 'sleep 6002', 'sleep 6003', 'sleep 6004', 'sleep 6005', 'sleep 6006'];
+const manifest = (command: string, build?: string) => ({
+  'chaoslab.yaml': `lab: ledger\n${build ? `build: ${JSON.stringify(build)}\n` : ''}command: ${JSON.stringify(command)}\n`,
+});
+const HUGE = [
+  'for f in /tmp/chaoslab-grade-hostile-huge /dev/shm/chaoslab-grade-hostile-huge ./huge; do',
+  '  if dd if=/dev/zero of="$f" bs=1M count=1 2>/dev/null; then echo "WROTE $f" >&2; else echo "could not write $f" >&2; fi',
+  'done',
+  'exec dd if=/dev/zero of="$(dirname "$CHAOSLAB_DB")/huge" bs=1M seek=1020 count=8',
+].join('\n');
+const BROKEN_BUILD = 'setsid sleep 6006 </dev/null >/dev/null 2>&1 & echo compiling; echo "error: no compiler here" >&2; sleep 0.3; exit 7';
+const hostileSubmissions = {
+  hang: { ...manifest('bash hang.sh'), 'hang.sh': "trap '' TERM\nsleep 6001\n" },
+  'leave-a-child': { ...manifest('bash child.sh'), 'child.sh': "(sleep 6002 &)\nsetsid bash -c 'sleep 6003 & exec sleep 6004' &\nexec python3 client.py\n" },
+  // A bounded fork bomb: 200 children, then the real work.
+  'many-children': { ...manifest('bash many.sh'), 'many.sh': 'for i in $(seq 200); do sleep 6005 & done\nexec python3 client.py\n' },
+  'huge-file': { ...manifest('bash huge.sh'), 'huge.sh': `${HUGE}\n` },
+  'broken-build': manifest('./consumer', BROKEN_BUILD),
+};
+const WITH_REFERENCE = ['leave-a-child', 'many-children', 'change-its-build'];
+
 const dir = fileTestdir(t, import.meta.url, {
   class: {
-    hang: { ...manifest('bash hang.sh'), 'hang.sh': "trap '' TERM\nsleep 600\n" },
+    ...hostileSubmissions,
     flood: { ...manifest('bash flood.sh'), 'flood.sh': 'head -c 100000000 /dev/zero | tr "\\0" x\nexit 0\n' },
     'exit-at-once': manifest('true'),
     garbage: { ...manifest('bash garbage.sh'), 'garbage.sh': 'printf "GARBAGE\\n" > "/dev/tcp/127.0.0.1/$CHAOSLAB_PORT"\nexit 0\n' },
-    'leave-a-child': { ...manifest('bash child.sh'), 'child.sh': "setsid bash -c 'sleep 600 & sleep 600' &\nexec python3 client.py\n" },
-    // A bounded fork bomb: 200 children, then the real work.
-    'many-children': { ...manifest('bash many.sh'), 'many.sh': 'for i in $(seq 200); do sleep 600 & done\nexec python3 client.py\n' },
     'change-its-build': {
       ...manifest('bash tamper.sh'),
       'tamper.sh': 'echo changed > client.py 2>/dev/null; echo new > tampered.txt 2>/dev/null\nexec python3 client.py\n',
     },
   },
-  'rubric.yaml': 'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3–§4: apply each EVENT, ACK after COMMIT" }\n',
+  'rubric.yaml': HAPPY,
 });
-for (const sub of ['leave-a-child', 'many-children', 'change-its-build'])
-  copyFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), join(dir, 'class', sub, 'client.py'));
+for (const sub of WITH_REFERENCE) copyFileSync(reference, join(dir, 'class', sub, 'client.py'));
+
+interface Results {
+  score: number;
+  execution_time: number;
+  output: string;
+  tests: { output: string; score: number }[];
+}
+const resultsOf = (out: string, sub: string) => JSON.parse(readFileSync(join(out, sub, 'results.json'), 'utf8')) as Results;
+const listing = (d: string, except: string) =>
+  readdirSync(d, { recursive: true })
+    .map(String)
+    .filter((p) => p !== except && !p.startsWith(`${except}/`))
+    .sort();
+
+/** Every run journal under <out>/.staff/<submission>/runs/<batch>/<run>/. */
+function runJournals(out: string): string[] {
+  const staff = join(out, '.staff');
+  return readdirSync(staff).flatMap((sub) => {
+    const runs = join(staff, sub, 'runs');
+    if (!existsSync(runs)) return [];
+    return readdirSync(runs)
+      .filter((batch) => batch !== 'latest')
+      .flatMap((batch) =>
+        readdirSync(join(runs, batch))
+          .map((run) => join(runs, batch, run, 'journal.jsonl'))
+          .filter((f) => existsSync(f)),
+      );
+  });
+}
+
+/** A journal's entries; the lines that are none are left out (unsealed, forge-transcript.py appends some). */
+const entriesOf = (file: string): JournalEntry[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .flatMap((line) => {
+      try {
+        const e = JSON.parse(line) as JournalEntry | null;
+        return e && typeof e === 'object' && typeof e.type === 'string' ? [e] : [];
+      } catch {
+        return [];
+      }
+    });
+
+/** No process of the grading is left: by the output folder, by each sleeper, by each run's journal (its processes and its Toxiproxy). */
+function nothingRunning(t: Test, out: string): void {
+  t.same(processesNaming(out), [], 'no process names the output folder');
+  t.same(SLEEPERS.flatMap(processesRunning), [], 'no sleeper of any submission is left');
+  const journals = runJournals(out);
+  t.ok(journals.length > 0, 'the runs kept their journals');
+  t.same(
+    journals.flatMap((j) => survivors(entriesOf(j)).map((s) => `${j}: ${s}`)),
+    [],
+    'every process and Toxiproxy server the runs started is gone',
+  );
+}
+
+/** A deadline many times the submission's (15 s): it ends; this is no speed measurement. */
+const ENDS_WITHIN_S = 90;
 
 t.test('every hostile submission is scored and explained; nothing is left behind', async (t) => {
   const out = join(dir, 'out');
-  const classDir = join(dir, 'class');
-  const before = readdirSync(dir, { recursive: true }).map(String).sort();
-  const r = await chaoslab(['grade', classDir, '--rubric', join(dir, 'rubric.yaml'), '--jobs', '2', '--deadline', '15', '--out', out, ...sealFlags]);
+  const before = listing(dir, 'out');
+  const r = await chaoslab(['grade', join(dir, 'class'), '--rubric', join(dir, 'rubric.yaml'), '--jobs', '2', '--deadline', '15', '--out', out, ...sealFlags]);
   t.equal(r.exitCode, 0, `grading completed\n${r.stdout}\n${r.stderr}`);
-  const result = (sub: string) => JSON.parse(readFileSync(join(out, sub, 'results.json'), 'utf8')) as { score: number; tests: { output: string }[] };
-  const failed = (sub: string, why: RegExp) => {
-    const res = result(sub);
-    t.equal(res.score, 0, `${sub}: 0`);
+  const scored = (sub: string, score: number, why: RegExp) => {
+    const res = resultsOf(out, sub);
+    t.equal(res.score, score, `${sub}: ${score}`);
     t.match(res.tests[0]!.output, why, `${sub}: explained`);
+    t.ok(res.execution_time < ENDS_WITHIN_S, `${sub}: graded in ${res.execution_time} s`);
+    return res;
   };
-  failed('hang', /deadline passed/);
-  failed('flood', /^Failed: §3–§4/);
-  failed('exit-at-once', /never sent RESUME/);
-  failed('garbage', /^Failed: §3–§4/);
-  // It behaved once its child was away: whatever its score, the child is gone (checked below).
-  t.ok(existsSync(join(out, 'leave-a-child', 'results.json')));
-  t.ok(existsSync(join(out, 'many-children', 'results.json')));
+  scored('hang', 0, /deadline passed/);
+  scored('flood', 0, /^Failed: §3–§4.*\n- incarnation 1 never sent RESUME/);
+  const staffBytes = (p: string): number => (statSync(p).isDirectory() ? readdirSync(p).reduce((n, f) => n + staffBytes(join(p, f)), 0) : statSync(p).size);
+  t.ok(staffBytes(join(out, '.staff', 'flood')) < 20_000_000, 'its 100 MB of output were capped');
+  scored('exit-at-once', 0, /never sent RESUME/);
+  scored('garbage', 0, /^Failed: §3–§4.*\n- incarnation 1 never sent RESUME/);
+  // They behaved once their children were away; the children are gone (nothingRunning below).
+  scored('leave-a-child', 1, /^Passed\.$/);
+  scored('many-children', 1, /^Passed\.$/);
+  const broken = scored('broken-build', 0, /^Failed: .*\n- the build `setsid sleep 6006 .*` failed \(exit status 7\); see build\.log$/s);
+  t.match(broken.output, /Not graded: the build .* failed \(exit status 7\)/);
+  t.equal(readFileSync(join(out, 'broken-build', 'build.log'), 'utf8'), 'compiling\nerror: no compiler here\n');
   if (probe.available) {
-    t.equal(result('change-its-build').score, 1, 'its build is read-only: the write failed and the untouched client passed');
+    scored('change-its-build', 1, /^Passed\.$/);
     const build = join(out, '.staff', 'change-its-build', 'build');
-    t.notOk(existsSync(join(build, 'tampered.txt')));
-    t.equal(readFileSync(join(build, 'client.py'), 'utf8'), readFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), 'utf8'));
+    t.notOk(existsSync(join(build, 'tampered.txt')), 'its build is read-only: the write failed');
+    t.equal(readFileSync(join(build, 'client.py'), 'utf8'), readFileSync(reference, 'utf8'), 'and the untouched client passed');
+    // Killed by the 1 GiB RLIMIT_FSIZE, its file stopped there; the host's /tmp, /dev/shm and its build are read-only.
+    scored('huge-file', 0, /killed by SIGXFSZ/);
+    const [journal] = runJournals(join(out)).filter((j) => j.includes('/.staff/huge-file/'));
+    t.equal(statSync(join(dirname(journal!), 'rooms', 'consumer', 'huge')).size, 1024 ** 3, 'the file stopped at the limit');
+    const said = readFileSync(join(out, 'huge-file', 'reports', 'happy-path.html'), 'utf8');
+    for (const f of [...OUTSIDE, './huge']) t.match(said, `could not write ${f}`);
+    t.notMatch(said, /WROTE/);
+    for (const f of OUTSIDE) t.notOk(existsSync(f), `nothing in ${f}`);
+  } else {
+    // Unsealed there is no file-size limit and no read-only /tmp (every output says NOT SEALED).
+    scored('huge-file', 0, /never sent RESUME/);
+    for (const f of OUTSIDE) rmSync(f, { force: true });
   }
-  t.same(processesNaming(out), [], 'no process of any submission is left');
-  const after = readdirSync(dir, { recursive: true })
-    .map(String)
-    .filter((p) => p !== 'out' && !p.startsWith('out/'))
-    .sort();
-  t.same(after, before, 'nothing written outside the output folder');
+  nothingRunning(t, out);
+  t.same(listing(dir, 'out'), before, 'nothing written outside the output folder');
   t.match(readFileSync(join(out, 'grades.csv'), 'utf8'), /^(# NOT SEALED.*\n)?submission,score,max,happy-path\n/);
 });
 
+// Before the reference opens it: garbage over its store (an earlier incarnation's, in a restart)
+// and over every earlier run's store it can name in its batch folder (were rooms ever shared or
+// left open). ack-crash restarts it, so that run fails; happy-path's two runs each start in a
+// fresh room, so both pass.
+const CORRUPT = [
+  'run=$(dirname "$(dirname "$(dirname "$CHAOSLAB_DB")")")',
+  'for f in "$CHAOSLAB_DB" "$run"/../*/rooms/consumer/consumer.db; do',
+  '  [ -e "$f" ] || continue',
+  '  if printf "GARBAGE GARBAGE GARBAGE" | dd of="$f" conv=notrunc 2>/dev/null; then echo "corrupted $f" >&2; else echo "could not corrupt $f" >&2; fi',
+  'done',
+  'exec python3 client.py',
+  '',
+].join('\n');
+const CORRUPT_RUBRIC = `lab: ledger
+scenarios:
+  - { name: ack-crash, points: 2, feedback: "§4 and §5: resume from the committed cursor" }
+  - { name: happy-path, points: 1, repeat: 2, feedback: "§3–§4" }
+`;
+
+/** Grades the store-corrupting submission in `base` (one run at a time); `as` runs the grader as another user. */
+async function gradeCorruptStore(t: Test, base: string, as: string[], flags: string[]): Promise<void> {
+  const out = join(base, 'out');
+  const sub = join(base, 'corrupt');
+  const before = listing(base, 'out');
+  const [file, ...args] = [...as, 'node', cli, 'grade', '--consumer', 'bash corrupt.sh', '--name', 'corrupt'];
+  const r = await execa(file!, [...args, '--rubric', join(base, 'rubric.yaml'), '--jobs', '1', '--out', out, ...flags], {
+    cwd: sub,
+    env: { HOME: base },
+    reject: false,
+  });
+  t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+  const res = resultsOf(out, 'corrupt');
+  t.equal(res.score, 1, 'ack-crash lost, happy-path scored');
+  t.match(res.tests[0]!.output, /^Failed: §4 and §5.*\n- .*file is not a database/s, 'the restart found its store corrupt');
+  t.equal(res.tests[1]!.output, 'Passed (2 of 2 runs passed; it scores only if all pass).', 'each later run started in a fresh room');
+  nothingRunning(t, out);
+  t.same(listing(base, 'out'), before, 'nothing written outside the output folder');
+}
+
+const corruptBase = (t: Test) => {
+  const base = t.testdir({ corrupt: { 'corrupt.sh': CORRUPT }, 'rubric.yaml': CORRUPT_RUBRIC });
+  copyFileSync(reference, join(base, 'corrupt', 'client.py'));
+  return base;
+};
+
+t.test('a submission that corrupts its store between runs loses only the run it corrupted', async (t) => {
+  const base = corruptBase(t);
+  await gradeCorruptStore(t, base, [], sealFlags);
+  if (probe.available) {
+    // Sealed, the earlier runs' stores were out of its reach: each is still a SQLite file.
+    const stores = runJournals(join(base, 'out'))
+      .map((j) => join(dirname(j), 'rooms', 'consumer', 'consumer.db'))
+      .filter((f) => existsSync(f) && !f.includes('-ack-crash-'));
+    t.equal(stores.length, 2);
+    for (const f of stores) t.equal(readFileSync(f).subarray(0, 16).toString('latin1'), 'SQLite format 3\0', `${f} intact`);
+  }
+});
+
 t.test(
-  'sealed: the evidence, the rubric and a staff-only hidden scenario are out of a submission’s reach',
+  'sealed: the evidence, the control’s database, the rubric and a staff-only hidden scenario are out of a submission’s reach',
   { skip: probe.available ? false : `sealing is not available here: ${probe.reason}` },
   async (t) => {
-    const base = t.testdir({ staff: {}, class: { 'a-reference': {}, 'read-evidence': {}, forge: {}, snoop: {} } });
+    const base = t.testdir({ staff: {}, class: { 'a-reference': {}, 'read-evidence': {}, forge: {}, snoop: {}, steal: {}, tamper: {} } });
     const staff = join(base, 'staff');
     const rubric = join(staff, 'rubric.yaml');
     // The hidden scenario is a copy of gap under the staff's own folder (0700, root's).
     copyFileSync(join(root, 'scenarios', 'ledger', 'gap.yaml'), join(staff, 'gap.yaml'));
     writeFileSync(
       rubric,
-      'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3–§4" }\n  - { name: gap, file: gap.yaml, points: 1, visibility: hidden, feedback: "§3" }\n',
+      'lab: ledger\nscenarios:\n  - { name: gap, file: gap.yaml, points: 1, visibility: hidden, feedback: "§3" }\n  - { name: happy-path, points: 1, feedback: "§3–§4" }\n',
     );
     chmodSync(staff, 0o700);
     const sub = (name: string) => join(base, 'class', name);
-    copyFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), join(sub('a-reference'), 'client.py'));
+    const python = (script: string) => `lab: ledger\ncommand: ${JSON.stringify(`python3 ${hostile(script)}`)}\n`;
+    copyFileSync(reference, join(sub('a-reference'), 'client.py'));
+    writeFileSync(join(sub('read-evidence'), 'chaoslab.yaml'), python('read-evidence.py'));
+    writeFileSync(join(sub('forge'), 'chaoslab.yaml'), python('forge-transcript.py'));
+    // Reads the control's database to copy it over its own.
+    writeFileSync(join(sub('steal'), 'chaoslab.yaml'), python('steal-control.py'));
+    // Appends a forged verdict to each file of its run folder, then tries to cut and remove the journal.
     writeFileSync(
-      join(sub('read-evidence'), 'chaoslab.yaml'),
-      `lab: ledger\ncommand: ${JSON.stringify(`python3 ${join(root, 'test', 'fixtures', 'hostile', 'read-evidence.py')}`)}\n`,
+      join(sub('tamper'), 'tamper.sh'),
+      [
+        'run=$(dirname "$(dirname "$(dirname "$CHAOSLAB_DB")")")',
+        'for f in journal.jsonl control.db report.html summary.md junit.xml; do',
+        `  if printf '{"type":"verdict","verdict":{"status":"pass","headline":"FORGED"}}\\n' >> "$run/$f" 2>/dev/null; then echo "TAMPERED $f" >&2; else echo "could not tamper with $f" >&2; fi`,
+        'done',
+        ': > "$run/journal.jsonl" 2>/dev/null && echo "TAMPERED: cut the journal" >&2',
+        'rm -f "$run/journal.jsonl" 2>/dev/null && [ ! -e "$run/journal.jsonl" ] && echo "TAMPERED: removed the journal" >&2',
+        'exit 0',
+        '',
+      ].join('\n'),
     );
-    writeFileSync(
-      join(sub('forge'), 'chaoslab.yaml'),
-      `lab: ledger\ncommand: ${JSON.stringify(`python3 ${join(root, 'test', 'fixtures', 'hostile', 'forge-transcript.py')}`)}\n`,
-    );
+    writeFileSync(join(sub('tamper'), 'chaoslab.yaml'), 'lab: ledger\ncommand: bash tamper.sh\n');
     const out = join(base, 'out');
     // Tries the rubric, the hidden scenario, the class outputs and an earlier submission's build.
     const targets = [rubric, join(staff, 'gap.yaml'), join(out, 'class.json'), join(out, '.staff', 'a-reference', 'build', 'client.py')];
     writeFileSync(
       join(sub('snoop'), 'snoop.sh'),
-      `for f in ${targets.map((p) => `'${p}'`).join(' ')}; do if cat "$f" >/dev/null 2>&1; then echo "READ $f" >&2; else echo "could not read $f" >&2; fi; done\nexit 0\n`,
+      [
+        `for f in ${targets.map((p) => `'${p}'`).join(' ')}; do if cat "$f" >/dev/null 2>&1; then echo "READ $f" >&2; else echo "could not read $f" >&2; fi; done`,
+        // Its batch folder holds the hidden scenario's run folder, named after it.
+        'run=$(dirname "$(dirname "$(dirname "$CHAOSLAB_DB")")")',
+        'if ls "$run/.." >&2 2>/dev/null; then echo "LISTED the batch folder" >&2; else echo "could not list the batch folder" >&2; fi',
+        'exit 0',
+        '',
+      ].join('\n'),
     );
     writeFileSync(join(sub('snoop'), 'chaoslab.yaml'), 'lab: ledger\ncommand: bash snoop.sh\n');
 
+    const before = listing(base, 'out');
     const r = await chaoslab(['grade', join(base, 'class'), '--rubric', rubric, '--jobs', '2', '--out', out]);
     t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
     t.equal(
       readFileSync(join(out, 'grades.csv'), 'utf8'),
-      'submission,score,max,happy-path,gap\na-reference,2,2,1,1\nforge,0,2,0,0\nread-evidence,0,2,0,0\nsnoop,0,2,0,0\n',
+      'submission,score,max,gap,happy-path\na-reference,2,2,1,1\nforge,0,2,0,0\nread-evidence,0,2,0,0\nsnoop,0,2,0,0\nsteal,0,2,0,0\ntamper,0,2,0,0\n',
     );
-    const snooped = readFileSync(join(out, 'snoop', 'reports', 'happy-path.html'), 'utf8');
+    const report = (name: string) => readFileSync(join(out, name, 'reports', 'happy-path.html'), 'utf8');
+    for (const name of ['forge', 'read-evidence', 'snoop', 'steal', 'tamper'])
+      t.match(resultsOf(out, name).tests[1]!.output, /^Failed: §3–§4\n- incarnation 1 never sent RESUME/, `${name}: explained`);
+    const snooped = report('snoop');
     for (const p of targets) t.match(snooped, `could not read ${p}`, `snoop could not read ${p}`);
     t.notMatch(snooped, /READ \//);
+    t.match(snooped, 'could not list the batch folder');
+    t.notMatch(snooped, /LISTED|\d{8}-\d{6}-gap-/, 'no name of the hidden scenario’s run folder');
     t.notOk(existsSync(join(out, 'snoop', 'reports', 'gap.html')), 'no report of the hidden scenario for the student');
-    const evidence = readFileSync(join(out, 'read-evidence', 'reports', 'happy-path.html'), 'utf8');
+    const evidence = report('read-evidence');
     t.match(evidence, /could not read the journal: Permission denied/);
     t.notMatch(evidence, /could (read|write|list) /);
-    t.same(processesNaming(out), []);
+    t.match(report('forge'), /cannot read the journal: \[Errno 13\] Permission denied/);
+    t.match(report('steal'), /could not steal the control&#39;s database: unable to open database file/);
+    const tampered = report('tamper');
+    for (const f of ['journal.jsonl', 'control.db', 'report.html', 'summary.md', 'junit.xml']) t.match(tampered, `could not tamper with ${f}`);
+    t.notMatch(tampered, /TAMPERED/);
+    // The evidence of its runs is the harness's alone: whole, and nothing forged in it.
+    const journals = runJournals(out).filter((j) => j.includes('/.staff/tamper/'));
+    t.equal(journals.length, 2);
+    for (const j of journals) {
+      const entries = readJournal(j);
+      t.equal(entries.at(-1)?.type, 'run-end', `${j}: the harness's journal, to its end`);
+      t.notMatch(readFileSync(j, 'utf8'), /FORGED/);
+    }
+    nothingRunning(t, out);
+    t.same(listing(base, 'out'), before, 'nothing written outside the output folder');
+  },
+);
+
+t.test(
+  'as a user without root (--unsealed): the hostile ones that attack processes and files are still graded and cleaned up',
+  { skip: process.geteuid?.() === 0 ? false : 'runs as root only (it drops to uid 65534)' },
+  async (t) => {
+    const base = t.testdir({
+      class: {
+        ...hostileSubmissions,
+        // Unsealed it reads the journal and forges it; the verdict is still the harness's own.
+        forge: { 'chaoslab.yaml': `lab: ledger\ncommand: ${JSON.stringify(`python3 ${hostile('forge-transcript.py')}`)}\n` },
+        // Unsealed, nothing makes /tmp read-only: this one writes its room only.
+        'huge-file': { ...manifest('bash huge.sh'), 'huge.sh': `${HUGE.split('\n').at(-1)}\n` },
+      },
+      'rubric.yaml': HAPPY,
+      corrupt: { 'rubric.yaml': CORRUPT_RUBRIC, corrupt: { 'corrupt.sh': CORRUPT } },
+    });
+    for (const sub of ['leave-a-child', 'many-children']) copyFileSync(reference, join(base, 'class', sub, 'client.py'));
+    copyFileSync(reference, join(base, 'corrupt', 'corrupt', 'client.py'));
+    chmodSync(base, 0o777);
+    for (const d of readdirSync(base, { recursive: true }).map((p) => join(base, String(p)))) chmodSync(d, statSync(d).isDirectory() ? 0o777 : 0o666);
+    const out = join(base, 'out');
+    const as = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+    const before = listing(base, 'out');
+    const r = await execa(
+      as[0]!,
+      [
+        ...as.slice(1),
+        'node',
+        cli,
+        'grade',
+        join(base, 'class'),
+        '--rubric',
+        join(base, 'rubric.yaml'),
+        '--jobs',
+        '2',
+        '--deadline',
+        '15',
+        '--out',
+        out,
+        '--unsealed',
+      ],
+      { env: { HOME: base }, reject: false },
+    );
+    t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+    t.match(r.stdout, /chaoslab grade: NOT SEALED: sealed mode not available \(sealed runs need root/);
+    t.match(readFileSync(join(out, 'grades.csv'), 'utf8'), /^# NOT SEALED: .*\nsubmission,score,max,happy-path\n/);
+    const scored = (sub: string, score: number, why: RegExp) => {
+      const res = resultsOf(out, sub);
+      t.equal(res.score, score, `${sub}: ${score}`);
+      t.match(res.output, /^NOT SEALED: /, `${sub}: says it was not sealed`);
+      t.match(res.tests[0]!.output, why, `${sub}: explained`);
+      t.ok(res.execution_time < ENDS_WITHIN_S, `${sub}: graded in ${res.execution_time} s`);
+    };
+    scored('hang', 0, /deadline passed/);
+    scored('leave-a-child', 1, /^Passed\.$/);
+    scored('many-children', 1, /^Passed\.$/);
+    scored('huge-file', 0, /never sent RESUME/);
+    scored('broken-build', 0, /the build `setsid sleep 6006 .*` failed \(exit status 7\); see build\.log$/s);
+    scored('forge', 0, /never sent RESUME/);
+    nothingRunning(t, out);
+    t.same(listing(base, 'out'), before, 'nothing written outside the output folder');
+    await gradeCorruptStore(t, join(base, 'corrupt'), as, ['--unsealed']);
   },
 );

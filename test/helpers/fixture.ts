@@ -33,3 +33,17 @@ export function processesNaming(path: string): string[] {
   }
   return out;
 }
+
+/** Processes whose command line is exactly `argv` (words joined by spaces), e.g. a test's own `sleep 6001`. */
+export function processesRunning(argv: string): string[] {
+  const out: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+      if (cmdline === argv && !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) out.push(`${pid} ${cmdline}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}

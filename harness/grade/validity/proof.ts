@@ -1,0 +1,174 @@
+// The validity proof of `chaoslab grade` (issue "Grading a class", Done when): a class of the
+// lab's references and mutants (./class-folder.ts) graded twice with the lab's rubric through the
+// real CLI, each grading's outputs read back (./outputs.ts), and every cell held against the full
+// mutant matrix (`chaoslab mutants`, run here or given as its matrix.json) by ./compare.ts.
+// `make grade-validity` runs it (scripts/grade-validity.mjs); the e2e test uses the pieces.
+
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { labNamed, labNames } from '../../labs/registry.js';
+import { consumersNamed, loadMatrixConsumers } from '../../mutants.js';
+import { projectRoot } from '../../paths.js';
+import { probeSealing } from '../../sandbox/probe.js';
+import { readClassReport } from '../class-data.js';
+import { loadRubric, type Rubric } from '../rubric.js';
+import { type ValiditySubmission, validitySubmissions, writeValidityClass } from './class-folder.js';
+import { compareGradings, type MatrixFile, type Validity } from './compare.js';
+import { outputProblems } from './outputs.js';
+import { renderMarkdown, renderTable } from './render.js';
+
+export interface ProofOptions {
+  lab: string;
+  jobs: number;
+  /** A full matrix's matrix.json, instead of running `chaoslab mutants` here. */
+  matrix?: string;
+  /** Only these mutants (every language of each), with both references. */
+  only?: string[];
+  /** Another rubric than rubrics/<lab>.yaml. */
+  rubric?: string;
+  /** An empty (or new) folder: class/, matrix/, grade-1/, grade-2/, validity.md, validity.json. */
+  out: string;
+  gradings?: number;
+  /** Progress lines; the CLI's own output goes to <out>/<step>.log, and here too when `echo`. */
+  log: (line: string) => void;
+  echo?: boolean;
+  /** The chaoslab CLI to run (default: this project's dist/harness/cli.js; tests give a stand-in). */
+  cli?: string;
+}
+
+/** The proof could not be run (exit 2): a bad option, a matrix that does not cover the class, a grading that failed. */
+export class ProofError extends Error {
+  override name = 'ProofError';
+}
+
+export const CLI = join(projectRoot, 'dist', 'harness', 'cli.js');
+
+export async function proveValidity(opts: ProofOptions): Promise<Validity> {
+  const lab = labNamed(opts.lab);
+  if (!lab) throw new ProofError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
+  const out = resolve(opts.out);
+  if (existsSync(out) && readdirSync(out).length > 0) throw new ProofError(`${out} is not empty: give the proof a new folder`);
+  mkdirSync(out, { recursive: true });
+  let consumers: ReturnType<typeof loadMatrixConsumers>;
+  try {
+    consumers = consumersNamed(loadMatrixConsumers(lab), opts.only);
+  } catch (error) {
+    throw new ProofError(`ONLY: ${(error as Error).message}`);
+  }
+  const rubric = rubricOf(opts);
+  const submissions = validitySubmissions(consumers, projectRoot);
+  const notes: string[] = [`rubric ${rubric.file}`, `${submissions.length} submissions: ${submissions.map((s) => s.name).join(', ')}`];
+  const timed = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
+    const started = Date.now();
+    const value = await work();
+    notes.push(`${what}: ${Math.round((Date.now() - started) / 1000)} s`);
+    opts.log(`${what}: done in ${Math.round((Date.now() - started) / 1000)} s`);
+    return value;
+  };
+
+  const matrixFile = opts.matrix ? resolve(opts.matrix) : await timed('the mutant matrix', () => runMatrix(opts, out));
+  notes.push(`matrix ${matrixFile}`);
+  const matrix = readMatrix(matrixFile, lab.name, submissions, rubric);
+
+  const classDir = join(out, 'class');
+  writeValidityClass(classDir, lab.name, submissions);
+  const probe = await probeSealing();
+  const sealFlags = probe.available ? [] : ['--unsealed'];
+  notes.push(probe.available ? 'graded sealed' : `graded NOT SEALED (${probe.reason}); the matrix's runs decide for themselves`);
+  const dirs: string[] = [];
+  for (let i = 1; i <= (opts.gradings ?? 2); i++) {
+    const dir = join(out, `grade-${i}`);
+    const args = ['grade', classDir, '--rubric', rubric.file, '--jobs', String(opts.jobs), '--out', dir, ...sealFlags];
+    await timed(`grading ${i}`, async () => {
+      const status = await runCli(args, join(out, `grade-${i}.log`), opts);
+      if (status !== 0) throw new ProofError(`grading ${i} (chaoslab ${args.join(' ')}) exited ${status}: see ${join(out, `grade-${i}.log`)}`);
+    });
+    dirs.push(dir);
+  }
+  return judge({ matrix, rubric, submissions, dirs, out, notes, log: opts.log });
+}
+
+/** Compares the gradings in `dirs` with the matrix, writes validity.md and validity.json, prints the table. */
+export function judge(input: {
+  matrix: MatrixFile;
+  rubric: Rubric;
+  submissions: readonly ValiditySubmission[];
+  dirs: readonly string[];
+  out: string;
+  notes?: readonly string[];
+  log?: (line: string) => void;
+}): Validity {
+  const gradings = input.dirs.map((d) => readClassReport(d));
+  const problems = input.dirs.flatMap((d, i) => outputProblems(d, gradings[i]!, `grading ${i + 1}`));
+  const csvs = input.dirs.map((d) => readFileSync(join(d, 'grades.csv'), 'utf8'));
+  if (csvs.some((c) => c !== csvs[0])) problems.push('grades.csv differs between the gradings');
+  const validity = compareGradings({ matrix: input.matrix, rubric: input.rubric.tests, submissions: input.submissions, gradings, outputProblems: problems });
+  writeFileSync(join(input.out, 'validity.json'), `${JSON.stringify(validity, null, 2)}\n`);
+  writeFileSync(join(input.out, 'validity.md'), renderMarkdown(validity, input.notes ?? []));
+  input.log?.(renderTable(validity));
+  return validity;
+}
+
+function rubricOf(opts: ProofOptions): Rubric {
+  const file = resolve(opts.rubric ?? join(projectRoot, 'rubrics', `${opts.lab}.yaml`));
+  let rubric: Rubric;
+  try {
+    rubric = loadRubric(file, labNames());
+  } catch (error) {
+    throw new ProofError((error as Error).message);
+  }
+  if (rubric.lab !== opts.lab) throw new ProofError(`${file} is a rubric for the ${rubric.lab} lab, not ${opts.lab}`);
+  return rubric;
+}
+
+/** matrix.json, checked to hold a cell for every submission × rubric scenario. */
+export function readMatrix(file: string, lab: string, submissions: readonly ValiditySubmission[], rubric: Rubric): MatrixFile {
+  let matrix: MatrixFile;
+  try {
+    matrix = JSON.parse(readFileSync(file, 'utf8')) as MatrixFile;
+  } catch (error) {
+    throw new ProofError(`${file}: not a matrix.json (${(error as Error).message})`);
+  }
+  if (matrix.lab !== lab) throw new ProofError(`${file} is the ${matrix.lab} lab's matrix, not ${lab}'s`);
+  const missing = submissions.flatMap((s) => {
+    const row = matrix.rows.find((r) => r.consumer === s.consumer);
+    if (!row) return [s.consumer];
+    return rubric.tests.filter((t) => !row.cells.some((c) => c.scenario === t.name)).map((t) => `${s.consumer} × ${t.name}`);
+  });
+  if (missing.length)
+    throw new ProofError(`${file} does not cover the class (a full matrix does): no ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`);
+  return matrix;
+}
+
+/** `chaoslab mutants --lab L --jobs N [--mutant …]` into <out>/matrix/; its matrix.json. */
+async function runMatrix(opts: ProofOptions, out: string): Promise<string> {
+  const reports = join(out, 'matrix');
+  const args = ['mutants', '--lab', opts.lab, '--jobs', String(opts.jobs), '--reports', reports, ...(opts.only ? ['--mutant', opts.only.join(',')] : [])];
+  const status = await runCli(args, join(out, 'matrix.log'), opts);
+  // 1: some row of the matrix is a PROBLEM (a mutant survived, a reference failed): its cells still count.
+  if (status !== 0 && status !== 1) throw new ProofError(`the mutant matrix (chaoslab ${args.join(' ')}) exited ${status}: see ${join(out, 'matrix.log')}`);
+  const batch = existsSync(reports) ? readdirSync(reports).find((d) => existsSync(join(reports, d, 'matrix.json'))) : undefined;
+  if (!batch) throw new ProofError(`the mutant matrix wrote no matrix.json under ${reports}`);
+  return join(reports, batch, 'matrix.json');
+}
+
+/** Runs the CLI from the project root; its output into `logFile` (and echoed when asked). */
+function runCli(args: string[], logFile: string, opts: Pick<ProofOptions, 'echo' | 'log' | 'cli'>): Promise<number> {
+  opts.log(`$ chaoslab ${args.join(' ')}`);
+  const log = createWriteStream(logFile);
+  const child = spawn(process.execPath, [opts.cli ?? CLI, ...args], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.on('data', (chunk: Buffer) => {
+      log.write(chunk);
+      if (opts.echo) process.stdout.write(chunk);
+    });
+  }
+  return new Promise((resolvePromise) => {
+    child.on('error', (error) => {
+      log.end(`could not start: ${error.message}\n`);
+      resolvePromise(-1);
+    });
+    child.on('close', (code, signal) => log.end(() => resolvePromise(code ?? (signal ? 128 : -1))));
+  });
+}
