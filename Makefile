@@ -179,11 +179,12 @@ grade: setup
 # here unless MATRIX=<matrix.json> gives one). ONLY=a,b limits the mutants (the references stay);
 # RUBRIC and OUT as for grade. Hours of machine time for a whole lab. Exit 0 valid, 1 not, 2 not judged.
 .PHONY: grade-validity
-export MATRIX ONLY
+export MATRIX ONLY RERUNS
 grade-validity: setup
 	@args=(--lab "$${LAB:-ledger}" --jobs "$${JOBS:-2}"); \
 	 if [ -n "$${MATRIX:-}" ]; then args+=(--matrix "$$MATRIX"); fi; \
 	 if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY"); fi; \
 	 if [ -n "$${RUBRIC:-}" ]; then args+=(--rubric "$$RUBRIC"); fi; \
 	 if [ -n "$${OUT:-}" ]; then args+=(--out "$$OUT"); fi; \
+	 if [ -n "$${RERUNS:-}" ]; then args+=(--reruns "$$RERUNS"); fi; \
 	 node scripts/grade-validity.mjs "$${args[@]}"

@@ -9,7 +9,7 @@ import { exitStatusOf } from '../dist/harness/grade/validity/compare.js';
 import { ProofError, proveValidity } from '../dist/harness/grade/validity/proof.js';
 
 const USAGE =
-  'usage: node scripts/grade-validity.mjs [--lab ledger|feed] [--jobs N] [--matrix <matrix.json>] [--only mutant,mutant] [--rubric <file>] [--out <dir>] [--quiet]';
+  'usage: node scripts/grade-validity.mjs [--lab ledger|feed] [--jobs N] [--matrix <matrix.json>] [--only mutant,mutant] [--rubric <file>] [--reruns N] [--out <dir>] [--quiet]';
 let values;
 try {
   ({ values } = parseArgs({
@@ -19,6 +19,7 @@ try {
       matrix: { type: 'string' },
       only: { type: 'string' },
       rubric: { type: 'string' },
+      reruns: { type: 'string', default: '10' },
       out: { type: 'string' },
       quiet: { type: 'boolean', default: false },
     },
@@ -30,6 +31,11 @@ try {
 const jobs = Number(values.jobs);
 if (!Number.isInteger(jobs) || jobs < 1) {
   console.error(`--jobs must be a whole number >= 1, not ${values.jobs}\n${USAGE}`);
+  process.exit(2);
+}
+const reruns = Number(values.reruns);
+if (!Number.isInteger(reruns) || reruns < 0) {
+  console.error(`--reruns must be a whole number >= 0, not ${values.reruns}\n${USAGE}`);
   process.exit(2);
 }
 const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
@@ -46,6 +52,7 @@ try {
     lab: values.lab,
     jobs,
     out,
+    reruns,
     ...(values.matrix ? { matrix: values.matrix } : {}),
     ...(only ? { only } : {}),
     ...(values.rubric ? { rubric: values.rubric } : {}),

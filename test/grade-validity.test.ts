@@ -11,7 +11,7 @@ import { type RunOutcome, scoreSubmission } from '../harness/grade/score.js';
 import { gradescopeResults } from '../harness/grade/gradescope.js';
 import { submissionJunit } from '../harness/grade/junit.js';
 import { absoluteCommand, validitySubmissions, writeValidityClass } from '../harness/grade/validity/class-folder.js';
-import { compareGradings, exitStatusOf, expectedCell, type MatrixFile } from '../harness/grade/validity/compare.js';
+import { cellKey, compareGradings, differingCells, exitStatusOf, expectedCell, type MatrixFile, withReruns } from '../harness/grade/validity/compare.js';
 import { outputProblems } from '../harness/grade/validity/outputs.js';
 import { judge, ProofError, proveValidity, readMatrix } from '../harness/grade/validity/proof.js';
 import { renderMarkdown, renderTable } from '../harness/grade/validity/render.js';
@@ -83,6 +83,33 @@ t.test('one cell flipped in the matrix: not valid, and the cell is named', async
     /bob +mutant +3 +1 +1 +2\/3 +✗\n[\s\S]*\nDIFFERS bob × duplicate-delivery: grading 1 gave 0[\s\S]*NOT VALID — [^\n]*: 1 cells not as the mutant matrix says/,
   );
   t.match(renderMarkdown(v, []), /\| bob \| ✓ \| \*\*✓≠0\/0\*\* \| ✗ \|/);
+});
+
+t.test('a differing cell whose reruns show the gradings’ outcome is a mutant caught only sometimes, not a mismatch', async (t) => {
+  const v = compare(matrixOf(['pass', 'pass', 'fail']));
+  t.same(differingCells(v), [{ submission: 'bob', consumer: 'm (python)', scenario: 'duplicate-delivery' }]);
+  // Run again outside the grader: it failed 9 of 10 (the matrix's one pass was the rare one).
+  const sometimes = withReruns(v, new Map([[cellKey('bob', 'duplicate-delivery'), { runs: 10, failed: 9 }]]));
+  t.equal(sometimes.verdict, 'valid');
+  t.equal(sometimes.mismatches, 0);
+  t.equal(sometimes.intermittent, 1);
+  t.same(sometimes.rows[1]!.cells[1]!.rerun, { runs: 10, failed: 9 });
+  t.match(
+    renderTable(sometimes),
+    /bob +mutant +3 +1 +1 +2\/3 +~\n[\s\S]*\nSOMETIMES bob × duplicate-delivery: grading 1 gave 0[^\n]*— run again 10 times outside the grader: failed 9\n/,
+  );
+  t.match(renderTable(sometimes), /VALID — [^\n]*: every cell as the mutant matrix says; 1 cells where the mutant is caught only some of the time/);
+  t.match(renderMarkdown(sometimes, []), /\| bob \| ✓ \| ✓~0\/0 \(9\/10 failed\) \| ✗ \|/);
+  // It passed all 10 reruns: the grader's failure is not the mutant's, and stays a mismatch.
+  const wrong = withReruns(v, new Map([[cellKey('bob', 'duplicate-delivery'), { runs: 10, failed: 0 }]]));
+  t.equal(wrong.verdict, 'not valid');
+  t.equal(wrong.mismatches, 1);
+  t.notOk(wrong.rows[1]!.cells[1]!.intermittent);
+  t.match(renderTable(wrong), /\nDIFFERS bob × duplicate-delivery: .* failed 0\n/);
+  // The other way round: the gradings scored a cell the matrix failed; reruns that never pass leave it a mismatch.
+  const lucky = compare(matrixOf(['fail', 'fail', 'fail']));
+  t.equal(withReruns(lucky, new Map([[cellKey('bob', 'happy-path'), { runs: 10, failed: 10 }]])).mismatches, 1);
+  t.equal(withReruns(lucky, new Map([[cellKey('bob', 'happy-path'), { runs: 10, failed: 7 }]])).mismatches, 0);
 });
 
 t.test('a matrix cell that neither passed nor failed judges nothing: not judged (exit 2)', async (t) => {
@@ -283,7 +310,12 @@ t.test('proveValidity(): the class from index.yaml, the matrix and two gradings 
   writeFileSync(join(dir, 'flipped.json'), JSON.stringify(matrix));
   const w = await proveValidity({ ...opts('flipped'), matrix: join(dir, 'flipped.json') });
   t.equal(w.verdict, 'not valid');
-  t.match(renderTable(w), /DIFFERS gap-skip-py × gap: grading 1 gave 0, the matrix says 1.5/);
+  t.match(renderTable(w), /DIFFERS gap-skip-py × gap: grading 1 gave 0, the matrix says 1.5.* — run again 10 times outside the grader: failed 0/);
+  t.match(
+    lines.join('\n'),
+    /\$ chaoslab run gap --repeat 10 --jobs 1 --consumer .*gap-skip\.py --out /,
+    'the differing cell was run again, outside the grader',
+  );
 
   await t.rejects(proveValidity({ ...opts('none'), lab: 'nope' }), /unknown lab "nope"; labs: ledger, feed/);
   await t.rejects(proveValidity(opts('full')), /is not empty: give the proof a new folder/);

@@ -26,6 +26,15 @@ export interface CellComparison {
   agrees: boolean | undefined;
   /** What is wrong, in one line, when it does not agree or cannot be judged. */
   problem?: string;
+  /** A differing cell run again outside the grader (`chaoslab run --repeat`): how many of its runs failed. */
+  rerun?: Rerun;
+  /** The reruns gave the gradings' outcome too: the mutant passes it some runs and fails it others. No fault of the grader, and not counted as a mismatch. */
+  intermittent?: true;
+}
+
+export interface Rerun {
+  runs: number;
+  failed: number;
 }
 
 export interface SubmissionComparison {
@@ -44,8 +53,10 @@ export interface Validity {
   scenarios: string[];
   gradings: number;
   rows: SubmissionComparison[];
-  /** Cells where a grading gave other points than the matrix says. */
+  /** Cells where a grading gave other points than the matrix says, and reruns do not show the gradings' outcome. */
   mismatches: number;
+  /** Differing cells whose reruns show both outcomes: the mutant is caught only some of the time. */
+  intermittent: number;
   /** Cells nothing can judge. */
   unjudged: number;
   /** Where a grading's outputs disagree with its class.json, or two gradings' outputs differ. */
@@ -111,12 +122,44 @@ export function compareGradings(input: {
       cells,
     };
   });
-  const all = rows.flatMap((r) => r.cells);
-  const mismatches = all.filter((c) => c.agrees === false).length;
-  const unjudged = all.filter((c) => c.agrees === undefined).length;
   const outputProblems = [...(input.outputProblems ?? []), ...repeatProblems(gradings)];
-  const verdict = mismatches > 0 || outputProblems.length > 0 ? 'not valid' : unjudged > 0 ? 'not judged' : 'valid';
-  return { lab: matrix.lab, scenarios: rubric.map((t) => t.name), gradings: gradings.length, rows, mismatches, unjudged, outputProblems, verdict };
+  return counted({ lab: matrix.lab, scenarios: rubric.map((t) => t.name), gradings: gradings.length, rows, outputProblems });
+}
+
+/** The counts and the verdict of the cells as they stand. */
+function counted(v: Pick<Validity, 'lab' | 'scenarios' | 'gradings' | 'rows' | 'outputProblems'>): Validity {
+  const all = v.rows.flatMap((r) => r.cells);
+  const mismatches = all.filter((c) => c.agrees === false && !c.intermittent).length;
+  const intermittent = all.filter((c) => c.intermittent).length;
+  const unjudged = all.filter((c) => c.agrees === undefined).length;
+  const verdict = mismatches > 0 || v.outputProblems.length > 0 ? 'not valid' : unjudged > 0 ? 'not judged' : 'valid';
+  return { ...v, mismatches, intermittent, unjudged, verdict };
+}
+
+export const cellKey = (submission: string, scenario: string): string => `${submission} × ${scenario}`;
+
+/** The cells where a grading gave other points than the matrix says: each to be run again, outside the grader. */
+export const differingCells = (v: Validity): { submission: string; consumer: string; scenario: string }[] =>
+  v.rows.flatMap((r) => r.cells.filter((c) => c.agrees === false).map((c) => ({ submission: r.submission, consumer: r.consumer, scenario: c.scenario })));
+
+/**
+ * The differing cells judged again with their reruns: a cell whose reruns show the outcome
+ * each differing grading gave (a failure, when it scored 0; a pass, when it scored) is one the
+ * mutant passes some runs and fails others — the matrix's one run and the grader's saw the two
+ * sides, and neither is wrong. Reruns that never show the gradings' outcome leave it a mismatch.
+ */
+export function withReruns(v: Validity, reruns: ReadonlyMap<string, Rerun>): Validity {
+  const rows = v.rows.map((r) => ({
+    ...r,
+    cells: r.cells.map((c): CellComparison => {
+      const rerun = c.agrees === false ? reruns.get(cellKey(r.submission, c.scenario)) : undefined;
+      if (!rerun || !('points' in c.expected)) return c;
+      const want = c.expected.points;
+      const seen = c.got.every((g) => !g || g.harnessError || g.score === want || (g.score === 0 ? rerun.failed > 0 : rerun.failed < rerun.runs));
+      return { ...c, rerun, ...(seen ? { intermittent: true as const } : {}) };
+    }),
+  }));
+  return counted({ ...v, rows });
 }
 
 /** The same class graded again must give the same scores, cell for cell. */

@@ -14,7 +14,7 @@ import { probeSealing } from '../../sandbox/probe.js';
 import { readClassReport } from '../class-data.js';
 import { loadRubric, type Rubric } from '../rubric.js';
 import { type ValiditySubmission, validitySubmissions, writeValidityClass } from './class-folder.js';
-import { compareGradings, type MatrixFile, type Validity } from './compare.js';
+import { cellKey, compareGradings, differingCells, type MatrixFile, type Rerun, type Validity, withReruns } from './compare.js';
 import { outputProblems } from './outputs.js';
 import { renderMarkdown, renderTable } from './render.js';
 
@@ -30,6 +30,8 @@ export interface ProofOptions {
   /** An empty (or new) folder: class/, matrix/, grade-1/, grade-2/, validity.md, validity.json. */
   out: string;
   gradings?: number;
+  /** Runs of each cell where a grading differs from the matrix, outside the grader, to tell a wrong grade from a mutant caught only sometimes (default 10; 0: none). */
+  reruns?: number;
   /** Progress lines; the CLI's own output goes to <out>/<step>.log, and here too when `echo`. */
   log: (line: string) => void;
   echo?: boolean;
@@ -86,7 +88,37 @@ export async function proveValidity(opts: ProofOptions): Promise<Validity> {
     });
     dirs.push(dir);
   }
-  return judge({ matrix, rubric, submissions, dirs, out, notes, log: opts.log });
+  const first = compareAll({ matrix, rubric, submissions, dirs });
+  const differing = differingCells(first);
+  const reruns = new Map<string, Rerun>();
+  const times = opts.reruns ?? 10;
+  if (times > 0 && differing.length > 0)
+    await timed(`${differing.length} differing cells run again ${times} times each`, async () => {
+      for (const cell of differing) {
+        const submission = submissions.find((s) => s.name === cell.submission)!;
+        const test = rubric.tests.find((t) => t.name === cell.scenario)!;
+        reruns.set(cellKey(cell.submission, cell.scenario), await rerun(opts, out, submission.command, test.file ?? test.name, times));
+      }
+    });
+  return judge({ matrix, rubric, submissions, dirs, out, notes, log: opts.log, reruns });
+}
+
+/** `chaoslab run <scenario> --repeat n` against one consumer, outside the grader: how many runs failed. */
+async function rerun(opts: ProofOptions, out: string, command: string, scenario: string, times: number): Promise<Rerun> {
+  mkdirSync(join(out, 'reruns'), { recursive: true });
+  const dir = join(out, 'reruns', `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`);
+  const args = ['run', scenario, '--repeat', String(times), '--jobs', String(opts.jobs), '--consumer', command, '--out', dir, '-q'];
+  await runCli(args, `${dir}.log`, opts);
+  const results = JSON.parse(readFileSync(join(dir, 'latest', 'results.json'), 'utf8')) as { runs: { status: string }[] };
+  return { runs: results.runs.length, failed: results.runs.filter((r) => r.status === 'fail').length };
+}
+
+function compareAll(input: { matrix: MatrixFile; rubric: Rubric; submissions: readonly ValiditySubmission[]; dirs: readonly string[] }): Validity {
+  const gradings = input.dirs.map((d) => readClassReport(d));
+  const problems = input.dirs.flatMap((d, i) => outputProblems(d, gradings[i]!, `grading ${i + 1}`));
+  const csvs = input.dirs.map((d) => readFileSync(join(d, 'grades.csv'), 'utf8'));
+  if (csvs.some((c) => c !== csvs[0])) problems.push('grades.csv differs between the gradings');
+  return compareGradings({ matrix: input.matrix, rubric: input.rubric.tests, submissions: input.submissions, gradings, outputProblems: problems });
 }
 
 /** Compares the gradings in `dirs` with the matrix, writes validity.md and validity.json, prints the table. */
@@ -98,12 +130,11 @@ export function judge(input: {
   out: string;
   notes?: readonly string[];
   log?: (line: string) => void;
+  /** Differing cells run again outside the grader, by cellKey. */
+  reruns?: ReadonlyMap<string, Rerun>;
 }): Validity {
-  const gradings = input.dirs.map((d) => readClassReport(d));
-  const problems = input.dirs.flatMap((d, i) => outputProblems(d, gradings[i]!, `grading ${i + 1}`));
-  const csvs = input.dirs.map((d) => readFileSync(join(d, 'grades.csv'), 'utf8'));
-  if (csvs.some((c) => c !== csvs[0])) problems.push('grades.csv differs between the gradings');
-  const validity = compareGradings({ matrix: input.matrix, rubric: input.rubric.tests, submissions: input.submissions, gradings, outputProblems: problems });
+  const compared = compareAll(input);
+  const validity = input.reruns?.size ? withReruns(compared, input.reruns) : compared;
   writeFileSync(join(input.out, 'validity.json'), `${JSON.stringify(validity, null, 2)}\n`);
   writeFileSync(join(input.out, 'validity.md'), renderMarkdown(validity, input.notes ?? []));
   input.log?.(renderTable(validity));

@@ -8,8 +8,9 @@ const pad = (text: string | number, width: number) => String(text).padEnd(width)
 
 export function verdictLine(v: Validity): string {
   const size = `${v.rows.length} submissions × ${v.scenarios.length} rubric scenarios, graded ${v.gradings} times`;
+  const sometimes = v.intermittent ? `; ${v.intermittent} cells where the mutant is caught only some of the time (its reruns both pass and fail: listed)` : '';
   if (v.verdict === 'valid')
-    return `grade validity (${v.lab}): VALID — ${size}: every cell as the mutant matrix says, every output agrees, the same scores each time`;
+    return `grade validity (${v.lab}): VALID — ${size}: every cell as the mutant matrix says${sometimes}, every output agrees, the same scores each time`;
   if (v.verdict === 'not valid') {
     const what = [
       v.mismatches ? `${v.mismatches} cells not as the mutant matrix says` : '',
@@ -27,14 +28,26 @@ export function renderTable(v: Validity): string {
   const lines = [head];
   for (const r of v.rows) {
     const agree = r.cells.filter((c) => c.agrees === true).length;
-    const mark = r.cells.some((c) => c.agrees === false) ? '  ✗' : r.cells.some((c) => c.agrees === undefined) ? '  ?' : '';
+    const mark = r.cells.some((c) => c.agrees === false && !c.intermittent)
+      ? '  ✗'
+      : r.cells.some((c) => c.agrees === undefined)
+        ? '  ?'
+        : r.cells.some((c) => c.intermittent)
+          ? '  ~'
+          : '';
     lines.push(
       `${pad(r.submission, w)}${pad(r.kind, 11)}${pad(r.expected ?? '?', 8)}${r.totals.map((t) => pad(t ?? '–', 9)).join('')}${agree}/${r.cells.length}${mark}`,
     );
   }
   const problems = [
     ...v.rows.flatMap((r) =>
-      r.cells.filter((c) => c.problem).map((c) => `${c.agrees === false ? 'DIFFERS' : 'UNJUDGED'} ${r.submission} × ${c.scenario}: ${c.problem}`),
+      r.cells
+        .filter((c) => c.problem)
+        .map((c) => {
+          const word = c.intermittent ? 'SOMETIMES' : c.agrees === false ? 'DIFFERS' : 'UNJUDGED';
+          const rerun = c.rerun ? ` — run again ${c.rerun.runs} times outside the grader: failed ${c.rerun.failed}` : '';
+          return `${word} ${r.submission} × ${c.scenario}: ${c.problem}${rerun}`;
+        }),
     ),
     ...v.outputProblems.map((p) => `OUTPUT ${p}`),
   ];
@@ -44,6 +57,7 @@ export function renderTable(v: Validity): string {
 const cellMark = (c: CellComparison): string => {
   const points = 'points' in c.expected ? c.expected.points : undefined;
   const base = points === undefined ? '?' : points > 0 ? '✓' : '✗';
+  if (c.intermittent) return `${base}~${c.got.map((g) => g?.score ?? '–').join('/')} (${c.rerun!.failed}/${c.rerun!.runs} failed)`;
   return c.agrees === false ? `**${base}≠${c.got.map((g) => g?.score ?? '–').join('/')}**` : c.agrees === undefined ? `${base}?` : base;
 };
 
@@ -64,7 +78,7 @@ export function renderMarkdown(v: Validity, notes: readonly string[]): string {
     '',
     '## Cells',
     '',
-    '✓ the matrix passed it (full points), ✗ the matrix failed it (0); **✓≠0/0**: what the gradings gave instead; ? nothing to judge by.',
+    '✓ the matrix passed it (full points), ✗ the matrix failed it (0); **✓≠0/0**: what the gradings gave instead; ✓~0/0 (11/12 failed): a mutant caught only some of the time (its reruns outside the grader failed 11 of 12); ? nothing to judge by.',
     '',
     `| submission | ${v.scenarios.join(' | ')} |`,
     `|---|${v.scenarios.map(() => '---').join('|')}|`,
