@@ -154,8 +154,9 @@ format: deps
 
 test: setup browser lint
 	@mkdir -p .tap
-	npx tap 2>&1 | tee .tap/test-output.txt
-	@node scripts/test-summary.mjs .tap/test-output.txt
+	@# The summary (failures, then the count) is printed even when tap fails, as the log's last lines.
+	status=0; npx tap 2>&1 | tee .tap/test-output.txt || status=$$?; \
+	node scripts/test-summary.mjs .tap/test-output.txt; exit $$status
 	node scripts/check-coverage.mjs 95 80
 
 clean:
