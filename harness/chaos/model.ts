@@ -18,7 +18,10 @@ export interface ChaosModel<Schedule = unknown> {
   layers: readonly ChaosLayer[];
   /** Draws schedules; layers that need a sealed run only when `sealed`. */
   schedules(options: { sealed: boolean }): Arbitrary<Schedule>;
-  /** The scenario file for a schedule, without name, description, protocol and chaos (the core adds them). */
+  /**
+   * The scenario file for a schedule, without name, protocol and chaos (the core adds them). A
+   * `description`, if any, is appended to the core's (which says how the schedule was drawn).
+   */
   scenario(schedule: Schedule): Record<string, unknown>;
   /** The schedule's fault steps in words, one per step: its size, and what a repro's header lists. */
   steps(schedule: Schedule): string[];
