@@ -78,11 +78,13 @@ t.test('an exit hook only where it must fire; one stop at most', async (t) => {
   );
 });
 
-t.test('an unknown op only where nothing else closes a connection; no bad frame for a slow reader', async (t) => {
+t.test('an unknown op only where nothing else closes a connection; no toxic, no bad frame for a slow reader', async (t) => {
   t.same(
     breaking((f) => {
       const misbehave = f.server?.misbehave ?? [];
-      if (f.socket_buffer_bytes !== undefined && misbehave.some((m) => m.action === 'malformed' || m.action === 'number-amount')) return 'slow reader';
+      const slow = f.socket_buffer_bytes !== undefined;
+      if (slow && misbehave.some((m) => m.action === 'malformed' || m.action === 'number-amount')) return 'a bad frame for a slow reader';
+      if (slow && (f.faults ?? []).some((x) => x.network?.toxic)) return 'a toxic for a slow reader';
       if (!misbehave.some((m) => m.action === 'unknown-op')) return undefined;
       const closing = (f.faults ?? []).find((x) => lossy(x) || x.process?.signal === 'SIGKILL');
       if (closing) return closing.name;

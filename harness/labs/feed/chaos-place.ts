@@ -13,9 +13,10 @@
 //     (a SIGSTOP fault could swallow a second and shift the reads);
 //   - an unknown op only on connection 1 of a schedule where nothing closes a connection (the
 //     checker takes any later consumer-side close of that connection for a refusal);
-//   - no bad frame for a slow reader (the server's `reset slow-consumer` may close the connection
-//     before the consumer reads it, and the checker holds the open connection against it); the
-//     oversized frame (1 MiB) never through a slicer, a starved link or loss.
+//   - no toxic for a slow reader (a toxic's change waits for the blocked write), nor a bad frame
+//     (the server's `reset slow-consumer` may close the connection before the consumer reads it,
+//     and the checker holds the open connection against it); the oversized frame (1 MiB) never
+//     through a slicer, a starved link or loss.
 // ./chaos-events.ts places what rides on the chain's events; ./chaos-words.ts says the result in
 // words; ./chaos-scenario.ts writes it as a scenario file.
 
@@ -82,10 +83,12 @@ function compute(s: StreamSchedule): Placement {
   const halfOpen = s.slow ? undefined : first('half-open');
   const stale = halfOpen ? undefined : first('stale-cursor');
   const loss = halfOpen ? undefined : first('loss');
-  // A slow reader's `reset slow-consumer` may close a connection before it reads a bad frame there.
+  // A slow reader backs the link up: Toxiproxy answers a toxic's change only once the blocked
+  // write to the consumer is through (seconds, not the 15 s the harness waits). Its `reset
+  // slow-consumer` may close a connection before it reads a bad frame there.
   const dropped = new Set<Step['layer']>([
     ...(halfOpen ? (['cut', 'pause'] as const) : []),
-    ...(s.slow ? (['slicer', 'bandwidth', 'malformed', 'number-amount'] as const) : []),
+    ...(s.slow ? (['latency', 'slicer', 'bandwidth', 'byte-limit', 'reset', 'malformed', 'number-amount'] as const) : []),
   ]);
   const steps = s.steps.filter((x) => {
     if (x.layer === 'half-open' || x.layer === 'stale-cursor' || x.layer === 'loss') return x === halfOpen || x === stale || x === loss;
