@@ -21,7 +21,7 @@ const labs = await Promise.all(
 t.test('the labs with a chaos model', async (t) => {
   t.same(
     labs.map((l) => l.lab.name),
-    ['ledger'],
+    ['ledger', 'feed'],
   );
 });
 

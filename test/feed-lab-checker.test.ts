@@ -4,7 +4,7 @@
 // it with its code and subject — and that the correct run passes.
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { encodePing, encodePong, encodeReset, encodeSnapshot, encodeSubscribe } from '../protocol/feed/encode.js';
+import { encodePing, encodePong, encodeReset, encodeRevoke, encodeSnapshot, encodeSubscribe } from '../protocol/feed/encode.js';
 import type { RealEvent } from '../publisher/feed/misbehaviour.js';
 import { encodeRealEvent } from '../publisher/feed/outbox-events.js';
 import { simulate } from '../harness/labs/feed/chain-script.js';
@@ -466,6 +466,38 @@ t.test('a process that stops itself inside a transaction: uncommitted work must 
     v.findings[0]!.text,
     /stopped itself inside the transaction of event .* \(its 2nd new event\), and an independent read saw .* 2 events; uncommitted work must be invisible: it must see .* 1 event/,
   );
+});
+
+t.test('hooks counted from frames in doubt are not judged', async (t) => {
+  // A half-open link swallows the rest of connection 1, its revoke included; the process's first
+  // revoke is the one at subscribe on connection 2, from a state without the swallowed events.
+  const plan = loadScenario(writePlan(t, 'doubt', ['  processes:', '    - fault: "stop@revoke:1"'])) as Scenario<FeedPlan>;
+  const blackhole = (run: Run, action: 'apply' | 'lift') =>
+    run.write({ type: 'fault', action, name: 'half-open', kind: 'toxic', detail: action === 'apply' ? 'timeout downstream timeout=0' : 'timeout removed' });
+  const swallowed = (lossy: boolean) => {
+    const run = withControl(new Run(t)).start('consumer', 1, 'stop@revoke:1').connect('consumer', 1, null, null, FRESH).snapshot('consumer', SNAP);
+    run.events('consumer', ABOVE.slice(0, 2));
+    if (lossy) blackhole(run, 'apply');
+    run.events('consumer', ABOVE.slice(2, 4)).send('consumer', encodeRevoke(ABOVE[1]!.cursor));
+    run.close('consumer', 'consumer', 'closed');
+    if (lossy) blackhole(run, 'lift');
+    const held = store(SNAP, ABOVE.slice(0, 2));
+    run.connect('consumer', 1, ABOVE[1]!.cursor, ABOVE[1]!.payload.blockHash, held).send('consumer', encodeRevoke(ABOVE[1]!.cursor));
+    run.write({ type: 'process-stopped', role: 'consumer', incarnation: 1 }).read('consumer', 1, 'while-stopped', held);
+    run.write({ type: 'process-continued', role: 'consumer', incarnation: 1 }).events('consumer', ABOVE.slice(1));
+    return ending(run, 1).check(plan, { consumer: DONE, control: DONE });
+  };
+  t.same(codes(swallowed(false)), ['uncommitted-visible'], 'without the fault, connection 1 was read to its end: the revoke there is the first');
+  t.same(codes(swallowed(true)), [], 'a frame sent into the half-open link may never have arrived');
+
+  // A SIGKILL fault may end the process before its exit hook fires: its file says nothing about the hook.
+  const killed = loadScenario(writePlan(t, 'killed', ['  processes:', '    - fault: "exit@apply:3"'])) as Scenario<FeedPlan>;
+  const run = withControl(new Run(t)).start('consumer', 1, 'exit@apply:3').connect('consumer', 1, null, null, FRESH).snapshot('consumer', SNAP);
+  run.events('consumer', ABOVE.slice(0, 4));
+  const read = store(SNAP, ABOVE.slice(0, 1));
+  run.exit('consumer', 1, null, run.now - 5, { killedBy: 'harness', signal: 'SIGKILL' }).read('consumer', 1, 'after-exit', read);
+  run.start('consumer', 2).connect('consumer', 2, ABOVE[0]!.cursor, ABOVE[0]!.payload.blockHash, read).events('consumer', ABOVE.slice(1));
+  t.same(codes(ending(run, 2).check(killed, { consumer: DONE, control: DONE })), []);
 });
 
 t.test('mid-run reads must show a committed state', async (t) => {

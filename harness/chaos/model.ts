@@ -23,7 +23,10 @@ export interface ChaosModel<Schedule = unknown> {
   layers: readonly ChaosLayer[];
   /** Draws schedules: the same on every machine for one seed. */
   schedules(): Arbitrary<Schedule>;
-  /** The scenario file for a schedule, without name, description, protocol and chaos (the core adds them). */
+  /**
+   * The scenario file for a schedule, without name, protocol and chaos (the core adds them). A
+   * `description`, if any, is appended to the core's (which says how the schedule was drawn).
+   */
   scenario(schedule: Schedule, where: ChaosWhere): Record<string, unknown>;
   /** The schedule's fault steps in words, one per step, as they run here: its size, and what a repro's header lists. */
   steps(schedule: Schedule, where: ChaosWhere): string[];

@@ -51,7 +51,10 @@ export function scenarioText(
   head: { name: string; description: string; lab: string },
   extra: Record<string, unknown> = {},
 ): string {
-  const body = { name: head.name, description: head.description, protocol: head.lab, ...extra, ...model.scenario(schedule, where) };
+  // A lab's own words (the feed lab's loader wants every description to say what virtual time stands for) follow the core's.
+  const { description: more, ...lab } = model.scenario(schedule, where);
+  const description = typeof more === 'string' && more ? `${head.description} ${more}` : head.description;
+  const body = { name: head.name, description, protocol: head.lab, ...extra, ...lab };
   return stringify(body, { lineWidth: 0 });
 }
 

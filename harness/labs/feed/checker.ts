@@ -81,7 +81,7 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
   const findings: Finding[] = [
     ...badFrameProblems({ facts, chainAmount: chainAmounts(sim), viewAfter: (conn) => viewAfter(facts, conn, consumerView) }),
     ...processProblems(facts.consumers, lab),
-    ...facts.consumers.flatMap((p) => hookProblems(p)),
+    ...facts.consumers.flatMap((p) => hookProblems(p, facts)),
     ...facts.consumers.flatMap((p) => midRunProblems(p, expected.topics, sent.consumer)),
     ...facts.consumers.flatMap((p) => subscribeProblems(p, facts, lab, lab.consumer.clientId)),
     ...convergenceProblems(
@@ -318,11 +318,13 @@ function midRunProblems(p: ProcessFacts, topics: readonly string[], sent: readon
   return out;
 }
 
-function hookProblems(p: ProcessFacts): Finding[] {
+function hookProblems(p: ProcessFacts, facts: RunFacts): Finding[] {
   const out: Finding[] = [];
-  const moments = hookMoments(p);
+  const moments = hookMoments(p, (from, to) => lossyFaultBetween(facts, from, to) !== undefined);
   const stopped = p.reads.filter((r) => r.when === 'while-stopped');
-  const afterExit = p.reads.find((r) => r.when === 'after-exit');
+  // The read after an exit hook stands for that hook only when the hook ended the process (a
+  // SIGKILL fault may have come first).
+  const afterExit = p.exit?.code === 86 && !p.exit.killedBy ? p.reads.find((r) => r.when === 'after-exit') : undefined;
   let stops = 0;
   for (const m of moments) {
     const read = m.step.action === 'stop' ? stopped[stops++] : m.step.action === 'exit' ? afterExit : undefined;

@@ -5,7 +5,9 @@
 // sent on each of the process's connections, starting from the store as read when that
 // connection's subscribe arrived. That is exact while every frame sent reached the process; a
 // connection that ended without a known cause (a cut, a reset toxic) leaves its last frames in
-// doubt, and hooks counted after it are left to the consistency checks alone.
+// doubt, as does a frame sent while a fault that loses bytes in flight was in force before its
+// connection ended (a half-open link swallows everything): hooks counted from there on are left
+// to the consistency checks alone.
 
 import type { ConnFacts, ProcessFacts } from './facts.js';
 import { type FaultStep, faultSteps } from './fault-plan.js';
@@ -66,8 +68,11 @@ function applyFrame(state: ModelState, conn: ConnFacts, index: number, snapshotS
   }
 }
 
-/** Every hook of the process's plan that fired, in order, as far as the transcript shows. */
-export function hookMoments(process: ProcessFacts): HookMoment[] {
+/**
+ * Every hook of the process's plan that fired, in order, as far as the transcript shows.
+ * `lossy(from, to)`: whether a fault that loses bytes in flight was in force between the two.
+ */
+export function hookMoments(process: ProcessFacts, lossy: (from: number, to: number) => boolean = () => false): HookMoment[] {
   const steps = faultSteps(process.fault);
   if (steps.length === 0) return [];
   const counters = { apply: 0, snapshot: 0, revoke: 0 };
@@ -88,6 +93,7 @@ export function hookMoments(process: ProcessFacts): HookMoment[] {
       }
       if (outcome.kind === 'none') continue;
       counted = true;
+      if (certain && lossy(conn.sent[i]!.t, conn.closedAt ?? Number.POSITIVE_INFINITY)) certain = false;
       const n = ++counters[outcome.point];
       if (outcome.point === 'snapshot') snapshotSeen = true;
       const moment = (step: FaultStep) => moments.push({ step, cursor: outcome.cursor, before: state, after: outcome.next, conn: conn.conn, certain });

@@ -4,6 +4,7 @@
 // consumer and with the chain's end.
 
 import { join } from 'node:path';
+import type { ChaosModel } from '../../chaos/model.js';
 import { defineLab, type RunContext } from '../../lab.js';
 import { projectRoot, shellQuote } from '../../paths.js';
 import { checkFeedRun } from './checker.js';
@@ -68,4 +69,5 @@ export const feedLab = defineLab<FeedPlan>({
   referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'feed', 'typescript', 'client.js'))}`,
   mutantIndex: join(projectRoot, 'consumer', 'feed', 'mutants', 'index.yaml'),
   happyPath: 'feed-happy-path',
+  chaos: async () => (await import('./chaos.js')).feedChaos as ChaosModel,
 });
