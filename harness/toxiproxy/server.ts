@@ -10,11 +10,11 @@
 // cannot be bound (it logs "Server finished with error" and keeps running), so a failed bind is
 // detected from its log, the process is killed and another port is tried.
 
+import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
 import { dieWithHarness } from '../orphans.js';
-import { execa } from 'execa';
 import { onCleanup } from '../cleanup.js';
 import { toolsBinDir } from '../paths.js';
 
@@ -148,17 +148,12 @@ async function launch(binary: string, port: number, logLevel: string, options: S
 
   // The server dies with the harness even if the harness is SIGKILLed.
   const [file, ...args] = dieWithHarness([binary, '-host', '127.0.0.1', '-port', String(port)]);
-  const child = execa(file!, args, {
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    buffer: false,
-    reject: false,
+  const child = spawn(file!, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: a Ctrl-C at the terminal reaches the harness, which stops the run and
     // then the server, not the server under a running run. It still dies with the harness (setpriv).
     detached: true,
-    cleanup: true, // execa also kills it if this process exits without running our cleanups (not for detached ones: setpriv does)
-    env: { LOG_LEVEL: logLevel },
+    env: { ...process.env, LOG_LEVEL: logLevel },
   });
   for (const stream of [child.stdout, child.stderr]) {
     let pending = '';
@@ -182,17 +177,17 @@ async function launch(binary: string, port: number, logLevel: string, options: S
   }
 
   let exitInfo: string | undefined;
-  const exited: Promise<void> = child.then(
-    (result) => {
-      exitInfo =
-        result.failed && result.exitCode === undefined && result.signal === undefined
-          ? result.shortMessage
-          : `exit code ${String(result.exitCode ?? 'none')}, signal ${String(result.signal ?? 'none')}`;
-    },
-    (error: unknown) => {
-      exitInfo = describe(error);
-    },
-  );
+  // Settles once the process is gone and its output read ('close'), or it could not start ('error').
+  const exited = new Promise<void>((done) => {
+    child.once('error', (error) => {
+      exitInfo ??= describe(error);
+      done();
+    });
+    child.once('close', (code, signal) => {
+      exitInfo ??= `exit code ${String(code ?? 'none')}, signal ${String(signal ?? 'none')}`;
+      done();
+    });
+  });
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
