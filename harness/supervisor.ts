@@ -211,6 +211,13 @@ function installExitHook(): void {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Waits for `p` at most `ms`; the timer is cleared when `p` wins, so it does not hold the process open for nothing. */
+async function atMost(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 class Supervised implements SupervisedProcess {
   readonly name: string;
   readonly pid: number;
@@ -418,7 +425,7 @@ class Supervised implements SupervisedProcess {
     this.rootExit = { code, signal, at: Date.now() };
     let closed = false;
     void this.pipesClosed.then(() => (closed = true));
-    await Promise.race([this.pipesClosed, sleep(PIPE_GRACE_MS)]);
+    await atMost(this.pipesClosed, PIPE_GRACE_MS);
 
     let straysKilled = 0;
     if (this.killing) {
@@ -431,7 +438,7 @@ class Supervised implements SupervisedProcess {
       }
     }
     if (!closed) {
-      await Promise.race([this.pipesClosed, sleep(PIPE_GRACE_MS)]);
+      await atMost(this.pipesClosed, PIPE_GRACE_MS);
       // Still open: held by something we could not find. Stop reading rather than hang.
       if (!closed) for (const stream of this.streams) stream.destroy();
     }
