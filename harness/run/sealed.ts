@@ -60,7 +60,7 @@ export async function runSealed(
     return await new Promise<Executed>((resolve, reject) => {
       let done: Executed | undefined;
       child.on('message', (message: ToRunner) => {
-        if (message.type === 'entry') onJournal(message.entry);
+        if (message.type === 'entries') for (const entry of message.entries) onJournal(entry);
         else if (message.type === 'done') done = message.executed;
         else if (message.what === 'allow-port')
           allowPorts(ns, lease.uid, [message.port]).then(
