@@ -63,6 +63,9 @@ export function register(program: Command): void {
     // The machinery (runner, batch) is loaded only when a run starts: `list`, `--help` and a
     // mistake in the scenario names stay quick.
     .action(async (names: string[], opts: RunCommandOptions) => {
+      // The sealing probe (a trial namespace: child processes) runs while the scenarios load;
+      // the runner awaits the same answer later (harness/sealing.ts), errors and all.
+      void import('../sealing.js').then(({ sealing }) => sealing(sealModeOf(opts.seal), opts.toxiproxyUrl)).catch(() => {});
       const selection = (await import('./select.js')).selectItems(names, opts);
       await (await import('./run-action.js')).runAction(selection, opts);
     });
