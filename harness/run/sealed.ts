@@ -45,20 +45,15 @@ export async function runSealed(
   };
   const forget = onCleanup(`sealed run ${request.runId}`, close);
   try {
-    await installFirewall(ns, [{ uid: lease.uid, allowTcpPorts: [] }]);
-    const unreachable = checkReachable({ uid: lease.uid, gid: lease.gid, cwd: request.cwd, command: request.consumerCommand });
-    const refuse =
-      unreachable.length > 0
-        ? `it runs sealed as uid ${lease.uid}, which cannot reach what it needs: ${unreachable.map((u) => u.message).join('; ')} (make it reachable for other users, or run with --no-seal)`
-        : undefined;
     const [file, ...args] = ns.enterArgv([process.execPath, WORKER], { dieWithParent: true });
     // Detached: a Ctrl-C to the terminal's process group reaches the harness only, which sends `abort`.
+    // Started before the firewall is in place, so that its start-up overlaps with it: it runs
+    // nothing of the consumer's before it gets `run`, below.
     worker = spawn(file!, args, { cwd: request.cwd, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
     const child = worker;
     const reply = (message: ToWorker) => child.connected && child.send(message);
-    const forgetAbort = onAbort(signal, () => reply({ type: 'abort', reason: String(signal?.reason ?? 'an interrupt') }));
-    return await new Promise<Executed>((resolve, reject) => {
-      let done: Executed | undefined;
+    let done: Executed | undefined;
+    const ended = new Promise<Executed>((resolve, reject) => {
       child.on('message', (message: ToRunner) => {
         if (message.type === 'entries') for (const entry of message.entries) onJournal(entry);
         else if (message.type === 'done') done = message.executed;
@@ -79,8 +74,17 @@ export async function runSealed(
           ? resolve(done)
           : resolve({ status: 'error', error: `the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did (its stderr is above)` }),
       );
-      reply({ type: 'run', request: { ...request, seal: { uid: lease.uid, gid: lease.gid, note }, ...(refuse ? { refuse } : {}) } });
-    }).finally(forgetAbort);
+    });
+    ended.catch(() => {}); // awaited below; a failure before that is not an unhandled one
+    await installFirewall(ns, [{ uid: lease.uid, allowTcpPorts: [] }]);
+    const unreachable = checkReachable({ uid: lease.uid, gid: lease.gid, cwd: request.cwd, command: request.consumerCommand });
+    const refuse =
+      unreachable.length > 0
+        ? `it runs sealed as uid ${lease.uid}, which cannot reach what it needs: ${unreachable.map((u) => u.message).join('; ')} (make it reachable for other users, or run with --no-seal)`
+        : undefined;
+    const forgetAbort = onAbort(signal, () => reply({ type: 'abort', reason: String(signal?.reason ?? 'an interrupt') }));
+    reply({ type: 'run', request: { ...request, seal: { uid: lease.uid, gid: lease.gid, note }, ...(refuse ? { refuse } : {}) } });
+    return await ended.finally(forgetAbort);
   } finally {
     forget();
     await close();
