@@ -6,6 +6,7 @@
 // instead, and the run stops as an in-process run does (harness/run/execute.ts).
 
 import type { JournalEntry } from '../journal.js';
+import { startToxiproxy } from '../toxiproxy/server.js';
 import { type Executed, executeRun, type FirewallCounters, type RunRequest } from './execute.js';
 
 export type ToRunner =
@@ -57,6 +58,11 @@ function ask(question: { what: 'allow-port'; port: number } | { what: 'firewall'
 
 const stop = new AbortController();
 
+// A sealed run always starts its own Toxiproxy (an external one cannot serve its namespace): it
+// starts while this worker waits for its run, which takes it (execute.ts RunHooks.toxiproxy).
+const toxiproxy = startToxiproxy();
+toxiproxy.catch(() => {}); // the run awaits it, and reports its failure as before
+
 process.umask(0o077);
 process.on('message', (message: ToWorker) => {
   if (message.type === 'abort') return stop.abort(message.reason);
@@ -72,6 +78,7 @@ process.on('message', (message: ToWorker) => {
     allowPort: async (port) => void (await ask({ what: 'allow-port', port })),
     firewall: async () => (await ask({ what: 'firewall' })) as FirewallCounters | undefined,
     signal: stop.signal,
+    toxiproxy,
   })
     .then(
       ({ entries: _entries, ...executed }): Executed => executed,
