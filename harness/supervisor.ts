@@ -272,6 +272,8 @@ class Supervised implements SupervisedProcess {
   private readonly tagNeedle: Buffer;
   /** Every process ever seen in the tree: pid -> start time. */
   private readonly known = new Map<number, string>();
+  /** The root's start time (clock ticks): a process started before it is no descendant, and cannot carry the tag. */
+  private rootStart = 0;
   private readonly stdoutTail: HeadTailBuffer;
   private readonly stderrTail: HeadTailBuffer;
   private readonly streams: Readable[] = [];
@@ -317,7 +319,10 @@ class Supervised implements SupervisedProcess {
     }
     this.pid = subprocess.pid;
     const rootStat = readStat(this.pid);
-    if (rootStat) this.known.set(this.pid, rootStat.start);
+    if (rootStat) {
+      this.known.set(this.pid, rootStat.start);
+      this.rootStart = Number(rootStat.start);
+    }
 
     this.exited = new Promise<ExitInfo>((resolve) => {
       this.resolveExited = resolve;
@@ -395,7 +400,8 @@ class Supervised implements SupervisedProcess {
     }
     if (deep) {
       for (const entry of table) {
-        if (!members.has(entry.pid) && isAlive(entry) && environHas(entry.pid, this.tagNeedle)) add(entry);
+        // Only a process started since the root can be its descendant: the others' environments are not read.
+        if (!members.has(entry.pid) && isAlive(entry) && Number(entry.start) >= this.rootStart && environHas(entry.pid, this.tagNeedle)) add(entry);
       }
     }
     while (queue.length > 0) {
