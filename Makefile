@@ -42,9 +42,10 @@ $(NPM_STAMP): package.json package-lock.json
 	@touch $@
 
 build: $(BUILD_STAMP)
-$(BUILD_STAMP): $(NPM_STAMP) $(SOURCES) scripts/build-validators.mjs
+$(BUILD_STAMP): $(NPM_STAMP) $(SOURCES) scripts/build-validators.mjs scripts/build-catalogue-index.mjs
 	npx tsc -p tsconfig.json
 	node scripts/build-validators.mjs
+	node scripts/build-catalogue-index.mjs
 	@touch $@
 
 # Quick and quiet when Toxiproxy is already there (or TOXIPROXY_URL / PATH provide one).

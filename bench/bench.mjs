@@ -5,11 +5,11 @@
 //   node bench/bench.mjs [--quick] [--full]      BENCH_QUICK=1: the same as --quick
 import { execFileSync } from 'node:child_process';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { renderMarkdown, renderTable, summarize } from '../dist/harness/bench/figures.js';
+import { renderMarkdown, renderTable, summarize, withNotes } from '../dist/harness/bench/figures.js';
 import { loadScenario } from '../dist/harness/scenario/load.js';
 import { fanOutFigures } from '../dist/harness/bench/fanout-figures.js';
 import { directRun } from './direct.mjs';
@@ -342,7 +342,9 @@ try {
   mkdirSync(join(root, 'reports', 'bench'), { recursive: true });
   const jsonFile = join(root, 'reports', 'bench', `${date.slice(0, 19).replaceAll(':', '')}.json`);
   writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(join(root, 'docs', 'benchmarks.md'), renderMarkdown(report));
+  // The notes written by hand below the generated table stay (figures.ts NOTES_MARKER).
+  const doc = join(root, 'docs', 'benchmarks.md');
+  writeFileSync(doc, withNotes(renderMarkdown(report), existsSync(doc) ? readFileSync(doc, 'utf8') : undefined));
   log(`wrote ${jsonFile} and docs/benchmarks.md (${((performance.now() - start) / 1000).toFixed(0)} s)`);
 } catch (error) {
   process.stderr.write(`bench: cannot run: ${error instanceof Error ? error.stack : String(error)}\n`);

@@ -10,7 +10,7 @@ import { renderRunFolder } from './report/render-all.js';
 import { ensureDir } from './report/run-folder.js';
 import type { RunStatus, RunView } from './report/view.js';
 import { reproduceOf } from './reproduce.js';
-import { executeRun, type RunRequest } from './run/execute.js';
+import type { RunRequest } from './run/execute.js';
 import { runSealed } from './run/sealed.js';
 import { lossFaultOf } from './scenario/faults.js';
 import type { Scenario } from './scenario/types.js';
@@ -104,6 +104,8 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     mkdirSync(runDir);
     // Never run without its loss or its small buffers: both need the sealed run's own namespace.
     const skip = unsealedSkip(scenario, decision.note);
+    // Imported here: a sealed run's body runs in its worker, and this process needs none of it.
+    const { executeRun } = await import('./run/execute.js');
     executed = await executeRun(
       { ...request, sealNote: decision.note, ...skip },
       { onJournal: record, ...(options.log ? { log: options.log } : {}), ...(options.signal ? { signal: options.signal } : {}) },

@@ -9,7 +9,8 @@
 //    leader, so its pid is also its pgid and sid; one kill(-pid) reaches every process that stays
 //    in the group.
 //  - A shared poller reads /proc/*/stat every POLL_MS and adds to each tree every process whose
-//    parent is in the tree, or whose pgid/sid is the root's. Every pid ever seen is remembered
+//    parent is in the tree, or whose pgid/sid is the root's. (A process it found outside every
+//    tree is not read again while /proc lists it: it can never join one; see `outsiders`.) Every pid ever seen is remembered
 //    (with its start time, so a recycled pid is never mistaken for ours), so a grandchild that
 //    called setsid() and was reparented to init after its parent died is still known.
 //  - A process that escapes between two polls (fork, setsid, parent exits, all within POLL_MS)
@@ -28,11 +29,11 @@
 // Other platforms (no /proc): descendants cannot be discovered, so signals go to the process
 // group only (a descendant that calls setsid() escapes), and isStopped() always returns false.
 
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
-import { execa } from 'execa';
 import { onCleanup } from './cleanup.js';
 import { HeadTailBuffer } from './sandbox/output.js';
 import { dieWithHarness } from './orphans.js';
@@ -123,43 +124,73 @@ interface ProcEntry {
   start: string;
 }
 
-function parseStat(pid: number, text: string): ProcEntry | undefined {
+/** One stat line is far shorter (the comm field holds at most 64 bytes); reused, as the poller reads every process's. */
+const STAT_BUFFER = Buffer.allocUnsafe(4096);
+const SPACE = 0x20;
+const CLOSE_PAREN = 0x29;
+
+/** The fields of a stat line in `bytes[0, length)` (without decoding the rest of the line). */
+function parseStat(pid: number, bytes: Buffer, length: number): ProcEntry | undefined {
   // "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
   //  utime stime cutime cstime priority nice num_threads itrealvalue starttime ..."
   // comm may contain spaces and parentheses: parse after the last ')'.
-  const close = text.lastIndexOf(')');
+  const close = bytes.lastIndexOf(CLOSE_PAREN, length - 1);
   if (close < 0) return undefined;
-  const fields = text.slice(close + 2).split(' ');
+  const fields: string[] = [];
+  let from = close + 2;
+  while (fields.length < 20 && from < length) {
+    let to = bytes.indexOf(SPACE, from);
+    if (to < 0 || to > length) to = length;
+    fields.push(bytes.toString('latin1', from, to));
+    from = to + 1;
+  }
   const [state, ppid, pgid, sid] = fields;
-  const start = fields[19];
-  if (state === undefined || ppid === undefined || pgid === undefined || sid === undefined || start === undefined) {
+  const start = fields[19]?.trimEnd();
+  if (state === undefined || ppid === undefined || pgid === undefined || sid === undefined || !start) {
     return undefined;
   }
   return { pid, ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), state, start };
 }
 
 function readStat(pid: number): ProcEntry | undefined {
+  let fd: number;
   try {
-    return parseStat(pid, readFileSync(`/proc/${pid}/stat`, 'latin1'));
+    fd = openSync(`/proc/${pid}/stat`, 'r');
   } catch {
     return undefined; // gone
   }
+  try {
+    return parseStat(pid, STAT_BUFFER, readSync(fd, STAT_BUFFER, 0, STAT_BUFFER.length, 0));
+  } catch {
+    return undefined; // gone between the open and the read
+  } finally {
+    closeSync(fd);
+  }
 }
 
-/** Every process on the machine (empty without /proc). */
-function scanProcesses(): ProcEntry[] {
-  if (!HAS_PROC) return [];
-  const entries: ProcEntry[] = [];
+/** The pids /proc lists now (empty without /proc). */
+function listedPids(): number[] {
   let names: string[];
   try {
     names = readdirSync('/proc');
   } catch {
-    return entries;
+    return [];
   }
+  const pids: number[] = [];
   for (const name of names) {
     const code = name.charCodeAt(0);
-    if (code < 48 || code > 57) continue; // not a pid
-    const entry = readStat(Number(name));
+    if (code >= 48 && code <= 57) pids.push(Number(name));
+  }
+  return pids;
+}
+
+/** Every process on the machine, but those in `skip` (empty without /proc). */
+function scanProcesses(skip?: ReadonlySet<number>): ProcEntry[] {
+  if (!HAS_PROC) return [];
+  const entries: ProcEntry[] = [];
+  for (const pid of listedPids()) {
+    if (skip?.has(pid)) continue;
+    const entry = readStat(pid);
     if (entry) entries.push(entry);
   }
   return entries;
@@ -183,6 +214,16 @@ function environHas(pid: number, needle: Buffer): boolean {
 /** Supervised processes whose tree is not known to be gone yet. */
 const live = new Set<Supervised>();
 let pollTimer: NodeJS.Timeout | undefined;
+/**
+ * Pids the poller found outside every tree, while /proc keeps listing them. Such a process never
+ * joins a tree: a process enters one only as a new child of a member (a new pid), or by the
+ * root's group or session, which a process of another session cannot enter. So the poller reads
+ * the stat lines of members and new pids only, not of the whole machine at every poll. A pid that
+ * disappears from the listing is forgotten: reused, it is read again (pids are handed out in
+ * turn, so a reuse within one poll would take a full cycle of them). Kills and sweeps still read
+ * every process.
+ */
+const outsiders = new Set<number>();
 let exitHookInstalled = false;
 let tagCounter = 0;
 
@@ -194,8 +235,12 @@ function startPolling(): void {
       pollTimer = undefined;
       return;
     }
-    const table = scanProcesses();
+    // Outsiders of the last poll that are still listed are not read again (see `outsiders`).
+    const listed = new Set(listedPids());
+    for (const pid of outsiders) if (!listed.has(pid)) outsiders.delete(pid);
+    const table = scanProcesses(outsiders);
     for (const s of live) s.refresh(table, false);
+    for (const entry of table) if (![...live].some((s) => s.knows(entry))) outsiders.add(entry.pid);
   }, POLL_MS);
   pollTimer.unref(); // the child process keeps the event loop alive while it runs
 }
@@ -211,6 +256,13 @@ function installExitHook(): void {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Waits for `p` at most `ms`; the timer is cleared when `p` wins, so it does not hold the process open for nothing. */
+async function atMost(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 class Supervised implements SupervisedProcess {
   readonly name: string;
   readonly pid: number;
@@ -220,6 +272,8 @@ class Supervised implements SupervisedProcess {
   private readonly tagNeedle: Buffer;
   /** Every process ever seen in the tree: pid -> start time. */
   private readonly known = new Map<number, string>();
+  /** The root's start time (clock ticks): a process started before it is no descendant, and cannot carry the tag. */
+  private rootStart = 0;
   private readonly stdoutTail: HeadTailBuffer;
   private readonly stderrTail: HeadTailBuffer;
   private readonly streams: Readable[] = [];
@@ -249,33 +303,26 @@ class Supervised implements SupervisedProcess {
     // The shell dies with the harness even if the harness is SIGKILLed (its descendants are
     // reached by kill() and the sweep while the harness lives; sealed runs add a PID namespace).
     const [file, ...args] = dieWithHarness([SHELL, '-c', options.command]);
-    const subprocess = execa(file!, args, {
+    // node:child_process, not execa (about 0.1 s to import, in the worker that starts every run).
+    const subprocess = spawn(file!, args, {
       cwd: options.cwd,
-      env: { ...options.env, [TAG_VARIABLE]: tag },
-      extendEnv: true,
+      env: { ...process.env, ...options.env, [TAG_VARIABLE]: tag },
       detached: true, // own session and process group (pgid = sid = pid)
-      cleanup: false, // execa's own exit cleanup is skipped for detached processes anyway; ours kills the tree
-      forceKillAfterDelay: false, // we escalate ourselves, to the whole tree
-      reject: false,
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-      buffer: false, // we read the streams ourselves, into bounded tails
-      encoding: 'buffer',
+      stdio: ['ignore', 'pipe', 'pipe'], // we read the streams ourselves, into bounded tails
       windowsHide: true,
     });
-    // With reject: false the result promise does not reject; it settles once the pipes close.
-    subprocess.then(
-      () => {},
-      () => {},
-    );
+    // A failed spawn also shows as an undefined pid, below; the event must not go unhandled.
+    subprocess.on('error', () => {});
 
     if (subprocess.pid === undefined) {
       throw new Error(`${options.name}: could not start ${SHELL} -c ${JSON.stringify(options.command)}`);
     }
     this.pid = subprocess.pid;
     const rootStat = readStat(this.pid);
-    if (rootStat) this.known.set(this.pid, rootStat.start);
+    if (rootStat) {
+      this.known.set(this.pid, rootStat.start);
+      this.rootStart = Number(rootStat.start);
+    }
 
     this.exited = new Promise<ExitInfo>((resolve) => {
       this.resolveExited = resolve;
@@ -353,7 +400,8 @@ class Supervised implements SupervisedProcess {
     }
     if (deep) {
       for (const entry of table) {
-        if (!members.has(entry.pid) && isAlive(entry) && environHas(entry.pid, this.tagNeedle)) add(entry);
+        // Only a process started since the root can be its descendant: the others' environments are not read.
+        if (!members.has(entry.pid) && isAlive(entry) && Number(entry.start) >= this.rootStart && environHas(entry.pid, this.tagNeedle)) add(entry);
       }
     }
     while (queue.length > 0) {
@@ -365,6 +413,11 @@ class Supervised implements SupervisedProcess {
     }
     for (const entry of members.values()) this.known.set(entry.pid, entry.start);
     return [...members.values()].filter(isAlive);
+  }
+
+  /** Whether the last refresh counted `entry` in the tree (alive or a zombie). */
+  knows(entry: ProcEntry): boolean {
+    return this.known.get(entry.pid) === entry.start;
   }
 
   private aliveMembers(deep: boolean): ProcEntry[] {
@@ -428,7 +481,7 @@ class Supervised implements SupervisedProcess {
     this.rootExit = { code, signal, at: Date.now() };
     let closed = false;
     void this.pipesClosed.then(() => (closed = true));
-    await Promise.race([this.pipesClosed, sleep(PIPE_GRACE_MS)]);
+    await atMost(this.pipesClosed, PIPE_GRACE_MS);
 
     let straysKilled = 0;
     if (this.killing) {
@@ -441,7 +494,7 @@ class Supervised implements SupervisedProcess {
       }
     }
     if (!closed) {
-      await Promise.race([this.pipesClosed, sleep(PIPE_GRACE_MS)]);
+      await atMost(this.pipesClosed, PIPE_GRACE_MS);
       // Still open: held by something we could not find. Stop reading rather than hang.
       if (!closed) for (const stream of this.streams) stream.destroy();
     }

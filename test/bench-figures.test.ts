@@ -1,7 +1,20 @@
 // make bench's table: medians, ratios against the floor, goals met or missed, and the renderings
 // (no timing here: the figures are made up).
 import t from 'tap';
-import { type Figure, goalMet, goalText, markOf, percentile, ratioOf, renderMarkdown, renderTable, showSummary, summarize } from '../harness/bench/figures.js';
+import {
+  type Figure,
+  goalMet,
+  goalText,
+  markOf,
+  NOTES_MARKER,
+  percentile,
+  ratioOf,
+  renderMarkdown,
+  renderTable,
+  showSummary,
+  summarize,
+  withNotes,
+} from '../harness/bench/figures.js';
 import { Command } from 'commander';
 import { benchArgs, register, runNode } from '../harness/commands/bench.js';
 
@@ -123,6 +136,16 @@ t.test('renderMarkdown: a run that departed from the defaults says so', async (t
     figures: [],
   });
   t.match(md, /\*\*Not a default run:\*\* BENCH_REPS=3\./);
+});
+
+t.test('withNotes: a new table, the notes written by hand below the marker kept', async (t) => {
+  const first = withNotes('# Benchmarks\n\n| table 1 |\n', undefined);
+  t.equal(first, `# Benchmarks\n\n| table 1 |\n\n${NOTES_MARKER}\n`, 'no earlier file: the marker, nothing below it');
+  const edited = `${first}\n## What the rows mean\n\nWritten by hand.\n`;
+  const second = withNotes('# Benchmarks\n\n| table 2 |\n', edited);
+  t.equal(second, `# Benchmarks\n\n| table 2 |\n\n${NOTES_MARKER}\n\n## What the rows mean\n\nWritten by hand.\n`);
+  t.equal(withNotes('# B\n', second), `# B\n\n${NOTES_MARKER}\n\n## What the rows mean\n\nWritten by hand.\n`, 'kept again, once');
+  t.equal(withNotes('# B\n', '# an old file without the marker\n'), `# B\n\n${NOTES_MARKER}\n`, 'an old file without the marker: nothing kept');
 });
 
 t.test('chaoslab bench: the script and its flags, run with this node', async (t) => {

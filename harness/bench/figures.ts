@@ -150,6 +150,16 @@ export function renderTable(figures: readonly Figure[]): string {
 
 const cell = (text: string): string => text.replaceAll('|', '\\|');
 
+/** Ends the generated part of docs/benchmarks.md: what follows it was written by hand, and a new run keeps it. */
+export const NOTES_MARKER = '<!-- Notes below are written by hand: make bench rewrites what is above this line and keeps them. -->';
+
+/** docs/benchmarks.md as a new run writes it: its own table, then the notes of the file it replaces (`previous`), if any. */
+export function withNotes(generated: string, previous: string | undefined): string {
+  const at = previous?.indexOf(NOTES_MARKER) ?? -1;
+  const notes = at < 0 ? '' : previous!.slice(at + NOTES_MARKER.length).replace(/^\n+/, '');
+  return `${generated}\n${NOTES_MARKER}\n${notes ? `\n${notes}` : ''}`;
+}
+
 /** docs/benchmarks.md. */
 export function renderMarkdown(report: BenchReport): string {
   const m = report.machine;

@@ -1,5 +1,6 @@
 // `chaoslab list` and `chaoslab validate`: the scenario catalogue, without running anything.
-// The loader is imported when the command runs (every command's is: `chaoslab <x>` loads only x's modules).
+// The loader is imported when the command runs (every command's is: `chaoslab <x>` loads only x's modules);
+// list reads what it shows from the build's index where that vouches for a file (scenario/catalogue-index.ts).
 import type { Command } from 'commander';
 
 export function register(program: Command): void {
@@ -19,8 +20,18 @@ export function register(program: Command): void {
     .command('list')
     .description('list the scenario catalogue: name and what each proves')
     .action(async () => {
-      const [{ listScenarios }, { scenariosDir }] = await Promise.all([import('../scenario/catalogue.js'), import('../paths.js')]);
-      const scenarios = listScenarios(scenariosDir);
+      const [{ catalogue }, { vouchedScenarios }, { projectRoot, scenariosDir }] = await Promise.all([
+        import('../scenario/catalogue-files.js'),
+        import('../scenario/catalogue-index.js'),
+        import('../paths.js'),
+      ]);
+      // Files the build's index vouches for are not parsed again; the loader is imported only for the others.
+      const entries = catalogue(scenariosDir);
+      const known = vouchedScenarios(entries, scenariosDir, projectRoot);
+      const scenarios =
+        known.size === entries.length && new Set(entries.map((e) => e.name)).size === entries.length
+          ? entries.map((e) => known.get(e.file)!)
+          : (await import('../scenario/catalogue.js')).listScenarios(scenariosDir, undefined, known);
       const width = Math.max(...scenarios.map((s) => s.name.length));
       // With several labs, each line names its lab.
       const labs = new Set(scenarios.map((s) => s.lab));

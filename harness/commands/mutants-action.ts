@@ -20,7 +20,8 @@ import {
 import { projectRoot, reportsDirOf, scenariosDir } from '../paths.js';
 import { typedCommand } from '../reproduce.js';
 import { agreementProblems } from '../report/agreement.js';
-import { listScenarios } from '../scenario/catalogue.js';
+import { catalogue, listScenarios } from '../scenario/catalogue.js';
+import { vouchedScenarios } from '../scenario/catalogue-index.js';
 import { loadScenario } from '../scenario/load.js';
 import { EXIT, EXIT_SIGNAL, UsageError } from './exit-status.js';
 import type { MutantsOptions } from './mutants.js';
@@ -72,7 +73,9 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
     } catch (error) {
       throw new UsageError(`--mutant: ${lab.name}: ${(error as Error).message}`);
     }
-    const scenarios = listScenarios(scenariosDir, lab.name).map((s) => loadScenario(s.file));
+    // Listed from the build's index where it vouches for a file: each is loaded once, here.
+    const known = vouchedScenarios(catalogue(scenariosDir), scenariosDir, projectRoot);
+    const scenarios = listScenarios(scenariosDir, lab.name, known).map((s) => loadScenario(s.file));
     const items = matrixItems(consumers, scenarios, scope, lab.happyPath);
     let done = 0;
     process.stdout.write(

@@ -63,7 +63,20 @@ export function register(program: Command): void {
     // The machinery (runner, batch) is loaded only when a run starts: `list`, `--help` and a
     // mistake in the scenario names stay quick.
     .action(async (names: string[], opts: RunCommandOptions) => {
-      const selection = (await import('./select.js')).selectItems(names, opts);
-      await (await import('./run-action.js')).runAction(selection, opts);
+      // The sealing probe (a trial namespace: child processes) runs while the scenarios load;
+      // the runner awaits the same answer later (harness/sealing.ts), errors and all. Sealed,
+      // the first run's namespace and worker are made meanwhile too (harness/run/sealed.ts).
+      const cwd = process.cwd();
+      void import('../sealing.js')
+        .then(({ sealing }) => sealing(sealModeOf(opts.seal), opts.toxiproxyUrl))
+        .then(async (decision) => decision.sealed && (await import('../run/sealed.js')).prewarmSealedPlace(cwd))
+        .catch(() => {});
+      try {
+        const selection = (await import('./select.js')).selectItems(names, opts);
+        await (await import('./run-action.js')).runAction(selection, opts);
+      } finally {
+        // One no run took (a mistake in the names, a run that needs another loopback).
+        await (await import('../run/sealed.js')).discardPrewarmedPlace();
+      }
     });
 }

@@ -6,8 +6,9 @@ import { minimatch } from 'minimatch';
 import { statSync } from 'node:fs';
 import type { BatchItem } from '../batch.js';
 import { labNamed, labNames } from '../labs/registry.js';
-import { scenariosDir } from '../paths.js';
+import { projectRoot, scenariosDir } from '../paths.js';
 import { catalogue, listScenarios } from '../scenario/catalogue.js';
+import { vouchedScenarios } from '../scenario/catalogue-index.js';
 import { loadScenario } from '../scenario/load.js';
 import { closest } from '../scenario/problems.js';
 import { UsageError } from './exit-status.js';
@@ -117,7 +118,8 @@ export function selectItems(names: string[], opts: SelectOptions): Selection {
   const consumer = opts.consumer ? { consumerCommand: opts.consumer } : {};
   // Globs and --all list (and so validate) the whole catalogue; plain names need only its file names.
   const wide = opts.all || opts.only || names.some((n) => /[*?[\]{}!]/.test(n));
-  const listed = wide ? listScenarios(scenariosDir) : catalogue(scenariosDir);
+  // (Files the build's index vouches for are not loaded twice: the picked ones are loaded below.)
+  const listed = wide ? listScenarios(scenariosDir, undefined, vouchedScenarios(catalogue(scenariosDir), scenariosDir, projectRoot)) : catalogue(scenariosDir);
   const { picked, batch } = selectScenarios(names, opts, listed, isFile);
   const scenarios = picked.map((p) => loadScenario(p.file));
   // One consumer speaks one lab's protocol: with --consumer, the scenarios must be of one lab.

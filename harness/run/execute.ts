@@ -62,6 +62,12 @@ export interface RunHooks {
   firewall?: () => Promise<FirewallCounters | undefined>;
   /** Aborted on Ctrl-C/SIGTERM (its reason names the signal): the run stops and ends `interrupted`. */
   signal?: AbortSignal;
+  /**
+   * A Toxiproxy started as this run's own before the run arrived (a sealed worker starts one while
+   * it waits): used when the run would start one with the same options and no TCP buffer setting
+   * must come first; stopped otherwise.
+   */
+  toxiproxy?: Promise<ToxiproxyServer>;
 }
 
 /** How long a lab's process model may take to wind down once its processes are killed on an interrupt. */
@@ -101,6 +107,17 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
   journal.write({ type: 'scenario', source, plan });
 
   let toxiproxy: ToxiproxyServer | undefined;
+  const early = hooks.toxiproxy;
+  let earlyTaken = false;
+  /** The early Toxiproxy, when this run does not take it. */
+  const stopEarly = async (): Promise<void> => {
+    if (!early || earlyTaken) return;
+    earlyTaken = true;
+    await early.then(
+      (server) => server.stop(),
+      () => {},
+    );
+  };
   const undo: (() => Promise<void> | void)[] = [];
   const engines: FaultEngine[] = [];
   const confinement = seal ? new Confinement(seal.uid, seal.gid, runId) : undefined;
@@ -124,12 +141,18 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
       return { status, entries: journal.entries, verdict };
     }
     if (interrupted()) throw new Error('interrupted before the run started');
+    const fixedBuffers = seal !== undefined && scenario.socketBufferBytes !== undefined;
+    if (early && !request.toxiproxyUrl && !fixedBuffers) {
+      earlyTaken = true;
+      toxiproxy = await early;
+    }
     // Before any socket of the run exists (the runner skips such a scenario when unsealed).
     if (seal && scenario.socketBufferBytes !== undefined) {
+      await stopEarly();
       fixSocketBuffers(scenario.socketBufferBytes);
       log(`TCP buffers of the run's namespace fixed at ${scenario.socketBufferBytes} bytes`);
     }
-    toxiproxy = await startToxiproxy(request.toxiproxyUrl ? { url: request.toxiproxyUrl } : {});
+    toxiproxy ??= await startToxiproxy(request.toxiproxyUrl ? { url: request.toxiproxyUrl } : {});
     journal.write({ type: 'toxiproxy', url: toxiproxy.url, version: toxiproxy.version, owned: toxiproxy.owned });
     log(`toxiproxy ${toxiproxy.version} at ${toxiproxy.url}`);
     const adapter = new ToxiproxyAdapter(toxiproxy.url);
@@ -224,6 +247,7 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
         .then(fn)
         .catch((e: unknown) => journal.write({ type: 'harness-error', message: `ending the run: ${String(e)}` }));
     await toxiproxy?.stop();
+    await stopEarly();
     await confinement?.close().catch((e: unknown) => journal.write({ type: 'harness-error', message: `closing the consumer's room: ${String(e)}` }));
     journal.write({
       type: 'run-end',

@@ -13,7 +13,7 @@ import { LOOPBACK_LINK_ARGS } from '../sandbox/loss.js';
 import { createRunNamespace } from '../sandbox/namespace.js';
 import { lossFaultOf } from '../scenario/faults.js';
 import { checkReachable, prepareRunFolder } from '../sandbox/room.js';
-import { leaseUid } from '../sandbox/uids.js';
+import { leaseUid, type UidLease } from '../sandbox/uids.js';
 import type { Executed, RunRequest } from './execute.js';
 import type { ToRunner, ToWorker } from './worker.js';
 
@@ -22,45 +22,66 @@ const WORKER = [new URL('./worker.js', import.meta.url), new URL('../../dist/har
   .map((url) => fileURLToPath(url))
   .find((path) => existsSync(path))!;
 
-export async function runSealed(
-  request: RunRequest,
-  slot: number,
-  note: string,
-  onJournal: (entry: JournalEntry) => void,
-  signal?: AbortSignal,
-): Promise<Executed> {
-  prepareRunFolder(request.runDir);
+/**
+ * Where a sealed run happens, made before it: the slot's uid, the run's network namespace with
+ * its firewall, and the worker started inside, waiting for its run. The run command opens slot
+ * 0's while its scenarios load (prewarmSealedPlace), so the worker's start-up overlaps with that.
+ */
+interface SealedPlace {
+  readonly slot: number;
+  readonly loss: boolean;
+  readonly cwd: string;
+  readonly lease: UidLease;
+  /** The firewall is in place (its failure rejects this). */
+  readonly ready: Promise<void>;
+  /** The worker's end: its `done`, or why it ended without one. */
+  readonly ended: Promise<Executed>;
+  /** Where the worker's journal entries go: the run's, once one takes the place. */
+  onJournal: (entry: JournalEntry) => void;
+  reply(message: ToWorker): void;
+  /** Kills the worker, removes the namespace, gives the uid back; idempotent. */
+  close(): Promise<void>;
+}
+
+async function openPlace(slot: number, loss: boolean, cwd: string): Promise<SealedPlace> {
   const lease = leaseUid(slot);
   // A run with packet loss needs a loopback that carries real packets (loss.ts).
-  const loopback = lossFaultOf(request.scenario.faults) ? { loopback: LOOPBACK_LINK_ARGS } : {};
-  const ns = await createRunNamespace({ label: request.runId, ...loopback }).catch((error: unknown) => {
+  const ns = await createRunNamespace({ label: `slot ${slot}`, ...(loss ? { loopback: LOOPBACK_LINK_ARGS } : {}) }).catch((error: unknown) => {
     lease.release();
     throw error;
   });
   let worker: ChildProcess | undefined;
-  const close = async () => {
-    worker?.kill('SIGKILL');
-    await ns.destroy();
-    lease.release();
-  };
-  const forget = onCleanup(`sealed run ${request.runId}`, close);
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      forget();
+      worker?.kill('SIGKILL');
+      await ns.destroy();
+      lease.release();
+    })());
+  const forget = onCleanup(`sealed run slot ${slot}`, close);
   try {
-    await installFirewall(ns, [{ uid: lease.uid, allowTcpPorts: [] }]);
-    const unreachable = checkReachable({ uid: lease.uid, gid: lease.gid, cwd: request.cwd, command: request.consumerCommand });
-    const refuse =
-      unreachable.length > 0
-        ? `it runs sealed as uid ${lease.uid}, which cannot reach what it needs: ${unreachable.map((u) => u.message).join('; ')} (make it reachable for other users, or run with --no-seal)`
-        : undefined;
     const [file, ...args] = ns.enterArgv([process.execPath, WORKER], { dieWithParent: true });
     // Detached: a Ctrl-C to the terminal's process group reaches the harness only, which sends `abort`.
-    worker = spawn(file!, args, { cwd: request.cwd, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
-    const child = worker;
-    const reply = (message: ToWorker) => child.connected && child.send(message);
-    const forgetAbort = onAbort(signal, () => reply({ type: 'abort', reason: String(signal?.reason ?? 'an interrupt') }));
-    return await new Promise<Executed>((resolve, reject) => {
-      let done: Executed | undefined;
+    // Started before the firewall is in place, so that its start-up overlaps with it: it runs
+    // nothing of the consumer's before it gets `run`.
+    worker = spawn(file!, args, { cwd, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const child = worker;
+  const reply = (message: ToWorker) => void (child.connected && child.send(message));
+  let done: Executed | undefined;
+  const place: SealedPlace = {
+    slot,
+    loss,
+    cwd,
+    lease,
+    ready: installFirewall(ns, [{ uid: lease.uid, allowTcpPorts: [] }]),
+    ended: new Promise<Executed>((resolve, reject) => {
       child.on('message', (message: ToRunner) => {
-        if (message.type === 'entry') onJournal(message.entry);
+        if (message.type === 'entries') for (const entry of message.entries) place.onJournal(entry);
         else if (message.type === 'done') done = message.executed;
         else if (message.what === 'allow-port')
           allowPorts(ns, lease.uid, [message.port]).then(
@@ -79,10 +100,68 @@ export async function runSealed(
           ? resolve(done)
           : resolve({ status: 'error', error: `the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did (its stderr is above)` }),
       );
-      reply({ type: 'run', request: { ...request, seal: { uid: lease.uid, gid: lease.gid, note }, ...(refuse ? { refuse } : {}) } });
-    }).finally(forgetAbort);
+    }),
+    onJournal: () => {},
+    reply,
+    close,
+  };
+  // Awaited by the run that takes the place; a failure before that is not an unhandled one.
+  place.ready.catch(() => {});
+  place.ended.catch(() => {});
+  return place;
+}
+
+let prewarmed: Promise<SealedPlace | undefined> | undefined;
+/** Set by the first run and by a discard: from then on nothing is prewarmed. */
+let runsStarted = false;
+
+/** Opens slot 0's place for the first sealed run of this process (a run from `cwd`), ahead of it; too late once a run started. */
+export function prewarmSealedPlace(cwd: string): void {
+  if (!runsStarted) prewarmed ??= openPlace(0, false, cwd).catch(() => undefined);
+}
+
+/** Closes the prewarmed place if no run took it; none is made after this (a probe answering late). */
+export async function discardPrewarmedPlace(): Promise<void> {
+  runsStarted = true;
+  const place = prewarmed;
+  prewarmed = undefined;
+  await (await place)?.close();
+}
+
+/** The prewarmed place, for the first run of slot 0; one that does not fit the run is closed (its slot is free again). */
+async function takePrewarmed(slot: number, loss: boolean, cwd: string): Promise<SealedPlace | undefined> {
+  runsStarted = true;
+  if (slot !== 0 || !prewarmed) return undefined;
+  const place = await prewarmed;
+  prewarmed = undefined;
+  if (place && place.loss === loss && place.cwd === cwd) return place;
+  await place?.close();
+  return undefined;
+}
+
+export async function runSealed(
+  request: RunRequest,
+  slot: number,
+  note: string,
+  onJournal: (entry: JournalEntry) => void,
+  signal?: AbortSignal,
+): Promise<Executed> {
+  prepareRunFolder(request.runDir);
+  const loss = Boolean(lossFaultOf(request.scenario.faults));
+  const place = (await takePrewarmed(slot, loss, request.cwd)) ?? (await openPlace(slot, loss, request.cwd));
+  place.onJournal = onJournal;
+  try {
+    await place.ready;
+    const { uid, gid } = place.lease;
+    const unreachable = checkReachable({ uid, gid, cwd: request.cwd, command: request.consumerCommand });
+    const refuse =
+      unreachable.length > 0
+        ? `it runs sealed as uid ${uid}, which cannot reach what it needs: ${unreachable.map((u) => u.message).join('; ')} (make it reachable for other users, or run with --no-seal)`
+        : undefined;
+    const forgetAbort = onAbort(signal, () => place.reply({ type: 'abort', reason: String(signal?.reason ?? 'an interrupt') }));
+    place.reply({ type: 'run', request: { ...request, seal: { uid, gid, note }, ...(refuse ? { refuse } : {}) } });
+    return await place.ended.finally(forgetAbort);
   } finally {
-    forget();
-    await close();
+    await place.close();
   }
 }

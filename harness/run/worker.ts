@@ -6,10 +6,11 @@
 // instead, and the run stops as an in-process run does (harness/run/execute.ts).
 
 import type { JournalEntry } from '../journal.js';
+import { startToxiproxy } from '../toxiproxy/server.js';
 import { type Executed, executeRun, type FirewallCounters, type RunRequest } from './execute.js';
 
 export type ToRunner =
-  | { type: 'entry'; entry: JournalEntry }
+  | { type: 'entries'; entries: JournalEntry[] }
   | { type: 'ask'; id: number; what: 'allow-port'; port: number }
   | { type: 'ask'; id: number; what: 'firewall' }
   | { type: 'done'; executed: Executed };
@@ -19,7 +20,31 @@ export type ToWorker =
   | { type: 'reply'; id: number; value?: unknown; error?: string }
   | { type: 'abort'; reason: string };
 
-const send = (message: ToRunner): void => void process.send?.(message);
+// Journal entries go to the runner in batches, one message per BATCH_MS at most (and always
+// before any other message, so the runner sees everything in order): one IPC message per entry
+// (four per event of a stream) cost this process more CPU than the publisher's own work.
+const BATCH_MS = 10;
+let pending: JournalEntry[] = [];
+let batchTimer: NodeJS.Timeout | undefined;
+
+function flushEntries(): void {
+  clearTimeout(batchTimer);
+  batchTimer = undefined;
+  if (pending.length === 0) return;
+  const entries = pending;
+  pending = [];
+  process.send?.({ type: 'entries', entries } satisfies ToRunner);
+}
+
+function sendEntry(entry: JournalEntry): void {
+  pending.push(entry);
+  batchTimer ??= setTimeout(flushEntries, BATCH_MS);
+}
+
+const send = (message: ToRunner): void => {
+  flushEntries();
+  void process.send?.(message);
+};
 
 let asked = 0;
 const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
@@ -33,6 +58,11 @@ function ask(question: { what: 'allow-port'; port: number } | { what: 'firewall'
 
 const stop = new AbortController();
 
+// A sealed run always starts its own Toxiproxy (an external one cannot serve its namespace): it
+// starts while this worker waits for its run, which takes it (execute.ts RunHooks.toxiproxy).
+const toxiproxy = startToxiproxy();
+toxiproxy.catch(() => {}); // the run awaits it, and reports its failure as before
+
 process.umask(0o077);
 process.on('message', (message: ToWorker) => {
   if (message.type === 'abort') return stop.abort(message.reason);
@@ -44,10 +74,11 @@ process.on('message', (message: ToWorker) => {
     return;
   }
   void executeRun(message.request, {
-    onJournal: (entry) => send({ type: 'entry', entry }),
+    onJournal: sendEntry,
     allowPort: async (port) => void (await ask({ what: 'allow-port', port })),
     firewall: async () => (await ask({ what: 'firewall' })) as FirewallCounters | undefined,
     signal: stop.signal,
+    toxiproxy,
   })
     .then(
       ({ entries: _entries, ...executed }): Executed => executed,
@@ -62,6 +93,7 @@ process.on('message', (message: ToWorker) => {
       // verdict) cancels what is still queued — the runner would see the worker end without
       // `done`.
       if (!process.send) return;
+      flushEntries();
       process.send({ type: 'done', executed } satisfies ToRunner, undefined, {}, () => process.disconnect?.());
     });
 });

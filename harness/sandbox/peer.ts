@@ -11,7 +11,7 @@
 // users' processes cannot be read, so a peer of another uid is "unknown" — but an unsealed
 // consumer runs as the harness's own user, so it is always found.
 
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { cmdlineOf, listPids, readStat, uidOf } from './proc.js';
 
@@ -144,6 +144,18 @@ export function findPeerProcess(ends: SocketEnds, options: { candidates?: Iterab
   const pid = pids[0];
   if (pid === undefined) return undefined;
   return { pid, pids, uid: uidOf(pid) ?? row.uid, inode: row.inode, comm: readStat(pid)?.comm ?? '', cmdline: cmdlineOf(pid) };
+}
+
+/**
+ * Whether process `pid` holds a socket listening on `address` `port` of this namespace (the
+ * server that answers there is that process, not another that took the port first); undefined
+ * where /proc/net/tcp cannot be read.
+ */
+export function holdsListener(pid: number, address: string, port: number): boolean | undefined {
+  if (!existsSync('/proc/net/tcp')) return undefined;
+  const local = `${normaliseAddress(address)} ${port}`;
+  // 0A: TCP_LISTEN.
+  return readTcpTable().some((r) => r.local === local && r.state === '0A' && r.inode !== 0 && holds(pid, `socket:[${r.inode}]`));
 }
 
 /** findPeerProcess for an accepted (or connected) net.Socket. */

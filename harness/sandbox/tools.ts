@@ -2,9 +2,9 @@
 // each, and one way to run them. Looked up in the system directories (never through a PATH a
 // user could have put something in front of), once per process.
 
+import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 
 /** Program -> Debian package (for the "install it with" message). */
 export const TOOL_PACKAGES = {
@@ -63,29 +63,53 @@ export interface ToolResult {
   summary: string;
 }
 
-/** Runs a program to completion (never throws for a failing exit; throws only if it cannot start). */
+/**
+ * Runs a program to completion (never throws for a failing exit; throws only if it cannot start).
+ * node:child_process, not execa: this module is on every command's start-up path (orphan.ts),
+ * and execa alone takes about 0.1 s to import.
+ */
 export async function runTool(
   argv: readonly string[],
   options: { input?: string; timeoutMs?: number; env?: Record<string, string> } = {},
 ): Promise<ToolResult> {
   const [file, ...args] = argv;
   if (file === undefined) throw new Error('runTool: empty argv');
-  const result = await execa(file, args, {
-    reject: false,
-    input: options.input,
-    stdin: options.input === undefined ? 'ignore' : undefined,
-    timeout: options.timeoutMs ?? 10_000,
-    killSignal: 'SIGKILL',
-    env: options.env ?? { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
-    extendEnv: false,
-    encoding: 'utf8',
-    stripFinalNewline: false,
+  const { code, signal, stdout, stderr, timedOut } = await new Promise<{
+    code: number | null;
+    signal: string | null;
+    stdout: string;
+    stderr: string;
+    timedOut: boolean;
+  }>((resolve) => {
+    const child = spawn(file, args, {
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      env: options.env ?? { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, options.timeoutMs ?? 10_000);
+    let settled = false;
+    const settle = (code: number | null, signal: string | null): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), timedOut });
+    };
+    // A program that cannot be started (ENOENT, EACCES) ends like one that exited without a status.
+    child.on('error', () => settle(null, null));
+    child.on('close', (code, signal) => settle(code, signal));
+    if (child.stdin) {
+      child.stdin.on('error', () => {}); // a program that exits without reading its input
+      child.stdin.end(options.input);
+    }
   });
-  const code = typeof result.exitCode === 'number' ? result.exitCode : null;
-  const signal = result.signal ?? null;
-  const stdout = String(result.stdout ?? '');
-  const stderr = String(result.stderr ?? '');
-  const how = result.timedOut ? 'timed out' : signal ? `killed by ${signal}` : `exit ${String(code)}`;
+  const how = timedOut ? 'timed out' : signal ? `killed by ${signal}` : `exit ${String(code)}`;
   const text = (stderr.trim() || stdout.trim()).split('\n').slice(0, 6).join(' | ');
   return { code, signal, stdout, stderr, summary: text ? `${how}: ${text}` : how };
 }

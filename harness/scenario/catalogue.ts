@@ -1,29 +1,21 @@
 // The scenario catalogue: `scenarios/<lab>/<name>.yaml`, one folder per lab. Names are unique
 // across labs, so `chaoslab run ack-crash` needs no lab.
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
+import { catalogue } from './catalogue-files.js';
 import { loadScenario } from './load.js';
 import { closest, displayPath, ScenarioError, type ScenarioProblem } from './problems.js';
 import { NAME_PATTERN } from './schema-problems.js';
 
-export interface CatalogueEntry {
-  name: string;
-  /** The lab folder it sits in. */
-  lab: string;
-  file: string;
-}
+export { type CatalogueEntry, catalogue } from './catalogue-files.js';
 
-/** Every `*.yaml` under `<root>/<lab>/`, sorted by name. */
-export function catalogue(root: string): CatalogueEntry[] {
-  if (!existsSync(root)) return [];
-  const out: CatalogueEntry[] = [];
-  for (const lab of readdirSync(root).sort()) {
-    const dir = path.join(root, lab);
-    if (!isDir(dir)) continue;
-    for (const f of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) out.push({ name: f.slice(0, -'.yaml'.length), lab, file: path.join(dir, f) });
-  }
-  return out.sort((a, b) => a.name.localeCompare(b.name));
+/** What `chaoslab list` shows of a scenario. */
+export interface ListedScenario {
+  name: string;
+  description: string;
+  file: string;
+  lab: string;
 }
 
 /** Scenario names of the catalogue (of one lab, when given). */
@@ -68,9 +60,11 @@ export function resolveScenario(nameOrPath: string, root: string): string {
 /**
  * Loads every scenario of the catalogue (of one lab, when given). If any file is bad, throws
  * one ScenarioError with the problems of all bad files; so does a name used in two labs.
+ * `known`: scenarios already known to load, by file (the build's index, catalogue-index.ts),
+ * taken as they are instead of being loaded again.
  */
-export function listScenarios(root: string, lab?: string): { name: string; description: string; file: string; lab: string }[] {
-  const out: { name: string; description: string; file: string; lab: string }[] = [];
+export function listScenarios(root: string, lab?: string, known?: ReadonlyMap<string, ListedScenario>): ListedScenario[] {
+  const out: ListedScenario[] = [];
   const problems: ScenarioProblem[] = [];
   const seen = new Map<string, string>();
   for (const entry of catalogue(root)) {
@@ -85,6 +79,11 @@ export function listScenarios(root: string, lab?: string): { name: string; descr
       });
     seen.set(entry.name, entry.file);
     if (lab && entry.lab !== lab) continue;
+    const listed = known?.get(entry.file);
+    if (listed) {
+      out.push(listed);
+      continue;
+    }
     try {
       const s = loadScenario(entry.file);
       out.push({ name: s.name, description: s.description, file: s.file, lab: s.protocol });
@@ -100,14 +99,6 @@ export function listScenarios(root: string, lab?: string): { name: string; descr
 function isFile(p: string): boolean {
   try {
     return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function isDir(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
   } catch {
     return false;
   }

@@ -14,6 +14,7 @@
 import { Proxy as ClientProxy, Toxiproxy, ToxiproxyError } from 'toxiproxy-node-client';
 import type { ToxicType } from 'toxiproxy-node-client';
 import { onCleanup } from '../cleanup.js';
+import { type HttpAnswer, httpRequest } from './http.js';
 
 export type ToxicStream = 'upstream' | 'downstream';
 export type { ToxicType };
@@ -331,21 +332,14 @@ class StatusHttpClient {
   }
 
   private async send(method: string, url: string, body?: unknown): Promise<{ text: string }> {
-    const init: RequestInit = { method, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) };
-    if (body !== undefined) {
-      init.body = JSON.stringify(body);
-      init.headers = { 'Content-Type': 'application/json' };
-    }
-    let response: Response;
-    let text: string;
+    let answer: HttpAnswer;
     try {
-      response = await fetch(url, init);
-      text = await response.text();
+      answer = await httpRequest(method, url, { body, timeoutMs: REQUEST_TIMEOUT_MS });
     } catch (error) {
       throw new HttpStatusError(method, url, undefined, undefined, error);
     }
-    if (!response.ok) throw new HttpStatusError(method, url, response.status, serverMessageOf(text));
-    return { text };
+    if (!answer.ok) throw new HttpStatusError(method, url, answer.status, serverMessageOf(answer.text));
+    return { text: answer.text };
   }
 }
 

@@ -10,13 +10,15 @@
 // cannot be bound (it logs "Server finished with error" and keeps running), so a failed bind is
 // detected from its log, the process is killed and another port is tried.
 
+import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
 import { dieWithHarness } from '../orphans.js';
-import { execa } from 'execa';
+import { holdsListener } from '../sandbox/peer.js';
 import { onCleanup } from '../cleanup.js';
 import { toolsBinDir } from '../paths.js';
+import { httpRequest } from './http.js';
 
 export interface ToxiproxyServer {
   /** Base URL of the API, without a trailing slash, e.g. `http://127.0.0.1:41234`. */
@@ -132,8 +134,24 @@ async function launch(binary: string, port: number, logLevel: string, options: S
   const tail: string[] = [];
   let bindFailed = false;
   let httpStarted = false;
+  // The wait for readiness below wakes on each log line and on the exit, not only on its timer.
+  let wake: (() => void) | undefined;
+  const nextEvent = (ms: number): Promise<void> =>
+    new Promise((done) => {
+      const timer = setTimeout(done, ms);
+      wake = () => {
+        clearTimeout(timer);
+        done();
+      };
+    });
+  const woken = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
   const record = (line: string): void => {
     if (line === '') return;
+    queueMicrotask(woken);
     const bounded = line.length > LOG_LINE_MAX ? `${line.slice(0, LOG_LINE_MAX)}…` : line;
     tail.push(bounded);
     if (tail.length > LOG_TAIL_LINES) tail.shift();
@@ -148,17 +166,12 @@ async function launch(binary: string, port: number, logLevel: string, options: S
 
   // The server dies with the harness even if the harness is SIGKILLed.
   const [file, ...args] = dieWithHarness([binary, '-host', '127.0.0.1', '-port', String(port)]);
-  const child = execa(file!, args, {
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    buffer: false,
-    reject: false,
+  const child = spawn(file!, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: a Ctrl-C at the terminal reaches the harness, which stops the run and
     // then the server, not the server under a running run. It still dies with the harness (setpriv).
     detached: true,
-    cleanup: true, // execa also kills it if this process exits without running our cleanups (not for detached ones: setpriv does)
-    env: { LOG_LEVEL: logLevel },
+    env: { ...process.env, LOG_LEVEL: logLevel },
   });
   for (const stream of [child.stdout, child.stderr]) {
     let pending = '';
@@ -182,17 +195,19 @@ async function launch(binary: string, port: number, logLevel: string, options: S
   }
 
   let exitInfo: string | undefined;
-  const exited: Promise<void> = child.then(
-    (result) => {
-      exitInfo =
-        result.failed && result.exitCode === undefined && result.signal === undefined
-          ? result.shortMessage
-          : `exit code ${String(result.exitCode ?? 'none')}, signal ${String(result.signal ?? 'none')}`;
-    },
-    (error: unknown) => {
-      exitInfo = describe(error);
-    },
-  );
+  // Settles once the process is gone and its output read ('close'), or it could not start ('error').
+  const exited = new Promise<void>((done) => {
+    child.once('error', (error) => {
+      exitInfo ??= describe(error);
+      done();
+      woken();
+    });
+    child.once('close', (code, signal) => {
+      exitInfo ??= `exit code ${String(code ?? 'none')}, signal ${String(signal ?? 'none')}`;
+      done();
+      woken();
+    });
+  });
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
@@ -225,6 +240,8 @@ async function launch(binary: string, port: number, logLevel: string, options: S
   const deadline = Date.now() + timeoutMs;
   let lastProbeError = 'not probed yet';
   let confirmations = 0;
+  // Once the server says it is starting its HTTP server, it answers within a few milliseconds.
+  let quickProbes = 25;
   for (;;) {
     if (bindFailed) return fail(true, 'could not bind its API port');
     if (exitInfo !== undefined) return fail(false, `exited before answering GET /version (${exitInfo})`);
@@ -233,9 +250,14 @@ async function launch(binary: string, port: number, logLevel: string, options: S
     }
     try {
       const version = await fetchVersion(url, 1_000);
-      // Only trust the answer once our process has reached its listen call and a later probe still
-      // sees no bind error: a different process that grabbed the port would also answer.
-      if (httpStarted && !bindFailed && ++confirmations >= 2) {
+      // Only trust the answer once our process has reached its listen call, and it is ours: a
+      // different process that grabbed the port would also answer. Ours at once when our process
+      // holds the listening socket; otherwise (no /proc, a wrapper that forks the server) when a
+      // later probe still sees no bind error.
+      const started = httpStarted && !bindFailed;
+      if (started && child.pid !== undefined && holdsListener(child.pid, '127.0.0.1', port) === true) confirmations = 2;
+      else if (started) confirmations++;
+      if (confirmations >= 2) {
         return {
           ok: true,
           server: { url, version, owned: true, pid: child.pid, logTail: () => [...tail], stop },
@@ -245,14 +267,15 @@ async function launch(binary: string, port: number, logLevel: string, options: S
       lastProbeError = describe(error);
       confirmations = 0;
     }
-    await sleep(confirmations > 0 ? 30 : 50);
+    if (confirmations > 0) await sleep(30);
+    else await nextEvent(httpStarted && quickProbes-- > 0 ? 2 : 50);
   }
 }
 
 /** GET /version: 2.12 answers `{"version": "2.12.0"}`, older servers plain text. */
 async function fetchVersion(url: string, timeoutMs: number): Promise<string> {
-  const response = await fetch(`${url}/version`, { signal: AbortSignal.timeout(timeoutMs) });
-  const text = (await response.text()).trim();
+  const response = await httpRequest('GET', `${url}/version`, { timeoutMs });
+  const text = response.text.trim();
   if (!response.ok) throw new Error(`HTTP ${response.status} ${text}`);
   try {
     const parsed = JSON.parse(text) as unknown;

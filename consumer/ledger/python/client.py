@@ -258,9 +258,17 @@ async def consume_line(s: Session, line: bytes) -> None:
 # ------------------------------------------------------------------ network
 
 
+# asyncio.timeout (3.11+) bounds an await in place; wait_for runs the awaitable as a task of its own
+# (in 3.11, a task and a loop iteration more for every line and every ACK).
+_timeout = getattr(asyncio, "timeout", None)
+
+
 async def with_timeout(what: str, seconds: float, awaitable):
     try:
-        return await asyncio.wait_for(awaitable, seconds)
+        if _timeout is None:
+            return await asyncio.wait_for(awaitable, seconds)
+        async with _timeout(seconds):
+            return await awaitable
     except asyncio.TimeoutError:
         raise Timeout(f"timed out after {seconds * 1000:.0f} ms waiting to {what}") from None
     except (ConnectionError, OSError) as err:

@@ -203,9 +203,20 @@ export function openStore(path: string): Db {
   }
 }
 
+const prepared = new WeakMap<Db, Map<string, Database.Statement>>();
+
+/** `sql` prepared on `db` once: the steps run the same few statements for every event. */
+export function statement(db: Db, sql: string): Database.Statement {
+  let bySql = prepared.get(db);
+  if (!bySql) prepared.set(db, (bySql = new Map()));
+  let stmt = bySql.get(sql);
+  if (!stmt) bySql.set(sql, (stmt = db.prepare(sql)));
+  return stmt;
+}
+
 /** The cursor for `RESUME <last>`: the `last` committed in the store, never a fresh -1. */
 export function resumeFrom(db: Db): number {
-  const { last } = db.prepare('SELECT last FROM checkpoint WHERE id = 1').get() as { last: number };
+  const { last } = statement(db, 'SELECT last FROM checkpoint WHERE id = 1').get() as { last: number };
   return last;
 }
 
@@ -230,10 +241,10 @@ export async function applyEvent(s: Session, seq: number, delta: number): Promis
  */
 export async function applyInTransaction(s: Session, seq: number, delta: number): Promise<Outcome> {
   const { db } = s;
-  const { last } = db.prepare('SELECT last FROM checkpoint WHERE id = 1').get() as { last: number };
+  const { last } = statement(db, 'SELECT last FROM checkpoint WHERE id = 1').get() as { last: number };
   let outcome: Outcome;
   if (seq <= last) {
-    const row = db.prepare('SELECT delta FROM ledger WHERE seq = ?').get(seq) as { delta: number } | undefined;
+    const row = statement(db, 'SELECT delta FROM ledger WHERE seq = ?').get(seq) as { delta: number } | undefined;
     // A reused seq with other content (or one we never stored) must not pass as a duplicate.
     if (row?.delta !== delta) throw new Conflict(seq, delta, row?.delta);
     outcome = 'duplicate';
@@ -241,10 +252,10 @@ export async function applyInTransaction(s: Session, seq: number, delta: number)
     // Jumping to seq would make the missing events look processed; stop instead.
     throw new Gap(seq, last);
   } else {
-    db.prepare('INSERT INTO ledger(seq, delta) VALUES (?, ?)').run(seq, delta);
-    db.prepare('UPDATE checkpoint SET total = total + ? WHERE id = 1').run(delta);
+    statement(db, 'INSERT INTO ledger(seq, delta) VALUES (?, ?)').run(seq, delta);
+    statement(db, 'UPDATE checkpoint SET total = total + ? WHERE id = 1').run(delta);
     s.fault('apply', seq); // total changed, last not yet: the grader looks from outside here
-    db.prepare('UPDATE checkpoint SET last = ? WHERE id = 1').run(seq);
+    statement(db, 'UPDATE checkpoint SET last = ? WHERE id = 1').run(seq);
     outcome = 'applied';
   }
   await s.steps.commitAndAck(s, seq, outcome);

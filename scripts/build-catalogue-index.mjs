@@ -1,0 +1,40 @@
+// Part of `make build` (after tsc and build-validators.mjs): the index `chaoslab list` reads
+// instead of parsing every scenario (harness/scenario/catalogue-index.ts). Made only from a
+// catalogue that loads; otherwise none is written, and list loads every file and reports why.
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { listScenarios } from '../dist/harness/scenario/catalogue.js';
+import { INDEX_FILE, makeIndex } from '../dist/harness/scenario/catalogue-index.js';
+import { projectRoot, scenariosDir } from '../dist/harness/paths.js';
+
+/** `entry` and every module it imports statically (dynamic imports are not loading's: a lab's run). */
+function staticImports(entry) {
+  const seen = new Set();
+  const queue = [entry];
+  while (queue.length > 0) {
+    const file = queue.pop();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    // `… from './x.js'` and `import './x.js'`, as tsc writes them.
+    for (const [, a, b] of readFileSync(file, 'utf8').matchAll(/\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]|^import\s*['"](\.{1,2}\/[^'"]+)['"]/gm))
+      queue.push(resolve(dirname(file), a ?? b));
+  }
+  return [...seen];
+}
+
+const validators = join(projectRoot, 'dist', 'harness', 'scenario', 'validators');
+const loader = [
+  ...staticImports(join(projectRoot, 'dist', 'harness', 'scenario', 'load.js')),
+  ...readdirSync(validators).map((f) => join(validators, f)),
+  createRequire(import.meta.url).resolve('yaml/package.json'),
+];
+let listed;
+try {
+  listed = listScenarios(scenariosDir);
+} catch (error) {
+  rmSync(INDEX_FILE, { force: true });
+  console.error(`note: no catalogue index (chaoslab list loads every file): ${error.message.split('\n')[0]}`);
+  process.exit(0);
+}
+writeFileSync(INDEX_FILE, `${JSON.stringify(makeIndex(listed, scenariosDir, projectRoot, loader))}\n`);
