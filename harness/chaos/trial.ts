@@ -53,7 +53,7 @@ export function scenarioText(
 ): string {
   // A lab's own words (the feed lab's loader wants every description to say what virtual time stands for) follow the core's.
   const { description: more, ...lab } = model.scenario(schedule, where);
-  const description = typeof more === 'string' && more ? `${head.description} ${more}` : head.description;
+  const description = typeof more === 'string' && more ? `${head.description.replace(/([^.!?])$/, '$1.')} ${more}` : head.description;
   const body = { name: head.name, description, protocol: head.lab, ...extra, ...lab };
   return stringify(body, { lineWidth: 0 });
 }
