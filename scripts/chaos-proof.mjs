@@ -46,7 +46,7 @@ const chaoslab = (args) =>
   new Promise((resolve) => {
     const started = Date.now();
     execFile('node', [cli, ...args], { cwd: root, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (error.code ?? 2) : 0, stdout, stderr, seconds: (Date.now() - started) / 1000 }),
+      resolve({ args, code: error ? (error.code ?? 2) : 0, stdout, stderr, seconds: (Date.now() - started) / 1000 }),
     );
   });
 
@@ -62,9 +62,15 @@ async function pool(tasks, jobs) {
   return results;
 }
 
-const chaosJsonIn = (dir) => {
-  const folder = readdirSync(dir).find((d) => d !== 'latest');
-  return { folder: join(dir, folder), data: JSON.parse(readFileSync(join(dir, folder, 'chaos.json'), 'utf8')) };
+/** The chaos folder under `dir` and its chaos.json; without one, the command's own last words. */
+const chaosJsonIn = (dir, r) => {
+  try {
+    const folder = readdirSync(dir).find((d) => d !== 'latest');
+    return { folder: join(dir, folder), data: JSON.parse(readFileSync(join(dir, folder, 'chaos.json'), 'utf8')) };
+  } catch (error) {
+    const last = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-5).join('\n  ');
+    throw new Error(`${error.message}\n  chaoslab ${r.args.join(' ')} exited ${r.code}:\n  ${last}`);
+  }
 };
 
 const mutantsOf = (lab) =>
@@ -84,7 +90,7 @@ for (const lab of LABS) {
   tasks.push(async () => {
     const dir = join(out, `${lab}-reference`);
     const r = await chaoslab(['chaos', '--lab', lab, '--seed', '20261201', '--runs', String(RUNS), '--budget', '3h', '--keep-going', '--out', dir]);
-    const { data } = chaosJsonIn(dir);
+    const { data } = chaosJsonIn(dir, r);
     log(
       `${lab} reference: ${data.runsDone} runs, ${data.failures.length} confirmed failures, ${data.unconfirmed.length} not confirmed (${r.seconds.toFixed(0)} s)`,
     );
@@ -123,7 +129,7 @@ for (const lab of LABS)
           '--out',
           dir,
         ]);
-        const { folder, data } = chaosJsonIn(dir);
+        const { folder, data } = chaosJsonIn(dir, r);
         const f = data.failures[0];
         const row = {
           kind: 'mutant',

@@ -45,7 +45,7 @@ class FakeTimers implements Timers {
 const before = (seq: number) => ({ kind: 'point', point: 'before_event', value: seq }) as const;
 const onAck = (seq: number) => ({ kind: 'point', point: 'on_ack', value: seq }) as const;
 
-function rig(t: Test, faults: FaultPlan[]) {
+function rig(t: Test, faults: FaultPlan[], onKill?: () => void) {
   const calls: string[] = [];
   const proxy = {
     addToxic: async (spec: { name: string; type: string; stream: string; attributes: Record<string, number> }) =>
@@ -56,7 +56,10 @@ function rig(t: Test, faults: FaultPlan[]) {
   let current: { proc: SupervisedProcess; incarnation: number } | undefined;
   const proc = {
     pid: 4242,
-    kill: async () => void calls.push('SIGKILL'),
+    kill: async () => {
+      calls.push('SIGKILL');
+      onKill?.();
+    },
     signal: (s: string) => void calls.push(s),
     continue: () => void calls.push('SIGCONT'),
   } as unknown as SupervisedProcess;
@@ -113,6 +116,27 @@ t.test('started between processes, "until that process exits" means the next one
   await r.engine.incarnationExited(2);
   t.same(r.calls.at(-1), 'remove reset', 'lifted when the next process, incarnation 2, exits');
   t.same(r.faults().at(-1), 'lift reset: reset_peer removed (incarnation 2 exited)');
+});
+
+t.test('a SIGKILL and a toxic "until that process exits" at one event: the toxic ends with the killed process', async (t) => {
+  let exited: Promise<void> | undefined;
+  const r = rig(
+    t,
+    [
+      { name: 'kill', effect: { kind: 'signal', signal: 'SIGKILL' }, start: before(6) },
+      { name: 'reset', effect: toxic('reset', 'reset_peer'), start: before(6), end: { kind: 'incarnation-exit' } },
+    ],
+    // The runner learns of the exit while the engine is still applying the event's faults.
+    () => {
+      r.exit();
+      exited = r.engine.incarnationExited(1);
+    },
+  );
+  r.run(1);
+  await r.engine.point('before_event', 6);
+  await exited;
+  t.same(r.calls, ['SIGKILL', 'add reset reset_peer upstream {"bytes":41}', 'remove reset'], 'lifted at the exit, not carried on to every later process');
+  t.same(r.faults().at(-1), 'lift reset: reset_peer removed (incarnation 1 exited)');
 });
 
 t.test('transcript points: a cut before EVENT k, lifted at ACK j; first occurrence only', async (t) => {

@@ -107,3 +107,29 @@ t.test('the oversized frame never through a slicer, a starved link or loss', asy
     [],
   );
 });
+
+t.test("each misbehaviour's event is the first with its cursor (the server finds it by cursor); an amount's is a Transfer", async (t) => {
+  type Rule = { action: string; event?: number; form?: string };
+  const withRules = drawn.filter((f) => ((f.server as { misbehave?: Rule[] } | undefined)?.misbehave ?? []).length > 0);
+  t.ok(withRules.length > 200, `${withRules.length} schedules with misbehaviour`);
+  t.ok(
+    withRules.some((f) => (f.chain.reorgs ?? []).length > 0),
+    'some of them reorganise the chain (a cursor then comes again, on another event)',
+  );
+  t.same(
+    breaking((f) => {
+      const rules = (f.server as { misbehave?: Rule[] } | undefined)?.misbehave ?? [];
+      if (rules.length === 0) return undefined;
+      const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
+      for (const rule of rules) {
+        const e = produced[rule.event! - 1];
+        if (!e) return `${rule.action} at event ${rule.event}: no such event`;
+        if (produced.findIndex((p) => p.cursor === e.cursor) !== rule.event! - 1) return `${rule.action} at event ${rule.event}: ${e.cursor} came before`;
+        if ((rule.action === 'number-amount' || rule.form === 'noncanonical-amount') && e.type !== 'Transfer')
+          return `${rule.action} at event ${rule.event}: a ${e.type}`;
+      }
+      return undefined;
+    }),
+    [],
+  );
+});

@@ -39,6 +39,7 @@ export class FaultEngine {
   private clockStarted = false;
   /** Serializes applies and lifts: the proxy sees them in trigger order. */
   private queue: Promise<unknown> = Promise.resolve();
+  private queued = 0;
 
   constructor(
     faults: readonly FaultPlan[],
@@ -91,9 +92,15 @@ export class FaultEngine {
 
   private at(point: Point): Promise<void> {
     const starting = this.pending.filter((p) => matches(p.start, point));
-    const ending = [...this.active].filter((a) => a.plan.end && matches(a.plan.end, point, a.incarnation));
-    if (starting.length === 0 && ending.length === 0) return Promise.resolve();
+    const ends = (a: Active) => a.plan.end !== undefined && matches(a.plan.end, point, a.incarnation);
+    // A process's exit also waits for the steps in flight (see below); other points only when they start or end something.
+    const waits = point.kind === 'incarnation-exit' ? this.busy || this.active.size > 0 : [...this.active].some(ends);
+    if (starting.length === 0 && !waits) return Promise.resolve();
     return this.serial(async () => {
+      // What ends here is read when this step runs, not when the point was reached: a fault the
+      // step before was still applying (say a reset started at the same event as a SIGKILL, whose
+      // process exited meanwhile) is active by now, and ends with that process.
+      const ending = [...this.active].filter(ends);
       for (const active of ending) await this.liftNow(active, this.describe(point));
       for (const plan of starting) await this.startNow(plan);
     });
@@ -154,9 +161,15 @@ export class FaultEngine {
   }
 
   private serial<T>(step: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(step);
+    this.queued++;
+    const next = this.queue.then(step).finally(() => this.queued--);
     this.queue = next.catch(() => {});
     return next;
+  }
+
+  /** Whether a step is running or waiting: it may make a fault active that a later point ends. */
+  private get busy(): boolean {
+    return this.queued > 0;
   }
 }
 

@@ -67,8 +67,16 @@ export function quietAccount(chain: ChainPlan, w: { from: number; to: number }, 
 export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, placed: readonly Placed[]): Placed[] {
   const produced = chain.produced;
   if (produced.length === 0) return [];
-  const transferFrom = (i: number): number | undefined => {
-    for (let k = 0; k < produced.length; k++) if (produced[(i + k) % produced.length]!.type === 'Transfer') return (i + k) % produced.length;
+  // The server finds a rule's event by its cursor, and acts on the first event sent with it: after
+  // a reorganisation a cursor comes again, on another block's event (maybe not a Transfer). So an
+  // anchor is always the first event with its cursor.
+  const first = new Map<string, number>();
+  produced.forEach((e, i) => first.has(e.cursor) || first.set(e.cursor, i));
+  const anchorFrom = (i: number, transfer: boolean): number | undefined => {
+    for (let k = 0; k < produced.length; k++) {
+      const j = (i + k) % produced.length;
+      if (first.get(produced[j]!.cursor) === j && (!transfer || produced[j]!.type === 'Transfer')) return j;
+    }
     return undefined;
   };
   const heavyLink = placed.some((p) => p.layer === 'slicer' || p.layer === 'bandwidth' || p.layer === 'loss');
@@ -76,11 +84,11 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   const taken = new Set<string>();
   for (const x of steps) {
     if (x.layer !== 'resend' && x.layer !== 'malformed' && x.layer !== 'number-amount' && x.layer !== 'unknown-op' && x.layer !== 'stall') continue;
-    let i: number | undefined = x.at % produced.length;
+    let i = anchorFrom(x.at % produced.length, false);
     let form = x.layer === 'malformed' ? MALFORMED[x.form % MALFORMED.length]! : undefined;
     if (form === 'oversized' && heavyLink) form = 'trailing-comma';
-    if (x.layer === 'number-amount' || form === 'noncanonical-amount') {
-      const t = transferFrom(i);
+    if (i !== undefined && (x.layer === 'number-amount' || form === 'noncanonical-amount')) {
+      const t = anchorFrom(i, true);
       if (t === undefined) form = 'trailing-comma';
       i = t ?? (x.layer === 'number-amount' ? undefined : i);
     }
