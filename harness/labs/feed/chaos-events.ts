@@ -71,7 +71,7 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   // a reorganisation a cursor comes again, on another block's event (maybe not a Transfer). So an
   // anchor is always the first event with its cursor.
   const first = new Map<string, number>();
-  produced.forEach((e, i) => first.has(e.cursor) || first.set(e.cursor, i));
+  for (const [i, e] of produced.entries()) if (!first.has(e.cursor)) first.set(e.cursor, i);
   const anchorFrom = (i: number, transfer: boolean): number | undefined => {
     for (let k = 0; k < produced.length; k++) {
       const j = (i + k) % produced.length;
