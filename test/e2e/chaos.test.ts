@@ -13,7 +13,7 @@ import { readJournal } from '../../harness/journal.js';
 import { ledgerChaos } from '../../harness/labs/ledger/chaos.js';
 import type { LedgerSchedule } from '../../harness/labs/ledger/chaos-scenario.js';
 import { chaoslab, survivors } from '../helpers/cli.js';
-import { fileTestdir, processesNaming } from '../helpers/fixture.js';
+import { fileTestdir, processesNamingSettled } from '../helpers/fixture.js';
 
 t.setTimeout(600_000);
 const dir = fileTestdir(t, import.meta.url, {});
@@ -51,8 +51,8 @@ const body = (file: string): Record<string, unknown> => {
   return rest;
 };
 
-const leftBehind = (folder: string): string[] => [
-  ...processesNaming(folder),
+const leftBehind = async (folder: string): Promise<string[]> => [
+  ...(await processesNamingSettled(folder)),
   ...readdirSync(folder, { recursive: true })
     .map(String)
     .filter((p) => p.endsWith('journal.jsonl'))
@@ -127,7 +127,7 @@ t.test('a mutant found, confirmed, shrunk and written as a repro that replays', 
   const p = await chaoslab(['chaos', '--seed', SEED, '--path', failure.path, '--consumer', MUTANT, '--out', byPath]);
   t.equal(p.exitCode, 1, `${p.stdout}\n${p.stderr}`);
   t.same(body(join(chaosDir(byPath), 'schedules', 'schedule.yaml')), body(repro), 'seed and path draw the same schedule');
-  t.same(leftBehind(dir), [], 'no process left');
+  t.same(await leftBehind(dir), [], 'no process left');
 });
 
 t.test('the same seed draws the same schedules; a reference passes them', async (t) => {
@@ -145,5 +145,5 @@ t.test('the same seed draws the same schedules; a reference passes them', async 
     'and the same as the mutant got',
   );
   t.match(runs[0]!.r.stdout, /no failure found \(2 schedules tried\)/);
-  t.same(leftBehind(dir), []);
+  t.same(await leftBehind(dir), []);
 });

@@ -16,7 +16,7 @@ import t, { type Test } from 'tap';
 import { type JournalEntry, readJournal } from '../../harness/journal.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { chaoslab, cli, root, survivors } from '../helpers/cli.js';
-import { fileTestdir, processesNaming, processesRunning } from '../helpers/fixture.js';
+import { fileTestdir, processesNamingSettled, processesRunning } from '../helpers/fixture.js';
 
 t.setTimeout(420_000);
 const probe = await probeSealing();
@@ -110,8 +110,8 @@ const entriesOf = (file: string): JournalEntry[] =>
     });
 
 /** No process of the grading is left: by the output folder, by each sleeper, by each run's journal (its processes and its Toxiproxy). */
-function nothingRunning(t: Test, out: string): void {
-  t.same(processesNaming(out), [], 'no process names the output folder');
+async function nothingRunning(t: Test, out: string): Promise<void> {
+  t.same(await processesNamingSettled(out), [], 'no process names the output folder');
   t.same(SLEEPERS.flatMap(processesRunning), [], 'no sleeper of any submission is left');
   const journals = runJournals(out);
   t.ok(journals.length > 0, 'the runs kept their journals');
@@ -167,7 +167,7 @@ t.test('every hostile submission is scored and explained; nothing is left behind
     scored('huge-file', 0, /never sent RESUME/);
     for (const f of OUTSIDE) rmSync(f, { force: true });
   }
-  nothingRunning(t, out);
+  await nothingRunning(t, out);
   t.same(listing(dir, 'out'), before, 'nothing written outside the output folder');
   t.match(readFileSync(join(out, 'grades.csv'), 'utf8'), /^(# NOT SEALED.*\n)?submission,score,max,happy-path\n/);
 });
@@ -207,7 +207,7 @@ async function gradeCorruptStore(t: Test, base: string, as: string[], flags: str
   t.equal(res.score, 1, 'ack-crash lost, happy-path scored');
   t.match(res.tests[0]!.output, /^Failed: §4 and §5.*\n- .*file is not a database/s, 'the restart found its store corrupt');
   t.equal(res.tests[1]!.output, 'Passed (2 of 2 runs passed; it scores only if all pass).', 'each later run started in a fresh room');
-  nothingRunning(t, out);
+  await nothingRunning(t, out);
   t.same(listing(base, 'out'), before, 'nothing written outside the output folder');
 }
 
@@ -314,7 +314,7 @@ t.test(
       t.equal(entries.at(-1)?.type, 'run-end', `${j}: the harness's journal, to its end`);
       t.notMatch(readFileSync(j, 'utf8'), /FORGED/);
     }
-    nothingRunning(t, out);
+    await nothingRunning(t, out);
     t.same(listing(base, 'out'), before, 'nothing written outside the output folder');
   },
 );
@@ -377,7 +377,7 @@ t.test(
     scored('huge-file', 0, /never sent RESUME/);
     scored('broken-build', 0, /the build `setsid sleep 6006 .*` failed \(exit status 7\); see build\.log$/s);
     scored('forge', 0, /never sent RESUME/);
-    nothingRunning(t, out);
+    await nothingRunning(t, out);
     t.same(listing(base, 'out'), before, 'nothing written outside the output folder');
     await gradeCorruptStore(t, join(base, 'corrupt'), as, ['--unsealed']);
   },

@@ -15,7 +15,7 @@ import { labNamed } from '../../harness/labs/registry.js';
 import { consumersNamed, loadMatrixConsumers } from '../../harness/mutants.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { chaoslab, root } from '../helpers/cli.js';
-import { fileTestdir, processesNaming } from '../helpers/fixture.js';
+import { fileTestdir, processesNamingSettled } from '../helpers/fixture.js';
 
 t.setTimeout(300_000);
 const probe = await probeSealing();
@@ -85,5 +85,5 @@ t.test('graded twice, judged against the matrix: valid; one matrix cell flipped:
     renderTable(flipped),
     /\nDIFFERS no-dedupe-py × duplicate-delivery: grading 1 gave 0 \(0 of 2 runs passed\), the matrix says 2; grading 2 gave 0 \(0 of 2 runs passed\), the matrix says 2\n/,
   );
-  t.same(processesNaming(dir), [], 'nothing of the gradings is left running');
+  t.same(await processesNamingSettled(dir), [], 'nothing of the gradings is left running');
 });

@@ -13,7 +13,7 @@ import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFi
 import { join } from 'node:path';
 import t from 'tap';
 import { probeSealing } from '../../harness/sandbox/probe.js';
-import { fileTestdir, processesNaming } from '../helpers/fixture.js';
+import { fileTestdir, processesNamingSettled } from '../helpers/fixture.js';
 import { chaoslab, cli, root } from '../helpers/cli.js';
 
 t.setTimeout(300_000);
@@ -107,7 +107,7 @@ t.test('a class graded on one machine', async (t) => {
   );
 
   t.same(readdirSync(classDir, { recursive: true }).sort(), before, 'the submissions themselves are untouched');
-  t.same(processesNaming(whole), [], 'no process of the grading is left');
+  t.same(await processesNamingSettled(whole), [], 'no process of the grading is left');
 });
 
 t.test('sharded 3 ways and merged: the same grades.csv', async (t) => {
@@ -124,7 +124,7 @@ t.test('sharded 3 ways and merged: the same grades.csv', async (t) => {
   const twice = await chaoslab(['merge-reports', shards[0]!, merged, '--out', join(dir, 'twice')]);
   t.equal(twice.exitCode, 2);
   t.match(twice.stderr, /chaoslab: submission ".+" is in both /);
-  t.same(processesNaming(dir), []);
+  t.same(await processesNamingSettled(dir), []);
 });
 
 t.test('where sealing is unavailable: refused without --unsealed; with it, every output says NOT SEALED', async (t) => {
@@ -195,6 +195,6 @@ t.test(
       readFileSync(join(out, 'grades.csv'), 'utf8'),
       '# NOT SEALED: submissions ran without the sandbox (--unsealed)\nsubmission,score,max,happy-path\nsolo,1,1,1\n',
     );
-    t.same(processesNaming(out), []);
+    t.same(await processesNamingSettled(out), []);
   },
 );

@@ -20,18 +20,35 @@ export function fileTestdir(t: Test, fileUrl: string, content: Content): string 
   }
 }
 
-/** Processes whose command line or environment names `path` (what a run or a grading left behind). */
+/** Processes whose command line or environment names `path` (what a run or a grading left behind), with their state and parent. */
 export function processesNaming(path: string): string[] {
   const out: string[] = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)) {
     try {
       const text = readFileSync(`/proc/${pid}/cmdline`, 'utf8') + readFileSync(`/proc/${pid}/environ`, 'utf8');
-      if (text.includes(path)) out.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`);
+      if (!text.includes(path)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.push(`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()} (state ${state}, parent ${ppid})`);
     } catch {
       // gone meanwhile, or not ours to read
     }
   }
   return out;
+}
+
+/**
+ * processesNaming(path), once it is empty or `ms` have passed: a process already killed may take
+ * a moment to be gone (a Go server's threads, on a loaded machine), and is no leak; one that is
+ * still there after that is.
+ */
+export async function processesNamingSettled(path: string, ms = 3000): Promise<string[]> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const left = processesNaming(path);
+    if (left.length === 0 || Date.now() >= until) return left;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Processes whose command line is exactly `argv` (words joined by spaces), e.g. a test's own `sleep 6001`. */
