@@ -39,6 +39,7 @@ export class FaultEngine {
   private clockStarted = false;
   /** Serializes applies and lifts: the proxy sees them in trigger order. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Steps running or waiting: one may make a fault active that a later point ends. */
   private queued = 0;
 
   constructor(
@@ -94,7 +95,7 @@ export class FaultEngine {
     const starting = this.pending.filter((p) => matches(p.start, point));
     const ends = (a: Active) => a.plan.end !== undefined && matches(a.plan.end, point, a.incarnation);
     // A process's exit also waits for the steps in flight (see below); other points only when they start or end something.
-    const waits = point.kind === 'incarnation-exit' ? this.busy || this.active.size > 0 : [...this.active].some(ends);
+    const waits = point.kind === 'incarnation-exit' ? this.queued > 0 || this.active.size > 0 : [...this.active].some(ends);
     if (starting.length === 0 && !waits) return Promise.resolve();
     return this.serial(async () => {
       // What ends here is read when this step runs, not when the point was reached: a fault the
@@ -165,11 +166,6 @@ export class FaultEngine {
     const next = this.queue.then(step).finally(() => this.queued--);
     this.queue = next.catch(() => {});
     return next;
-  }
-
-  /** Whether a step is running or waiting: it may make a fault active that a later point ends. */
-  private get busy(): boolean {
-    return this.queued > 0;
   }
 }
 
