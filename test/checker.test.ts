@@ -321,6 +321,25 @@ t.test('store reader: independent read-only connection, sees WAL content, report
   t.match(readStore(join(dir, 'junk.db')), { exists: true, error: /not a database/ });
 });
 
+t.test('store reader: a ledger without a unique seq is read whole, each row with its own delta', async (t) => {
+  const dir = t.testdir();
+  const path = join(dir, 'loose.db');
+  const writer = new Database(path);
+  // A student's table with no primary key: seq repeats and rows sit out of order. The reader
+  // reads seqs and deltas in two queries; both must pair up row by row.
+  writer.exec('CREATE TABLE checkpoint (id INTEGER PRIMARY KEY, last INTEGER, total INTEGER); CREATE TABLE ledger (seq INTEGER, delta INTEGER)');
+  writer.exec("INSERT INTO checkpoint VALUES (1, 2, 0); INSERT INTO ledger VALUES (2, 5), (0, 9), (1, -3), (0, 4), (1, -3), ('x', 1)");
+  writer.close();
+  t.same(readStore(path).ledger, [
+    [0, 4],
+    [0, 9],
+    [1, -3],
+    [1, -3],
+    [2, 5],
+    ['x', 1],
+  ]);
+});
+
 t.test('journal: written line by line, a cut-off last line is ignored, a bad middle line names file and line', async (t) => {
   const dir = t.testdir();
   const path = join(dir, 'journal.jsonl');

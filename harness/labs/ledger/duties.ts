@@ -14,6 +14,7 @@ import type { JournalEntry } from '../../journal.js';
 import type { Finding } from '../../verdict.js';
 import type { IncarnationFacts } from './checker.js';
 import { parseFaultPlan } from './fault-plan.js';
+import { scriptDeltaOf } from './state.js';
 
 const fmtT = (ms: number): string => `${(ms / 1000).toFixed(3)} s`;
 const who = (n: number) => ({ role: 'consumer' as const, incarnation: n });
@@ -38,7 +39,7 @@ interface Connection {
 
 /** The consumer stream's connections, each with its owner, its valid EVENT lines and its ACKs, in order. */
 export function connectionsOf(journal: readonly JournalEntry[], stream: string, events: readonly { seq: number; delta: number }[]): Connection[] {
-  const script = new Map(events.map((e) => [e.seq, e.delta]));
+  const deltaOf = scriptDeltaOf(events);
   const conns = new Map<number, Connection>();
   for (const e of journal) {
     if (e.type !== 'wire' || e.stream !== stream) continue;
@@ -51,7 +52,7 @@ export function connectionsOf(journal: readonly JournalEntry[], stream: string, 
     if (e.kind === 'send') {
       // Only lines the grammar accepts: broken ones are judged by malformed.ts.
       const m = grammarBreak(e.line, 'publisher') === undefined ? /^EVENT (\d+) (-?\d+)\n$/.exec(e.line) : null;
-      if (m) c.events.push({ t: e.t, seq: Number(m[1]), delta: Number(m[2]), line: e.line, script: script.get(Number(m[1])) });
+      if (m) c.events.push({ t: e.t, seq: Number(m[1]), delta: Number(m[2]), line: e.line, script: deltaOf(Number(m[1])) });
     } else if (e.kind === 'recv' && !e.error) {
       const ack = /^ACK (\d+)\n$/.exec(e.line);
       if (ack) c.acks.push({ seq: Number(ack[1]), t: e.t });

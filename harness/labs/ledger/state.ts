@@ -28,9 +28,17 @@ export interface Expected {
 
 /** The expected state after the script's prefix 0..last. */
 export function expectedAfter(events: readonly { seq: number; delta: number }[], last: number): Expected {
-  const prefix = events.slice(0, last + 1);
-  return { last, total: prefix.reduce((sum, e) => sum + e.delta, 0), events: prefix.length };
+  const length = Math.max(0, Math.min(last + 1, events.length));
+  let total = 0;
+  for (let seq = 0; seq < length; seq++) total += events[seq]!.delta;
+  return { last, total, events: length };
 }
+
+/** The script's delta for a seq, or undefined where the script has no such seq (the script is dense: `events[seq].seq === seq`). */
+export const scriptDeltaOf =
+  (events: readonly { seq: number; delta: number }[]) =>
+  (seq: number): number | undefined =>
+    Number.isInteger(seq) && seq >= 0 && seq < events.length ? events[seq]!.delta : undefined;
 
 export function storeState(
   store: StoreSnapshot,
@@ -40,7 +48,7 @@ export function storeState(
 ): StoreState {
   const ledger = store.ledger;
   const row = store.checkpoint.length === 1 ? store.checkpoint[0] : undefined;
-  const deltaOf = (seq: number): number | undefined => (Number.isInteger(seq) && seq >= 0 && seq < events.length ? events[seq]!.delta : undefined);
+  const deltaOf = scriptDeltaOf(events);
   const held = new Uint8Array(events.length);
   let ledgerSum = 0;
   const extra: number[] = [];
