@@ -28,7 +28,7 @@ import { checkReachable, createRoom, prepareRunFolder, protectEvidence } from '.
 import { requireTool } from '../harness/sandbox/tools.js';
 import { leaseUid, type UidLease } from '../harness/sandbox/uids.js';
 import { startProcess } from '../harness/supervisor.js';
-import { launch, ownCgroupsLeft, processesInNet, processesOfUid, runSealed, sealingSkip, stillAlive, waitFor } from './helpers/sandbox.js';
+import { launch, ownCgroupsLeft, processesOfUid, runSealed, sealingSkip, stillAlive, waitFor } from './helpers/sandbox.js';
 
 const skip = await sealingSkip();
 t.teardown(runCleanups);
@@ -323,8 +323,7 @@ t.test('nothing leaked', sealed, async (t) => {
   t.same(ownCgroupsLeft(), [], 'no cgroup folder of this process is left');
   const { killed, leftover } = await ns!.destroy();
   t.equal(killed, 0, 'the namespace had nothing left inside to kill');
-  t.same(leftover, []);
-  t.same(processesInNet(ns!.id), [], 'the namespace is gone (no process holds it)');
+  t.same(leftover, [], 'and nothing was left when its holder went');
   lease!.release();
 });
 

@@ -4,10 +4,10 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { runCleanups } from '../harness/cleanup.js';
-import { createRunNamespace } from '../harness/sandbox/namespace.js';
+import { createRunNamespace, type RunNamespace } from '../harness/sandbox/namespace.js';
 import { isAlive, namespaceOf } from '../harness/sandbox/proc.js';
 import { requireTool } from '../harness/sandbox/tools.js';
-import { processesInNet, runTsChild, sandboxModule, sealingSkip, stillAlive, waitFor } from './helpers/sandbox.js';
+import { runTsChild, sandboxModule, sealingSkip, stillAlive, waitFor } from './helpers/sandbox.js';
 
 const skip = await sealingSkip();
 t.teardown(runCleanups);
@@ -52,7 +52,6 @@ t.test('destroy kills everything inside, escaped or not, and is idempotent', { s
   t.ok(result.killed >= 5, `killed ${result.killed}`);
   t.same(result.leftover, [], 'nothing left in the namespace');
   t.same(stillAlive(inside), [], 'every process that was inside is gone');
-  t.same(processesInNet(ns.id), [], 'no process holds the namespace');
   t.notOk(ns.alive());
   t.throws(() => ns.enterArgv(['true']), /is gone/);
   t.same(await ns.destroy(), result, 'a second destroy is the first one');
@@ -76,7 +75,8 @@ t.test('the holder and what runs inside die with the harness (SIGKILLed)', { ski
   t.equal(namespaceOf(sleeper, 'net'), id, 'the sleeper is inside');
   child.child.kill('SIGKILL');
   await child.done;
-  await waitFor('the namespace to empty', () => processesInNet(id).length === 0);
+  // Waited for by pid: once empty, the namespace's id may already be another one's.
+  await waitFor('the holder and the sleeper to die', () => !isAlive(holder) && !isAlive(sleeper));
   t.notOk(isAlive(holder), 'the holder died with the harness');
   t.notOk(isAlive(sleeper), 'so did the process inside');
 });
@@ -92,8 +92,8 @@ t.test('a harness that exits without destroying leaves nothing either', { skip: 
   );
   const ran = await child.done;
   t.equal(ran.code, 0, ran.stderr);
-  const { id, holder } = JSON.parse(ran.stdout) as { id: string; holder: number };
-  await waitFor('the namespace to empty', () => processesInNet(id).length === 0);
+  const { holder } = JSON.parse(ran.stdout) as { holder: number };
+  await waitFor('the holder to die', () => !isAlive(holder));
   t.notOk(isAlive(holder), 'the holder is gone');
 });
 
@@ -114,4 +114,28 @@ t.test('a holder that does not get ready in time is killed, and the error says s
   const holder = Number(/holder pid (\d+)/.exec(error?.message ?? '')?.[1]);
   await waitFor('the holder to go', () => !isAlive(holder));
   t.pass('no holder left');
+});
+
+t.test('a namespace whose holder is gone finds nothing by its id, which the kernel gives to the next namespace made', { skip: skip ?? false }, async (t) => {
+  // Two harnesses (or two jobs) on one machine: run A's namespace is freed, run B's gets its
+  // inode number, and A's destroy() must not then kill B's holder (seen as "the holder exited"
+  // in B, a sealed run that could not be set up).
+  const a = await createRunNamespace({ label: 'freed' });
+  process.kill(a.holderPid, 'SIGKILL');
+  await waitFor('the freed holder to go', () => !isAlive(a.holderPid));
+  const made: RunNamespace[] = [];
+  let b: RunNamespace | undefined;
+  // The id allocator hands out the lowest free number: the next namespace made here usually
+  // gets A's, unless another process on the machine makes one first.
+  for (let i = 0; i < 20 && !b; i++) {
+    const ns = await createRunNamespace({ label: `after-${i}` });
+    made.push(ns);
+    if (ns.id === a.id) b = ns;
+  }
+  t.teardown(() => Promise.all(made.map((ns) => ns.destroy())));
+  t.same(a.processes(), [], 'a namespace without its holder lists no process');
+  t.same(await a.destroy(), { killed: 0, leftover: [] }, 'and its destroy kills nothing');
+  for (const ns of made) t.ok(ns.alive(), `${ns.id === a.id ? 'the namespace that got its id' : 'a namespace made after it'} is untouched`);
+  if (b) t.same(b.processes(), [b.holderPid], `the kernel gave ${a.id} to a new namespace, whose holder is still there`);
+  else t.comment(`no namespace made here got ${a.id} back (another process made one first)`);
 });

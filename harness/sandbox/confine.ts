@@ -212,6 +212,9 @@ export function sealedTree(launcher: number): SealedTree {
   const pidNamespace = namespaceOf(init, 'pid');
   if (pidNamespace === undefined) return { launcher, members: [] };
   const members = pidsInNamespace('pid', pidNamespace).filter((pid) => pid !== init);
+  // A freed namespace's inode number goes to the next one made (another run's): the scan found
+  // only ours if tini, which pins the namespace, outlived it.
+  if (!isAlive(init) || namespaceOf(init, 'pid') !== pidNamespace) return { launcher, members: [] };
   const main = childrenOf(init).sort((a, b) => a - b)[0];
   return main === undefined ? { launcher, init, members, pidNamespace } : { launcher, init, main, members, pidNamespace };
 }

@@ -33,10 +33,11 @@ export interface RunNamespace {
   enterArgv(argv: readonly string[], options?: { dieWithParent?: boolean }): string[];
   /** Runs a program inside the namespace to completion (as the harness's user: e.g. nft, ip). */
   exec(argv: readonly string[], options?: { input?: string; timeoutMs?: number }): Promise<ToolResult>;
-  /** Live processes in the namespace, the holder included. */
+  /** Live processes in the namespace, the holder included; none once the holder is gone. */
   processes(): number[];
-  /** Kills every process in the namespace and the holder; resolves once none is left (or after
-   *  timeoutMs); returns how many processes besides the holder had to be killed. Idempotent. */
+  /** Kills every process in the namespace, then the holder; resolves once none is left (or after
+   *  timeoutMs); returns how many processes besides the holder had to be killed, and those
+   *  still there when the holder went. Idempotent. */
   destroy(timeoutMs?: number): Promise<{ killed: number; leftover: number[] }>;
 }
 
@@ -139,7 +140,7 @@ class Namespace implements RunNamespace {
   }
 
   alive(): boolean {
-    return !this.destroying && isAlive(this.holderPid, this.holderStart) && namespaceOf(this.holderPid, 'net') === this.id;
+    return !this.destroying && this.holderInside();
   }
 
   enterArgv(argv: readonly string[], options: { dieWithParent?: boolean } = {}): string[] {
@@ -152,14 +153,26 @@ class Namespace implements RunNamespace {
     return runTool(this.enterArgv(argv), options);
   }
 
+  /**
+   * The holder pins the namespace, and the kernel gives a freed namespace's inode number to the
+   * next one made — another run's, maybe another harness's. So a scan by id finds only ours
+   * while the holder lives: once it is gone this finds nothing, never a stranger.
+   */
   processes(): number[] {
-    return pidsInNamespace('net', this.id);
+    if (!this.holderInside()) return [];
+    const found = pidsInNamespace('net', this.id);
+    // The holder outlived the scan, so the namespace did too: every pid found was in ours.
+    return this.holderInside() ? found : [];
+  }
+
+  private holderInside(): boolean {
+    return isAlive(this.holderPid, this.holderStart) && namespaceOf(this.holderPid, 'net') === this.id;
   }
 
   killSync(): void {
-    for (const pid of [...this.processes(), this.holderPid]) {
+    for (const pid of this.processes()) {
       try {
-        if (pid === this.holderPid ? isAlive(pid, this.holderStart) : true) process.kill(pid, 'SIGKILL');
+        process.kill(pid, 'SIGKILL');
       } catch {}
     }
   }
@@ -168,17 +181,19 @@ class Namespace implements RunNamespace {
     this.destroying ??= (async () => {
       const until = Date.now() + timeoutMs;
       const killed = new Set<number>();
+      // Everything else first, the holder last: while it lives the namespace's id is ours alone.
       for (;;) {
-        const inside = this.processes();
-        for (const pid of inside) {
-          if (pid !== this.holderPid) killed.add(pid);
+        const others = this.processes().filter((pid) => pid !== this.holderPid);
+        for (const pid of others) {
+          killed.add(pid);
           try {
             process.kill(pid, 'SIGKILL');
           } catch {}
         }
-        if (inside.length === 0 || Date.now() > until) break;
+        if (others.length === 0 || Date.now() > until) break;
         await sleep(10);
       }
+      const leftover = this.processes().filter((pid) => pid !== this.holderPid);
       if (isAlive(this.holderPid, this.holderStart)) {
         try {
           process.kill(this.holderPid, 'SIGKILL');
@@ -190,7 +205,7 @@ class Namespace implements RunNamespace {
       clearTimeout(timer);
       holders.delete(this);
       this.unregister();
-      return { killed: killed.size, leftover: this.processes() };
+      return { killed: killed.size, leftover };
     })();
     return this.destroying;
   }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chaoslabParent } from '../../harness/sandbox/cgroup.js';
 import { type ConfineOptions, confinedArgv } from '../../harness/sandbox/confine.js';
-import { isAlive, listPids, namespaceOf, sleep, uidOf } from '../../harness/sandbox/proc.js';
+import { isAlive, listPids, sleep, uidOf } from '../../harness/sandbox/proc.js';
 import { probeSealing, type SealingProbe } from '../../harness/sandbox/probe.js';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -104,11 +104,6 @@ export function sandboxModule(name: string): string {
 /** Live processes running as `uid`. */
 export function processesOfUid(uid: number): number[] {
   return listPids().filter((pid) => uidOf(pid) === uid && isAlive(pid));
-}
-
-/** Live processes in network namespace `id`. */
-export function processesInNet(id: string): number[] {
-  return listPids().filter((pid) => namespaceOf(pid, 'net') === id && isAlive(pid));
 }
 
 /** cgroup folders this test process created (named after its pid) that still exist. */
