@@ -43,6 +43,9 @@ interface SealedPlace {
   close(): Promise<void>;
 }
 
+/** How long the runner waits, after the worker's exit, for the messages still in the channel. */
+const CHANNEL_GRACE_MS = 5000;
+
 async function openPlace(slot: number, loss: boolean, cwd: string): Promise<SealedPlace> {
   const lease = leaseUid(slot);
   // A run with packet loss needs a loopback that carries real packets (loss.ts).
@@ -95,11 +98,20 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
           );
       });
       child.on('error', reject);
-      child.on('exit', (code, signal) =>
-        done
-          ? resolve(done)
-          : resolve({ status: 'error', error: `the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did (its stderr is above)` }),
-      );
+      child.on('exit', (code, signal) => {
+        const conclude = () =>
+          done
+            ? resolve(done)
+            : resolve({ status: 'error', error: `the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did (its stderr is above)` });
+        // `exit` can come before the last messages are read (a loaded machine: `done` still in
+        // the channel). The channel's end comes after them; a worker killed mid-run ends it too.
+        if (!child.connected) return conclude();
+        const late = setTimeout(conclude, CHANNEL_GRACE_MS);
+        child.once('disconnect', () => {
+          clearTimeout(late);
+          conclude();
+        });
+      });
     }),
     onJournal: () => {},
     reply,
