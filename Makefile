@@ -18,7 +18,7 @@ help:
 	@echo "make catalogue [CONSUMER=...] [JOBS=2]                                      run every scenario against one consumer"
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make chaos [LAB=ledger] [CONSUMER=...] [SEED=n] [RUNS=100] [BUDGET=15m]        random fault schedules; a failure is shrunk into reports/<run>/repro.yaml"
-	@echo "make chaos-proof [LABS=ledger,feed] [JOBS=2]                                 what chaos finds: references, every mutant over 3 seeds, repros replayed"
+	@echo "make chaos-proof [LABS=ledger,feed] [JOBS=2] [FEED_JOBS=6]                   what chaos finds: references, every mutant over 3 seeds, repros replayed"
 	@echo "make grade-validity [LAB=ledger|feed] [JOBS=2] [MATRIX=..] [ONLY=a,b]        chaoslab grade on the references and mutants against the full matrix"
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make lint                                                                   Biome (format, lint) and a type check of the tests too; make format rewrites"

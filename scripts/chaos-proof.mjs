@@ -8,7 +8,12 @@
 // Prints a table and writes it to reports/chaos-proof/<stamp>.md with the figures as JSON beside
 // it. Exit 0 when the references never failed and every repro replayed as it should; 1
 // otherwise; 2 when the proof itself could not run. A mutant that escapes is marked, not an error.
-// LABS=ledger,feed JOBS=2 RUNS=200 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 ONLY=<mutant,...>.
+// LABS=ledger,feed JOBS=2 FEED_JOBS=6 RUNS=200 REF_PARTS=4 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 ONLY=<mutant,...>.
+// Each lab has its own pool, both at once: a ledger run keeps a core busy, a feed run mostly waits
+// for its blocks (6 at once use half a core), so JOBS (default 2) ledger commands run beside
+// FEED_JOBS (default 6) feed commands.
+// Each reference search is REF_PARTS commands of RUNS/REF_PARTS runs, seeds 20261201, +1, …, so
+// 200 feed runs (some 10 s each) are not one command's 35 minutes at the end.
 
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,6 +34,8 @@ const list = (v, d) =>
 const LABS = list(env.LABS, ['ledger', 'feed']);
 const JOBS = Number(env.JOBS ?? 2);
 const RUNS = Number(env.RUNS ?? 200);
+const REF_PARTS = Math.max(1, Math.min(Number(env.REF_PARTS ?? 4), RUNS));
+const JOBS_OF = { ledger: JOBS, feed: Number(env.FEED_JOBS ?? 6) };
 const SEEDS = list(env.SEEDS, ['1', '2', '3']);
 const SHRINK_RUNS = Number(env.SHRINK_RUNS ?? 30);
 const MUTANT_RUNS = Number(env.MUTANT_RUNS ?? 50);
@@ -56,7 +63,7 @@ async function pool(tasks, jobs) {
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(jobs, tasks.length) }, async () => {
-      for (let i = next++; i < tasks.length; i = next++) results[i] = await tasks[i]();
+      for (let i = next++; i < tasks.length; i = next++) results[i] = await tasks[i].run();
     }),
   );
   return results;
@@ -81,107 +88,143 @@ const mutantsOf = (lab) =>
 const started = Date.now();
 const log = (line) => process.stdout.write(`${line}\n`);
 log(
-  `chaos-proof: labs ${LABS.join(', ')}; ${RUNS} reference runs each; mutants over seeds ${SEEDS.join(', ')} (≤ ${MUTANT_RUNS} runs, ≤ ${SHRINK_RUNS} shrink runs); ${JOBS} at a time; ${out}`,
+  `chaos-proof: labs ${LABS.join(', ')}; ${RUNS} reference runs each; mutants over seeds ${SEEDS.join(', ')} (≤ ${MUTANT_RUNS} runs, ≤ ${SHRINK_RUNS} shrink runs); at once ${LABS.map((lab) => `${JOBS_OF[lab] ?? JOBS} ${lab}`).join(' and ')} commands; ${out}`,
 );
 
-// 1 and 2 as one pool: the long reference searches first, so the mutants fill the other job.
+// 1 and 2 as one pool per lab: the long reference searches first, so the mutants fill the other jobs.
 const tasks = [];
-for (const lab of LABS) {
-  tasks.push(async () => {
-    const dir = join(out, `${lab}-reference`);
-    const r = await chaoslab(['chaos', '--lab', lab, '--seed', '20261201', '--runs', String(RUNS), '--budget', '3h', '--keep-going', '--out', dir]);
-    const { data } = chaosJsonIn(dir, r);
-    log(
-      `${lab} reference: ${data.runsDone} runs, ${data.failures.length} confirmed failures, ${data.unconfirmed.length} not confirmed (${r.seconds.toFixed(0)} s)`,
-    );
-    return {
-      kind: 'reference',
-      lab,
-      code: r.code,
-      seconds: r.seconds,
-      runs: data.runsDone,
-      failures: data.failures.length,
-      unconfirmed: data.unconfirmed.length,
-      errors: data.harnessErrors.length,
-    };
-  });
-}
 for (const lab of LABS)
-  for (const mutant of mutantsOf(lab))
-    for (const seed of SEEDS)
-      tasks.push(async () => {
-        const dir = join(out, `${lab}-${mutant}-${seed}`);
-        const consumer = `node dist/consumer/${lab}/mutants/${mutant}.js`;
-        const r = await chaoslab([
-          'chaos',
-          '--lab',
+  for (let part = 0; part < REF_PARTS; part++) {
+    const runs = Math.floor(RUNS / REF_PARTS) + (part < RUNS % REF_PARTS ? 1 : 0);
+    const seed = String(20261201 + part);
+    tasks.push({
+      lab,
+      run: async () => {
+        const dir = join(out, `${lab}-reference-${seed}`);
+        const r = await chaoslab(['chaos', '--lab', lab, '--seed', seed, '--runs', String(runs), '--budget', '3h', '--keep-going', '--out', dir]);
+        const { data } = chaosJsonIn(dir, r);
+        log(
+          `${lab} reference, seed ${seed}: ${data.runsDone} runs, ${data.failures.length} confirmed failures, ${data.unconfirmed.length} not confirmed (${r.seconds.toFixed(0)} s)`,
+        );
+        return {
+          kind: 'reference',
           lab,
-          '--seed',
-          seed,
-          '--runs',
-          String(MUTANT_RUNS),
-          '--shrink-runs',
-          String(SHRINK_RUNS),
-          '--budget',
-          '1h',
-          '--consumer',
-          consumer,
-          '--out',
-          dir,
-        ]);
-        const { folder, data } = chaosJsonIn(dir, r);
-        const f = data.failures[0];
-        const row = {
-          kind: 'mutant',
-          lab,
-          mutant,
           seed,
           code: r.code,
           seconds: r.seconds,
-          found: f?.run,
-          steps: f?.steps.length,
-          from: f?.originalSteps.length,
-          shrinkRuns: f?.shrinkRuns,
-          finding: f?.smallest[0].headline,
-          repro: f ? join(folder, 'repro.yaml') : undefined,
+          runs: data.runsDone,
+          failures: data.failures.length,
+          unconfirmed: data.unconfirmed.length,
+          errors: data.harnessErrors.length,
         };
-        if (f) {
-          // 3. The repro replays: it fails its mutant (the consumer it names) and passes both references.
-          const again = await chaoslab(['run', row.repro, '-q', '--out', join(dir, 'replay')]);
-          const refs = await Promise.all(REFERENCES[lab].map((ref) => chaoslab(['run', row.repro, '-q', '--consumer', ref, '--out', join(dir, 'replay')])));
-          row.replay = { mutant: again.code, references: refs.map((x) => x.code) };
-        }
-        log(
-          `${lab} ${mutant} seed ${seed}: ${f ? `found at run ${f.run}, shrunk ${f.originalSteps.length} → ${f.steps.length} steps in ${f.shrinkRuns} runs; replay: mutant exit ${row.replay.mutant}, references ${row.replay.references.join('/')}` : `not found in ${data.runsDone} runs`} (${r.seconds.toFixed(0)} s)`,
-        );
-        return row;
+      },
+    });
+  }
+for (const lab of LABS)
+  for (const mutant of mutantsOf(lab))
+    for (const seed of SEEDS)
+      tasks.push({
+        lab,
+        run: async () => {
+          const dir = join(out, `${lab}-${mutant}-${seed}`);
+          const consumer = `node dist/consumer/${lab}/mutants/${mutant}.js`;
+          const r = await chaoslab([
+            'chaos',
+            '--lab',
+            lab,
+            '--seed',
+            seed,
+            '--runs',
+            String(MUTANT_RUNS),
+            '--shrink-runs',
+            String(SHRINK_RUNS),
+            '--budget',
+            '1h',
+            '--consumer',
+            consumer,
+            '--out',
+            dir,
+          ]);
+          const { folder, data } = chaosJsonIn(dir, r);
+          const f = data.failures[0];
+          const row = {
+            kind: 'mutant',
+            lab,
+            mutant,
+            seed,
+            code: r.code,
+            seconds: r.seconds,
+            found: f?.run,
+            steps: f?.steps.length,
+            from: f?.originalSteps.length,
+            shrinkRuns: f?.shrinkRuns,
+            finding: f?.smallest[0].headline,
+            repro: f ? join(folder, 'repro.yaml') : undefined,
+          };
+          if (f) {
+            // 3. The repro replays: it fails its mutant (the consumer it names) and passes both references.
+            const again = await chaoslab(['run', row.repro, '-q', '--out', join(dir, 'replay')]);
+            const refs = await Promise.all(REFERENCES[lab].map((ref) => chaoslab(['run', row.repro, '-q', '--consumer', ref, '--out', join(dir, 'replay')])));
+            row.replay = { mutant: again.code, references: refs.map((x) => x.code) };
+          }
+          log(
+            `${lab} ${mutant} seed ${seed}: ${f ? `found at run ${f.run}, shrunk ${f.originalSteps.length} → ${f.steps.length} steps in ${f.shrinkRuns} runs; replay: mutant exit ${row.replay.mutant}, references ${row.replay.references.join('/')}` : `not found in ${data.runsDone} runs`} (${r.seconds.toFixed(0)} s)`,
+          );
+          return row;
+        },
       });
 
 // A task that cannot run (no chaos folder: the command itself failed) is the proof's own failure.
-const guarded = tasks.map((task) => async () => {
-  try {
-    return await task();
-  } catch (error) {
-    log(`chaos-proof: a task could not run: ${error.message}`);
-    return { kind: 'broken', error: error.message };
-  }
-});
-const rows = await pool(guarded, JOBS);
+const guarded = tasks.map(({ lab, run }) => ({
+  lab,
+  run: async () => {
+    try {
+      return await run();
+    } catch (error) {
+      log(`chaos-proof: a task could not run: ${error.message}`);
+      return { kind: 'broken', error: error.message };
+    }
+  },
+}));
+const rows = (
+  await Promise.all(
+    LABS.map((lab) =>
+      pool(
+        guarded.filter((task) => task.lab === lab),
+        JOBS_OF[lab] ?? JOBS,
+      ),
+    ),
+  )
+).flat();
 const broken = rows.filter((r) => r.kind === 'broken');
 const minutes = (Date.now() - started) / 60_000;
-const refs = rows.filter((r) => r.kind === 'reference');
+const refParts = rows.filter((r) => r.kind === 'reference');
+// One line per lab: its parts added up (each part's seed is in the log and the JSON).
+const refs = LABS.map((lab) => {
+  const parts = refParts.filter((r) => r.lab === lab);
+  const sum = (key) => parts.reduce((acc, r) => acc + r[key], 0);
+  return {
+    lab,
+    parts: parts.length,
+    runs: sum('runs'),
+    failures: sum('failures'),
+    unconfirmed: sum('unconfirmed'),
+    errors: sum('errors'),
+    seconds: Math.max(0, ...parts.map((r) => r.seconds)),
+  };
+}).filter((r) => r.parts > 0);
 const mutants = rows.filter((r) => r.kind === 'mutant');
 const replayOk = (r) => !r.replay || (r.replay.mutant === 1 && r.replay.references.every((c) => c === 0));
 const lines = [
   `# chaos-proof ${stamp}`,
   '',
-  `\`make chaos-proof\` (LABS=${LABS.join(',')} RUNS=${RUNS} SEEDS=${SEEDS.join(',')} SHRINK_RUNS=${SHRINK_RUNS} MUTANT_RUNS=${MUTANT_RUNS} JOBS=${JOBS}): ${minutes.toFixed(1)} min in all.`,
+  `\`make chaos-proof\` (LABS=${LABS.join(',')} RUNS=${RUNS} REF_PARTS=${REF_PARTS} SEEDS=${SEEDS.join(',')} SHRINK_RUNS=${SHRINK_RUNS} MUTANT_RUNS=${MUTANT_RUNS} JOBS=${JOBS} FEED_JOBS=${JOBS_OF.feed}): ${minutes.toFixed(1)} min in all.`,
   '',
   '## References (TypeScript), random schedules',
   '',
-  '| lab | runs | confirmed failures | failed once, not again | harness errors | time |',
+  '| lab | runs | confirmed failures | failed once, not again | harness errors | time (longest of its parts) |',
   '|---|---|---|---|---|---|',
-  ...refs.map((r) => `| ${r.lab} | ${r.runs} | ${r.failures} | ${r.unconfirmed} | ${r.errors} | ${r.seconds.toFixed(0)} s |`),
+  ...refs.map((r) => `| ${r.lab} | ${r.runs} (${r.parts} seeds) | ${r.failures} | ${r.unconfirmed} | ${r.errors} | ${r.seconds.toFixed(0)} s |`),
   '',
   '## Mutants (TypeScript): runs until the first confirmed failure, shrunk size',
   '',
