@@ -463,18 +463,19 @@ direct('no-jitter', 'waits exactly min(BASE x 2^n, CAP), never less, where U(0.5
 });
 
 direct('jitter-clamped-at-cap', 'at the cap no wait goes above CAP, where U(0.5, 1.5) puts half of them above', async (t, m, ref) => {
-  // BASE = CAP: every attempt is at the cap. "Above" leaves 10 % + 10 ms for scheduling, and one
-  // wait the machine delayed more than that is forgiven; a reference wait is above with P > 0.36
-  // each, so P(fewer than 2 of 24) < 0.05 %.
+  // BASE = CAP: every attempt is at the cap. "Above" leaves 10 % + 10 ms for scheduling, and three
+  // waits the machine delayed more than that are forgiven (a loaded 2-core machine delayed two
+  // of 24 by 44 and 55 ms); a reference wait is above with P > 0.36 each, so P(fewer than 4 of
+  // 32) < 0.05 %.
   const CAP = 300;
-  const COUNT = 24;
+  const COUNT = 32;
   const above = (ws: Wait[]) => ws.filter((w) => w.ms > 1.1 * CAP + 10);
   const [mut, good] = await both(m, ref, (c) => storm(t, c, { base: CAP, cap: CAP, count: COUNT }));
   t.ok(
-    good.length === COUNT && good.every(floorKept) && above(good).length >= 2,
+    good.length === COUNT && good.every(floorKept) && above(good).length >= 4,
     `${ref.name}: ${above(good).length} of ${COUNT} waits above the cap: ${showWaits(good)}`,
   );
-  t.ok(mut.length === COUNT && mut.every(floorKept) && above(mut).length <= 1, `${m.name}: ${above(mut).length} above the cap: ${showWaits(mut)}`);
+  t.ok(mut.length === COUNT && mut.every(floorKept) && above(mut).length <= 3, `${m.name}: ${above(mut).length} above the cap: ${showWaits(mut)}`);
 });
 
 direct('backoff-never-reset', 'after a connection that delivered, its next wait is at the cap, not about BASE', async (t, m, ref) => {
