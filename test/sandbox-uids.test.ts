@@ -21,16 +21,19 @@ t.test('uidForSlot: a reserved range, slot by slot', async (t) => {
 });
 
 t.test('leases are exclusive, released, and stale ones are taken over', async (t) => {
-  const first = leaseUid(5, { lockDir });
-  const second = leaseUid(5, { lockDir });
-  t.equal(first.slot, 5);
-  t.equal(first.uid, uidForSlot(5));
+  // Slots far above any --jobs: the uids of low slots may be in use by sealed runs going on
+  // beside this test (another test file, a proof), and leaseUid skips a uid some process runs as.
+  const [A, B, C] = [705, 709, 711];
+  const first = leaseUid(A, { lockDir });
+  const second = leaseUid(A, { lockDir });
+  t.equal(first.slot, A);
+  t.equal(first.uid, uidForSlot(A));
   t.equal(first.gid, first.uid, 'a group of its own');
   t.not(second.uid, first.uid, 'the same slot asked twice: another uid');
   t.match(readFileSync(join(lockDir, String(first.uid)), 'utf8'), new RegExp(`^${process.pid} \\d+\\n$`), 'the lock names its owner');
   first.release();
   first.release(); // idempotent
-  const third = leaseUid(5, { lockDir });
+  const third = leaseUid(A, { lockDir });
   t.equal(third.uid, first.uid, 'released: the slot’s uid is free again');
   third.release();
   second.release();
@@ -38,18 +41,18 @@ t.test('leases are exclusive, released, and stale ones are taken over', async (t
   // a lock left by a process that is gone
   const dead = spawn('true');
   await new Promise((resolve) => dead.once('exit', resolve));
-  writeFileSync(join(lockDir, String(uidForSlot(9))), `${dead.pid} 12345\n`);
-  const taken = leaseUid(9, { lockDir });
-  t.equal(taken.uid, uidForSlot(9), 'a stale lock is taken over');
+  writeFileSync(join(lockDir, String(uidForSlot(B))), `${dead.pid} 12345\n`);
+  const taken = leaseUid(B, { lockDir });
+  t.equal(taken.uid, uidForSlot(B), 'a stale lock is taken over');
   taken.release();
 
   // a lock held by a live process (this one, under another start time is not ours: use pid 1)
   const pid1Start = readFileSync('/proc/1/stat', 'latin1').split(') ')[1]!.split(' ')[19];
-  writeFileSync(join(lockDir, String(uidForSlot(11))), `1 ${pid1Start}\n`);
-  const other = leaseUid(11, { lockDir });
-  t.not(other.uid, uidForSlot(11), 'a live holder keeps its uid');
+  writeFileSync(join(lockDir, String(uidForSlot(C))), `1 ${pid1Start}\n`);
+  const other = leaseUid(C, { lockDir });
+  t.not(other.uid, uidForSlot(C), 'a live holder keeps its uid');
   other.release();
-  t.equal(readFileSync(join(lockDir, String(uidForSlot(11))), 'utf8'), `1 ${pid1Start}\n`, 'and its lock is untouched');
+  t.equal(readFileSync(join(lockDir, String(uidForSlot(C))), 'utf8'), `1 ${pid1Start}\n`, 'and its lock is untouched');
 });
 
 t.test('a uid some process runs as is never handed out', { skip: process.geteuid?.() === 0 ? false : 'needs root' }, async (t) => {
