@@ -108,14 +108,12 @@ bench-render: setup
 bench-sandbox: setup
 	node bench/sandbox.bench.mjs
 
-JOBS ?= 2
-
 catalogue: setup
-	@if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run --all --jobs "$$JOBS" --consumer "$$CONSUMER"; \
-	 else node dist/harness/cli.js run --all --jobs "$$JOBS"; fi
+	@if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run --all --jobs "$${JOBS:-2}" --consumer "$$CONSUMER"; \
+	 else node dist/harness/cli.js run --all --jobs "$${JOBS:-2}"; fi
 
 mutants: setup
-	node dist/harness/cli.js mutants --jobs "$$JOBS"
+	node dist/harness/cli.js mutants --jobs "$${JOBS:-2}"
 
 # Nightly chaos (README "Nightly chaos"): LAB, CONSUMER, SEED, RUNS, BUDGET reach the recipe as
 # environment variables, never as recipe text. Exit 1 means a confirmed failure (repro written).

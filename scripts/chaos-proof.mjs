@@ -32,13 +32,13 @@ const list = (v, d) =>
         .filter(Boolean)
     : d;
 const LABS = list(env.LABS, ['ledger', 'feed']);
-const JOBS = Number(env.JOBS ?? 2);
-const RUNS = Number(env.RUNS ?? 200);
-const REF_PARTS = Math.max(1, Math.min(Number(env.REF_PARTS ?? 4), RUNS));
-const JOBS_OF = { ledger: JOBS, feed: Number(env.FEED_JOBS ?? 6) };
+const JOBS = Number(env.JOBS || 2);
+const RUNS = Number(env.RUNS || 200);
+const REF_PARTS = Math.max(1, Math.min(Number(env.REF_PARTS || 4), RUNS));
+const JOBS_OF = { ledger: JOBS, feed: Number(env.FEED_JOBS || 6) };
 const SEEDS = list(env.SEEDS, ['1', '2', '3']);
-const SHRINK_RUNS = Number(env.SHRINK_RUNS ?? 30);
-const MUTANT_RUNS = Number(env.MUTANT_RUNS ?? 50);
+const SHRINK_RUNS = Number(env.SHRINK_RUNS || 30);
+const MUTANT_RUNS = Number(env.MUTANT_RUNS || 50);
 const ONLY = list(env.ONLY, undefined);
 const REFERENCES = {
   ledger: ['node dist/consumer/ledger/typescript/client.js', 'python3 consumer/ledger/python/client.py'],
