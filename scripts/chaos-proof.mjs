@@ -11,7 +11,7 @@
 // LABS=ledger,feed JOBS=2 FEED_JOBS=6 RUNS=200 REF_PARTS=4 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 ONLY=<mutant,...>.
 // Each lab has its own pool, both at once: a ledger run keeps a core busy, a feed run mostly waits
 // for its blocks (6 at once use half a core), so JOBS (default 2) ledger commands run beside
-// FEED_JOBS (default 6) feed commands.
+// FEED_JOBS (default 6) feed commands; when one lab's pool is done, the other's gets one more.
 // Each reference search is REF_PARTS commands of RUNS/REF_PARTS runs, seeds 20261201, +1, …, so
 // 200 feed runs (some 10 s each) are not one command's 35 minutes at the end.
 
@@ -57,16 +57,23 @@ const chaoslab = (args) =>
     );
   });
 
-/** `jobs` tasks at a time, results in order. */
-async function pool(tasks, jobs) {
+/** `jobs` workers take the tasks in turn; `grow()` adds one while tasks are left; `done` gives the results in order. */
+function pool(tasks, jobs) {
   const results = new Array(tasks.length);
+  const workers = [];
   let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(jobs, tasks.length) }, async () => {
-      for (let i = next++; i < tasks.length; i = next++) results[i] = await tasks[i].run();
-    }),
-  );
-  return results;
+  const work = async () => {
+    for (let i = next++; i < tasks.length; i = next++) results[i] = await tasks[i].run();
+  };
+  const grow = () => {
+    if (next < tasks.length) workers.push(work());
+  };
+  for (let j = 0; j < jobs; j++) grow();
+  const done = (async () => {
+    for (let w = 0; w < workers.length; w++) await workers[w]; // workers may be added while it waits
+    return results;
+  })();
+  return { grow, done };
 }
 
 /** The chaos folder under `dir` and its chaos.json; without one, the command's own last words. */
@@ -186,16 +193,19 @@ const guarded = tasks.map(({ lab, run }) => ({
     }
   },
 }));
-const rows = (
-  await Promise.all(
-    LABS.map((lab) =>
-      pool(
-        guarded.filter((task) => task.lab === lab),
-        JOBS_OF[lab] ?? JOBS,
-      ),
-    ),
-  )
-).flat();
+const pools = LABS.map((lab) =>
+  pool(
+    guarded.filter((task) => task.lab === lab),
+    JOBS_OF[lab] ?? JOBS,
+  ),
+);
+// A lab done first hands the machine on: each pool still at work gets one more worker (the feed
+// pool, done after some 40 minutes, left the ledger's last tasks two at a time on an idle machine).
+for (const finished of pools)
+  finished.done.then(() => {
+    for (const p of pools) if (p !== finished) p.grow();
+  });
+const rows = (await Promise.all(pools.map((p) => p.done))).flat();
 const broken = rows.filter((r) => r.kind === 'broken');
 const minutes = (Date.now() - started) / 60_000;
 const refParts = rows.filter((r) => r.kind === 'reference');

@@ -205,3 +205,35 @@ t.test('the overview and chaos.json say what the search found', async (t) => {
   t.equal(realpathSync(join(dir, 'latest')), realpathSync(batch), 'latest points at the chaos folder');
   t.match(readFileSync(join(batch, 'summary.md'), 'utf8'), /^# ❌ chaoslab chaos: .*\n\n`chaoslab chaos --seed 5` · \d+ runs/);
 });
+
+t.test('a shrink candidate with more fault steps than the smallest so far is not run', async (t) => {
+  // A chained arbitrary draws its part anew when its source shrinks: fast-check's "smaller"
+  // schedule may then hold more steps (the ledger model's patient flag did this: 1 step → 5).
+  const chained: ChaosModel<Toy & { patient: boolean }> = {
+    ...toy,
+    schedules: () =>
+      fc.boolean().chain((patient) => fc.record({ patient: fc.constant(patient), steps: fc.array(fc.nat({ max: 20 }), { minLength: 1, maxLength: 6 }) })),
+  };
+  let grew = 0;
+  for (let seed = 1; seed <= 40; seed++) {
+    const { trial, calls } = trials(() => 'fail');
+    const sizes: number[] = [];
+    const counting = async (req: TrialRequest) => {
+      sizes.push((req.schedule as Toy).steps.length);
+      return trial(req);
+    };
+    const o = await searchChaos(options({ model: chained as ChaosModel, trial: counting, seed, shrinkRuns: 4 }));
+    const [f] = o.failures;
+    const found = sizes[0]!;
+    // Runs in order: the search run, its confirmation, then each candidate run (twice when it fails).
+    let smallest = found;
+    for (const [i, call] of calls.entries()) {
+      if (!call.includes('shrink')) continue;
+      t.ok(sizes[i]! <= smallest, `seed ${seed}: ${call} has ${sizes[i]} steps, the smallest so far ${smallest}`);
+      if (call.includes('again')) smallest = sizes[i]!;
+    }
+    t.ok(f!.steps.length <= f!.originalSteps.length, `seed ${seed}: shrunk ${f!.originalSteps.length} → ${f!.steps.length}`);
+    if (fc.sample(chained.schedules(), { seed, numRuns: 1 })[0]!.patient) grew++;
+  }
+  t.ok(grew > 0, 'some seeds start from a patient schedule, whose first candidate is drawn anew');
+});

@@ -151,8 +151,9 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
 
 /**
  * Shrinks the confirmed failure at search run `index`. A candidate fails only when it fails
- * twice; past the cap (or the budget, or an interrupt) every candidate counts as passing, so
- * fast-check ends with the smallest schedule confirmed so far.
+ * twice, and is run only when it has no more fault steps than the smallest so far; past the cap
+ * (or the budget, or an interrupt) every candidate counts as passing, so fast-check ends with
+ * the smallest schedule confirmed so far.
  */
 async function shrink(
   o: ChaosOptions,
@@ -163,6 +164,7 @@ async function shrink(
   deadline: number,
 ): Promise<{ schedule: unknown; path: string; smallest: [Trial, Trial]; shrinkRuns: number }> {
   let smallest = found;
+  let smallestSize: number | undefined;
   let used = 0;
   let candidate = 0;
   let replayed = false;
@@ -172,11 +174,17 @@ async function shrink(
   const left = () => o.shrinkRuns - used > 0 && !o.signal?.aborted && Date.now() < deadline;
   const property = fc.asyncProperty(arbitrary, async (schedule) => {
     // The first value at path "index" is the failure the search confirmed: not run again.
+    const size = o.model.steps(schedule, o.where).length;
     if (!replayed) {
       replayed = true;
+      smallestSize = size;
       return false;
     }
     if (!left() || thrown !== undefined) return true;
+    // fast-check's "smaller" can hold more fault steps (a chained arbitrary draws its part anew
+    // when its source shrinks): such a candidate is not what a repro's reader wants, so it counts
+    // as passing and costs no run.
+    if (smallestSize !== undefined && size > smallestSize) return true;
     const c = ++candidate;
     try {
       used++;
@@ -186,11 +194,12 @@ async function shrink(
       const b = await run(schedule, `run-${n}-shrink-${c}-again`, `run ${n} shrink ${c} again`);
       if (b.status !== 'fail') return true;
       smallest = [a, b];
+      smallestSize = size;
     } catch (error) {
       thrown = error;
       return true;
     }
-    o.log(`    shrink ${c}: failed twice with ${o.model.steps(schedule, o.where).length} fault steps`);
+    o.log(`    shrink ${c}: failed twice with ${size} fault steps`);
     return false;
   });
   const details = await fc.check(property, { seed: o.seed, path: String(index), numRuns: 1 });

@@ -103,7 +103,8 @@ const WEIGHTS: Partial<Record<keyof typeof STEPS, number>> = {
   hook: 4,
   resend: 2,
   malformed: 2,
-  numberAmount: 2,
+  // Fires only if its Transfer is still sent on the connection drawn: a cut or reorganisation before it often moves it on.
+  numberAmount: 4,
   reorg: 3,
   halfOpen: 2,
   // A stale cursor counts only without a half-open step, and is the only way to stale-cursor-resubscribe.
