@@ -4,11 +4,12 @@
 //   2. Against each TypeScript mutant of each lab, over SEEDS (default 3 seeds): the runs until
 //      the first confirmed failure (at most 50) and the size of the shrunk schedule (at most
 //      SHRINK_RUNS, default 30, shrink runs).
-//   3. Each repro written replays: it fails its mutant again and passes both references.
+//   3. Each repro written replays: it fails its mutant again (in one of REPLAYS runs, default 3)
+//      and passes both references.
 // Prints a table and writes it to reports/chaos-proof/<stamp>.md with the figures as JSON beside
 // it. Exit 0 when the references never failed and every repro replayed as it should; 1
 // otherwise; 2 when the proof itself could not run. A mutant that escapes is marked, not an error.
-// LABS=ledger,feed JOBS=2 FEED_JOBS=6 RUNS=200 REF_PARTS=4 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 ONLY=<mutant,...>.
+// LABS=ledger,feed JOBS=2 FEED_JOBS=6 RUNS=200 REF_PARTS=4 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 REPLAYS=3 ONLY=<mutant,...>.
 // Each lab has its own pool, both at once: a ledger run keeps a core busy, a feed run mostly waits
 // for its blocks (6 at once use half a core), so JOBS (default 2) ledger commands run beside
 // FEED_JOBS (default 6) feed commands; when one lab's pool is done, the other's gets one more.
@@ -40,6 +41,7 @@ const SEEDS = list(env.SEEDS, ['1', '2', '3']);
 const SHRINK_RUNS = Number(env.SHRINK_RUNS || 30);
 const MUTANT_RUNS = Number(env.MUTANT_RUNS || 50);
 const ONLY = list(env.ONLY, undefined);
+const REPLAYS = Number(env.REPLAYS || 3);
 const REFERENCES = {
   ledger: ['node dist/consumer/ledger/typescript/client.js', 'python3 consumer/ledger/python/client.py'],
   feed: ['node dist/consumer/feed/typescript/client.js', 'python3 consumer/feed/python/client.py'],
@@ -84,6 +86,16 @@ const chaosJsonIn = (dir, r) => {
   } catch (error) {
     const last = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-5).join('\n  ');
     throw new Error(`${error.message}\n  chaoslab ${r.args.join(' ')} exited ${r.code}:\n  ${last}`);
+  }
+};
+
+/** How many runs of `chaoslab run --repeat` under `dir` failed (its batch's results.json). */
+const replayFailures = (dir, r) => {
+  try {
+    const folder = readdirSync(dir).find((d) => d !== 'latest');
+    return JSON.parse(readFileSync(join(dir, folder, 'results.json'), 'utf8')).totals.fail;
+  } catch (error) {
+    throw new Error(`${error.message}\n  chaoslab ${r.args.join(' ')} exited ${r.code}`);
   }
 };
 
@@ -170,12 +182,15 @@ for (const lab of LABS)
           };
           if (f) {
             // 3. The repro replays: it fails its mutant (the consumer it names) and passes both references.
-            const again = await chaoslab(['run', row.repro, '-q', '--out', join(dir, 'replay')]);
+            // The mutant gets REPLAYS runs: a failure that hangs on a race (SIGKILL as an ACK
+            // arrives, against a commit a millisecond later) can pass one replay on a loaded machine.
+            const mutantDir = join(dir, 'replay-mutant');
+            const again = await chaoslab(['run', row.repro, '-q', '--repeat', String(REPLAYS), '--out', mutantDir]);
             const refs = await Promise.all(REFERENCES[lab].map((ref) => chaoslab(['run', row.repro, '-q', '--consumer', ref, '--out', join(dir, 'replay')])));
-            row.replay = { mutant: again.code, references: refs.map((x) => x.code) };
+            row.replay = { mutant: again.code, failed: replayFailures(mutantDir, again), of: REPLAYS, references: refs.map((x) => x.code) };
           }
           log(
-            `${lab} ${mutant} seed ${seed}: ${f ? `found at run ${f.run}, shrunk ${f.originalSteps.length} → ${f.steps.length} steps in ${f.shrinkRuns} runs; replay: mutant exit ${row.replay.mutant}, references ${row.replay.references.join('/')}` : `not found in ${data.runsDone} runs`} (${r.seconds.toFixed(0)} s)`,
+            `${lab} ${mutant} seed ${seed}: ${f ? `found at run ${f.run}, shrunk ${f.originalSteps.length} → ${f.steps.length} steps in ${f.shrinkRuns} runs; replay: mutant failed ${row.replay.failed} of ${REPLAYS}, references exit ${row.replay.references.join('/')}` : `not found in ${data.runsDone} runs`} (${r.seconds.toFixed(0)} s)`,
           );
           return row;
         },
@@ -224,7 +239,7 @@ const refs = LABS.map((lab) => {
   };
 }).filter((r) => r.parts > 0);
 const mutants = rows.filter((r) => r.kind === 'mutant');
-const replayOk = (r) => !r.replay || (r.replay.mutant === 1 && r.replay.references.every((c) => c === 0));
+const replayOk = (r) => !r.replay || (r.replay.mutant === 1 && r.replay.failed > 0 && r.replay.references.every((c) => c === 0));
 const lines = [
   `# chaos-proof ${stamp}`,
   '',
@@ -240,11 +255,11 @@ const lines = [
   '',
   `Goal: found within ${MUTANT_RUNS} runs, shrunk to at most 3 fault steps; each repro fails its mutant again and passes both references.`,
   '',
-  '| lab | mutant | seed | found at run | fault steps (from) | shrink runs | repro replays | finding | time |',
+  '| lab | mutant | seed | found at run | fault steps (from) | shrink runs | repro fails the mutant again (replays failed) | finding | time |',
   '|---|---|---|---|---|---|---|---|---|',
   ...mutants.map(
     (r) =>
-      `| ${r.lab} | ${r.mutant} | ${r.seed} | ${r.found ?? `**not found** (${MUTANT_RUNS})`} | ${r.steps === undefined ? '–' : `${r.steps > 3 ? `**${r.steps}**` : r.steps} (${r.from})`} | ${r.shrinkRuns ?? '–'} | ${r.replay ? (replayOk(r) ? 'yes' : `**no** (mutant ${r.replay.mutant}, refs ${r.replay.references.join('/')})`) : '–'} | ${(r.finding ?? '').replaceAll('|', '\\|').slice(0, 140)} | ${r.seconds.toFixed(0)} s |`,
+      `| ${r.lab} | ${r.mutant} | ${r.seed} | ${r.found ?? `**not found** (${MUTANT_RUNS})`} | ${r.steps === undefined ? '–' : `${r.steps > 3 ? `**${r.steps}**` : r.steps} (${r.from})`} | ${r.shrinkRuns ?? '–'} | ${r.replay ? (replayOk(r) ? `yes (${r.replay.failed}/${r.replay.of})` : `**no** (mutant failed ${r.replay.failed}/${r.replay.of}, exit ${r.replay.mutant}; refs ${r.replay.references.join('/')})`) : '–'} | ${(r.finding ?? '').replaceAll('|', '\\|').slice(0, 140)} | ${r.seconds.toFixed(0)} s |`,
   ),
   '',
 ];
