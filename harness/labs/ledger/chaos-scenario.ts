@@ -112,7 +112,29 @@ export function placedSteps(s: Stream, where: ChaosWhere): Step[] {
     }
     placed.push({ ...step, at } as Step);
   }
-  return placed;
+  return silenceWhileConnectionOneLasts(placed);
+}
+
+/** Steps that surely end connection 1 at their event (a correct consumer hangs up on a bad line). */
+const ENDS_CONNECTION_ONE = new Set<Step['layer']>(['cut', 'reset', 'lost-ack', 'kill', 'hook', 'gap', 'conflict', 'malformed']);
+
+/**
+ * A stall or a fragment without LF on connection 1 goes before the first step that surely ends
+ * that connection: they are the only catches of no-timeout and unbounded-line, and one placed
+ * past an earlier hook, kill or cut never fired (the 2 escapes of a 3-seed proof). The
+ * publisher may fall silent anywhere, so the move is as fair as the draw.
+ */
+function silenceWhileConnectionOneLasts(steps: Step[]): Step[] {
+  const ends = steps.flatMap((x) => {
+    if (!ENDS_CONNECTION_ONE.has(x.layer) || !('at' in x)) return [];
+    if (x.layer === 'hook' && x.action === 'stop') return [];
+    if ('connection' in x && x.connection !== 1) return [];
+    return [x.at];
+  });
+  const end = ends.length ? Math.min(...ends) : undefined;
+  return steps.map((x) =>
+    (x.layer === 'stall' || x.layer === 'oversized') && x.connection === 1 && end !== undefined && end > 0 && x.at >= end ? { ...x, at: x.at % end } : x,
+  );
 }
 
 /** The scenario file (the lab's keys and the core's faults and timeouts) for a schedule. */
