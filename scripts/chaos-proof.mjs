@@ -78,11 +78,14 @@ function pool(tasks, jobs) {
   return { grow, done };
 }
 
+/** The one batch folder a command wrote under its `--out` (beside the `latest` link). */
+const batchIn = (dir) => join(dir, readdirSync(dir).find((d) => d !== 'latest'));
+
 /** The chaos folder under `dir` and its chaos.json; without one, the command's own last words. */
 const chaosJsonIn = (dir, r) => {
   try {
-    const folder = readdirSync(dir).find((d) => d !== 'latest');
-    return { folder: join(dir, folder), data: JSON.parse(readFileSync(join(dir, folder, 'chaos.json'), 'utf8')) };
+    const folder = batchIn(dir);
+    return { folder, data: JSON.parse(readFileSync(join(folder, 'chaos.json'), 'utf8')) };
   } catch (error) {
     const last = `${r.stdout}\n${r.stderr}`.trim().split('\n').slice(-5).join('\n  ');
     throw new Error(`${error.message}\n  chaoslab ${r.args.join(' ')} exited ${r.code}:\n  ${last}`);
@@ -92,8 +95,7 @@ const chaosJsonIn = (dir, r) => {
 /** How many runs of `chaoslab run --repeat` under `dir` failed (its batch's results.json). */
 const replayFailures = (dir, r) => {
   try {
-    const folder = readdirSync(dir).find((d) => d !== 'latest');
-    return JSON.parse(readFileSync(join(dir, folder, 'results.json'), 'utf8')).totals.fail;
+    return JSON.parse(readFileSync(join(batchIn(dir), 'results.json'), 'utf8')).totals.fail;
   } catch (error) {
     throw new Error(`${error.message}\n  chaoslab ${r.args.join(' ')} exited ${r.code}`);
   }
