@@ -79,7 +79,11 @@ function pool(tasks, jobs) {
 }
 
 /** The one batch folder a command wrote under its `--out` (beside the `latest` link). */
-const batchIn = (dir) => join(dir, readdirSync(dir).find((d) => d !== 'latest'));
+const batchIn = (dir) =>
+  join(
+    dir,
+    readdirSync(dir).find((d) => d !== 'latest'),
+  );
 
 /** The chaos folder under `dir` and its chaos.json; without one, the command's own last words. */
 const chaosJsonIn = (dir, r) => {
