@@ -4,12 +4,12 @@
 //   2. Against each TypeScript mutant of each lab, over SEEDS (default 3 seeds): the runs until
 //      the first confirmed failure (at most 50) and the size of the shrunk schedule (at most
 //      SHRINK_RUNS, default 30, shrink runs).
-//   3. Each repro written replays: it fails its mutant again (in one of REPLAYS runs, default 3)
+//   3. Each repro written replays: it fails its mutant again (in one of REPLAYS runs, default 5)
 //      and passes both references.
 // Prints a table and writes it to reports/chaos-proof/<stamp>.md with the figures as JSON beside
 // it. Exit 0 when the references never failed and every repro replayed as it should; 1
 // otherwise; 2 when the proof itself could not run. A mutant that escapes is marked, not an error.
-// LABS=ledger,feed JOBS=2 FEED_JOBS=6 RUNS=200 REF_PARTS=4 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 REPLAYS=3 ONLY=<mutant,...>.
+// LABS=ledger,feed JOBS=2 FEED_JOBS=6 RUNS=200 REF_PARTS=4 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 REPLAYS=5 ONLY=<mutant,...>.
 // Each lab has its own pool, both at once: a ledger run keeps a core busy, a feed run mostly waits
 // for its blocks (6 at once use half a core), so JOBS (default 2) ledger commands run beside
 // FEED_JOBS (default 6) feed commands; when one lab's pool is done, the other's gets one more.
@@ -41,7 +41,7 @@ const SEEDS = list(env.SEEDS, ['1', '2', '3']);
 const SHRINK_RUNS = Number(env.SHRINK_RUNS || 30);
 const MUTANT_RUNS = Number(env.MUTANT_RUNS || 50);
 const ONLY = list(env.ONLY, undefined);
-const REPLAYS = Number(env.REPLAYS || 3);
+const REPLAYS = Number(env.REPLAYS || 5);
 const REFERENCES = {
   ledger: ['node dist/consumer/ledger/typescript/client.js', 'python3 consumer/ledger/python/client.py'],
   feed: ['node dist/consumer/feed/typescript/client.js', 'python3 consumer/feed/python/client.py'],
@@ -183,6 +183,8 @@ for (const lab of LABS)
             steps: f?.steps.length,
             from: f?.originalSteps.length,
             shrinkRuns: f?.shrinkRuns,
+            // How often chaos saw the written schedule fail (its confirmations and steadiness runs).
+            steady: f ? `${f.failedRuns}/${f.smallest.length}` : undefined,
             finding: f?.smallest[0].headline,
             repro: f ? join(folder, 'repro.yaml') : undefined,
           };
@@ -196,7 +198,7 @@ for (const lab of LABS)
             row.replay = { mutant: again.code, failed: replayFailures(mutantDir, again), of: REPLAYS, references: refs.map((x) => x.code) };
           }
           log(
-            `${lab} ${mutant} seed ${seed}: ${f ? `found at run ${f.run}, shrunk ${f.originalSteps.length} → ${f.steps.length} steps in ${f.shrinkRuns} runs; replay: mutant failed ${row.replay.failed} of ${REPLAYS}, references exit ${row.replay.references.join('/')}` : `not found in ${data.runsDone} runs`} (${r.seconds.toFixed(0)} s)`,
+            `${lab} ${mutant} seed ${seed}: ${f ? `found at run ${f.run}, shrunk ${f.originalSteps.length} → ${f.steps.length} steps in ${f.shrinkRuns} runs, failed ${row.steady}; replay: mutant failed ${row.replay.failed} of ${REPLAYS}, references exit ${row.replay.references.join('/')}` : `not found in ${data.runsDone} runs`} (${r.seconds.toFixed(0)} s)`,
           );
           return row;
         },
@@ -261,11 +263,11 @@ const lines = [
   '',
   `Goal: found within ${MUTANT_RUNS} runs, shrunk to at most 3 fault steps; each repro fails its mutant again and passes both references.`,
   '',
-  '| lab | mutant | seed | found at run | fault steps (from) | shrink runs | repro fails the mutant again (replays failed) | finding | time |',
-  '|---|---|---|---|---|---|---|---|---|',
+  '| lab | mutant | seed | found at run | fault steps (from) | shrink runs | failed in chaos | repro fails the mutant again (replays failed) | finding | time |',
+  '|---|---|---|---|---|---|---|---|---|---|',
   ...mutants.map(
     (r) =>
-      `| ${r.lab} | ${r.mutant} | ${r.seed} | ${r.found ?? `**not found** (${MUTANT_RUNS})`} | ${r.steps === undefined ? '–' : `${r.steps > 3 ? `**${r.steps}**` : r.steps} (${r.from})`} | ${r.shrinkRuns ?? '–'} | ${r.replay ? (replayOk(r) ? `yes (${r.replay.failed}/${r.replay.of})` : `**no** (mutant failed ${r.replay.failed}/${r.replay.of}, exit ${r.replay.mutant}; refs ${r.replay.references.join('/')})`) : '–'} | ${(r.finding ?? '').replaceAll('|', '\\|').slice(0, 140)} | ${r.seconds.toFixed(0)} s |`,
+      `| ${r.lab} | ${r.mutant} | ${r.seed} | ${r.found ?? `**not found** (${MUTANT_RUNS})`} | ${r.steps === undefined ? '–' : `${r.steps > 3 ? `**${r.steps}**` : r.steps} (${r.from})`} | ${r.shrinkRuns ?? '–'} | ${r.steady ?? '–'} | ${r.replay ? (replayOk(r) ? `yes (${r.replay.failed}/${r.replay.of})` : `**no** (mutant failed ${r.replay.failed}/${r.replay.of}, exit ${r.replay.mutant}; refs ${r.replay.references.join('/')})`) : '–'} | ${(r.finding ?? '').replaceAll('|', '\\|').slice(0, 140)} | ${r.seconds.toFixed(0)} s |`,
   ),
   '',
 ];

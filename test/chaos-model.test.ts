@@ -86,8 +86,10 @@ t.test('a repro: an ordinary scenario named repro, its chaos key, its header; th
     path: '0:1',
     steps: model.steps(schedule, { sealed: false }),
     originalSteps: ['a', 'b', 'c', 'd', 'e'],
-    smallest: [trial, trial] as [typeof trial, typeof trial],
+    smallest: [trial, trial, trial, trial],
+    failedRuns: 4,
     shrinkRuns: 7,
+    steadyRuns: 2,
   };
   const context = {
     lab: 'ledger',
@@ -103,7 +105,11 @@ t.test('a repro: an ordinary scenario named repro, its chaos key, its header; th
   const shown = writeRepro(failure, context);
   t.equal(shown, 'repro.yaml', 'relative to where chaos ran');
   const text = readFileSync(join(dir, 'repro.yaml'), 'utf8');
-  t.match(text, /^# chaoslab chaos repro \(ledger lab\): a schedule that failed twice, shrunk from 5 fault steps to \d+ fault steps? in 7 shrink runs\.\n/);
+  t.match(
+    text,
+    /^# chaoslab chaos repro \(ledger lab\): a schedule shrunk from 5 fault steps to \d+ fault steps? in 7 shrink runs, which failed 4 of 4 runs\.\n/,
+  );
+  t.notMatch(text, /--repeat/, 'a steady failure needs no repeat to show');
   t.match(
     text,
     `# Seed 181, path 0:1 (fast-check): found at run 1 of \`chaoslab chaos --lab ledger --seed 181 --runs 100 --consumer 'node '\\''my consumer.js'\\'''\``,
@@ -112,8 +118,11 @@ t.test('a repro: an ordinary scenario named repro, its chaos key, its header; th
   const scenario = loadScenario(join(dir, 'repro.yaml'));
   t.same(scenario.chaos, { consumer: "node 'my consumer.js'", seed: 181, path: '0:1' });
   t.equal(scenario.name, 'repro');
-  t.equal(writeRepro(failure, { ...context, written: 1 }), 'repro-2.yaml');
+  t.equal(writeRepro({ ...failure, failedRuns: 3 }, { ...context, written: 1 }), 'repro-2.yaml');
   t.equal(loadScenario(join(dir, 'repro-2.yaml')).name, 'repro-2');
+  const racy = readFileSync(join(dir, 'repro-2.yaml'), 'utf8');
+  t.match(racy, 'which failed 3 of 4 runs (it turns on timing: a replay may pass).', 'a racy repro says so');
+  t.match(racy, '; to see it fail: chaoslab run repro-2.yaml --repeat 10');
 });
 
 t.test('ledger: a stall or a fragment without LF on connection 1 comes before whatever ends that connection', async (t) => {

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import type { ChaosModel } from '../harness/chaos/model.js';
 import { chaosJson, closingLine, finishBatch, sectionsOf } from '../harness/chaos/overview.js';
-import { type ChaosOptions, searchChaos } from '../harness/chaos/search.js';
+import { type ChaosOptions, scheduleAt, searchChaos } from '../harness/chaos/search.js';
 import type { Trial, TrialRequest } from '../harness/chaos/trial.js';
 import { ledgerLab } from '../harness/labs/ledger/index.js';
 import { renderRunFolder } from '../harness/report/render-all.js';
@@ -76,6 +76,7 @@ const options = (over: Partial<ChaosOptions>): ChaosOptions => ({
   budgetMs: 60_000,
   keepGoing: false,
   shrinkRuns: 30,
+  steadyRuns: 0,
   batchDir: dir,
   cwd: dir,
   log: () => {},
@@ -108,6 +109,7 @@ t.test('found, confirmed, shrunk to the smallest schedule that fails twice, with
     f!.smallest.map((x) => x.status),
     ['fail', 'fail'],
   );
+  t.equal(f!.failedRuns, 2);
   t.equal(repros.length, 1);
   t.same(
     calls.slice(0, index + 2).map((c) => c.split(' ')[1]),
@@ -186,7 +188,7 @@ t.test('the overview and chaos.json say what the search found', async (t) => {
   });
   if (o.failures.length) {
     const confirmed = sections.find((s) => s.title.startsWith('Confirmed failures'))!;
-    t.match(confirmed.lines[0]!.text, /^run \d+: failed twice, shrunk from \d+ to \d+ fault steps in \d+ runs \(path [\d:]+\): failed: /);
+    t.match(confirmed.lines[0]!.text, /^run \d+: shrunk from \d+ to \d+ fault steps in \d+ runs \(path [\d:]+\), failed 2 of 2 runs: failed: /);
     t.equal(confirmed.lines[1]!.href, 'repro.yaml', 'the repro, relative to the folder');
   }
   if (o.unconfirmed.length) t.ok(sections.some((s) => s.title.startsWith('Not confirmed')));
@@ -236,4 +238,38 @@ t.test('a shrink candidate with more fault steps than the smallest so far is not
     if (fc.sample(chained.schedules(), { seed, numRuns: 1 })[0]!.patient) grew++;
   }
   t.ok(grew > 0, 'some seeds start from a patient schedule, whose first candidate is drawn anew');
+});
+
+t.test('the shrunk schedule runs again; a racy smallest gives way to a larger one that fails every time', async (t) => {
+  // Steady: every run of a failing schedule fails, so the smallest is written after its 2 more runs.
+  const steady = trials((s) => (failing(s) ? 'fail' : 'pass'));
+  const [f] = (await searchChaos(options({ trial: steady.trial, steadyRuns: 2 }))).failures;
+  t.same(f!.schedule, { steps: [15] });
+  t.equal(f!.failedRuns, 4);
+  t.same(
+    f!.smallest.map((x) => x.name.replace(/^run-\d+-shrink-\d+/, 'S')),
+    ['S', 'S-again', 'S-steady-1', 'S-steady-2'],
+  );
+  t.equal(f!.steadyRuns, 2);
+
+  // Racy: the smallest schedule fails only on its first two runs (as a SIGKILL that wins a race
+  // under load, then loses it), any other failing one always. The written schedule is a larger
+  // confirmed one that failed all its runs, and its path draws exactly it again.
+  const smallest = (s: Toy) => s.steps.length === 1 && s.steps[0] === 15;
+  const racy = trials((s, _name, again) => (failing(s) && (!smallest(s) || again < 2) ? 'fail' : 'pass'));
+  const lines: string[] = [];
+  const o = await searchChaos(options({ trial: racy.trial, steadyRuns: 2, log: (l) => lines.push(l) }));
+  const [g] = o.failures;
+  t.notSame(g!.schedule, { steps: [15] }, `written: ${JSON.stringify(g!.schedule)}`);
+  t.equal(g!.failedRuns, g!.smallest.length, 'it failed every run');
+  t.same(await scheduleAt(toy.schedules(), 5, g!.path), g!.schedule, `path ${g!.path} draws the written schedule`);
+  t.ok(g!.steadyRuns === 4, 'the smallest and the next one got 2 runs each');
+  t.ok(lines.some((l) => /failed more steadily than the smallest; it is the one written/.test(l)));
+
+  // Always racy: the ladder stops after 3 schedules, and the best rate wins (the smaller on a tie).
+  const flaky = trials((s, _name, again) => (failing(s) && again < 2 ? 'fail' : 'pass'));
+  const [h] = (await searchChaos(options({ trial: flaky.trial, steadyRuns: 2 }))).failures;
+  t.ok(h!.steadyRuns <= 6, `${h!.steadyRuns} steadiness runs`);
+  t.equal(h!.failedRuns, 2);
+  t.same(h!.schedule, { steps: [15] }, 'no schedule steadier: the smallest');
 });

@@ -7,7 +7,7 @@ import { shellQuote } from '../paths.js';
 import { type BatchSection, batchViewOf, ownCommandLine } from '../report/batch-view.js';
 import { renderBatchFiles } from '../report/render-batch.js';
 import { switchLatest } from '../report/run-folder.js';
-import type { ChaosOutcome } from './search.js';
+import type { ChaosOutcome, Failure } from './search.js';
 
 /** The usual batch files (index.html, summary.md, results.json, junit.xml); returns index.html's path. */
 export function finishBatch(
@@ -50,8 +50,8 @@ export function sectionsOf(o: ChaosOutcome, batchDir: string, cwd = process.cwd(
       title: `Confirmed failures (${o.failures.length})`,
       lines: o.failures.flatMap((f) => [
         {
-          text: `run ${f.index + 1}: failed twice, shrunk from ${f.originalSteps.length} to ${f.steps.length} fault steps in ${f.shrinkRuns} runs (path ${f.path}): ${f.smallest[0].headline}`,
-          href: `${rel(batchDir, f.smallest[0].runDir)}/report.html`,
+          text: `run ${f.index + 1}: shrunk from ${f.originalSteps.length} to ${f.steps.length} fault steps in ${f.shrinkRuns} runs (path ${f.path}), failed ${steadiness(f)}: ${f.smallest[0]!.headline}`,
+          href: `${rel(batchDir, f.smallest[0]!.runDir)}/report.html`,
         },
         {
           text: `repro: ${f.repro} — replay: chaoslab run ${shellQuote(f.repro)}`,
@@ -77,6 +77,12 @@ export function sectionsOf(o: ChaosOutcome, batchDir: string, cwd = process.cwd(
       lines: o.harnessErrors.map((t) => ({ text: `${t.name}: ${t.headline}`, href: `${rel(batchDir, t.runDir)}/report.html` })),
     });
   return sections;
+}
+
+/** "4 of 4 runs", or "3 of 4 runs (it turns on timing: a replay may pass)". */
+export function steadiness(f: Pick<Failure, 'failedRuns' | 'smallest'>): string {
+  const of = `${f.failedRuns} of ${f.smallest.length} runs`;
+  return f.failedRuns === f.smallest.length ? of : `${of} (it turns on timing: a replay may pass)`;
 }
 
 export function closingLine(o: ChaosOutcome): string {
@@ -111,6 +117,8 @@ export function chaosJson(o: ChaosOutcome, lab: string, consumer: string, batchD
       originalSteps: f.originalSteps,
       steps: f.steps,
       shrinkRuns: f.shrinkRuns,
+      steadyRuns: f.steadyRuns,
+      failedRuns: f.failedRuns,
       found: f.found.map(trial),
       smallest: f.smallest.map(trial),
     })),

@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
 import { shellQuote } from '../paths.js';
 import { loadScenario } from '../scenario/load.js';
 import type { ChaosModel, ChaosWhere } from './model.js';
+import { steadiness } from './overview.js';
 import type { Failure } from './search.js';
 import { scenarioText } from './trial.js';
 
@@ -31,10 +32,10 @@ export function writeRepro(failure: Omit<Failure, 'repro'>, c: ReproContext): st
   const shown = relative(c.cwd, file).startsWith('..') ? file : relative(c.cwd, file);
   const stepWord = (n: number) => `${n} fault step${n === 1 ? '' : 's'}`;
   const header = [
-    `# chaoslab chaos repro (${c.lab} lab): a schedule that failed twice, shrunk from ${stepWord(failure.originalSteps.length)} to ${stepWord(failure.steps.length)} in ${failure.shrinkRuns} shrink runs.`,
+    `# chaoslab chaos repro (${c.lab} lab): a schedule shrunk from ${stepWord(failure.originalSteps.length)} to ${stepWord(failure.steps.length)} in ${failure.shrinkRuns} shrink runs, which failed ${steadiness(failure)}.`,
     `# Seed ${c.seed}, path ${failure.path} (fast-check): found at run ${failure.index + 1} of \`chaoslab chaos --lab ${c.lab} --seed ${c.seed} --runs ${c.runsAsked} --consumer ${shellQuote(c.consumerCommand)}\`, run in ${c.cwd}.`,
-    `# It failed with: ${failure.smallest[0].headline.replaceAll('\n', ' ')}`,
-    `# Replay it against the same consumer, from ${c.cwd}: chaoslab run ${shown}  (or: make scenario FILE=${shown})`,
+    `# It failed with: ${failure.smallest[0]!.headline.replaceAll('\n', ' ')}`,
+    `# Replay it against the same consumer, from ${c.cwd}: chaoslab run ${shown}  (or: make scenario FILE=${shown})${failure.failedRuns < failure.smallest.length ? `; to see it fail: chaoslab run ${shown} --repeat 10` : ''}`,
     '# Against another consumer: add --consumer "<command>".',
     '# Fault steps:',
     ...(failure.steps.length ? failure.steps.map((s) => `#   - ${s}`) : ['#   (none: the schedule itself, without a fault, is enough)']),
@@ -42,7 +43,7 @@ export function writeRepro(failure: Omit<Failure, 'repro'>, c: ReproContext): st
   ].join('\n');
   const description =
     `A schedule chaoslab chaos drew (seed ${c.seed}, path ${failure.path}) and shrank to ${stepWord(failure.steps.length)}, ` +
-    `on which the consumer failed twice: ${failure.smallest[0].headline}`;
+    `on which the consumer failed ${failure.failedRuns} of ${failure.smallest.length} runs: ${failure.smallest[0]!.headline}`;
   const text = scenarioText(
     c.model,
     failure.schedule,

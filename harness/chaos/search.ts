@@ -2,8 +2,11 @@
 // runner and checker. fast-check draws the schedules (the same seed, the same schedules) and
 // shrinks a failure; real processes make a run's outcome noisy, so a failure counts only when a
 // second run of the same schedule fails too — in the search and for every shrink candidate — and
-// the shrink runs are capped. The smallest confirmed schedule is written as an ordinary scenario
-// file, repro.yaml, that `chaoslab run` replays.
+// the shrink runs are capped. The smallest confirmed schedule then runs a few times more: a
+// failure that turns on a race (SIGKILL as an ACK arrives, against a COMMIT a millisecond later)
+// can fail twice under load and pass on a quiet laptop, so a steadier, larger confirmed schedule
+// is preferred to it. The one chosen is written as an ordinary scenario file, repro.yaml, that
+// `chaoslab run` replays, with how often it failed.
 //
 // Paths are fast-check's: run i of the search is path "i" (0-based); "i:j:k" is the schedule
 // reached from it by taking shrink candidates j, then k. `fc.sample` and `fc.check` draw the same
@@ -28,6 +31,8 @@ export interface ChaosOptions {
   keepGoing: boolean;
   /** Most runs a shrink may take (each candidate takes one, or two when it fails). */
   shrinkRuns: number;
+  /** Runs more of the smallest confirmed schedule (and, if one passes, of larger ones) before it is written. */
+  steadyRuns: number;
   batchDir: string;
   cwd: string;
   seal?: SealMode;
@@ -51,13 +56,18 @@ export interface Failure {
   /** The search's run (0-based: path "index"). */
   index: number;
   found: [Trial, Trial];
-  /** The smallest confirmed schedule, its fast-check path, its steps and its two failing runs. */
+  /** The confirmed schedule written (the smallest, unless a larger one failed more steadily), its fast-check path and steps. */
   schedule: unknown;
   path: string;
   steps: string[];
   originalSteps: string[];
-  smallest: [Trial, Trial];
+  /** Every run of that schedule: the two that confirmed it, then its steadiness runs. */
+  smallest: Trial[];
+  /** How many of those failed. */
+  failedRuns: number;
   shrinkRuns: number;
+  /** Runs spent telling a steady failure from a racy one. */
+  steadyRuns: number;
   repro: string;
 }
 
@@ -75,6 +85,11 @@ export interface ChaosOutcome {
   trials: LabelledTrial[];
 }
 
+type RunSchedule = (schedule: unknown, name: string, label: string) => Promise<Trial>;
+
+/** Confirmed schedules given steadiness runs at most, from the smallest up. */
+const STEADY_LADDER = 3;
+
 export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
   const arbitrary = o.model.schedules();
   const draws = fc.sample(arbitrary, { seed: o.seed, numRuns: o.runs });
@@ -90,7 +105,7 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
     trials: [],
   };
   const runOne = o.trial ?? runTrial;
-  const run = async (schedule: unknown, name: string, label: string): Promise<Trial> => {
+  const run: RunSchedule = async (schedule, name, label) => {
     const trial = await runOne({
       lab: o.lab,
       model: o.model,
@@ -132,12 +147,26 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
       continue;
     }
     o.log(`  confirmed (failed twice); shrinking, at most ${o.shrinkRuns} runs`);
-    const shrunk = await shrink(o, arbitrary, index, [first, again], run, deadline);
-    const failure = { index, found: [first, again] as [Trial, Trial], originalSteps: steps, ...shrunk, steps: o.model.steps(shrunk.schedule, o.where) };
+    const { confirmed, shrinkRuns } = await shrink(o, arbitrary, index, [first, again], run, deadline);
+    const smallest = confirmed.at(-1)!;
+    o.log(`  shrunk from ${steps.length} to ${smallest.size} fault step${smallest.size === 1 ? '' : 's'} in ${shrinkRuns} runs (path ${smallest.path})`);
+    const { chosen, failedRuns, steadyRuns } = await steadiest(o, confirmed, index, run, deadline);
+    const failure: Omit<Failure, 'repro'> = {
+      index,
+      found: [first, again],
+      originalSteps: steps,
+      schedule: chosen.schedule,
+      path: chosen.path,
+      steps: o.model.steps(chosen.schedule, o.where),
+      smallest: chosen.trials,
+      failedRuns,
+      shrinkRuns,
+      steadyRuns,
+    };
     const repro = o.onFailure(failure);
     outcome.failures.push({ ...failure, repro });
     o.log(
-      `  shrunk from ${steps.length} to ${failure.steps.length} fault step${failure.steps.length === 1 ? '' : 's'} in ${shrunk.shrinkRuns} runs (path ${shrunk.path}): ${failure.steps.join('; ') || 'no fault step'}`,
+      `  written: ${failure.steps.length} fault step${failure.steps.length === 1 ? '' : 's'}, failed ${failedRuns} of ${chosen.trials.length} runs (path ${chosen.path}): ${failure.steps.join('; ') || 'no fault step'}`,
     );
     o.log(`  repro: ${repro}`);
     if (!o.keepGoing) {
@@ -149,42 +178,51 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
   return outcome;
 }
 
+/** A schedule that failed twice: the search's failure or a shrink candidate, with its fast-check path. */
+interface Confirmed {
+  schedule: unknown;
+  path: string;
+  size: number;
+  trials: Trial[];
+}
+
 /**
  * Shrinks the confirmed failure at search run `index`. A candidate fails only when it fails
  * twice, and is run only when it has no more fault steps than the smallest so far; past the cap
  * (or the budget, or an interrupt) every candidate counts as passing, so fast-check ends with
- * the smallest schedule confirmed so far.
+ * the smallest schedule confirmed so far. Returns every confirmed schedule, largest first.
  */
 async function shrink(
   o: ChaosOptions,
   arbitrary: fc.Arbitrary<unknown>,
   index: number,
   found: [Trial, Trial],
-  run: (schedule: unknown, name: string, label: string) => Promise<Trial>,
+  run: RunSchedule,
   deadline: number,
-): Promise<{ schedule: unknown; path: string; smallest: [Trial, Trial]; shrinkRuns: number }> {
-  let smallest = found;
-  let smallestSize: number | undefined;
+): Promise<{ confirmed: Confirmed[]; shrinkRuns: number }> {
+  const confirmed: Confirmed[] = [];
   let used = 0;
   let candidate = 0;
-  let replayed = false;
+  // fast-check's path: the failing candidate's place among the shrinks of the one before it.
+  let tried = 0;
   // An error inside the property would read to fast-check as a failing candidate: kept, rethrown after.
   let thrown: unknown;
   const n = index + 1;
   const left = () => o.shrinkRuns - used > 0 && !o.signal?.aborted && Date.now() < deadline;
   const property = fc.asyncProperty(arbitrary, async (schedule) => {
-    // The first value at path "index" is the failure the search confirmed: not run again.
     const size = o.model.steps(schedule, o.where).length;
-    if (!replayed) {
-      replayed = true;
-      smallestSize = size;
+    // The first value at path "index" is the failure the search confirmed: not run again.
+    const smallest = confirmed.at(-1);
+    if (!smallest) {
+      confirmed.push({ schedule, path: String(index), size, trials: [...found] });
       return false;
     }
+    const place = tried++;
     if (!left() || thrown !== undefined) return true;
     // fast-check's "smaller" can hold more fault steps (a chained arbitrary draws its part anew
     // when its source shrinks): such a candidate is not what a repro's reader wants, so it counts
     // as passing and costs no run.
-    if (smallestSize !== undefined && size > smallestSize) return true;
+    if (size > smallest.size) return true;
     const c = ++candidate;
     try {
       used++;
@@ -193,8 +231,8 @@ async function shrink(
       used++;
       const b = await run(schedule, `run-${n}-shrink-${c}-again`, `run ${n} shrink ${c} again`);
       if (b.status !== 'fail') return true;
-      smallest = [a, b];
-      smallestSize = size;
+      confirmed.push({ schedule, path: `${smallest.path}:${place}`, size, trials: [a, b] });
+      tried = 0;
     } catch (error) {
       thrown = error;
       return true;
@@ -204,10 +242,46 @@ async function shrink(
   });
   const details = await fc.check(property, { seed: o.seed, path: String(index), numRuns: 1 });
   if (thrown !== undefined) throw thrown;
-  const counterexample = details.counterexample?.[0];
-  if (!details.failed || counterexample === undefined || !details.counterexamplePath)
-    throw new Error(`chaos: the shrink of run ${n} lost its failure (fast-check found no counterexample at path ${index})`);
-  return { schedule: counterexample, path: details.counterexamplePath, smallest, shrinkRuns: used };
+  const last = confirmed.at(-1);
+  if (!details.failed || !last || details.counterexamplePath !== last.path)
+    throw new Error(
+      `chaos: the shrink of run ${n} lost track of its failure (fast-check ended at path ${details.counterexamplePath ?? 'none'}, the smallest confirmed is at ${last?.path ?? 'none'})`,
+    );
+  return { confirmed, shrinkRuns: used };
+}
+
+/**
+ * Runs the smallest confirmed schedule `steadyRuns` times more. If one of them passes, the
+ * failure turns on timing; the next larger confirmed schedules (at most STEADY_LADDER in all) get
+ * the same runs, and the first that fails every run is chosen, else the one that failed most
+ * often (the smaller, on a tie). The budget and an interrupt end it early.
+ */
+async function steadiest(
+  o: ChaosOptions,
+  confirmed: Confirmed[],
+  index: number,
+  run: RunSchedule,
+  deadline: number,
+): Promise<{ chosen: Confirmed; failedRuns: number; steadyRuns: number }> {
+  const failedOf = (c: Confirmed) => c.trials.filter((t) => t.status === 'fail').length;
+  const checked: Confirmed[] = [];
+  let runs = 0;
+  for (const c of [...confirmed].reverse().slice(0, STEADY_LADDER)) {
+    if (o.steadyRuns === 0 || o.signal?.aborted || Date.now() >= deadline) break;
+    const name = c.trials[0]!.name;
+    for (let k = 1; k <= o.steadyRuns; k++) {
+      runs++;
+      c.trials.push(await run(c.schedule, `${name}-steady-${k}`, `${name.replaceAll('-', ' ')} steady ${k}`));
+    }
+    checked.push(c);
+    o.log(`    ${c.size} fault step${c.size === 1 ? '' : 's'} (path ${c.path}): failed ${failedOf(c)} of ${c.trials.length} runs`);
+    if (failedOf(c) === c.trials.length) break;
+  }
+  const chosen =
+    checked.reduce<Confirmed | undefined>((best, c) => (!best || failedOf(c) / c.trials.length > failedOf(best) / best.trials.length ? c : best), undefined) ??
+    confirmed.at(-1)!;
+  if (chosen !== confirmed.at(-1)) o.log(`  run ${index + 1}: the ${chosen.size}-step schedule failed more steadily than the smallest; it is the one written`);
+  return { chosen, failedRuns: failedOf(chosen), steadyRuns: runs };
 }
 
 /** The schedule at fast-check `path` of `seed`'s draw: what a repro's seed and path stand for. */

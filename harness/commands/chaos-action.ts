@@ -81,6 +81,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
       budgetMs: opts.budget,
       keepGoing: opts.keepGoing === true,
       shrinkRuns: opts.shrinkRuns,
+      steadyRuns: opts.steadyRuns,
       batchDir,
       signal: stop.signal,
       log: (line) => process.stdout.write(`${line}\n`),

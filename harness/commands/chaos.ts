@@ -14,6 +14,7 @@ export interface ChaosCommandOptions {
   budget: number;
   keepGoing?: boolean;
   shrinkRuns: number;
+  steadyRuns: number;
   path?: string;
   out?: string;
   reports?: string;
@@ -32,6 +33,12 @@ export function parseDuration(text: string): number {
   if (ms <= 0) throw new InvalidArgumentError('expected a duration above zero');
   return ms;
 }
+
+const nonNegativeInt = (value: string): number => {
+  const n = Number(value);
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number >= 0');
+  return n;
+};
 
 export const seedOption = (value: string): number => {
   const n = Number(value);
@@ -55,6 +62,12 @@ export function register(program: Command): void {
     .option('--budget <duration>', `time to search at most, e.g. 15m, 90s, 1h30m (default ${DEFAULT_BUDGET})`, parseDuration, parseDuration(DEFAULT_BUDGET))
     .option('--keep-going', 'after a confirmed failure, search on (each failure gets its own repro)')
     .option('--shrink-runs <n>', 'runs a shrink may take at most (a failing candidate takes two)', positiveInt, 30)
+    .option(
+      '--steady-runs <n>',
+      'runs more of the shrunk schedule before it is written; if one passes, a larger confirmed schedule that fails every run is preferred (0: none)',
+      nonNegativeInt,
+      2,
+    )
     .option('--path <path>', "with --seed: run only the schedule at this fast-check path (a repro's header names it), once", pathOption);
   addOutOption(command, 'where the chaos folder is written')
     .option('--toxiproxy-url <url>', 'use a running Toxiproxy server (default: $TOXIPROXY_URL, else start one)')

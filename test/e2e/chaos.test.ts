@@ -1,9 +1,9 @@
 // chaoslab chaos end to end, short and deterministic (the long searches are `make chaos` and
 // `make chaos-proof`): a fixed seed whose first schedule sends an EVENT twice finds the no-dedupe
-// mutant, confirms it, shrinks it within its run cap and writes repro.yaml; the repro replays
-// with the consumer it names and fails it, and passes both references; the same seed draws the
-// same schedule again, and the seed and path the repro names draw the shrunk schedule; nothing is
-// left running.
+// mutant, confirms it, shrinks it within its run cap, runs the result twice more (steadiness) and
+// writes repro.yaml; the repro replays with the consumer it names and fails it, and passes both
+// references; the same seed draws the same schedule again, and the seed and path the repro names
+// draw the shrunk schedule; nothing is left running.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -80,9 +80,11 @@ t.test('a mutant found, confirmed, shrunk and written as a repro that replays', 
   );
   t.same(
     failure.smallest.map((f: { status: string }) => f.status),
-    ['fail', 'fail'],
-    'the smallest schedule failed twice too',
+    ['fail', 'fail', 'fail', 'fail'],
+    'the smallest schedule failed twice too, and both its steadiness runs',
   );
+  t.equal(failure.failedRuns, 4);
+  t.equal(failure.steadyRuns, 2);
   t.ok(failure.shrinkRuns <= 12, `at most 12 shrink runs (${failure.shrinkRuns})`);
   t.ok(
     failure.steps.length >= 1 && failure.steps.length < failure.originalSteps.length,
@@ -99,7 +101,7 @@ t.test('a mutant found, confirmed, shrunk and written as a repro that replays', 
   t.match(
     text,
     new RegExp(
-      `^# chaoslab chaos repro \\(ledger lab\\): a schedule that failed twice, shrunk from ${failure.originalSteps.length} fault steps to ${failure.steps.length}`,
+      `^# chaoslab chaos repro \\(ledger lab\\): a schedule shrunk from ${failure.originalSteps.length} fault steps to ${failure.steps.length} fault steps? in ${failure.shrinkRuns} shrink runs, which failed 4 of 4 runs\\.`,
     ),
   );
   t.match(text, `# Seed ${SEED}, path ${failure.path} (fast-check)`);
