@@ -37,7 +37,7 @@ export class ProcessRunner {
     const confined = role === 'consumer' && this.confinement;
     if (confined && !room) throw new Error(`${name}: a sealed consumer process needs a room`);
     const line = confined ? this.confinement.command(name, command, env, room!) : command;
-    const proc = startProcess({ name, command: line, cwd: this.cwd, env: confined ? {} : env });
+    const proc = startProcess({ name, command: line, cwd: this.cwd, env: confined ? {} : env, ...(confined ? { sealed: true } : {}) });
     this.running.add(proc);
     this.journal.write({
       type: 'process-start',

@@ -26,17 +26,23 @@
 //    consumer instance that has exited must not leave writers behind for the next one); the
 //    count is reported as ExitInfo.straysKilled.
 //
+//  - A sealed consumer (StartOptions.sealed) runs under a launcher and tini (sandbox/confine.ts):
+//    every signal but SIGKILL goes to the consumer's own processes, one by one, never to those
+//    two, since tini would forward it to the consumer's group once more, a moment later.
+//
 // Other platforms (no /proc): descendants cannot be discovered, so signals go to the process
 // group only (a descendant that calls setsid() escapes), and isStopped() always returns false.
 
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { constants as osConstants } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { onCleanup } from './cleanup.js';
 import { HeadTailBuffer } from './sandbox/output.js';
 import { dieWithHarness } from './orphans.js';
+import { nestedPids } from './sandbox/proc.js';
 
 // bash execs a lone simple command in place of itself (dash does not), so the supervised pid is
 // the consumer itself and a signal death is reported as a signal, not as status 128+n.
@@ -55,6 +61,14 @@ export interface StartOptions {
   outputLimitBytes?: number;
   /** Optional live tap; chunks are decoded as UTF-8 (a character split across reads is kept whole). */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: string) => void;
+  /**
+   * The command is a sealed launcher (harness/sandbox/confine.ts): its own processes and the
+   * init of the consumer's PID namespace (tini) are wrappers, and every signal but SIGKILL goes to
+   * the consumer's processes only. tini forwards what it receives to the consumer's group, a
+   * moment later: a SIGCONT forwarded after the consumer had stopped itself again let it run on
+   * unseen (a stop hook's read then saw later events).
+   */
+  sealed?: boolean;
 }
 
 export interface ExitInfo {
@@ -196,6 +210,16 @@ function scanProcesses(skip?: ReadonlySet<number>): ProcEntry[] {
   return entries;
 }
 
+/** How deep the harness's own PID namespace is (1 on a host, more in a container; 0: the kernel does not say). */
+const OWN_PID_DEPTH = HAS_PROC ? nestedPids('self').length : 0;
+
+/** A sealed tree's launcher (in the harness's PID namespace) or the init of the consumer's namespace (tini). */
+function isSealedWrapper(pid: number): boolean {
+  if (OWN_PID_DEPTH === 0) return false;
+  const pids = nestedPids(pid);
+  return pids.length <= OWN_PID_DEPTH || pids.at(-1) === 1;
+}
+
 function isAlive(entry: ProcEntry): boolean {
   return entry.state !== 'Z' && entry.state !== 'X';
 }
@@ -269,6 +293,7 @@ class Supervised implements SupervisedProcess {
   readonly exited: Promise<ExitInfo>;
 
   private readonly startedAt = Date.now();
+  private readonly sealed: boolean;
   private readonly tagNeedle: Buffer;
   /** Every process ever seen in the tree: pid -> start time. */
   private readonly known = new Map<number, string>();
@@ -287,6 +312,7 @@ class Supervised implements SupervisedProcess {
 
   constructor(options: StartOptions) {
     this.name = options.name;
+    this.sealed = options.sealed === true;
     const limit = options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT;
     // A quarter for the head (the start-up error), the rest for the tail (how it ended).
     this.stdoutTail = new HeadTailBuffer(Math.floor(limit / 4), limit - Math.floor(limit / 4));
@@ -425,6 +451,15 @@ class Supervised implements SupervisedProcess {
   }
 
   private send(sig: NodeJS.Signals | number, alive: ProcEntry[]): void {
+    if (this.sealed && sig !== 'SIGKILL' && sig !== osConstants.signals.SIGKILL) {
+      for (const entry of alive) {
+        if (entry.pid === process.pid || isSealedWrapper(entry.pid)) continue;
+        try {
+          process.kill(entry.pid, sig);
+        } catch {}
+      }
+      return;
+    }
     // The group first: one atomic kill for everything that stayed in it. Without /proc we cannot
     // see the group, so we send it as long as the tree is not known to be gone.
     const toGroup = HAS_PROC ? alive.some((entry) => entry.pgid === this.pid) : !this.done;

@@ -317,6 +317,30 @@ t.test('through today’s supervisor, unchanged: self-stop seen, kill leaves not
   t.notMatch(p.outputTail().stdout, /SECRET/, 'and the harness’s environment did not get through');
 });
 
+t.test('through the supervisor, sealed: each continue() lets a self-stopping consumer run to its next stop only', sealed, async (t) => {
+  // tini forwards the signals it receives to the consumer's group a moment later: a SIGCONT
+  // that reached tini too arrived after the consumer had stopped itself again and let it run on
+  // unseen (under load a stop hook's read then saw later events). With `sealed` the supervisor
+  // signals the consumer's processes only.
+  const argv = confinedArgv(options('i=0; while [ $i -lt 40 ]; do kill -STOP $$; i=$((i+1)); echo "resumed $i"; done'));
+  const p = startProcess({ name: 'consumer#sealed-stops', command: shellCommandLine(argv), cwd: work, env: {}, sealed: true });
+  const resumed = () => (p.outputTail().stdout.match(/^resumed \d+$/gm) ?? []).length;
+  t.equal(await p.waitUntilStoppedOrExited(10_000), 'stopped');
+  track(p.pid);
+  const extra: number[] = [];
+  for (let k = 1; k <= 20; k++) {
+    p.continue();
+    await waitFor(`stopped again after continue ${k}`, () => resumed() >= k && p.isStopped());
+    await sleep(20); // a forwarded SIGCONT would come within this
+    if (resumed() !== k) extra.push(k);
+    await waitFor(`stopped after continue ${k}`, () => p.isStopped());
+  }
+  t.same(extra, [], 'no continue let it pass a stop of its own');
+  t.equal(resumed(), 20, 'as many resumes as continues');
+  t.not(readStat(sealedTree(p.pid).init!)?.state, 'T', 'tini was never stopped');
+  await p.kill('harness');
+});
+
 t.test('nothing leaked', sealed, async (t) => {
   t.same(stillAlive(seen), [], 'no process seen in a sealed tree is alive');
   t.same(processesOfUid(lease!.uid), [], `no process runs as uid ${lease!.uid}`);

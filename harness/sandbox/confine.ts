@@ -33,6 +33,8 @@
 //    the PID namespace (signalSealed does); SIGCONT likewise. SIGCONT and SIGTERM sent to tini
 //    are forwarded to the consumer's process group, but a member that left the group (setsid)
 //    would miss them, so signalSealed sends every signal but SIGKILL to each member directly.
+//    The supervisor does the same for a process started with `sealed` (it never signals tini:
+//    its forwarded SIGCONT came after a self-stopping consumer had stopped again, and let it run).
 //  - SIGKILL goes to tini: the whole namespace dies at once.
 //  - A consumer that stopped itself (kill -STOP $$) is seen as state "T" in /proc/<pid>/stat of
 //    the namespace's pid 2 (tini's child, the "main" pid) or of another member; tini does not

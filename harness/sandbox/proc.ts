@@ -72,6 +72,16 @@ export function namespaceOf(pid: number | 'self', kind: NamespaceKind): string |
   }
 }
 
+/** `pid`'s pid in each PID namespace it is in, outermost first (the NSpid line); [] when it is gone. */
+export function nestedPids(pid: number | 'self'): number[] {
+  try {
+    const line = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1];
+    return line ? line.trim().split(/\s+/).map(Number) : [];
+  } catch {
+    return [];
+  }
+}
+
 /** Live processes (not zombies) in the namespace `id` of kind `kind`. */
 export function pidsInNamespace(kind: NamespaceKind, id: string): number[] {
   const found: number[] = [];
