@@ -4,7 +4,7 @@
 // written), 2 a harness error (2 wins), 130/143 after Ctrl-C/SIGTERM.
 import { type Command, InvalidArgumentError } from 'commander';
 import { addOutOption } from './out-option.js';
-import { positiveInt } from './run.js';
+import { nonNegativeInt, positiveInt } from './run.js';
 
 export interface ChaosCommandOptions {
   lab?: string;
@@ -33,12 +33,6 @@ export function parseDuration(text: string): number {
   if (ms <= 0) throw new InvalidArgumentError('expected a duration above zero');
   return ms;
 }
-
-const nonNegativeInt = (value: string): number => {
-  const n = Number(value);
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number >= 0');
-  return n;
-};
 
 export const seedOption = (value: string): number => {
   const n = Number(value);

@@ -31,6 +31,11 @@ export const positiveInt = (value: string): number => {
   return n;
 };
 
+export const nonNegativeInt = (value: string): number => {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number >= 0');
+  return Number(value);
+};
+
 export function register(program: Command): void {
   const command = program
     .command('run')
