@@ -6,12 +6,15 @@
 // closing line and chaos.json say what happened.
 import { mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import t from 'tap';
 import type { ChaosModel } from '../harness/chaos/model.js';
 import { chaosJson, closingLine, finishBatch, sectionsOf } from '../harness/chaos/overview.js';
 import { type ChaosOptions, scheduleAt, searchChaos } from '../harness/chaos/search.js';
 import type { Trial, TrialRequest } from '../harness/chaos/trial.js';
+import { ledgerChaos } from '../harness/labs/ledger/chaos.js';
+import type { LedgerSchedule } from '../harness/labs/ledger/chaos-scenario.js';
 import { ledgerLab } from '../harness/labs/ledger/index.js';
 import { renderRunFolder } from '../harness/report/render-all.js';
 import type { RunStatus, RunView } from '../harness/report/view.js';
@@ -24,7 +27,8 @@ interface Toy {
 /** Steps are numbers; a schedule "fails" when a step is 15 or more. */
 const toy: ChaosModel<Toy> = {
   layers: [{ name: 'n', what: 'a number' }],
-  schedules: () => fc.record({ steps: fc.array(fc.nat({ max: 20 }), { minLength: 1, maxLength: 6 }) }),
+  // As the ledger model draws its steps: minLength 0, filtered (with minLength 1 fast-check never drops the last item).
+  schedules: () => fc.record({ steps: fc.array(fc.nat({ max: 20 }), { maxLength: 6 }).filter((steps) => steps.length > 0) }),
   scenario: () => ({}),
   steps: (s) => s.steps.map((n) => `step ${n}`),
   layersOf: () => ['n'],
@@ -55,7 +59,7 @@ function trials(judge: (s: Toy, name: string, again: number) => RunStatus) {
     return {
       name: req.name,
       status,
-      headline: status === 'pass' ? 'fine' : `failed: ${schedule.steps.join(',')}`,
+      headline: status === 'pass' ? 'fine' : `failed: ${JSON.stringify(schedule.steps)}`,
       reasons: [],
       runDir,
       file: join(dir, `${req.name}.yaml`),
@@ -271,4 +275,39 @@ t.test('the shrunk schedule runs again; a racy smallest gives way to a larger on
   t.ok(h!.steadyRuns <= 6, `${h!.steadyRuns} steadiness runs`);
   t.equal(h!.failedRuns, 2);
   t.same(h!.schedule, { steps: [15] }, 'no schedule steadier: the smallest');
+});
+
+t.test('the shrink drops fault steps before it makes their numbers smaller', async (t) => {
+  // fast-check alone tries shorter suffixes, then smaller numbers in every item, and drops an
+  // item from the middle only after that: within a small cap, a single pass that runs those
+  // number shrinks (each fails, and costs two runs) keeps a failing step's neighbours.
+  let fromMiddle = 0;
+  for (let seed = 1; seed <= 40; seed++) {
+    const { trial } = trials((s) => (failing(s) ? 'fail' : 'pass'));
+    const o = await searchChaos(options({ trial, seed, shrinkRuns: 12 }));
+    const [f] = o.failures;
+    if (!f) continue;
+    if ((fc.sample(toy.schedules(), { seed, numRuns: 40 })[f.index] as Toy).steps.at(-1)! < 15) fromMiddle++;
+    t.equal(f.steps.length, 1, `seed ${seed}: ${f.originalSteps.length} → ${f.steps.length} steps (${f.steps.join(', ')}) in ${f.shrinkRuns} runs`);
+    t.same(await scheduleAt(toy.schedules(), seed, f.path), f.schedule, `seed ${seed}: path ${f.path} draws the written schedule`);
+  }
+  t.ok(fromMiddle >= 5, `${fromMiddle} failures whose last step passes (a failing step before it)`);
+});
+
+t.test('a ledger schedule shrinks to the one step its failure needs, the first or the last', async (t) => {
+  // The ledger model's steps: with minLength 1, fast-check never dropped the last one.
+  const model = ledgerChaos as ChaosModel;
+  const where = { sealed: false };
+  let tried = 0;
+  for (let seed = 1; tried < 12 && seed < 200; seed++) {
+    const [drawn] = fc.sample(model.schedules(), { seed, numRuns: 1 }) as LedgerSchedule[];
+    if (drawn!.kind !== 'stream' || drawn!.steps.length < 3) continue;
+    const needed = tried++ % 2 === 0 ? drawn!.steps[0]! : drawn!.steps.at(-1)!;
+    const has = (s: LedgerSchedule) => s.kind === 'stream' && s.steps.some((step) => isDeepStrictEqual(step, needed));
+    const { trial } = trials((s) => (has(s as unknown as LedgerSchedule) ? 'fail' : 'pass'));
+    const [f] = (await searchChaos(options({ model, where, trial, seed, runs: 1 }))).failures;
+    const written = f!.schedule as LedgerSchedule & { kind: 'stream' };
+    t.same(written.steps, [needed], `seed ${seed}: ${drawn!.steps.length} steps → ${f!.steps.join('; ')}`);
+  }
+  t.equal(tried, 12, 'twelve seeds draw a ledger stream schedule of 3 steps or more first');
 });

@@ -187,10 +187,15 @@ interface Confirmed {
 }
 
 /**
- * Shrinks the confirmed failure at search run `index`. A candidate fails only when it fails
- * twice, and is run only when it has no more fault steps than the smallest so far; past the cap
- * (or the budget, or an interrupt) every candidate counts as passing, so fast-check ends with
- * the smallest schedule confirmed so far. Returns every confirmed schedule, largest first.
+ * Shrinks the confirmed failure at search run `index`, in two passes over fast-check's own
+ * shrink tree. The first runs only candidates with fewer fault steps than the smallest confirmed
+ * so far; the second goes on from the smallest and runs any candidate no larger (smaller numbers:
+ * fewer events, shorter faults). fast-check shrinks an array to shorter suffixes, then makes each
+ * item smaller, and only then drops an item from the middle; with real runs, a single pass spent
+ * the cap on smaller numbers and kept every step (a 5-step ledger repro stayed at 5). A candidate
+ * fails only when it fails twice; past the cap (or the budget, or an interrupt) every candidate
+ * counts as passing, so fast-check ends with the smallest schedule confirmed so far. Returns
+ * every confirmed schedule, largest first.
  */
 async function shrink(
   o: ChaosOptions,
@@ -200,53 +205,58 @@ async function shrink(
   run: RunSchedule,
   deadline: number,
 ): Promise<{ confirmed: Confirmed[]; shrinkRuns: number }> {
-  const confirmed: Confirmed[] = [];
+  const n = index + 1;
+  const confirmed: Confirmed[] = [{ schedule: undefined, path: String(index), size: 0, trials: [...found] }];
   let used = 0;
   let candidate = 0;
-  // fast-check's path: the failing candidate's place among the shrinks of the one before it.
-  let tried = 0;
-  // An error inside the property would read to fast-check as a failing candidate: kept, rethrown after.
-  let thrown: unknown;
-  const n = index + 1;
   const left = () => o.shrinkRuns - used > 0 && !o.signal?.aborted && Date.now() < deadline;
-  const property = fc.asyncProperty(arbitrary, async (schedule) => {
-    const size = o.model.steps(schedule, o.where).length;
-    // The first value at path "index" is the failure the search confirmed: not run again.
-    const smallest = confirmed.at(-1);
-    if (!smallest) {
-      confirmed.push({ schedule, path: String(index), size, trials: [...found] });
+  for (const fewerStepsOnly of [true, false]) {
+    if (fewerStepsOnly === false && !left()) break;
+    const start = confirmed.at(-1)!;
+    let first = true;
+    // fast-check's path: the failing candidate's place among the shrinks of the one before it.
+    let tried = 0;
+    // An error inside the property would read to fast-check as a failing candidate: kept, rethrown after.
+    let thrown: unknown;
+    const property = fc.asyncProperty(arbitrary, async (schedule) => {
+      const size = o.model.steps(schedule, o.where).length;
+      // The first value at the start path is the failure already confirmed: not run again.
+      if (first) {
+        first = false;
+        if (start.schedule === undefined) Object.assign(start, { schedule, size });
+        return false;
+      }
+      const smallest = confirmed.at(-1)!;
+      const place = tried++;
+      if (!left() || thrown !== undefined) return true;
+      // A candidate as large as the smallest (in the first pass) or larger (in either: a chained
+      // arbitrary draws its part anew when its source shrinks) counts as passing and costs no run.
+      if (fewerStepsOnly ? size >= smallest.size : size > smallest.size) return true;
+      const c = ++candidate;
+      try {
+        used++;
+        const a = await run(schedule, `run-${n}-shrink-${c}`, `run ${n} shrink ${c}`);
+        if (a.status !== 'fail' || !left()) return true;
+        used++;
+        const b = await run(schedule, `run-${n}-shrink-${c}-again`, `run ${n} shrink ${c} again`);
+        if (b.status !== 'fail') return true;
+        confirmed.push({ schedule, path: `${smallest.path}:${place}`, size, trials: [a, b] });
+        tried = 0;
+      } catch (error) {
+        thrown = error;
+        return true;
+      }
+      o.log(`    shrink ${c}: failed twice with ${size} fault steps`);
       return false;
-    }
-    const place = tried++;
-    if (!left() || thrown !== undefined) return true;
-    // fast-check's "smaller" can hold more fault steps (a chained arbitrary draws its part anew
-    // when its source shrinks): such a candidate is not what a repro's reader wants, so it counts
-    // as passing and costs no run.
-    if (size > smallest.size) return true;
-    const c = ++candidate;
-    try {
-      used++;
-      const a = await run(schedule, `run-${n}-shrink-${c}`, `run ${n} shrink ${c}`);
-      if (a.status !== 'fail' || !left()) return true;
-      used++;
-      const b = await run(schedule, `run-${n}-shrink-${c}-again`, `run ${n} shrink ${c} again`);
-      if (b.status !== 'fail') return true;
-      confirmed.push({ schedule, path: `${smallest.path}:${place}`, size, trials: [a, b] });
-      tried = 0;
-    } catch (error) {
-      thrown = error;
-      return true;
-    }
-    o.log(`    shrink ${c}: failed twice with ${size} fault steps`);
-    return false;
-  });
-  const details = await fc.check(property, { seed: o.seed, path: String(index), numRuns: 1 });
-  if (thrown !== undefined) throw thrown;
-  const last = confirmed.at(-1);
-  if (!details.failed || !last || details.counterexamplePath !== last.path)
-    throw new Error(
-      `chaos: the shrink of run ${n} lost track of its failure (fast-check ended at path ${details.counterexamplePath ?? 'none'}, the smallest confirmed is at ${last?.path ?? 'none'})`,
-    );
+    });
+    const details = await fc.check(property, { seed: o.seed, path: start.path, numRuns: 1 });
+    if (thrown !== undefined) throw thrown;
+    const last = confirmed.at(-1)!;
+    if (!details.failed || details.counterexamplePath !== last.path)
+      throw new Error(
+        `chaos: the shrink of run ${n} lost track of its failure (fast-check ended at path ${details.counterexamplePath ?? 'none'}, the smallest confirmed is at ${last.path})`,
+      );
+  }
   return { confirmed, shrinkRuns: used };
 }
 

@@ -104,7 +104,10 @@ const streamSchedule: fc.Arbitrary<LedgerSchedule> = (() => {
   return fc.boolean().chain((patient) =>
     // Steps first: fast-check shrinks a record's fields in order, and fewer steps is what a shrink is for.
     fc.record({
-      steps: fc.array(stepArbitrary(patient), { minLength: 1, maxLength: 6 }),
+      // At least one step, drawn as minLength 0 and filtered: with minLength 1, fast-check's
+      // shrink never drops an array's last item (it keeps a suffix, or the first item and a
+      // shrunk rest of at least one), so a repro kept a step it did not need.
+      steps: fc.array(stepArbitrary(patient), { maxLength: 6 }).filter((steps) => steps.length > 0),
       kind: fc.constant('stream' as const),
       count: fc.integer({ min: 10, max: 120 }),
       seed: fc.nat(),
