@@ -55,6 +55,20 @@ const nextWith = (lines, key) =>
     lines.on('close', onClose);
   });
 
+/**
+ * Keeps the last `limit` characters a child writes to stderr: they go into the error of a run
+ * that fails (rather than onto ours, where a CI log reader took an expected failure's stack for
+ * a real one), and onto ours after a run that passes, so nothing is hidden.
+ */
+function stderrTail(child, limit = 2000) {
+  let tail = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk) => {
+    tail = (tail + chunk).slice(-limit);
+  });
+  return () => tail.trimEnd();
+}
+
 const exited = (child) =>
   new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.once('close', resolve)));
 
@@ -83,7 +97,8 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
     need,
   );
   if (publisherArgv.refused) return { refused: publisherArgv.refused };
-  const publisher = spawn(publisherArgv.argv[0], publisherArgv.argv.slice(1), { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+  const publisher = spawn(publisherArgv.argv[0], publisherArgv.argv.slice(1), { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  const stderrOf = new Map([[publisher, stderrTail(publisher)]]);
   const publisherLines = createInterface({ input: publisher.stdout });
   let client;
   try {
@@ -111,7 +126,8 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
       ],
       need,
     ).argv;
-    client = spawn(clientArgv[0], clientArgv.slice(1), { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+    client = spawn(clientArgv[0], clientArgv.slice(1), { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+    stderrOf.set(client, stderrTail(client));
     const clientLines = createInterface({ input: client.stdout });
     const result = nextWith(clientLines, 'connections');
     if (mode === 'live') {
@@ -128,13 +144,21 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
     publisher.stdin.write(`${JSON.stringify({ stop: true })}\n`);
     const memory = await nextWith(publisherLines, 'maxRssMiB');
     await exited(publisher);
+    for (const tail of stderrOf.values()) if (tail()) process.stderr.write(`${tail()}\n`);
     return { client: clientResult, publisher: memory, ...(publisherArgv.raised ? { note: publisherArgv.raised } : {}) };
   } catch (error) {
-    // A process that died mid-run: say which run it was (its own stderr is already on ours).
+    // A process that died mid-run: say which run it was, and what it wrote to stderr last.
     // A closed pipe comes before the exit status: give a dying process a moment to report it.
     for (const child of [publisher, client]) if (child) await Promise.race([exited(child), new Promise((resolve) => setTimeout(resolve, 2000))]);
     const status = (child) => (!child ? 'not started' : child.exitCode !== null ? `exit ${child.exitCode}` : (child.signalCode ?? 'still running'));
-    throw new Error(`fan-out ${mode} run, ${connections} connections (publisher ${status(publisher)}, client ${status(client)}): ${error.message}`);
+    const said = [
+      ['publisher', publisher],
+      ['client', client],
+    ]
+      .filter(([, child]) => child && stderrOf.get(child)())
+      .map(([name, child]) => `\n${name}'s stderr ended:\n${stderrOf.get(child)()}`)
+      .join('');
+    throw new Error(`fan-out ${mode} run, ${connections} connections (publisher ${status(publisher)}, client ${status(client)}): ${error.message}${said}`);
   } finally {
     // Nothing outlives a run, also when it failed half-way.
     for (const child of [client, publisher]) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

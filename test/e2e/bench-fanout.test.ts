@@ -57,9 +57,9 @@ t.test('withFileLimit: the same argv when the limit suffices, else raised where 
   }
 });
 
-t.test('a publisher that cannot start: the error names the run and the process', async (t) => {
+t.test('a publisher that cannot start: the error names the run and the process, and ends with what it wrote to stderr', async (t) => {
   await t.rejects(
     fanout.fanOutRun({ mode: 'replay', connections: 2, events: 20, dir: join(dir, 'no-such-folder') }),
-    /^fan-out replay run, 2 connections \(publisher exit 1, client not started\): closed before a line with "port"/,
+    /^fan-out replay run, 2 connections \(publisher exit 1, client not started\): closed before a line with "port"\npublisher's stderr ended:\n[\s\S]*Cannot open database because the directory does not exist/,
   );
 });
