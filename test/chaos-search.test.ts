@@ -311,3 +311,24 @@ t.test('a ledger schedule shrinks to the one step its failure needs, the first o
   }
   t.equal(tried, 12, 'twelve seeds draw a ledger stream schedule of 3 steps or more first');
 });
+
+t.test('no shrink candidate runs twice, in either pass', async (t) => {
+  let secondPasses = 0;
+  for (let seed = 1; seed <= 40; seed++) {
+    const { trial } = trials((s) => (failing(s) ? 'fail' : 'pass'));
+    const runs = new Map<string, number>();
+    const counting = async (req: TrialRequest) => {
+      const key = JSON.stringify(req.schedule);
+      if (/shrink-\d+$/.test(req.name)) runs.set(key, (runs.get(key) ?? 0) + 1);
+      return trial(req);
+    };
+    const lines: string[] = [];
+    const [f] = (await searchChaos(options({ trial: counting, seed, log: (l) => lines.push(l) }))).failures;
+    if (!f) continue;
+    const twice = [...runs].filter(([, n]) => n > 1).map(([key]) => key);
+    t.same(twice, [], `seed ${seed}: ${runs.size} candidates in ${f.shrinkRuns} runs`);
+    // A second pass ran candidates when the shrink ended with numbers smaller than the first pass's.
+    if (f.shrinkRuns < 30) secondPasses++;
+  }
+  t.ok(secondPasses > 0, `${secondPasses} shrinks ended within the cap, both passes done`);
+});

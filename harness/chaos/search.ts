@@ -209,6 +209,10 @@ async function shrink(
   const confirmed: Confirmed[] = [{ schedule: undefined, path: String(index), size: 0, trials: [...found] }];
   let used = 0;
   let candidate = 0;
+  // Every schedule run, confirmed or not, runs once: the second pass starts where the first
+  // ended, and fast-check proposes that schedule's shrinks again; it may also propose a schedule
+  // equal to the one it shrinks (seen with a filtered array), which would only confirm it again.
+  const known = new Set<string>();
   const left = () => o.shrinkRuns - used > 0 && !o.signal?.aborted && Date.now() < deadline;
   for (const fewerStepsOnly of [true, false]) {
     if (fewerStepsOnly === false && !left()) break;
@@ -224,6 +228,7 @@ async function shrink(
       if (first) {
         first = false;
         if (start.schedule === undefined) Object.assign(start, { schedule, size });
+        known.add(keyOf(schedule));
         return false;
       }
       const smallest = confirmed.at(-1)!;
@@ -232,10 +237,13 @@ async function shrink(
       // A candidate as large as the smallest (in the first pass) or larger (in either: a chained
       // arbitrary draws its part anew when its source shrinks) counts as passing and costs no run.
       if (fewerStepsOnly ? size >= smallest.size : size > smallest.size) return true;
+      const key = keyOf(schedule);
+      if (known.has(key)) return true;
       const c = ++candidate;
       try {
         used++;
         const a = await run(schedule, `run-${n}-shrink-${c}`, `run ${n} shrink ${c}`);
+        known.add(key);
         if (a.status !== 'fail' || !left()) return true;
         used++;
         const b = await run(schedule, `run-${n}-shrink-${c}-again`, `run ${n} shrink ${c} again`);
@@ -259,6 +267,9 @@ async function shrink(
   }
   return { confirmed, shrinkRuns: used };
 }
+
+/** A schedule as text, to know it again (a feed schedule holds bigints). */
+const keyOf = (schedule: unknown) => JSON.stringify(schedule, (_key, value) => (typeof value === 'bigint' ? `${value}n` : value));
 
 /**
  * Runs the smallest confirmed schedule `steadyRuns` times more. If one of them passes, the
