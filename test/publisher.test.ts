@@ -276,6 +276,34 @@ t.test('misbehaviour: silence keeps the connection open; close sends a fragment 
   t.match(transcript.at(-1), { kind: 'close', by: 'publisher', reason: 'misbehaviour: close at EVENT 1' });
 });
 
+t.test('misbehaviour: silence with bytes sends them instead of the EVENT, then nothing more; behind the cursor, nothing at all', async (t) => {
+  const { port, transcript } = await start(t, {
+    events: script([1, 2, 3, 4]),
+    ackDeadlineMs: 100,
+    misbehaviour: [
+      { action: 'silence', seq: 1, bytes: 'A'.repeat(100) },
+      { action: 'silence', seq: 1, bytes: 'A'.repeat(100), connection: 2 },
+    ],
+  });
+  const a = await Client.open(port);
+  a.send('RESUME -1\n');
+  await a.waitLines(1);
+  a.send('ACK 0\n');
+  await sleep(300);
+  t.same(a.lines, ['EVENT 0 1\n'], 'the fragment has no LF, and nothing follows it');
+  t.equal(a.socket.readableEnded, false, 'silent, but not closed (even past the ACK deadline)');
+  t.match(transcript.filter((e) => e.kind === 'send').at(-1), { line: 'A'.repeat(100), note: /silence at EVENT 1/ });
+  a.socket.destroy();
+  // Connection 2 resumes past EVENT 1: its rule never fires, and the stream goes on to the end.
+  const b = await Client.open(port);
+  b.send('RESUME 1\n');
+  await b.waitLines(2);
+  t.same(b.lines, ['EVENT 2 3\n', 'EVENT 3 4\n']);
+  b.send('ACK 2\nACK 3\n');
+  await b.closed;
+  t.match(transcript.at(-1), { kind: 'close', by: 'publisher' });
+});
+
 t.test('retention moves while the consumer is away; forgetting acknowledged events', async (t) => {
   const moved = await start(t, { events: script([1, 2, 3, 4, 5, 6]), retentionMoves: [{ connection: 2, to: 4 }] });
   const a = await Client.open(moved.port);

@@ -12,7 +12,7 @@ export type MisbehaviourAction =
   | 'replace'
   /** Send `bytes` just before EVENT seq, then EVENT seq as usual. */
   | 'insert'
-  /** Fall silent before EVENT seq: send nothing more, keep the connection open. */
+  /** Send `bytes` (if any) instead of EVENT seq, then fall silent: send nothing more, keep the connection open. */
   | 'silence'
   /** Send `bytes` (if any) instead of EVENT seq, then close the connection. */
   | 'close';
@@ -20,7 +20,7 @@ export type MisbehaviourAction =
 export interface Misbehaviour {
   action: MisbehaviourAction;
   seq: number;
-  /** Literal bytes (Latin-1) for replace / insert / close. */
+  /** Literal bytes (Latin-1) for replace / insert / silence / close. */
   bytes?: string;
   /** Which connection of the stream, 1-based; default 1. */
   connection?: number;
@@ -53,7 +53,7 @@ export function stepsAt(rules: readonly Misbehaviour[], connection: number, seq:
     case 'insert':
       return [{ send: 'bytes', bytes, note }, { send: 'event' }];
     case 'silence':
-      return [{ stop: 'silence' }];
+      return [...(bytes ? [{ send: 'bytes', bytes, note } as const] : []), { stop: 'silence' }];
     case 'close':
       return [...(bytes ? [{ send: 'bytes', bytes, note } as const] : []), { stop: 'close' }];
   }

@@ -220,8 +220,10 @@ export function ledgerChaosScenario(schedule: LedgerSchedule, where: ChaosWhere)
         misbehave.push({ action: 'silence', seq: step.at, connection: step.connection });
         break;
       case 'oversized':
-        misbehave.push({ action: 'replace', seq: step.at, bytes: 'A', repeat: 10240, connection: step.connection });
-        if (step.at + 1 < schedule.count) misbehave.push({ action: 'silence', seq: step.at + 1, connection: step.connection });
+        // One rule, so the publisher falls silent only after the fragment: on a later connection
+        // EVENT `at` may be behind the consumer's cursor, and a silence at `at + 1` alone stalled a
+        // patient schedule (found by chaos-proof against the reference).
+        misbehave.push({ action: 'silence', seq: step.at, bytes: 'A', repeat: 10240, connection: step.connection });
         break;
       case 'retention':
         moves.push({ connection: step.connection, to: step.to });

@@ -135,13 +135,13 @@ const publisherSchema = {
             type: 'string',
             enum: MISBEHAVIOUR_ACTIONS,
             description:
-              'duplicate (send EVENT seq twice), skip (never send it: a gap), replace (send `bytes` instead), insert (send `bytes` just before it), silence (send nothing more, keep the connection open), close (send `bytes`, if any, instead, then close).',
+              'duplicate (send EVENT seq twice), skip (never send it: a gap), replace (send `bytes` instead), insert (send `bytes` just before it), silence (send `bytes`, if any, instead, then nothing more, keeping the connection open), close (send `bytes`, if any, instead, then close).',
           },
           seq: { type: 'integer', minimum: 0, description: 'The EVENT the misbehaviour is anchored to; must be in the script.' },
           bytes: {
             type: 'string',
             description:
-              'Literal bytes for replace / insert / close, written as a YAML string (use double quotes for escapes such as "\\r\\n", "\\t" or "\\xe9"); only characters U+0000..U+00FF (sent as single bytes).',
+              'Literal bytes for replace / insert / silence / close, written as a YAML string (use double quotes for escapes such as "\\r\\n", "\\t" or "\\xe9"); only characters U+0000..U+00FF (sent as single bytes).',
           },
           repeat: {
             type: 'integer',
