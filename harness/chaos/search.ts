@@ -268,7 +268,7 @@ async function shrink(
   return { confirmed, shrinkRuns: used };
 }
 
-/** A schedule as text, to know it again (a feed schedule holds bigints). */
+/** A schedule as text, to know it again (a bigint, which JSON lacks, as its digits and n). */
 const keyOf = (schedule: unknown) => JSON.stringify(schedule, (_key, value) => (typeof value === 'bigint' ? `${value}n` : value));
 
 /**
