@@ -98,7 +98,7 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
   );
   if (publisherArgv.refused) return { refused: publisherArgv.refused };
   const publisher = spawn(publisherArgv.argv[0], publisherArgv.argv.slice(1), { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
-  const stderrOf = new Map([[publisher, stderrTail(publisher)]]);
+  const stderrOf = { publisher: stderrTail(publisher) };
   const publisherLines = createInterface({ input: publisher.stdout });
   let client;
   try {
@@ -127,7 +127,7 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
       need,
     ).argv;
     client = spawn(clientArgv[0], clientArgv.slice(1), { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
-    stderrOf.set(client, stderrTail(client));
+    stderrOf.client = stderrTail(client);
     const clientLines = createInterface({ input: client.stdout });
     const result = nextWith(clientLines, 'connections');
     if (mode === 'live') {
@@ -144,19 +144,16 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
     publisher.stdin.write(`${JSON.stringify({ stop: true })}\n`);
     const memory = await nextWith(publisherLines, 'maxRssMiB');
     await exited(publisher);
-    for (const tail of stderrOf.values()) if (tail()) process.stderr.write(`${tail()}\n`);
+    for (const tail of Object.values(stderrOf)) if (tail()) process.stderr.write(`${tail()}\n`);
     return { client: clientResult, publisher: memory, ...(publisherArgv.raised ? { note: publisherArgv.raised } : {}) };
   } catch (error) {
     // A process that died mid-run: say which run it was, and what it wrote to stderr last.
     // A closed pipe comes before the exit status: give a dying process a moment to report it.
     for (const child of [publisher, client]) if (child) await Promise.race([exited(child), new Promise((resolve) => setTimeout(resolve, 2000))]);
     const status = (child) => (!child ? 'not started' : child.exitCode !== null ? `exit ${child.exitCode}` : (child.signalCode ?? 'still running'));
-    const said = [
-      ['publisher', publisher],
-      ['client', client],
-    ]
-      .filter(([, child]) => child && stderrOf.get(child)())
-      .map(([name, child]) => `\n${name}'s stderr ended:\n${stderrOf.get(child)()}`)
+    const said = Object.entries(stderrOf)
+      .filter(([, tail]) => tail())
+      .map(([name, tail]) => `\n${name}'s stderr ended:\n${tail()}`)
       .join('');
     throw new Error(`fan-out ${mode} run, ${connections} connections (publisher ${status(publisher)}, client ${status(client)}): ${error.message}${said}`);
   } finally {
