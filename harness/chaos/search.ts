@@ -147,7 +147,7 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
       continue;
     }
     o.log(`  confirmed (failed twice); shrinking, at most ${o.shrinkRuns} runs`);
-    const { confirmed, shrinkRuns } = await shrink(o, arbitrary, index, [first, again], run, deadline);
+    const { confirmed, shrinkRuns } = await shrink(o, arbitrary, index, schedule, [first, again], run, deadline);
     const smallest = confirmed.at(-1)!;
     o.log(`  shrunk from ${steps.length} to ${smallest.size} fault step${smallest.size === 1 ? '' : 's'} in ${shrinkRuns} runs (path ${smallest.path})`);
     const { chosen, failedRuns, steadyRuns } = await steadiest(o, confirmed, index, run, deadline);
@@ -201,18 +201,19 @@ async function shrink(
   o: ChaosOptions,
   arbitrary: fc.Arbitrary<unknown>,
   index: number,
+  failing: unknown,
   found: [Trial, Trial],
   run: RunSchedule,
   deadline: number,
 ): Promise<{ confirmed: Confirmed[]; shrinkRuns: number }> {
   const n = index + 1;
-  const confirmed: Confirmed[] = [{ schedule: undefined, path: String(index), size: 0, trials: [...found] }];
+  const confirmed: Confirmed[] = [{ schedule: failing, path: String(index), size: o.model.steps(failing, o.where).length, trials: [...found] }];
   let used = 0;
   let candidate = 0;
   // Every schedule run, confirmed or not, runs once: the second pass starts where the first
   // ended, and fast-check proposes that schedule's shrinks again; it may also propose a schedule
   // equal to the one it shrinks (seen with a filtered array), which would only confirm it again.
-  const known = new Set<string>();
+  const known = new Set([keyOf(failing)]);
   const left = () => o.shrinkRuns - used > 0 && !o.signal?.aborted && Date.now() < deadline;
   for (const fewerStepsOnly of [true, false]) {
     if (fewerStepsOnly === false && !left()) break;
@@ -223,14 +224,12 @@ async function shrink(
     // An error inside the property would read to fast-check as a failing candidate: kept, rethrown after.
     let thrown: unknown;
     const property = fc.asyncProperty(arbitrary, async (schedule) => {
-      const size = o.model.steps(schedule, o.where).length;
       // The first value at the start path is the failure already confirmed: not run again.
       if (first) {
         first = false;
-        if (start.schedule === undefined) Object.assign(start, { schedule, size });
-        known.add(keyOf(schedule));
         return false;
       }
+      const size = o.model.steps(schedule, o.where).length;
       const smallest = confirmed.at(-1)!;
       const place = tried++;
       if (!left() || thrown !== undefined) return true;
