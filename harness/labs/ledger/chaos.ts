@@ -86,7 +86,7 @@ const WEIGHT: Record<keyof typeof STEPS, number> = {
   duplicate: 3,
   gap: 2,
   conflict: 3,
-  malformed: 3,
+  malformed: 5,
   stall: 2,
   oversized: 3,
   retention: 1,
