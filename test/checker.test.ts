@@ -474,6 +474,55 @@ t.test('a read while stopped inside the transaction of seq k must show the state
   );
 });
 
+t.test('with several stop hooks, the i-th read while stopped is judged by the i-th stop the consumer meets', async (t) => {
+  const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
+  const upTo = (last: number): [number, number][] => GOOD.slice(0, last + 1);
+  const totalOf = (last: number) => upTo(last).reduce((a, [, d]) => a + d, 0);
+  const read = (t: number, last: number, incarnation = 1): JournalEntry => ({
+    t,
+    type: 'store-read',
+    role: 'consumer',
+    incarnation,
+    when: 'while-stopped',
+    db: 'x',
+    store: { exists: true, checkpoint: [{ id: 1, last, total: totalOf(last) }], ledger: upTo(last) },
+  });
+  const run = (fault: string, lasts: number[]) =>
+    checkLedgerRun([
+      ...journalFor(dir, [{ fault, lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 } }]),
+      ...lasts.map((last, i) => read(50 + i, last)),
+    ]);
+  // Listed out of order, as a scenario may: met by seq, apply before ack.
+  t.same(run('stop@apply:1,stop@apply:0', [-1, 0]).reasons, [], 'two apply stops, each read the state before its seq');
+  t.same(run('stop@ack:1,stop@apply:1', [0, 1]).reasons, [], 'apply then ack of the same seq: before it, then with it committed');
+  t.same(run('stop@apply:2,stop@apply:2', [1, 1]).reasons, [], 'an item listed twice fires twice');
+  const shifted = run('stop@apply:0,stop@apply:1', [-1, 1]);
+  t.match(shifted.reasons, [
+    /^while incarnation 1 was stopped inside the transaction of seq 1, an independent read saw last 1 and a ledger row for seq 1; it must see the state before seq 1 \(last 0\)/,
+  ]);
+  t.same(
+    shifted.verdict.findings.map((f) => f.subject?.seqs),
+    [[1]],
+    "the finding names the second stop's seq",
+  );
+  const early = run('stop@ack:1', [0]);
+  t.same(
+    early.verdict.findings.map((f) => f.code),
+    ['commit-not-visible'],
+  );
+  t.match(early.reasons, [
+    /after the COMMIT of seq 1 \(before its ACK\), an independent read saw last 0 and no row for seq 1; it must see seq 1 committed \(last 1\)/,
+  ]);
+  const restarted = checkLedgerRun([
+    ...journalFor(dir, [
+      { fault: 'exit@ack:0', lines: ['RESUME -1\n'], exit: { code: 86 }, after: { last: 0, total: totalOf(0), ledger: upTo(0) } },
+      { fault: 'stop@apply:0,stop@apply:2', lines: ['RESUME 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 } },
+    ]),
+    read(60, 1, 2),
+  ]);
+  t.same(restarted.reasons, [], 'a stop at or below the RESUME never fires: the one read belongs to seq 2');
+});
+
 t.test('closed_by, final_last, harness errors in the journal, restarts beyond the listed incarnations', async (t) => {
   const dir = setup(t, {
     checkpoint: [[1, 12]],

@@ -4,6 +4,7 @@
 import type { JournalEntry } from '../../journal.js';
 import type { Finding } from '../../verdict.js';
 import type { IncarnationFacts } from './checker.js';
+import { type FaultStep, parseFaultPlan } from './fault-plan.js';
 import type { LedgerPlan } from './scenario.js';
 import { scriptDeltaOf } from './state.js';
 import type { StoreSnapshot } from './store-reader.js';
@@ -26,12 +27,20 @@ const who = (n: number) => ({ role: 'consumer' as const, incarnation: n });
 export function midRunProblems(journal: readonly JournalEntry[], incarnations: IncarnationFacts[]): Finding[] {
   const problems: Finding[] = [];
   const previousLast: (number | undefined)[] = [];
+  const stopsSeen: number[] = []; // reads while stopped so far, by incarnation
   for (const e of journal) {
     if (e.type !== 'store-read' || e.role !== 'consumer' || e.incarnation === undefined || e.when === 'final') continue;
     const f = incarnations[e.incarnation - 1];
     if (!f) continue;
     const store = e.store as StoreSnapshot;
     const process = who(f.incarnation);
+    // Counted before anything can skip the read, so the i-th read stays with the i-th stop.
+    let stop: FaultStep | undefined;
+    if (e.when === 'while-stopped') {
+      const i = stopsSeen[e.incarnation] ?? 0;
+      stopsSeen[e.incarnation] = i + 1;
+      stop = stopsOf(f)[i];
+    }
     const moment = e.when === 'while-stopped' ? `while incarnation ${f.incarnation} was stopped` : `when incarnation ${f.incarnation} ended`;
     if (store.error) {
       problems.push({
@@ -48,15 +57,15 @@ export function midRunProblems(journal: readonly JournalEntry[], incarnations: I
         subject: { process, t: e.t, ...(p.seqs ? { seqs: p.seqs.slice(0, SUBJECT_MAX) } : {}) },
       });
     if (e.when === 'while-stopped') {
-      const stop = /stop@apply:(\d+)/.exec(f.fault ?? '');
-      const k = stop ? Number(stop[1]) : undefined;
-      const last = store.checkpoint[0]?.last;
-      const rowK = store.ledger.some(([seq]) => seq === k);
-      if (k !== undefined && (last !== k - 1 || rowK))
+      const problem = stop && stoppedReadProblem(stop, store);
+      if (stop && problem)
         problems.push({
-          code: 'uncommitted-visible',
-          text: `${moment} inside the transaction of seq ${k}, an independent read saw last ${last} and ${rowK ? `a ledger row for seq ${k}` : `no row for seq ${k}`}; it must see the state before seq ${k} (last ${k - 1}): uncommitted work was visible`,
-          subject: { process, t: e.t, seqs: [k] },
+          code: stop.point === 'apply' ? 'uncommitted-visible' : 'commit-not-visible',
+          text:
+            stop.point === 'apply'
+              ? `${moment} inside the transaction of seq ${stop.seq}, an independent read saw ${problem}; it must see the state before seq ${stop.seq} (last ${stop.seq - 1}): uncommitted work was visible`
+              : `${moment} after the COMMIT of seq ${stop.seq} (before its ACK), an independent read saw ${problem}; it must see seq ${stop.seq} committed (last ${stop.seq}): the ACK would promise what was not committed`,
+          subject: { process, t: e.t, seqs: [stop.seq] },
         });
       continue;
     }
@@ -90,6 +99,29 @@ export function midRunProblems(journal: readonly JournalEntry[], incarnations: I
       });
   }
   return problems;
+}
+
+/**
+ * The stop hooks of a process's plan in the order a correct consumer meets them: by seq, `apply`
+ * before `ack`, each item as often as it is listed (every item fires, as in the reference
+ * consumers); none at or below its RESUME (nothing there is newly applied). The i-th read while
+ * stopped belongs to the i-th of these: judging every read by the first stop failed a correct
+ * consumer as soon as it had two.
+ */
+function stopsOf(f: IncarnationFacts): FaultStep[] {
+  const parsed = f.fault ? parseFaultPlan(f.fault) : undefined;
+  const resume = f.resumes[0] ?? -1;
+  const stops = parsed?.ok ? parsed.steps.filter((s) => s.action === 'stop' && s.seq > resume) : [];
+  return stops.sort((a, b) => a.seq - b.seq || (a.point === b.point ? 0 : a.point === 'apply' ? -1 : 1));
+}
+
+/** What a read while stopped at `stop` saw that it must not, in words; undefined when it saw the right state. */
+function stoppedReadProblem(stop: FaultStep, store: StoreSnapshot): string | undefined {
+  const last = store.checkpoint[0]?.last;
+  const row = store.ledger.some(([seq]) => seq === stop.seq);
+  const want = stop.point === 'apply' ? stop.seq - 1 : stop.seq;
+  if (last === want && row === (stop.point === 'ack')) return undefined;
+  return `last ${last} and ${row ? `a ledger row for seq ${stop.seq}` : `no row for seq ${stop.seq}`}`;
 }
 
 /** The invariants any committed state must satisfy, whatever the script: for mid-run reads. */
