@@ -72,7 +72,7 @@ const STEPS = {
  * publisher's misbehaviour most (each breaks one sentence of the contract when mishandled),
  * the network's slowness least (it tests robustness, and rarely changes a verdict). A layer that
  * alone reaches its mutant, and only when it is the first to end connection 1 (stall:
- * no-timeout, oversized: unbounded-line, malformed: lenient-parser), weighs more: at 2–3 of 41,
+ * no-timeout, oversized: unbounded-line, malformed: lenient-parser), weighs more: at 2–3 of about 40,
  * a seed's 50 runs drew none in one seed of four or five.
  */
 const WEIGHT: Record<keyof typeof STEPS, number> = {
