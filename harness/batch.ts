@@ -2,11 +2,11 @@
 // time. Each run is independent (its own publisher, Toxiproxy server, processes and run
 // folder), so running two at once on two cores changes no verdict, only the wall time.
 
-import { chmodSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { type BatchView, batchViewOf, ownCommandLine } from './report/batch-view.js';
 import { renderBatchFiles } from './report/render-batch.js';
 import { ensureDir, switchLatest } from './report/run-folder.js';
+import { closeFolder, makePassable } from './report/staff-only.js';
 import { type RunOptions, type RunResult, newRunId, runScenario } from './runner.js';
 import type { Scenario } from './scenario/load.js';
 import type { SealMode } from './sealing.js';
@@ -47,15 +47,14 @@ export async function runBatch(
     commandLine?: string;
     invokedAs?: string;
     signal?: AbortSignal;
-    /** The batch folder's mode: grading sealed makes it 0711, passable but not listable, so no
-     *  consumer reads the names of its siblings' run folders (they name hidden scenarios). */
-    folderMode?: number;
   } & BatchHooks,
 ): Promise<BatchResult> {
   const startedAt = new Date().toISOString().slice(0, 19);
   const batchDir = join(options.reportsDir, newRunId(name));
-  ensureDir(batchDir);
-  if (options.folderMode !== undefined) chmodSync(batchDir, options.folderMode);
+  // Passable but not listable while its runs are live: no consumer reads the names of its
+  // siblings' run folders (under grading they name hidden scenarios); closed at the end.
+  makePassable(ensureDir(options.reportsDir));
+  makePassable(ensureDir(batchDir));
   const results: RunResult[] = new Array(items.length);
   let next = 0;
   // Each worker is a job slot: sealed runs of different slots run as different uids.
@@ -96,6 +95,7 @@ export async function runBatch(
     started.map((r, i) => ({ label: items[i]!.label, runDir: r.runDir, view: r.view })),
   );
   renderBatchFiles(view);
+  closeFolder(batchDir);
   switchLatest(options.reportsDir, batchDir);
   return { batchDir, results: started, notStarted, view };
 }

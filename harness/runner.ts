@@ -8,10 +8,12 @@ import type { JournalEntry } from './journal.js';
 import { labNamed } from './labs/registry.js';
 import { renderRunFolder } from './report/render-all.js';
 import { ensureDir } from './report/run-folder.js';
+import { closeFolder, makePassable } from './report/staff-only.js';
 import type { RunStatus, RunView } from './report/view.js';
 import { reproduceOf } from './reproduce.js';
 import type { RunRequest } from './run/execute.js';
 import { runSealed } from './run/sealed.js';
+import { handBackRooms } from './sandbox/room.js';
 import { lossFaultOf } from './scenario/faults.js';
 import type { Scenario } from './scenario/types.js';
 import { type SealMode, sealing } from './sealing.js';
@@ -62,7 +64,10 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   const lab = labNamed(scenario.protocol);
   if (!lab) throw new Error(`scenario ${scenario.name}: no lab named "${scenario.protocol}"`);
   const runId = newRunId(scenario.name);
-  const runDir = join(ensureDir(options.reportsDir), runId);
+  const reportsDir = ensureDir(options.reportsDir);
+  // A sealed consumer passes through it to its room; nobody lists it.
+  makePassable(reportsDir);
+  const runDir = join(reportsDir, runId);
   const decision = await sealing(options.seal, options.toxiproxyUrl);
   const request: RunRequest = {
     scenario,
@@ -111,7 +116,12 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       { onJournal: record, ...(options.log ? { log: options.log } : {}), ...(options.signal ? { signal: options.signal } : {}) },
     );
   }
+  // Whatever way the run ended (a worker that died left its rooms the uid's), its rooms are
+  // root's again and its folder closed before a report is written in it.
+  if (decision.sealed) handBackRooms(runDir);
+  closeFolder(runDir);
   const { view } = renderRunFolder(runDir, { ...(options.latest === false ? {} : { latestIn: options.reportsDir }), entries });
+  closeFolder(runDir);
   return {
     runId,
     runDir,

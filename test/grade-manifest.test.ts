@@ -1,8 +1,11 @@
-// Submission manifests: chaoslab.json / .yaml, the defaults (and the grader saying which), and
-// mistakes that name the file and the field.
+// Submission manifests: chaoslab.json / .yaml, the defaults (and the grader saying which),
+// mistakes that name the file and the field, and manifests that are no plain file (a link, a
+// FIFO, a socket), refused by name without reading (or blocking on) what they lead to.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { DEFAULTS, ManifestError, parseManifest, readManifest } from '../harness/grade/manifest.js';
+import { DEFAULTS, ManifestError, MANIFEST_MAX_BYTES, parseManifest, readManifest } from '../harness/grade/manifest.js';
 
 t.test('chaoslab.json and chaoslab.yaml', async (t) => {
   const dir = t.testdir({
@@ -44,4 +47,32 @@ t.test('mistakes name the file and the field', async (t) => {
   bad('s/chaoslab.json', '{"command":"x","run":"y"}', /run: unknown field \(lab, command, build\)/);
   const dir = t.testdir({ 'chaoslab.json': '{"command":"a"}', 'chaoslab.yaml': 'command: b' });
   t.throws(() => readManifest(dir), { message: /chaoslab\.json and chaoslab\.yaml both exist/ });
+});
+
+t.test('a manifest that is no plain file is refused by name, its content never read', async (t) => {
+  const dir = t.testdir({
+    secret: '{"command": "SECRET-c41d"}',
+    linked: {},
+    dangling: {},
+    piped: {},
+    socket: {},
+    big: { 'chaoslab.json': `{"command": "x", "lab": "${'y'.repeat(MANIFEST_MAX_BYTES)}"}` },
+  });
+  chmodSync(join(dir, 'secret'), 0o600);
+  symlinkSync(join(dir, 'secret'), join(dir, 'linked', 'chaoslab.json'));
+  symlinkSync(join(dir, 'nowhere'), join(dir, 'dangling', 'chaoslab.yaml'));
+  execFileSync('mkfifo', [join(dir, 'piped', 'chaoslab.json')]);
+  // Bound by a relative name: the fixture's absolute path is longer than a socket's may be.
+  execFileSync('python3', ['-c', 'import socket; socket.socket(socket.AF_UNIX).bind("chaoslab.json")'], { cwd: join(dir, 'socket') });
+  const refused = (name: string, what: RegExp) => {
+    const error = t.throws(() => readManifest(join(dir, name)), ManifestError) as unknown as Error;
+    t.match(error.message, what, name);
+    t.notMatch(error.message, /SECRET/, `${name}: nothing of what it leads to`);
+  };
+  refused('linked', /linked\/chaoslab\.json: is a symbolic link, not a file: it was not read$/);
+  refused('dangling', /dangling\/chaoslab\.yaml: is a symbolic link, not a file/);
+  // Opened without blocking: this returns at once (a blocking open would hang the test).
+  refused('piped', /piped\/chaoslab\.json: is a named pipe \(FIFO\), not a file/);
+  refused('socket', /socket\/chaoslab\.json: is a socket, not a file/);
+  refused('big', /big\/chaoslab\.json: is \d+ bytes, more than the 65536 a manifest may have/);
 });

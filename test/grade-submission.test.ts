@@ -1,10 +1,13 @@
 // One submission that cannot be graded — no command, another lab, a failed build, a program that
-// is not there — scores 0 with the reason, and still gets its results.json and junit.xml; the
-// staff folder is closed afterwards. (Submissions that run are graded in test/e2e/grade*.test.ts.)
-import { existsSync, readFileSync, statSync } from 'node:fs';
+// is not there, a manifest that is a link or a FIFO, a FIFO in its tree — scores 0 with the
+// reason, and still gets its results.json and junit.xml; the staff folder is closed afterwards.
+// (Submissions that run are graded in test/e2e/grade*.test.ts.)
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { type GradeSetup, gradeSubmission, STAFF_DIR } from '../harness/grade/grade-submission.js';
+import { openWorkspace } from '../harness/grade/workspace.js';
 import { smallRubric } from './helpers/grade.js';
 
 const dir = t.testdir({
@@ -14,9 +17,20 @@ const dir = t.testdir({
     broken: { 'chaoslab.json': JSON.stringify({ build: 'echo no; exit 4', command: './consumer' }) },
     absent: { 'chaoslab.json': JSON.stringify({ command: './consumer --fast' }) },
     unknown: { 'chaoslab.json': JSON.stringify({ command: 'no-such-program-here x' }) },
+    linked: {},
+    piped: {},
+    'fifo-inside': { 'chaoslab.json': JSON.stringify({ command: 'true' }), src: {} },
   },
   out: {},
+  // Only its owner may read it: root, when the grader is root.
+  'secret.txt': '{"command": "SECRET-7f3a9 from a file the student cannot read"}',
 });
+chmodSync(join(dir, 'secret.txt'), 0o600);
+symlinkSync(join(dir, 'secret.txt'), join(dir, 'class', 'linked', 'chaoslab.json'));
+execFileSync('mkfifo', [join(dir, 'class', 'piped', 'chaoslab.yaml')]);
+execFileSync('mkfifo', [join(dir, 'class', 'fifo-inside', 'src', 'pipe')]);
+const workspace = openWorkspace(false);
+t.teardown(() => workspace.remove());
 const setup: GradeSetup = {
   rubric: smallRubric(),
   scenarios: new Map(),
@@ -25,6 +39,7 @@ const setup: GradeSetup = {
   outDir: join(dir, 'out'),
   deadlineMs: 60_000,
   buildDeadlineMs: 60_000,
+  workspace,
 };
 
 const cases: [string, RegExp][] = [
@@ -33,6 +48,10 @@ const cases: [string, RegExp][] = [
   ['broken', /^the build `echo no; exit 4` failed \(exit status 4\); see build\.log$/],
   ['absent', /^the command `\.\/consumer --fast` cannot start: \.\/consumer not found$/],
   ['unknown', /^the command `no-such-program-here x` cannot start: no-such-program-here not found$/],
+  // Never followed, never blocked on: named with what it is, its content never read.
+  ['linked', /^linked\/chaoslab\.json: is a symbolic link, not a file: it was not read$/],
+  ['piped', /^piped\/chaoslab\.yaml: is a named pipe \(FIFO\), not a file: it was not read$/],
+  ['fifo-inside', /^fifo-inside\/src\/pipe: is a named pipe \(FIFO\): a submission holds files, folders and links only$/],
 ];
 
 for (const [name, problem] of cases) {
@@ -46,6 +65,12 @@ for (const [name, problem] of cases) {
     t.equal(statSync(join(dir, 'out', STAFF_DIR, name)).mode & 0o777, 0o700, 'the staff folder is closed');
   });
 }
+
+t.test("a linked manifest's target is in no output", async (t) => {
+  const out = join(dir, 'out');
+  for (const file of readdirSync(out, { recursive: true }).map((f) => join(out, String(f))))
+    if (statSync(file).isFile()) t.notMatch(readFileSync(file, 'utf8'), /SECRET-7f3a9/, `${file}: nothing of the linked file`);
+});
 
 t.test('the build log is beside results.json', async (t) => {
   t.equal(readFileSync(join(dir, 'out', 'broken', 'build.log'), 'utf8'), 'no\n');

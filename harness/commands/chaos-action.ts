@@ -12,6 +12,7 @@ import { interruptible } from '../interrupt.js';
 import { labNamed, labNames } from '../labs/registry.js';
 import { reportsDirOf } from '../paths.js';
 import { ensureDir } from '../report/run-folder.js';
+import { closeFolder, makePassable } from '../report/staff-only.js';
 import { typedCommand } from '../reproduce.js';
 import { newRunId } from '../runner.js';
 import { sealing } from '../sealing.js';
@@ -48,7 +49,9 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   const stop = interruptible({ onInterrupt: (signal) => process.stdout.write(`\n${signal}: stopping after the running run\n`) });
   const startedAt = new Date().toISOString().slice(0, 19);
   const batchDir = join(ensureDir(reportsDir), newRunId(`chaos-${lab.name}`));
-  ensureDir(batchDir);
+  // Passable while its runs are live, closed when the search ends (docs/sandbox.md, "Modes").
+  makePassable(reportsDir);
+  makePassable(ensureDir(batchDir));
   try {
     if (opts.path !== undefined) {
       const schedule = await scheduleAt(model.schedules(), seed, opts.path);
@@ -94,6 +97,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
     process.exitCode = outcome.harnessErrors.length || outcome.stoppedBy === 'interrupted' ? EXIT.error : outcome.failures.length ? EXIT.fail : EXIT.pass;
   } finally {
     stop.dispose();
+    closeFolder(batchDir);
     const by = stop.by();
     if (by) process.exitCode = EXIT_SIGNAL[by];
   }

@@ -1,7 +1,7 @@
 // `chaoslab grade`'s work (the command is defined in ./grade.ts): the rubric and its scenarios,
 // the sealing decision (refused where sealing is unavailable, unless --unsealed), then each
 // submission in turn, then the class outputs (class.json, grades.csv, index.html).
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { type ClassReport, CLASS_SCHEMA, type Sealing, writeClassReport } from '../grade/class-data.js';
 import { classCsv } from '../grade/class-csv.js';
@@ -9,9 +9,11 @@ import { classHtml } from '../grade/class-html.js';
 import { gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
 import { loadRubric, type Rubric, RubricError } from '../grade/rubric.js';
 import { listSubmissions, parseShard, type Shard } from '../grade/submissions.js';
+import { openWorkspace, placesProblem } from '../grade/workspace.js';
 import { interruptible } from '../interrupt.js';
 import { labNames } from '../labs/registry.js';
 import { projectRoot, scenariosDir } from '../paths.js';
+import { makePassable } from '../report/staff-only.js';
 import { decideSealing, probeSealing, sealModeFromEnv } from '../sandbox/probe.js';
 import { resolveScenario } from '../scenario/catalogue.js';
 import { loadScenario } from '../scenario/load.js';
@@ -36,7 +38,15 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   const scenarios = rubricScenarios(rubric);
   const sealing = await sealingFor(opts.unsealed === true);
   const outDir = resolve(opts.out);
+  const outExisted = existsSync(outDir);
   mkdirSync(outDir, { recursive: true });
+  // Sealed consumers pass through it to their rooms; nobody lists it (docs/sandbox.md, "Modes").
+  makePassable(outDir);
+  const problem = sealing.sealed ? placesProblem(outDir, dir) : undefined;
+  if (problem) {
+    if (!outExisted) rmdirSync(outDir);
+    throw new UsageError(`refusing to grade here: ${problem}`);
+  }
   const sources: SubmissionSource[] =
     dir === undefined
       ? [{ name: opts.name, command: opts.consumer!, cwd: process.cwd() }]
@@ -45,6 +55,12 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
 
   const say = (line: string) => process.stdout.write(`${line}\n`);
   if (!sealing.sealed) say(`chaoslab grade: NOT SEALED: ${sealing.note}`);
+  else
+    say(
+      opts.buildNetwork
+        ? "chaoslab grade: builds have the host's network (--build-network)"
+        : 'chaoslab grade: builds run without network (a network namespace of their own; --build-network gives them the host’s)',
+    );
   say(
     `chaoslab grade: ${sources.length} submission(s)${shard ? ` (shard ${shard.index}/${shard.count})` : ''}, rubric ${relative(process.cwd(), rubric.file)} (${rubric.tests.length} scenarios)`,
   );
@@ -57,6 +73,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     submissions: [],
   };
   let harnessError = false;
+  const workspace = openWorkspace(sealing.sealed);
   try {
     for (const source of sources) {
       if (stop.signal.aborted) break;
@@ -69,6 +86,8 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
           outDir,
           deadlineMs: opts.deadline * 1000,
           buildDeadlineMs: opts.buildDeadline * 1000,
+          workspace,
+          ...(opts.buildNetwork ? { buildNetwork: true } : {}),
           signal: stop.signal,
           log: (line) => say(line),
         },
@@ -80,6 +99,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
       say(`${source.name}: ${score.score} / ${score.max}${score.problem ? ` — not graded: ${score.problem}` : ''}`);
     }
   } finally {
+    workspace.remove();
     stop.dispose();
   }
   writeClassOutputs(outDir, report);

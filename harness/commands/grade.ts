@@ -16,6 +16,7 @@ export interface GradeOptions {
   unsealed?: boolean;
   deadline: number;
   buildDeadline: number;
+  buildNetwork?: boolean;
 }
 
 export function register(program: Command): void {
@@ -33,5 +34,9 @@ export function register(program: Command): void {
     .option('--unsealed', 'grade even where sealing is unavailable (every output then says the run was not sealed)')
     .option('--deadline <seconds>', "each submission's deadline for its runs (the build has its own)", positiveInt, 1800)
     .option('--build-deadline <seconds>', "each submission's build deadline", positiveInt, 600)
+    .option(
+      '--build-network',
+      "sealed builds get the host's network (default: a network namespace of their own with nothing in it; the grader's output says which)",
+    )
     .action(async (dir: string | undefined, opts: GradeOptions) => (await import('./grade-action.js')).gradeAction(dir, opts));
 }

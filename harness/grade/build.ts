@@ -1,9 +1,11 @@
 // A submission's build (`go build`, `npm ci`, …): run once, with its own deadline, in the
 // submission's copy; then the copy is made read-only (root's, no write bits) so no scenario run
 // can change what the next one runs. Sealed, the build runs as the slot's uid in its own PID
-// namespace (everything it started dies with it) but in the root network namespace, since
-// registries must be reachable; unsealed, as the grader's user, supervised as a consumer is (a
-// child that called setsid() is still found and killed).
+// namespace (everything it started dies with it) and in a network namespace of its own with
+// nothing but a loopback (namespace.ts, as a run gets): no registry, no local service of the
+// host; `network: true` (`grade --build-network`) leaves it in the host's network instead.
+// Unsealed, as the grader's user, supervised as a consumer is (a child that called setsid() is
+// still found and killed), with whatever network the grader has.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, chownSync, lchownSync, lstatSync, readdirSync, type Stats, writeFileSync } from 'node:fs';
@@ -11,6 +13,7 @@ import { join } from 'node:path';
 import { onCleanup } from '../cleanup.js';
 import { onAbort } from '../interrupt.js';
 import { confinedCommand } from '../sandbox/confine.js';
+import { createRunNamespace, type RunNamespace } from '../sandbox/namespace.js';
 import { HeadTailBuffer } from '../sandbox/output.js';
 import { type SupervisedProcess, startProcess } from '../supervisor.js';
 
@@ -25,6 +28,8 @@ export interface BuildRequest {
   logFile: string;
   /** Ctrl-C/SIGTERM: the build is killed at once. */
   signal?: AbortSignal;
+  /** Sealed: the host's network (true), or a network namespace of its own, loopback only (default). */
+  network?: boolean;
 }
 
 export interface BuildResult {
@@ -83,10 +88,28 @@ async function unsealedBuild(req: BuildRequest, log: HeadTailBuffer, onDeadline:
   }
 }
 
-/** Sealed: as the slot's uid in a PID namespace of its own, so SIGKILL to unshare ends all of it. */
+/**
+ * Sealed: as the slot's uid in a PID namespace of its own, so SIGKILL to unshare ends all of it;
+ * without `network`, in a network namespace of its own, removed (with anything left in it) after.
+ */
 async function sealedBuild(req: BuildRequest, uid: number, log: HeadTailBuffer, onDeadline: () => void): Promise<Ended> {
   chownTree(req.dir, uid);
-  const { argv, env } = confinedCommand({ command: req.command, uid, home: req.dir, limits: BUILD_LIMITS });
+  let ns: RunNamespace | undefined;
+  try {
+    ns = req.network ? undefined : await createRunNamespace({ label: 'submission build' });
+  } catch (error) {
+    log.push(Buffer.from(`\nchaoslab: could not make the build's network namespace: ${(error as Error).message}\n`));
+    return { code: null, signal: null };
+  }
+  try {
+    return await confinedBuild(req, uid, ns, log, onDeadline);
+  } finally {
+    await ns?.destroy();
+  }
+}
+
+async function confinedBuild(req: BuildRequest, uid: number, ns: RunNamespace | undefined, log: HeadTailBuffer, onDeadline: () => void): Promise<Ended> {
+  const { argv, env } = confinedCommand({ command: req.command, uid, home: req.dir, limits: BUILD_LIMITS, ...(ns ? { netnsPath: ns.path } : {}) });
   const child = spawn(argv[0]!, argv.slice(1), { cwd: req.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (chunk: Buffer) => log.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => log.push(chunk));

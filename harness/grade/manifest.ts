@@ -1,11 +1,14 @@
 // A submission's manifest: chaoslab.json or chaoslab.yaml in its folder, giving `lab`,
 // `command` (starts the consumer, run from the built folder) and optionally `build` (run once
 // before grading). Without one, the first default that fits the folder's files is used, and
-// the grader says which. A mistake names the file and the field.
+// the grader says which. A mistake names the file and the field. The grader is root: the
+// manifest is read without following links (no-follow.ts), and one that is a link, a FIFO, a
+// device or a socket is a mistake naming it, its content never read.
 
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { readSubmissionFile, SubmissionFileError } from './no-follow.js';
 
 export interface Manifest {
   lab?: string;
@@ -20,6 +23,8 @@ export class ManifestError extends Error {
 }
 
 export const MANIFEST_FILES = ['chaoslab.json', 'chaoslab.yaml', 'chaoslab.yml'] as const;
+/** No honest manifest comes near it (three short fields). */
+export const MANIFEST_MAX_BYTES = 64 * 1024;
 
 /** The defaults, first match wins: a file that must exist, and what it means. */
 export const DEFAULTS: readonly { file: string; command: string; build?: string }[] = [
@@ -36,9 +41,20 @@ export const DEFAULTS: readonly { file: string; command: string; build?: string 
 
 /** The submission's manifest, or the default that fits; throws ManifestError naming the file and field. */
 export function readManifest(dir: string): Manifest {
-  const present = MANIFEST_FILES.filter((f) => existsSync(join(dir, f)));
+  // Present is there at all, a dangling link too (existsSync would follow it).
+  const present = MANIFEST_FILES.filter((f) => entryExists(join(dir, f)));
   if (present.length > 1) throw new ManifestError(`${join(dir, present[0]!)}: ${present.join(' and ')} both exist: keep one`);
-  if (present.length === 1) return parseManifest(join(dir, present[0]!), readFileSync(join(dir, present[0]!), 'utf8'), present[0]!);
+  if (present.length === 1) {
+    const file = join(dir, present[0]!);
+    let text: string;
+    try {
+      text = readSubmissionFile(file, MANIFEST_MAX_BYTES);
+    } catch (error) {
+      if (error instanceof SubmissionFileError) throw new ManifestError(error.message);
+      throw error;
+    }
+    return parseManifest(file, text, present[0]!);
+  }
   for (const d of DEFAULTS) {
     const path = join(dir, d.file);
     if (existsSync(path) && statSync(path).isFile()) {
@@ -52,6 +68,15 @@ export function readManifest(dir: string): Manifest {
   throw new ManifestError(
     `${dir}: no chaoslab.json or chaoslab.yaml, and none of ${DEFAULTS.map((d) => d.file).join(', ')} to guess a command from: add a manifest with lab and command`,
   );
+}
+
+function entryExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Checks a manifest's text; `shown` is the name used in the result's words. */

@@ -96,6 +96,29 @@ export function closeRoom(room: string): string[] {
   return odd;
 }
 
+/**
+ * Hands every room of a run folder (`<runDir>/rooms/*`) back to root, whoever made them: the
+ * runner calls it after every sealed run, so a room is never left the uid's when the worker died
+ * before its own closeRoom (a later consumer with the same uid could otherwise reach it).
+ */
+export function handBackRooms(runDir: string): void {
+  const rooms = join(runDir, 'rooms');
+  let names: string[];
+  try {
+    if (!lstatSync(rooms).isDirectory()) return;
+    names = readdirSync(rooms);
+  } catch {
+    return; // no room was made
+  }
+  for (const name of names) {
+    try {
+      closeRoom(join(rooms, name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // removed meanwhile: nothing to hand back
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reachability for a uid
 

@@ -4,7 +4,7 @@
 // turn, whose command names the project's file by its absolute path (the grader runs it from the
 // submission's built copy, not from the project root as the matrix does).
 
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { stringify } from 'yaml';
 import { type MatrixConsumer, mutantName } from '../../mutants.js';
@@ -48,6 +48,8 @@ const quoted = (path: string): string => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(path) 
 /** Writes `<dir>/<submission>/<manifest>` for each; `dir` must not hold a class already. */
 export function writeValidityClass(dir: string, lab: string, submissions: readonly ValiditySubmission[]): void {
   mkdirSync(dir, { recursive: true });
+  // Root's alone: a sealed grading refuses a class folder the sandbox uids can pass through.
+  chmodSync(dir, 0o700);
   for (const s of submissions) {
     const folder = join(dir, s.name);
     if (existsSync(folder)) throw new Error(`${folder} exists already: give the proof an empty folder`);
