@@ -5,12 +5,16 @@
 // (a subshell's, a double fork with setsid), start 200 children (a bounded fork bomb), change
 // their own build, write a huge file, fail their build (leaving a child), corrupt their store
 // between runs, read or tamper with the evidence, the control's database, the rubric and a
-// hidden scenario. For each, the test checks that the grader finishes (the hang is cut by
-// --deadline), scores and explains in results.json, and leaves no process (by the output folder
-// in its command line or environment, by each sleeper's own duration, and every process and
-// Toxiproxy server each run's journal started), and no file outside the output folder.
+// hidden scenario, an earlier submission's and other runs' reports (`../../..` from its working
+// directory too); a manifest that is a link to a root-only file; a build that reads another
+// submission and connects to a local service of the host. For each, the test checks that the
+// grader finishes (the hang is cut by --deadline), scores and explains in results.json, and
+// leaves no process (by the output folder in its command line or environment, by each
+// sleeper's own duration, and every process and Toxiproxy server each run's journal started),
+// and no file outside the output folder.
 import { execa } from 'execa';
-import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type JournalEntry, readJournal } from '../../harness/journal.js';
@@ -66,6 +70,8 @@ const dir = fileTestdir(t, import.meta.url, {
   'rubric.yaml': HAPPY,
 });
 for (const sub of WITH_REFERENCE) copyFileSync(reference, join(dir, 'class', sub, 'client.py'));
+// Sealed, a class folder must be root's alone (the grader refuses one the sandbox uids can reach).
+chmodSync(join(dir, 'class'), 0o700);
 
 interface Results {
   score: number;
@@ -234,9 +240,22 @@ t.test(
   'sealed: the evidence, the control’s database, the rubric and a staff-only hidden scenario are out of a submission’s reach',
   { skip: probe.available ? false : `sealing is not available here: ${probe.reason}` },
   async (t) => {
-    const base = t.testdir({ staff: {}, class: { 'a-reference': {}, 'read-evidence': {}, forge: {}, snoop: {}, steal: {}, tamper: {} } });
+    const base = t.testdir({
+      staff: {},
+      class: { 'a-reference': {}, 'build-snoop': {}, linked: {}, 'read-evidence': {}, forge: {}, snoop: {}, steal: {}, tamper: {} },
+    });
     const staff = join(base, 'staff');
     const rubric = join(staff, 'rubric.yaml');
+    chmodSync(join(base, 'class'), 0o700);
+    // A manifest that is a link to a root-only file: followed by root, its command would be in results.json.
+    writeFileSync(join(staff, 'secret.json'), '{"lab": "ledger", "command": "echo SECRET-b7e1"}');
+    symlinkSync(join(staff, 'secret.json'), join(base, 'class', 'linked', 'chaoslab.json'));
+    // A local service of the host (this test, in the root network namespace) that no build may reach.
+    const knocks: Socket[] = [];
+    const service = createServer((socket) => knocks.push(socket.end()));
+    await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => service.close());
+    const port = (service.address() as { port: number }).port;
     // The hidden scenario is a copy of gap under the staff's own folder (0700, root's).
     copyFileSync(join(root, 'scenarios', 'ledger', 'gap.yaml'), join(staff, 'gap.yaml'));
     writeFileSync(
@@ -267,8 +286,16 @@ t.test(
     );
     writeFileSync(join(sub('tamper'), 'chaoslab.yaml'), 'lab: ledger\ncommand: bash tamper.sh\n');
     const out = join(base, 'out');
-    // Tries the rubric, the hidden scenario, the class outputs and an earlier submission's build.
-    const targets = [rubric, join(staff, 'gap.yaml'), join(out, 'class.json'), join(out, '.staff', 'a-reference', 'build', 'client.py')];
+    // Tries the rubric, the hidden scenario, the class outputs, an earlier submission's build,
+    // its student files and its runs' reports (by the batch's `latest` link).
+    const targets = [
+      rubric,
+      join(staff, 'gap.yaml'),
+      join(out, 'class.json'),
+      join(out, '.staff', 'a-reference', 'build', 'client.py'),
+      join(out, 'a-reference', 'junit.xml'),
+      join(out, '.staff', 'a-reference', 'runs', 'latest', 'summary.md'),
+    ];
     writeFileSync(
       join(sub('snoop'), 'snoop.sh'),
       [
@@ -276,19 +303,44 @@ t.test(
         // Its batch folder holds the hidden scenario's run folder, named after it.
         'run=$(dirname "$(dirname "$(dirname "$CHAOSLAB_DB")")")',
         'if ls "$run/.." >&2 2>/dev/null; then echo "LISTED the batch folder" >&2; else echo "could not list the batch folder" >&2; fi',
+        // From its working directory (once <out>/.staff/<name>/build, where ../../.. was every student).
+        'for d in .. ../.. ../../..; do if ls "$d" >&2 2>/dev/null; then echo "LISTED $d" >&2; else echo "could not list $d" >&2; fi; done',
         'exit 0',
         '',
       ].join('\n'),
     );
     writeFileSync(join(sub('snoop'), 'chaoslab.yaml'), 'lab: ledger\ncommand: bash snoop.sh\n');
+    // Its build reads another submission (the original, and what the grader made of it) and
+    // knocks on the host's service; it fails, so no run follows (its build.log says what it got).
+    const otherFiles = [join(sub('a-reference'), 'client.py'), join(out, 'a-reference', 'results.json')];
+    writeFileSync(
+      join(sub('build-snoop'), 'build.sh'),
+      [
+        `for f in ${otherFiles.map((p) => `'${p}'`).join(' ')}; do if cat "$f" >/dev/null 2>&1; then echo "READ $f"; else echo "could not read $f"; fi; done`,
+        'if ls .. >/dev/null 2>&1; then echo "LISTED the workspace"; else echo "could not list the workspace"; fi',
+        `if (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null; then echo "CONNECTED to the host"; else echo "could not connect to the host"; fi`,
+        'exit 3',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(join(sub('build-snoop'), 'chaoslab.yaml'), 'lab: ledger\nbuild: bash build.sh\ncommand: ./consumer\n');
 
     const before = listing(base, 'out');
     const r = await chaoslab(['grade', join(base, 'class'), '--rubric', rubric, '--jobs', '2', '--out', out]);
     t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
     t.equal(
       readFileSync(join(out, 'grades.csv'), 'utf8'),
-      'submission,score,max,gap,happy-path\na-reference,2,2,1,1\nforge,0,2,0,0\nread-evidence,0,2,0,0\nsnoop,0,2,0,0\nsteal,0,2,0,0\ntamper,0,2,0,0\n',
+      'submission,score,max,gap,happy-path\na-reference,2,2,1,1\nbuild-snoop,0,2,0,0\nforge,0,2,0,0\nlinked,0,2,0,0\nread-evidence,0,2,0,0\nsnoop,0,2,0,0\nsteal,0,2,0,0\ntamper,0,2,0,0\n',
     );
+    t.match(resultsOf(out, 'linked').output, /Not graded: linked\/chaoslab\.json: is a symbolic link, not a file: it was not read/);
+    for (const f of readdirSync(out, { recursive: true }).map((p) => join(out, String(p))))
+      if (statSync(f).isFile()) t.notMatch(readFileSync(f, 'latin1'), /SECRET-b7e1/, `${f}: nothing of the linked file`);
+    const built = readFileSync(join(out, 'build-snoop', 'build.log'), 'utf8');
+    for (const f of otherFiles) t.match(built, `could not read ${f}`, `its build could not read ${f}`);
+    t.match(built, 'could not list the workspace');
+    t.match(built, 'could not connect to the host');
+    t.notMatch(built, /READ \/|LISTED|CONNECTED/);
+    t.equal(knocks.length, 0, 'the host service saw no connection');
     const report = (name: string) => readFileSync(join(out, name, 'reports', 'happy-path.html'), 'utf8');
     for (const name of ['forge', 'read-evidence', 'snoop', 'steal', 'tamper'])
       t.match(resultsOf(out, name).tests[1]!.output, /^Failed: §3–§4\n- incarnation 1 never sent RESUME/, `${name}: explained`);
@@ -296,6 +348,8 @@ t.test(
     for (const p of targets) t.match(snooped, `could not read ${p}`, `snoop could not read ${p}`);
     t.notMatch(snooped, /READ \//);
     t.match(snooped, 'could not list the batch folder');
+    for (const d of ['..', '../..', '../../..'])
+      t.match(snooped, new RegExp(`could not list ${d.replaceAll('.', '\\.')}(?!/)`), `snoop could not list ${d} from its working directory`);
     t.notMatch(snooped, /LISTED|\d{8}-\d{6}-gap-/, 'no name of the hidden scenario’s run folder');
     t.notOk(existsSync(join(out, 'snoop', 'reports', 'gap.html')), 'no report of the hidden scenario for the student');
     const evidence = report('read-evidence');

@@ -5,13 +5,17 @@
 // small rubric through the real CLI, Toxiproxy and processes: references get full marks, each
 // mutant exactly the points of the scenarios it fails, the failing build 0 with its reason;
 // hidden scenarios leave no trace in a student's files; the class sharded 3 ways and merged
-// gives the same grades.csv; nothing is left running. Then the fallback where sealing is
+// gives the same grades.csv; nothing is left running; sealed, every output is closed to the
+// sandbox uids (modes asserted) and the workspace is gone. A class folder the sandbox uids can
+// reach and an --out they cannot are refused before grading. Then the fallback where sealing is
 // unavailable (root without CAP_SYS_ADMIN, as in Gradescope's container): refused without
 // --unsealed, and marked NOT SEALED everywhere with it; and the same as a user without root.
 import { execa } from 'execa';
-import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { SEALED_WORKSPACES } from '../../harness/grade/workspace.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { fileTestdir, processesNamingSettled } from '../helpers/fixture.js';
 import { chaoslab, cli, root } from '../helpers/cli.js';
@@ -44,6 +48,8 @@ const dir = fileTestdir(t, import.meta.url, {
 // The Python reference without a manifest: graded by the client.py default.
 copyFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), join(dir, 'class', 'ref-python', 'client.py'));
 const classDir = join(dir, 'class');
+// Root's alone: a sealed grading refuses a class folder the sandbox uids can pass through.
+chmodSync(classDir, 0o700);
 const rubric = join(dir, 'rubric.yaml');
 const before = readdirSync(classDir, { recursive: true }).sort();
 
@@ -56,9 +62,35 @@ const results = (out: string, sub: string) =>
   };
 
 const whole = join(dir, 'whole');
+const workspaces = () => (existsSync(SEALED_WORKSPACES) ? readdirSync(SEALED_WORKSPACES).sort() : []);
+const mode = (path: string) => (statSync(path).mode & 0o7777).toString(8);
 t.test('a class graded on one machine', async (t) => {
+  const workspacesBefore = workspaces();
   const r = await chaoslab(['grade', classDir, '--rubric', rubric, '--jobs', '2', '--out', whole, ...sealFlags]);
   t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+  if (probe.available) {
+    t.match(r.stdout, /builds run without network/);
+    t.same(workspaces(), workspacesBefore, 'the grading workspace is gone');
+    // Passable, not listable: the output folder and the staff one; everything else closed.
+    t.equal(mode(whole), '711');
+    t.equal(mode(join(whole, '.staff')), '711');
+    for (const f of [
+      'grades.csv',
+      'index.html',
+      'class.json',
+      'no-dedupe-py/results.json',
+      'no-dedupe-py/junit.xml',
+      'no-dedupe-py/reports/duplicate-delivery.html',
+    ])
+      t.equal(mode(join(whole, f)), '600', `${f}: 0600`);
+    for (const d of ['no-dedupe-py', '.staff/no-dedupe-py', '.staff/no-dedupe-py/build']) t.equal(mode(join(whole, d)), '700', `${d}: 0700`);
+    const runs = join(whole, '.staff', 'no-dedupe-py', 'runs');
+    const batch = readdirSync(runs).find((b) => b !== 'latest')!;
+    t.equal(mode(join(runs, batch)), '700', 'the batch folder is closed');
+    const run = readdirSync(join(runs, batch)).find((d) => statSync(join(runs, batch, d)).isDirectory())!;
+    t.equal(mode(join(runs, batch, run)), '700', 'a run folder is closed');
+    for (const f of ['summary.md', 'report.html', 'junit.xml', 'journal.jsonl']) t.equal(mode(join(runs, batch, run, f)), '600', `${run}/${f}: 0600`);
+  }
   t.equal(
     csvOf(whole),
     [
@@ -126,6 +158,30 @@ t.test('sharded 3 ways and merged: the same grades.csv', async (t) => {
   t.match(twice.stderr, /chaoslab: submission ".+" is in both /);
   t.same(await processesNamingSettled(dir), []);
 });
+
+t.test(
+  'sealed: a class folder the sandbox uids can reach, and an --out they cannot, are refused before grading',
+  { skip: probe.available ? false : 'sealing is not available here' },
+  async (t) => {
+    const open = t.testdir({ solo: { 'client.py': '' } });
+    chmodSync(open, 0o755);
+    const refusedOpen = await chaoslab(['grade', open, '--rubric', rubric, '--out', join(dir, 'never')]);
+    t.equal(refusedOpen.exitCode, 2);
+    t.match(refusedOpen.stderr, `chaoslab: refusing to grade here: the class folder ${open} can be reached by the sandbox uids`);
+    t.match(refusedOpen.stderr, `(chmod 700 ${open})`);
+    t.notOk(existsSync(join(dir, 'never')), 'nothing made');
+    // Issue 29: an --out under a mktemp -d folder (0700) would score every student 0.
+    const closed = mkdtempSync(join(tmpdir(), 'chaoslab-out-'));
+    t.teardown(() => rmSync(closed, { recursive: true, force: true }));
+    const refusedOut = await chaoslab(['grade', classDir, '--rubric', rubric, '--out', join(closed, 'out')]);
+    t.equal(refusedOut.exitCode, 2);
+    t.match(
+      refusedOut.stderr,
+      `chaoslab: refusing to grade here: uid 61000 cannot reach the output folder ${join(closed, 'out')}: ${closed} is not searchable`,
+    );
+    t.same(readdirSync(closed), [], 'nothing graded, nothing left');
+  },
+);
 
 t.test('where sealing is unavailable: refused without --unsealed; with it, every output says NOT SEALED', async (t) => {
   // Root without CAP_SYS_ADMIN, as in Gradescope's container: the probe fails there.

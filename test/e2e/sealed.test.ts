@@ -3,9 +3,10 @@
 // slot uids, no namespace holder). Unsealed, the one thing still caught is going around the proxy,
 // through /proc. Skips with the probe's reason where this machine cannot seal (not root, no
 // namespaces, no nftables or tini).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { readJournal } from '../../harness/journal.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { UID_BASE, UID_SLOTS } from '../../harness/sandbox/uids.js';
 import { chaoslab, onlyRun, root, survivors } from '../helpers/cli.js';
@@ -57,6 +58,26 @@ t.test('sealed: the run says it was sealed, and an honest consumer still passes'
     journal.find((e) => e.type === 'process-start' && e.role === 'consumer'),
     { sealed: { uid: Number } },
   );
+});
+
+t.test("sealed: earlier runs' reports are closed to a later consumer (modes asserted)", { skip: sealedOnly }, async (t) => {
+  const reports = t.testdir();
+  const honest = await chaoslab(['run', 'happy-path', '--seal', '--reports', reports, '--consumer', 'python3 consumer/ledger/python/client.py']);
+  t.equal(honest.exitCode, 0, honest.stdout);
+  const { dir } = onlyRun(reports);
+  const mode = (path: string) => (statSync(path).mode & 0o7777).toString(8);
+  t.equal(mode(reports), '711', 'the reports folder: passable, not listable');
+  t.equal(mode(dir), '700', 'a finished run folder is closed');
+  for (const f of ['summary.md', 'report.html', 'junit.xml', 'journal.jsonl', 'control.db']) t.equal(mode(join(dir, f)), '600', `${f}: 0600`);
+  t.equal(statSync(join(dir, 'rooms', 'consumer')).uid, 0, 'its room was handed back');
+  // A later consumer (the same slot uid) reads every report of the reports folder it can name.
+  const later = await chaoslab(['run', 'happy-path', '--seal', '--reports', reports, '--consumer', `bash ${hostile('read-reports.sh')} ${reports}`]);
+  t.equal(later.exitCode, 1, later.stdout);
+  const journal = readJournal(join(reports, 'latest', 'journal.jsonl'));
+  const err = journal.flatMap((e) => (e.type === 'process-exit' && e.role === 'consumer' ? [e.stderrTail] : [])).join('');
+  for (const f of ['*/summary.md', 'latest/summary.md', 'latest/report.html', 'latest/junit.xml']) t.match(err, `could not read ${reports}/${f}`);
+  t.match(err, 'could not list the reports folder');
+  t.notMatch(err, /READ |LISTED/, 'nothing of an earlier run was reached');
 });
 
 t.test('sealed: the run plan, the journal and the control database are out of reach', { skip: sealedOnly }, async (t) => {
