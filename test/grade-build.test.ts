@@ -1,7 +1,8 @@
 // A submission's build: once, with a deadline, its output kept (capped) in build.log; then the
-// tree read-only. Sealed (as root where sealing works): as the slot's uid, and nothing it
-// started outlives it.
+// tree read-only. Sealed (as root where sealing works): as the slot's uid, without network
+// unless asked, and nothing it started outlives it.
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { makeReadOnly, runBuild } from '../harness/grade/build.js';
@@ -106,4 +107,29 @@ t.test('sealed: as the slot uid, in its own PID namespace; what it started dies 
     [],
     'no process of the build uid is left',
   );
+});
+
+t.test("sealed: no network but its own loopback; with network: true, the host's", { skip: skip ?? false }, async (t) => {
+  const dir = t.testdir({ src: {} });
+  const { chmodSync } = await import('node:fs');
+  chmodSync(dir, 0o755);
+  let knocks = 0;
+  const service = createServer((socket) => {
+    knocks++;
+    socket.end();
+  });
+  await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => service.close());
+  const port = (service.address() as { port: number }).port;
+  const lease = leaseUid(0);
+  t.teardown(() => lease.release());
+  const knock = `if (exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null; then echo CONNECTED; else echo refused; fi`;
+  const build = (network: boolean) =>
+    runBuild({ command: knock, dir: join(dir, 'src'), deadlineMs: 60_000, uid: lease.uid, logFile: join(dir, 'build.log'), network });
+  t.same(await build(false), { ok: true });
+  t.equal(readFileSync(join(dir, 'build.log'), 'utf8'), 'refused\n', 'the host service is out of reach');
+  t.equal(knocks, 0);
+  t.same(await build(true), { ok: true });
+  t.equal(readFileSync(join(dir, 'build.log'), 'utf8'), 'CONNECTED\n', 'with the host network it is reached');
+  t.equal(knocks, 1);
 });
