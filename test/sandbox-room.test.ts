@@ -6,7 +6,17 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkAccess, checkReachable, closeRoom, createRoom, prepareRunFolder, protectEvidence, resolveProgram, shellWords } from '../harness/sandbox/room.js';
+import {
+  checkAccess,
+  checkReachable,
+  closeRoom,
+  createRoom,
+  handBackRooms,
+  prepareRunFolder,
+  protectEvidence,
+  resolveProgram,
+  shellWords,
+} from '../harness/sandbox/room.js';
 import { findTool } from '../harness/sandbox/tools.js';
 import { leaseUid } from '../harness/sandbox/uids.js';
 
@@ -155,4 +165,18 @@ t.test('run folder, evidence and room: modes and owners', { skip: isRoot ? false
   for (const name of readdirSync(room)) t.equal(statSync(join(room, name), { throwIfNoEntry: false })?.uid ?? 0, 0, `${name} is root's again`);
   t.equal(statSync(join(room, 'setuid')).mode & 0o7000, 0, 'set-id bits dropped');
   t.equal(statSync(room).uid, 0, 'the room itself is root’s: a later consumer with the same uid cannot read it');
+});
+
+t.test("handBackRooms: every room of a run folder is root's again, whoever left it the uid's", { skip: isRoot ? false : 'needs root (chown)' }, async (t) => {
+  const runDir = join(base, 'reports', 'run-worker-died');
+  prepareRunFolder(runDir);
+  mkdirSync(join(runDir, 'rooms'), { mode: 0o711 });
+  // A worker that died before its own closeRoom leaves its rooms (and what is in them) the uid's.
+  const rooms = ['consumer', 'process-1'].map((name) => createRoom(join(runDir, 'rooms'), uid, uid, name));
+  writeFileSync(join(rooms[0]!, 'consumer.db'), 'x');
+  execFileSync('chown', ['-hR', `${uid}:${uid}`, rooms[0]!]);
+  handBackRooms(runDir);
+  for (const room of rooms) t.equal(statSync(room).uid, 0, `${room} is root's`);
+  t.equal(statSync(join(rooms[0]!, 'consumer.db')).uid, 0, 'and what is in it');
+  t.doesNotThrow(() => handBackRooms(join(base, 'reports', 'no-such-run')), 'a run that made no room: nothing to do');
 });
