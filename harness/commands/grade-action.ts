@@ -40,7 +40,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   const outDir = resolve(opts.out);
   const outExisted = existsSync(outDir);
   mkdirSync(outDir, { recursive: true });
-  // Sealed consumers pass through it to their rooms; nobody lists it (docs/sandbox.md, "Modes").
+  // Sealed consumers pass through it to their rooms; nobody lists it (docs/sandbox.md, "Limits and modes").
   makePassable(outDir);
   const problem = sealing.sealed ? placesProblem(outDir, dir) : undefined;
   if (problem) {
@@ -59,7 +59,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     say(
       opts.buildNetwork
         ? "chaoslab grade: builds have the host's network (--build-network)"
-        : 'chaoslab grade: builds run without network (a network namespace of their own; --build-network gives them the host’s)',
+        : "chaoslab grade: builds run without network (a network namespace of their own; --build-network gives them the host's)",
     );
   say(
     `chaoslab grade: ${sources.length} submission(s)${shard ? ` (shard ${shard.index}/${shard.count})` : ''}, rubric ${relative(process.cwd(), rubric.file)} (${rubric.tests.length} scenarios)`,

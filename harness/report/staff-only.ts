@@ -1,9 +1,9 @@
-// Reports are staff's (docs/sandbox.md, "Modes"). A sealed consumer runs as a slot uid that
-// must reach its room, `<reports>/<batch>/<run>/rooms/<name>/`, while its run is live, and
-// nothing else: every folder on that way is passable but not listable (0711), and a run folder
-// (a batch folder, a grading's staff folder) is closed (0700, its files 0600) the moment it is
-// done, so a later consumer, or one of another slot, reads no report of another run even by
-// name. The CLI's umask (077, harness/cli.ts) makes every other file the harness writes 0600.
+// Reports are staff's (docs/sandbox.md, "Limits and modes"). A sealed consumer runs as a slot
+// uid that must reach its room, `<reports>/<batch>/<run>/rooms/<name>/`, while its run is live,
+// and nothing else: every folder on that way is passable but not listable (0711), and a run
+// folder (a batch folder, a grading's staff folder) is closed (0700, its files 0600) the moment
+// it is done, so a later consumer, or one of another slot, reads no report of another run even
+// by name. The CLI's umask (077, harness/cli.ts) makes every other file the harness writes 0600.
 
 import { chmodSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
