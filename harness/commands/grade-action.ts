@@ -1,9 +1,9 @@
 // `chaoslab grade`'s work (the command is defined in ./grade.ts): the rubric and its scenarios,
 // the sealing decision (refused where sealing is unavailable, unless --unsealed), then each
 // submission in turn, then the class outputs (class.json, grades.csv, index.html).
-import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { type ClassReport, CLASS_SCHEMA, type Sealing, writeClassReport } from '../grade/class-data.js';
+import { CLASS_FILE, type ClassReport, CLASS_SCHEMA, type Sealing, writeClassReport } from '../grade/class-data.js';
 import { classCsv } from '../grade/class-csv.js';
 import { classHtml } from '../grade/class-html.js';
 import { gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
@@ -114,12 +114,13 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   process.exitCode = harnessError ? EXIT.error : EXIT.pass;
 }
 
-/** class.json, grades.csv and index.html of a class report. */
+/** class.json, grades.csv and index.html of a class report: staff's (0600), whatever the caller's umask. */
 export function writeClassOutputs(outDir: string, report: ClassReport): void {
   report.submissions.sort((a, b) => (a.submission < b.submission ? -1 : a.submission > b.submission ? 1 : 0));
   writeClassReport(outDir, report);
   writeFileSync(join(outDir, 'grades.csv'), classCsv(report));
   writeFileSync(join(outDir, 'index.html'), classHtml(report));
+  for (const file of [CLASS_FILE, 'grades.csv', 'index.html']) chmodSync(join(outDir, file), 0o600);
 }
 
 function loadRubricOf(opts: GradeOptions): Rubric {
