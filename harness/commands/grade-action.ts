@@ -69,6 +69,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
           outDir,
           deadlineMs: opts.deadline * 1000,
           buildDeadlineMs: opts.buildDeadline * 1000,
+          ...(opts.storeLimit ? { storeLimitBytes: opts.storeLimit } : {}),
           signal: stop.signal,
           log: (line) => say(line),
         },

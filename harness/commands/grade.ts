@@ -3,7 +3,7 @@
 // ./grade-action.ts. Exit 0 when grading completed, whatever the scores; 2 when the grader
 // could not do its job (bad rubric, sealing unavailable without --unsealed, a harness error).
 import type { Command } from 'commander';
-import { positiveInt } from './run.js';
+import { positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './run.js';
 
 export interface GradeOptions {
   consumer?: string;
@@ -16,6 +16,7 @@ export interface GradeOptions {
   unsealed?: boolean;
   deadline: number;
   buildDeadline: number;
+  storeLimit?: number;
 }
 
 export function register(program: Command): void {
@@ -33,5 +34,6 @@ export function register(program: Command): void {
     .option('--unsealed', 'grade even where sealing is unavailable (every output then says the run was not sealed)')
     .option('--deadline <seconds>', "each submission's deadline for its runs (the build has its own)", positiveInt, 1800)
     .option('--build-deadline <seconds>', "each submission's build deadline", positiveInt, 600)
+    .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption)
     .action(async (dir: string | undefined, opts: GradeOptions) => (await import('./grade-action.js')).gradeAction(dir, opts));
 }

@@ -32,6 +32,8 @@ export interface GradeSetup {
   /** Whole-submission deadline (build excluded): runs still going are stopped and fail. */
   deadlineMs: number;
   buildDeadlineMs: number;
+  /** `--store-limit` for every run. */
+  storeLimitBytes?: number;
   signal?: AbortSignal;
   log?: (line: string) => void;
 }
@@ -139,6 +141,7 @@ async function gradeIn(setup: GradeSetup, source: SubmissionSource, studentDir: 
     cwd,
     reportsDir: join(staffDir, 'runs'),
     seal: setup.sealing.sealed ? 'on' : 'off',
+    ...(setup.storeLimitBytes ? { storeLimitBytes: setup.storeLimitBytes } : {}),
     // Sealed, a run's consumer reaches its own room through the batch folder but cannot list it.
     ...(setup.sealing.sealed ? { folderMode: 0o711 } : {}),
     signal,
