@@ -115,8 +115,8 @@ t.test('sealed: a file the consumer does not own is refused; unsealed, the owner
 t.test('a store larger than the limit is refused before it is opened', async (t) => {
   const { dir, db, guard } = room(t);
   ledgerStore(db, 5000);
-  const store = readStore(db, { guard: { ...guard, limitBytes: 10_000 } });
-  t.match(store, { refused: { kind: 'too-large', detail: /^store is \d+ kB, the limit is 10 kB$/ }, ledger: [] });
+  const store = readStore(db, { guard: { ...guard, limitBytes: 10 * 1024 } });
+  t.match(store, { refused: { kind: 'too-large', detail: /^store is \d+ KiB, the limit is 10 KiB$/ }, ledger: [] });
   // The WAL counts: a small file with a large WAL is as large.
   const walDb = join(dir, 'wal.db');
   const writer = new Database(walDb);

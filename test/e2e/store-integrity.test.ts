@@ -88,10 +88,10 @@ t.test('a view bomb in place of checkpoint fails at once, never run', { skip: se
 });
 
 t.test('a store over --store-limit fails with its size', { skip: sealedOnly }, async (t) => {
-  const { result, verdict, journal } = await sealedRun(t, 'ack-crash', tamper('grow 300000'), ['--store-limit', '200kB']);
+  const { result, verdict, journal } = await sealedRun(t, 'ack-crash', tamper('grow 300000'), ['--store-limit', '200KiB']);
   t.equal(result.exitCode, 1);
-  t.match(verdict, { headline: /^consumer\.db is too large: store is 3\d\d kB, the limit is 200 kB: the harness reads a store only within its limit/ });
-  t.match(journal[0], { type: 'run-start', reproduce: { command: /--store-limit 200000/ } }, 'the re-run command keeps the limit');
+  t.match(verdict, { headline: /^consumer\.db is too large: store is 3\d\d KiB, the limit is 200 KiB: the harness reads a store only within its limit/ });
+  t.match(journal[0], { type: 'run-start', reproduce: { command: /--store-limit 204800/ } }, 'the re-run command keeps the limit');
   const reads = journal.filter((e) => e.type === 'store-read' && e.role === 'consumer');
   t.ok(
     reads.every((e) => e.type === 'store-read' && JSON.stringify(e.store).length < 600),
