@@ -57,6 +57,17 @@ t.test('a double-counting consumer that leaves a symlink to the control store fa
   t.match(result.stdout, /consumer\.db is a symbolic link \(to \.\.\/\.\.\/control\.db\)/);
 });
 
+t.test('the feed lab: a store left as a symlink to the control store fails for the link', { skip: sealedOnly }, async (t) => {
+  const { result, verdict } = await sealedRun(t, 'feed-happy-path', tamper('early-symlink ../../control.db', 'node dist/consumer/feed/typescript/client.js'));
+  t.equal(result.exitCode, 1, `FAIL\n${result.stdout}`);
+  t.match(verdict, { headline: /^consumer\.db is a symbolic link \(to \.\.\/\.\.\/control\.db\): the harness reads only a regular file/ });
+  t.same(
+    verdict?.findings.map((f) => f.code),
+    ['store-refused'],
+    'one finding',
+  );
+});
+
 t.test('a symlink to a root-only database: its values reach no output', { skip: sealedOnly }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'chaoslab-secret-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -288,7 +288,9 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
   for (;;) {
     const reads = { consumer: readStoreOf('consumer', MID_RUN_READ), control: readStoreOf('control', MID_RUN_READ) };
     const done = roles.every((role) => judgeStore(role, viewOf(reads[role]), expected, sent[role]).problems.length === 0);
-    const last = done || performance.now() >= deadline || loopError !== undefined;
+    // A store the harness refused to read decides the verdict alone: waiting cannot change it.
+    const refused = reads.consumer.refused !== undefined;
+    const last = done || refused || performance.now() >= deadline || loopError !== undefined;
     // The first and the last read of the wait are journaled: the last one is what a "did not converge" finding shows.
     // A read that met a lock held longer than its wait (a commit's sync on a loaded disk) says
     // nothing about the store: the next poll reads again, and only the last read stands as it is.
