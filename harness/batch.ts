@@ -43,6 +43,8 @@ export async function runBatch(
     cwd: string;
     reportsDir: string;
     toxiproxyUrl?: string;
+    /** `--store-limit` for every run. */
+    storeLimitBytes?: number;
     seal?: SealMode;
     commandLine?: string;
     invokedAs?: string;
@@ -68,6 +70,7 @@ export async function runBatch(
         reportsDir: batchDir,
         ...(item.consumerCommand ? { consumerCommand: item.consumerCommand } : {}),
         ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
+        ...(options.storeLimitBytes ? { storeLimitBytes: options.storeLimitBytes } : {}),
         ...(options.seal ? { seal: options.seal } : {}),
         slot,
         latest: false,

@@ -12,6 +12,7 @@ import type { ChaosModel } from './chaos/model.js';
 import type { FaultEngine } from './faults/engine.js';
 import type { FaultTarget } from './faults/effect.js';
 import type { JournalWriter } from './journal.js';
+import type { StoreGuard } from './sandbox/store-file.js';
 import type { ProcessRunner } from './processes.js';
 import type { RawProblem } from './scenario/problems.js';
 import type { PatternMessage } from './scenario/schema-problems.js';
@@ -63,6 +64,12 @@ export interface RunContext<Plan> {
    * nothing else (the journal, the control's database and the reports stay the harness's).
    */
   room(name: string): string;
+  /**
+   * How the consumer's store is read in this run (harness/sandbox/store-file.ts): a regular file
+   * directly in its room, within the size limit, sealed as its uid. The control's store is the
+   * harness's own and is read without it.
+   */
+  consumerStore: StoreGuard;
   /** The publisher's transcript sink: journals it with bounds; `owner` names the process behind each new connection. */
   wire(ownerOf: (entry: TranscriptEntry) => ProcessRef | undefined): (entry: TranscriptEntry) => void;
   /** A Toxiproxy proxy in front of `upstream`, journaled, removed when the run ends. */
@@ -128,6 +135,8 @@ export interface Lab<Plan = unknown> {
   /** The verdict, from what the harness itself saw (`ctx.journal.entries`) and the stores, read independently. */
   check(ctx: RunContext<Plan>): Verdict;
   vocabulary: Vocabulary;
+  /** The largest consumer store (file + WAL) the checker reads; default DEFAULT_STORE_LIMIT_BYTES (64 MiB); `--store-limit` overrides it. */
+  storeLimitBytes?: number;
   /** The reference consumer: the default consumer under test, and the control. */
   referenceCommand: string;
   /** consumer/<lab>/mutants/index.yaml. */

@@ -26,6 +26,8 @@ export interface RunOptions {
   cwd: string;
   reportsDir: string;
   toxiproxyUrl?: string;
+  /** `--store-limit`: the largest consumer store the checker reads (default: the lab's). */
+  storeLimitBytes?: number;
   /** Sealed or not (default: CHAOSLAB_SEAL, else sealed wherever the machine allows). */
   seal?: SealMode;
   /** The job slot (0-based): parallel runs get different uids when sealed. */
@@ -76,6 +78,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     cwd,
     consumerCommand: options.consumerCommand ?? lab.referenceCommand,
     ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
+    ...(options.storeLimitBytes ? { storeLimitBytes: options.storeLimitBytes } : {}),
     reproduce: reproduceOf(options, options.invokedAs),
   };
   const entries: JournalEntry[] = [];

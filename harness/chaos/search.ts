@@ -37,6 +37,7 @@ export interface ChaosOptions {
   cwd: string;
   seal?: SealMode;
   toxiproxyUrl?: string;
+  storeLimitBytes?: number;
   signal?: AbortSignal;
   invokedAs?: string;
   log(line: string): void;
@@ -118,6 +119,7 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
       cwd: o.cwd,
       ...(o.seal ? { seal: o.seal } : {}),
       ...(o.toxiproxyUrl ? { toxiproxyUrl: o.toxiproxyUrl } : {}),
+      ...(o.storeLimitBytes ? { storeLimitBytes: o.storeLimitBytes } : {}),
       ...(o.signal ? { signal: o.signal } : {}),
       ...(o.invokedAs ? { invokedAs: o.invokedAs } : {}),
     });

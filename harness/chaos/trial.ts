@@ -26,6 +26,7 @@ export interface TrialRequest {
   cwd: string;
   seal?: SealMode;
   toxiproxyUrl?: string;
+  storeLimitBytes?: number;
   signal?: AbortSignal;
   invokedAs?: string;
 }
@@ -74,6 +75,7 @@ export async function runTrial(req: TrialRequest): Promise<Trial> {
     latest: false,
     ...(req.seal ? { seal: req.seal } : {}),
     ...(req.toxiproxyUrl ? { toxiproxyUrl: req.toxiproxyUrl } : {}),
+    ...(req.storeLimitBytes ? { storeLimitBytes: req.storeLimitBytes } : {}),
     ...(req.signal ? { signal: req.signal } : {}),
     ...(req.invokedAs ? { invokedAs: req.invokedAs } : {}),
   });

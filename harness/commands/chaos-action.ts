@@ -38,6 +38,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
     cwd,
     ...(seal ? { seal } : {}),
     ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
+    ...(opts.storeLimit ? { storeLimitBytes: opts.storeLimit } : {}),
     invokedAs: typedCommand(process.argv.slice(2)),
   };
   // The seed first: whatever happens next, the draw can be made again.

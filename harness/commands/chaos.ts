@@ -4,7 +4,7 @@
 // written), 2 a harness error (2 wins), 130/143 after Ctrl-C/SIGTERM.
 import { type Command, InvalidArgumentError } from 'commander';
 import { addOutOption } from './out-option.js';
-import { nonNegativeInt, positiveInt } from './run.js';
+import { nonNegativeInt, positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './run.js';
 
 export interface ChaosCommandOptions {
   lab?: string;
@@ -20,6 +20,7 @@ export interface ChaosCommandOptions {
   reports?: string;
   toxiproxyUrl?: string;
   seal?: boolean;
+  storeLimit?: number;
 }
 
 export const DEFAULT_BUDGET = '15m';
@@ -67,5 +68,6 @@ export function register(program: Command): void {
     .option('--toxiproxy-url <url>', 'use a running Toxiproxy server (default: $TOXIPROXY_URL, else start one)')
     .option('--seal', 'require sealed runs')
     .option('--no-seal', 'run unsealed (default: sealed wherever the machine allows)')
+    .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption)
     .action(async (opts: ChaosCommandOptions) => (await import('./chaos-action.js')).chaosAction(opts));
 }

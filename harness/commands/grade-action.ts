@@ -88,6 +88,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
           buildDeadlineMs: opts.buildDeadline * 1000,
           workspace,
           ...(opts.buildNetwork ? { buildNetwork: true } : {}),
+          ...(opts.storeLimit ? { storeLimitBytes: opts.storeLimit } : {}),
           signal: stop.signal,
           log: (line) => say(line),
         },

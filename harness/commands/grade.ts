@@ -3,7 +3,7 @@
 // ./grade-action.ts. Exit 0 when grading completed, whatever the scores; 2 when the grader
 // could not do its job (bad rubric, sealing unavailable without --unsealed, a harness error).
 import type { Command } from 'commander';
-import { positiveInt } from './run.js';
+import { positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './run.js';
 
 export interface GradeOptions {
   consumer?: string;
@@ -17,6 +17,7 @@ export interface GradeOptions {
   deadline: number;
   buildDeadline: number;
   buildNetwork?: boolean;
+  storeLimit?: number;
 }
 
 export function register(program: Command): void {
@@ -38,5 +39,6 @@ export function register(program: Command): void {
       '--build-network',
       "sealed builds get the host's network (default: a network namespace of their own with nothing in it; the grader's output says which)",
     )
+    .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption)
     .action(async (dir: string | undefined, opts: GradeOptions) => (await import('./grade-action.js')).gradeAction(dir, opts));
 }

@@ -27,6 +27,7 @@ export async function runAction({ items, batch, batchName }: Selection, opts: Ru
     reportsDir,
     invokedAs,
     ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
+    ...(opts.storeLimit ? { storeLimitBytes: opts.storeLimit } : {}),
     ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
   };
   try {

@@ -2,6 +2,7 @@
 // (--repeat, the dstest habit), against one consumer. Several runs make a batch.
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { SealMode } from '../sealing.js';
+import { parseSize } from '../sandbox/store-file.js';
 import { addOutOption } from './out-option.js';
 
 export interface RunCommandOptions {
@@ -20,6 +21,8 @@ export interface RunCommandOptions {
   seal?: boolean;
   reporter: 'console' | 'json';
   json?: boolean;
+  /** --store-limit: the largest consumer store the checker reads, in bytes. */
+  storeLimit?: number;
 }
 
 /** The sealing mode the flags ask for. */
@@ -35,6 +38,20 @@ export const nonNegativeInt = (value: string): number => {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number >= 0');
   return Number(value);
 };
+
+/** A size option (`--store-limit 256MB`), in bytes. */
+export const sizeOption = (value: string): number => {
+  try {
+    return parseSize(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+};
+
+/** `--store-limit`, on every command that runs consumers. */
+export const STORE_LIMIT_FLAGS = '--store-limit <size>';
+export const STORE_LIMIT_HELP =
+  "the largest consumer store (file + WAL) the checker reads, e.g. 256MB, 1GiB (default: the lab's, 64 MiB); a larger one fails with its size";
 
 export function register(program: Command): void {
   const command = program
@@ -54,6 +71,7 @@ export function register(program: Command): void {
     .option('--toxiproxy-url <url>', 'use a running Toxiproxy server (default: $TOXIPROXY_URL, else start one)')
     .option('--seal', 'require sealed runs (an error where the machine cannot seal)')
     .option('--no-seal', 'run unsealed: the consumer runs as your user (default: sealed wherever the machine allows; CHAOSLAB_SEAL=on|off|auto)')
+    .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption)
     .addOption(
       new Option('--reporter <name>', 'console: progress and verdicts; json: one JSON document on stdout (progress on stderr)')
         .choices(['console', 'json'])

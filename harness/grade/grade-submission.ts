@@ -41,6 +41,8 @@ export interface GradeSetup {
   workspace: Workspace;
   /** Sealed builds get the host's network (--build-network); else a network namespace of their own. */
   buildNetwork?: boolean;
+  /** `--store-limit` for every run. */
+  storeLimitBytes?: number;
   signal?: AbortSignal;
   log?: (line: string) => void;
 }
@@ -181,6 +183,7 @@ async function gradeRuns(setup: GradeSetup, source: SubmissionSource, staffDir: 
     cwd,
     reportsDir: join(staffDir, 'runs'),
     seal: setup.sealing.sealed ? 'on' : 'off',
+    ...(setup.storeLimitBytes ? { storeLimitBytes: setup.storeLimitBytes } : {}),
     signal,
     commandLine: `chaoslab grade (${source.name})`,
     onFinish: (item, result) => setup.log?.(`  ${source.name} × ${item.label}: ${result.status}`),

@@ -23,6 +23,7 @@ import { findPeerProcess } from '../sandbox/peer.js';
 import { execHere } from '../sandbox/loss.js';
 import { fixSocketBuffers } from '../sandbox/socket-buffers.js';
 import { createRoom } from '../sandbox/room.js';
+import { DEFAULT_STORE_LIMIT_BYTES, type StoreGuard } from '../sandbox/store-file.js';
 import type { Scenario } from '../scenario/types.js';
 import { ToxiproxyAdapter } from '../toxiproxy/adapter.js';
 import { startToxiproxy, type ToxiproxyServer } from '../toxiproxy/server.js';
@@ -43,6 +44,8 @@ export interface RunRequest {
   seal?: { uid: number; gid: number; note: string };
   /** Unsealed runs: how sealing was decided, for the journal. */
   sealNote?: string;
+  /** `--store-limit`: the largest consumer store the checker reads, instead of the lab's. */
+  storeLimitBytes?: number;
   /** How to re-run this run by hand, for the run-start entry. */
   reproduce?: Reproduce;
   /** Why the consumer cannot be started (a sealed uid that cannot reach its command): the run fails at once with that finding. */
@@ -166,6 +169,11 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
             return found && { pid: found.pid, comm: found.comm, via: found.pids.includes(proxyPid) ? 'proxy' : 'direct' };
           };
     const roomsDir = join(runDir, 'rooms');
+    const consumerStore: StoreGuard = {
+      ...(seal ? { owner: { uid: seal.uid, gid: seal.gid } } : {}),
+      rooms: [],
+      limitBytes: request.storeLimitBytes ?? lab.storeLimitBytes ?? DEFAULT_STORE_LIMIT_BYTES,
+    };
     const ctx: RunContext<unknown> = {
       scenario,
       runId,
@@ -183,8 +191,10 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
         const room = seal ? createRoom(roomsDir, seal.uid, seal.gid, name) : join(roomsDir, name);
         mkdirSync(room, { recursive: true });
         confinement?.rooms.push(room);
+        consumerStore.rooms.push(room);
         return room;
       },
+      consumerStore,
       wire: (ownerOf) => wireRecorder(journal, ownerOf, peerOf),
       proxy: async (role, upstream) => {
         const proxy = await adapter.createProxy(`chaoslab-${runId}-${role}`, upstream);

@@ -1,9 +1,17 @@
 // Runs one scenario sealed (docs/sandbox.md): a network namespace of its own, whose firewall lets
 // the slot's uid reach its proxy port only; a worker inside it runs the run's body; the run
 // folder is root's, passable but not listable, the consumer's room is the uid's.
+//
+// Whatever the consumer leaves behind, the run ends: a worker that falls silent (a call that
+// cannot be interrupted in-process, e.g. SQLite opening a named pipe swapped in for the store)
+// is killed after STALL_MS, and one that does not end within ABORT_GRACE_MS of an `abort`
+// (Ctrl-C, a grading deadline) too; the run then ends error or interrupted with the reason, and
+// its rooms are still handed back to root.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { onCleanup } from '../cleanup.js';
 import { onAbort } from '../interrupt.js';
@@ -12,7 +20,7 @@ import { allowPorts, installFirewall, readFirewallCounters } from '../sandbox/fi
 import { LOOPBACK_LINK_ARGS } from '../sandbox/loss.js';
 import { createRunNamespace } from '../sandbox/namespace.js';
 import { lossFaultOf } from '../scenario/faults.js';
-import { checkReachable, prepareRunFolder } from '../sandbox/room.js';
+import { checkReachable, closeRoom, prepareRunFolder } from '../sandbox/room.js';
 import { leaseUid, type UidLease } from '../sandbox/uids.js';
 import type { Executed, RunRequest } from './execute.js';
 import type { ToRunner, ToWorker } from './worker.js';
@@ -39,12 +47,20 @@ interface SealedPlace {
   /** Where the worker's journal entries go: the run's, once one takes the place. */
   onJournal: (entry: JournalEntry) => void;
   reply(message: ToWorker): void;
+  /** When the worker last said anything (performance.now()). */
+  lastHeard: number;
+  /** Kills the worker at once: the run ends with `reason` (its `done`, if already sent, still stands). */
+  kill(reason: string): void;
   /** Kills the worker, removes the namespace, gives the uid back; idempotent. */
   close(): Promise<void>;
 }
 
 /** How long the runner waits, after the worker's exit, for the messages still in the channel. */
 const CHANNEL_GRACE_MS = 5000;
+/** A running worker says it is alive every second (worker.ts); silent this long, it is stuck and killed. */
+export const STALL_MS = 30_000;
+/** After `abort`, the worker winds the run down (its lab gets LAB_SETTLE_MS); not ended after this long, it is killed. */
+export const ABORT_GRACE_MS = 15_000;
 
 async function openPlace(slot: number, loss: boolean, cwd: string): Promise<SealedPlace> {
   const lease = leaseUid(slot);
@@ -76,6 +92,7 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
   const child = worker;
   const reply = (message: ToWorker) => void (child.connected && child.send(message));
   let done: Executed | undefined;
+  let killedFor: string | undefined;
   const place: SealedPlace = {
     slot,
     loss,
@@ -84,6 +101,8 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
     ready: installFirewall(ns, [{ uid: lease.uid, allowTcpPorts: [] }]),
     ended: new Promise<Executed>((resolve, reject) => {
       child.on('message', (message: ToRunner) => {
+        place.lastHeard = performance.now();
+        if (message.type === 'alive') return;
         if (message.type === 'entries') for (const entry of message.entries) place.onJournal(entry);
         else if (message.type === 'done') done = message.executed;
         else if (message.what === 'allow-port')
@@ -102,7 +121,10 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
         const conclude = () =>
           done
             ? resolve(done)
-            : resolve({ status: 'error', error: `the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did (its stderr is above)` });
+            : resolve({
+                status: 'error',
+                error: killedFor ?? `the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did (its stderr is above)`,
+              });
         // `exit` can come before the last messages are read (a loaded machine: `done` still in
         // the channel). The channel's end comes after them; a worker killed mid-run ends it too.
         if (!child.connected) return conclude();
@@ -115,6 +137,11 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
     }),
     onJournal: () => {},
     reply,
+    lastHeard: performance.now(),
+    kill: (reason) => {
+      killedFor ??= reason;
+      child.kill('SIGKILL');
+    },
     close,
   };
   // Awaited by the run that takes the place; a failure before that is not an unhandled one.
@@ -170,10 +197,67 @@ export async function runSealed(
       unreachable.length > 0
         ? `it runs sealed as uid ${uid}, which cannot reach what it needs: ${unreachable.map((u) => u.message).join('; ')} (make it reachable for other users, or run with --no-seal)`
         : undefined;
-    const forgetAbort = onAbort(signal, () => place.reply({ type: 'abort', reason: String(signal?.reason ?? 'an interrupt') }));
+    let abortedAt: number | undefined;
+    const forgetAbort = onAbort(signal, () => {
+      abortedAt = performance.now();
+      place.reply({ type: 'abort', reason: String(signal?.reason ?? 'an interrupt') });
+    });
+    place.lastHeard = performance.now();
     place.reply({ type: 'run', request: { ...request, seal: { uid, gid, note }, ...(refuse ? { refuse } : {}) } });
-    return await place.ended.finally(forgetAbort);
+    const stopWatching = watchWorker(place, () => abortedAt);
+    return await place.ended.finally(() => {
+      forgetAbort();
+      stopWatching();
+    });
   } finally {
     await place.close();
+    // A worker killed mid-run did not hand its rooms back: do it here (idempotent when it did).
+    handRoomsBack(request.runDir);
+  }
+}
+
+/**
+ * Kills a worker that fell silent for STALL_MS, or did not end ABORT_GRACE_MS after an abort.
+ * A tick that comes late (this process was busy: a parallel run's reports) judges nothing: the
+ * worker's messages may be waiting behind it.
+ */
+export function watchWorker(
+  place: Pick<SealedPlace, 'lastHeard' | 'kill'>,
+  abortedAt: () => number | undefined,
+  { stallMs = STALL_MS, abortGraceMs = ABORT_GRACE_MS, tickMs = 1000 } = {},
+): () => void {
+  const TICK_MS = tickMs;
+  let lastTick = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const late = now - lastTick > 5 * TICK_MS;
+    lastTick = now;
+    if (late) {
+      place.lastHeard = now;
+      return;
+    }
+    const aborted = abortedAt();
+    if (aborted !== undefined && now - aborted > abortGraceMs)
+      place.kill(`the run's worker did not stop within ${abortGraceMs / 1000} s of the interrupt: the harness killed it`);
+    else if (now - place.lastHeard > stallMs)
+      place.kill(
+        `the run's worker stopped answering for ${stallMs / 1000} s (stuck in a call that cannot be interrupted, e.g. opening a store ` +
+          'that became a named pipe): the harness killed it',
+      );
+  }, TICK_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** Every room of the run back to root's (sandbox/room.ts closeRoom): a later consumer of the same uid reaches none. */
+function handRoomsBack(runDir: string): void {
+  const rooms = join(runDir, 'rooms');
+  if (!existsSync(rooms)) return;
+  for (const name of readdirSync(rooms)) {
+    try {
+      closeRoom(join(rooms, name));
+    } catch {
+      // A room that cannot be walked (gone meanwhile) holds nothing to hand back.
+    }
   }
 }

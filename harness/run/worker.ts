@@ -3,7 +3,9 @@
 // runner over its IPC channel only: the runner is outside the namespace. Everything it writes
 // in the run folder is the harness's evidence: readable by root alone. It runs in a process
 // group of its own, so a Ctrl-C at the terminal does not reach it: the runner sends `abort`
-// instead, and the run stops as an in-process run does (harness/run/execute.ts).
+// instead, and the run stops as an in-process run does (harness/run/execute.ts). While it runs, it
+// says it is alive every second: a worker stuck in a call that cannot be interrupted (SQLite
+// opening a named pipe a consumer swapped in) falls silent, and the runner kills it.
 
 import type { JournalEntry } from '../journal.js';
 import { startToxiproxy } from '../toxiproxy/server.js';
@@ -13,7 +15,8 @@ export type ToRunner =
   | { type: 'entries'; entries: JournalEntry[] }
   | { type: 'ask'; id: number; what: 'allow-port'; port: number }
   | { type: 'ask'; id: number; what: 'firewall' }
-  | { type: 'done'; executed: Executed };
+  | { type: 'done'; executed: Executed }
+  | { type: 'alive' };
 
 export type ToWorker =
   | { type: 'run'; request: RunRequest }
@@ -58,6 +61,9 @@ function ask(question: { what: 'allow-port'; port: number } | { what: 'firewall'
 
 const stop = new AbortController();
 
+/** How often a running worker tells the runner it is alive (sealed.ts STALL_MS is many times this). */
+const ALIVE_MS = 1000;
+
 // A sealed run always starts its own Toxiproxy (an external one cannot serve its namespace): it
 // starts while this worker waits for its run, which takes it (execute.ts RunHooks.toxiproxy).
 const toxiproxy = startToxiproxy();
@@ -73,6 +79,8 @@ process.on('message', (message: ToWorker) => {
     else waiter?.resolve(message.value);
     return;
   }
+  // Unref'd: it never keeps this process alive on its own.
+  setInterval(() => void process.send?.({ type: 'alive' } satisfies ToRunner), ALIVE_MS).unref();
   void executeRun(message.request, {
     onJournal: sendEntry,
     allowPort: async (port) => void (await ask({ what: 'allow-port', port })),

@@ -6,6 +6,8 @@
 // control that does not is a harness error, never the consumer's failure.
 
 import type { JournalEntry } from '../../journal.js';
+import { consumerRefusal, STORE_REFUSED, withRefusedStore } from '../../refused-store.js';
+import { describeRefusal, refusalRule, type StoreRefusal } from '../../sandbox/store-file.js';
 import type { Scenario } from '../../scenario/types.js';
 import { type Finding, type ProcessRef, statusOf, type Verdict } from '../../verdict.js';
 import { badFrameProblems } from './bad-frames.js';
@@ -63,11 +65,17 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
   const controlDb = facts.streams.control?.db;
   if (!consumerDb || !controlDb) throw new Error('the journal does not name the consumer and control streams');
   const bad = lab.consumer.badEnvironment;
-  if (bad) return environmentVerdict(facts, bad, read('consumer', consumerDb), plan.deadlineMs);
+  if (bad) {
+    const store = read('consumer', consumerDb);
+    const verdict = environmentVerdict(facts, bad, store, plan.deadlineMs);
+    const refused = consumerRefusal(journal, store);
+    return refused ? withRefusedStore(verdict, refusedStoreFinding(refused)) : verdict;
+  }
   const sent = { consumer: sentSnapshots(facts.conns.consumer), control: sentSnapshots(facts.conns.control) };
   const runEnd = journal.at(-1)?.t ?? 0;
 
-  const consumerView = viewOf(read('consumer', consumerDb));
+  const consumerStore = read('consumer', consumerDb);
+  const consumerView = viewOf(consumerStore);
   const consumerJudged = judgeStore('consumer', consumerView, expected, sent.consumer);
   const controlJudged = judgeStore('control consumer', viewOf(read('control', controlDb)), expected, sent.control);
   const storeFinding = (p: { code: string; text: string; cursors?: string[] }, process?: ProcessRef): Finding => ({
@@ -110,7 +118,7 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
     ...controlJudged.problems.map((p) => ({ ...storeFinding(p, ref(control)), code: `control-${p.code}` })),
   ];
   const status = statusOf(findings, harnessErrors);
-  return {
+  const verdict: Verdict = {
     status,
     headline: status === 'pass' ? passHeadline(consumerJudged.summary, controlJudged.summary, facts) : (harnessErrors[0] ?? findings[0])!.text,
     findings,
@@ -124,6 +132,14 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
       connectionsTable(facts.conns.consumer),
     ],
   };
+  // A store the harness refused to read decides alone: nothing else can be said of it.
+  const refused = consumerRefusal(journal, consumerStore);
+  return refused ? withRefusedStore(verdict, refusedStoreFinding(refused)) : verdict;
+}
+
+/** "consumer.db is a named pipe (FIFO): the harness reads only a regular file …". */
+export function refusedStoreFinding(refusal: StoreRefusal): Finding {
+  return { code: STORE_REFUSED, text: `${describeRefusal(refusal)}: ${refusalRule(refusal.kind)} (CONTRACT.md §3)` };
 }
 
 /** Every Transfer amount the script produced, by cursor (abandoned branches included). */

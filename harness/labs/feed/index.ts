@@ -9,7 +9,7 @@ import { defineLab, type RunContext } from '../../lab.js';
 import { projectRoot, shellQuote } from '../../paths.js';
 import { checkFeedRun } from './checker.js';
 import { type FeedPlan, feedScenario } from './scenario.js';
-import { readFeedStore } from './store-reader.js';
+import { feedRowBound, readFeedStore } from './store-reader.js';
 import { checkStorm } from './storm/checker.js';
 import { feedVocabulary } from './vocabulary.js';
 
@@ -60,7 +60,10 @@ export const feedLab = defineLab<FeedPlan>({
           journal: ctx.journal.entries,
           plan: ctx.scenario,
           read: (role, db) => {
-            const store = readFeedStore(db, { writerGone: true });
+            const store =
+              role === 'consumer'
+                ? readFeedStore(db, { writerGone: true, guard: ctx.consumerStore, maxRows: feedRowBound(ctx.scenario.lab.chain) })
+                : readFeedStore(db, { writerGone: true });
             ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
             return store;
           },

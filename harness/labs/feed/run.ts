@@ -26,7 +26,7 @@ import { ChainScript, chainConfig, confirmationBlocks, simulate } from './chain-
 import { type ReadWhen, SIGTERM_EXIT_MS, SIGTERM_FAULT } from './facts.js';
 import type { FeedPlan } from './plan.js';
 import { LIMITS } from './scenario-schema.js';
-import { type FeedStoreSnapshot, readFeedStore } from './store-reader.js';
+import { type FeedReadOptions, type FeedStoreSnapshot, feedRowBound, readFeedStore } from './store-reader.js';
 import { expectedOf, judgeStore, type SentSnapshot, viewOf } from './state.js';
 
 /** The harness kills a process that has not exited this long after SIGTERM (the contract asks for 2 s). */
@@ -76,6 +76,11 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
   const room = ctx.room('consumer');
   const dbs: Record<Role, string> = { consumer: join(room, 'consumer.db'), control: join(ctx.runDir, 'control.db') };
   const outboxPath = join(ctx.runDir, 'outbox.db');
+  // The consumer's file is read only as the run's guard allows (a regular file of its own, within
+  // bounds); the control's is the harness's own.
+  const consumerRead: FeedReadOptions = { guard: ctx.consumerStore, maxRows: feedRowBound(plan.chain) };
+  const readStoreOf = (role: Role, options: FeedReadOptions = {}): FeedStoreSnapshot =>
+    readFeedStore(dbs[role], role === 'consumer' ? { ...options, ...consumerRead } : options);
 
   // The chain and its outbox: the same script the checker simulates.
   const chain = new SimChain(chainConfig(plan.chain));
@@ -97,7 +102,7 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
   const firstSent = new Set<string>();
   let snapshots = 0;
   const readAtSubscribe = (role: Role, conn: number) => {
-    const store = { ...readFeedStore(dbs[role], MID_RUN_READ), conn };
+    const store = { ...readStoreOf(role, MID_RUN_READ), conn };
     journalRead(ctx, role, role === 'control' ? 1 : owners.get(conn), 'at-subscribe', dbs[role], store);
   };
   // The fault engine needs the proxy, which needs the consumer stream's port: the hooks bind late.
@@ -185,7 +190,7 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
     current = started;
     await ctx.processes.finish(started);
     current = undefined;
-    journalRead(ctx, 'consumer', 1, 'after-exit', dbs.consumer, readFeedStore(dbs.consumer, { writerGone: true }));
+    journalRead(ctx, 'consumer', 1, 'after-exit', dbs.consumer, readStoreOf('consumer', { writerGone: true }));
     await engine.stop();
     return;
   }
@@ -221,14 +226,14 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
       current = started;
       const exit = ctx.processes.exit(started);
       const watching = fault?.includes('stop@')
-        ? ctx.processes.observeSelfStops(started, exit, () => journalRead(ctx, 'consumer', n, 'while-stopped', dbs.consumer, readFeedStore(dbs.consumer)))
+        ? ctx.processes.observeSelfStops(started, exit, () => journalRead(ctx, 'consumer', n, 'while-stopped', dbs.consumer, readStoreOf('consumer')))
         : Promise.resolve();
       await ctx.processes.finish(started, exit);
       await watching;
       current = undefined;
       if (terminating) break;
       // An unexpected exit: read the file before anything else touches it, then start the next process.
-      journalRead(ctx, 'consumer', n, 'after-exit', dbs.consumer, readFeedStore(dbs.consumer, { writerGone: true }));
+      journalRead(ctx, 'consumer', n, 'after-exit', dbs.consumer, readStoreOf('consumer', { writerGone: true }));
       await engine.incarnationExited(n);
     }
     consumersOver = true;
@@ -281,9 +286,11 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
   const roles: Role[] = ['consumer', 'control'];
   const firstShown: Record<Role, boolean> = { consumer: false, control: false };
   for (;;) {
-    const reads = { consumer: readFeedStore(dbs.consumer, MID_RUN_READ), control: readFeedStore(dbs.control, MID_RUN_READ) };
+    const reads = { consumer: readStoreOf('consumer', MID_RUN_READ), control: readStoreOf('control', MID_RUN_READ) };
     const done = roles.every((role) => judgeStore(role, viewOf(reads[role]), expected, sent[role]).problems.length === 0);
-    const last = done || performance.now() >= deadline || loopError !== undefined;
+    // A store the harness refused to read decides the verdict alone: waiting cannot change it.
+    const refused = reads.consumer.refused !== undefined;
+    const last = done || refused || performance.now() >= deadline || loopError !== undefined;
     // The first and the last read of the wait are journaled: the last one is what a "did not converge" finding shows.
     // A read that met a lock held longer than its wait (a commit's sync on a loaded disk) says
     // nothing about the store: the next poll reads again, and only the last read stands as it is.

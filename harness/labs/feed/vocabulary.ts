@@ -60,6 +60,7 @@ export const feedVocabulary: Vocabulary = {
   describeStore(raw) {
     const store = (raw ?? {}) as Partial<FeedStoreSnapshot>;
     if (!store.exists) return 'no file';
+    if (store.refused) return `not read: ${store.refused.kind}`;
     if (store.error) return `unreadable (${store.error})`;
     if (!Array.isArray(store.state) || !Array.isArray(store.events) || !Array.isArray(store.balances)) return 'not a feed store read';
     return describeView(viewOf(store as FeedStoreSnapshot));

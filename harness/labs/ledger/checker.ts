@@ -6,6 +6,8 @@
 // every report draws.
 
 import type { JournalEntry } from '../../journal.js';
+import { consumerRefusal, STORE_REFUSED, withRefusedStore } from '../../refused-store.js';
+import { describeRefusal, refusalRule, type StoreRefusal } from '../../sandbox/store-file.js';
 import type { Scenario } from '../../scenario/types.js';
 import { type Finding, statusOf, type Verdict } from '../../verdict.js';
 import { compareAcks } from './acks.js';
@@ -91,7 +93,7 @@ export function checkLedgerRun(journal: readonly JournalEntry[], plan: Plan, rea
     });
   }
   const status = statusOf(findings, harnessErrors);
-  return {
+  const verdict: Verdict = {
     status,
     headline:
       status !== 'pass'
@@ -110,6 +112,14 @@ export function checkLedgerRun(journal: readonly JournalEntry[], plan: Plan, rea
     state: stateTable(expected, controlExpected, consumer, control, Boolean(bad)),
     tables: [incarnationsTable(incarnations)],
   };
+  // A store the harness refused to read decides alone: nothing else can be said of it.
+  const refused = consumerRefusal(journal, consumerStore);
+  return refused ? withRefusedStore(verdict, refusedStoreFinding(refused)) : verdict;
+}
+
+/** "consumer.db is a symbolic link (to ../../control.db): the harness reads only a regular file …". */
+export function refusedStoreFinding(refusal: StoreRefusal): Finding {
+  return { code: STORE_REFUSED, text: `${describeRefusal(refusal)}: ${refusalRule(refusal.kind)} (CONTRACT.md §4)` };
 }
 
 function passHeadline(consumer: StoreState, expected: Expected, controlExpected: Expected): string {

@@ -7,7 +7,7 @@ import { defineLab, type RunContext } from '../../lab.js';
 import { projectRoot, shellQuote } from '../../paths.js';
 import { checkLedgerRun } from './checker.js';
 import { type LedgerPlan, ledgerScenario } from './scenario.js';
-import { readStore } from './store-reader.js';
+import { ledgerRowBound, readStore } from './store-reader.js';
 import { ledgerVocabulary } from './vocabulary.js';
 
 export const ledgerLab = defineLab<LedgerPlan>({
@@ -28,7 +28,10 @@ export const ledgerLab = defineLab<LedgerPlan>({
   run: async (ctx) => (await import('./run.js')).runLedger(ctx),
   check: (ctx: RunContext<LedgerPlan>) =>
     checkLedgerRun(ctx.journal.entries, ctx.scenario, (role, db) => {
-      const store = readStore(db, { writerGone: true });
+      const store =
+        role === 'consumer'
+          ? readStore(db, { writerGone: true, guard: ctx.consumerStore, maxRows: ledgerRowBound(ctx.scenario.lab.events.length) })
+          : readStore(db, { writerGone: true });
       ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
       return store;
     }),

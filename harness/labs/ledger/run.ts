@@ -11,7 +11,7 @@ import type { FaultEngine } from '../../faults/engine.js';
 import type { RunContext } from '../../lab.js';
 import type { StartedProcess } from '../../processes.js';
 import type { LedgerPlan } from './scenario.js';
-import { readStore } from './store-reader.js';
+import { ledgerRowBound, readStore } from './store-reader.js';
 
 export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
   const { scenario, journal } = ctx;
@@ -58,6 +58,9 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
   journal.write({ type: 'stream', role: 'control', stream: 'control', host: control.host, port: control.port, db: dbs.control });
   journal.write({ type: 'stream', role: 'consumer', stream: 'consumer', host: underTest.host, port: underTest.port, db: dbs.consumer });
 
+  // The consumer's file, read only as the run's guard allows (a regular file of its own, within bounds).
+  const readConsumer = (writerGone: boolean) => readStore(dbs.consumer, { writerGone, guard: ctx.consumerStore, maxRows: ledgerRowBound(plan.events.length) });
+
   const proxy = await ctx.proxy('consumer', { host: underTest.host, port: underTest.port });
   faults = ctx.faults({ proxy, current: () => current });
 
@@ -98,7 +101,7 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
     const exit = ctx.processes.exit(started);
     if (listed?.fault?.includes('stop@')) {
       await ctx.processes.observeSelfStops(started, exit, () =>
-        journal.write({ type: 'store-read', role: 'consumer', incarnation: n, when: 'while-stopped', db: dbs.consumer, store: readStore(dbs.consumer) }),
+        journal.write({ type: 'store-read', role: 'consumer', incarnation: n, when: 'while-stopped', db: dbs.consumer, store: readConsumer(false) }),
       );
     }
     await ctx.processes.finish(started, exit);
@@ -110,7 +113,7 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
       incarnation: n,
       when: 'after-exit',
       db: dbs.consumer,
-      store: readStore(dbs.consumer, { writerGone: true }),
+      store: readConsumer(true),
     });
     await faults.incarnationExited(n);
   }

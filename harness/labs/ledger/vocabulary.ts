@@ -72,6 +72,7 @@ export const ledgerVocabulary: Vocabulary = {
   describeStore(raw) {
     const store = (raw ?? {}) as Partial<StoreSnapshot>;
     if (!store.exists) return 'no file';
+    if (store.refused) return `not read: ${store.refused.kind}`;
     if (store.error) return `unreadable (${store.error})`;
     const c = Array.isArray(store.checkpoint) ? store.checkpoint[0] : undefined;
     if (!c) return 'no checkpoint row';
