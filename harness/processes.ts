@@ -43,6 +43,8 @@ export class ProcessRunner {
     const proc = startProcess({ name, command: line, cwd: this.cwd, env: confined ? {} : env, ...(confined ? { sealed: true } : {}) });
     this.running.add(proc);
     this.byPid.set(proc.pid, { role, incarnation });
+    // Gone, its pid can be another process's: it owns nothing any more.
+    void proc.exited.then(() => this.byPid.delete(proc.pid));
     this.journal.write({
       type: 'process-start',
       role,
@@ -66,7 +68,6 @@ export class ProcessRunner {
     const raw = await exit;
     const { proc, role, incarnation } = started;
     this.running.delete(proc);
-    this.byPid.delete(proc.pid);
     const sealed = role === 'consumer' && this.confinement ? await this.confinement.exited(`${role}#${incarnation}`, raw.code, raw.signal) : undefined;
     const info = { ...raw, ...(sealed ? { code: sealed.code, signal: sealed.signal } : {}) };
     const out = proc.outputTail();
