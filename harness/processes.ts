@@ -188,6 +188,11 @@ export function untilEnded<T>(signal: AbortSignal, work: Promise<T>): Promise<T>
   });
 }
 
-/** Waits `ms`, or rejects with RunStopped the moment `signal` aborts. */
-export const sleepUntilEnded = (ms: number, signal: AbortSignal): Promise<void> =>
-  untilEnded(signal, new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms))));
+/** Waits `ms`, or rejects with RunStopped the moment `signal` aborts (its timer cleared: nothing is left pending). */
+export function sleepUntilEnded(ms: number, signal: AbortSignal): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const slept = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, ms));
+  });
+  return untilEnded(signal, slept).finally(() => clearTimeout(timer));
+}

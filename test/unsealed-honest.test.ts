@@ -10,6 +10,7 @@ import t from 'tap';
 import { runCleanups } from '../harness/cleanup.js';
 import type { JournalEntry } from '../harness/journal.js';
 import { labNamed } from '../harness/labs/registry.js';
+import { sleepUntilEnded, untilEnded } from '../harness/processes.js';
 import { executeRun } from '../harness/run/execute.js';
 import { loadScenario } from '../harness/scenario/load.js';
 import { httpRequest } from '../harness/toxiproxy/http.js';
@@ -215,4 +216,22 @@ t.test('a feed run whose Toxiproxy was replaced mid-run: the impostor is never t
   t.ok(ended - failed < 3000, `the run ended ${Math.round(ended - failed)} ms after the failure`);
   await sleep(1500);
   t.equal(startsIn(starts), consumerStarts(executed.entries).length, 'nor after the run ended (the feed lab’s detached loop)');
+});
+
+t.test('untilEnded: a hung await gives way the moment the run ends; a settled one passes through', async (t) => {
+  const ended = new AbortController();
+  const hung = untilEnded(ended.signal, new Promise<never>(() => {}));
+  setTimeout(() => ended.abort(new Error('fault lag could not be applied')), 20);
+  const within = <T>(p: Promise<T>) =>
+    Promise.race([
+      p.then(
+        () => 'resolved',
+        (e: unknown) => e,
+      ),
+      sleep(2000).then(() => 'still waiting'),
+    ]);
+  t.match(await within(hung), { name: 'RunStopped', message: 'the run ended (fault lag could not be applied)' });
+  t.match(await within(sleepUntilEnded(60_000, ended.signal)), { name: 'RunStopped' }, 'a restart delay after the end is not waited');
+  t.equal(await untilEnded(new AbortController().signal, Promise.resolve(7)), 7);
+  await t.rejects(untilEnded(new AbortController().signal, Promise.reject(new Error('API 500'))), /API 500/);
 });
