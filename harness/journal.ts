@@ -34,7 +34,8 @@ export type JournalEvent =
       /** The command line and CHAOSLAB_* environment that re-run this run by hand, in `cwd` (absent in older journals). */
       reproduce?: Reproduce;
     }
-  | { type: 'toxiproxy'; url: string; version: string; owned: boolean }
+  /** `identity`: how the harness knows the server is the one this run started (or that it does not check). */
+  | { type: 'toxiproxy'; url: string; version: string; owned: boolean; identity?: string }
   /** The scenario as loaded: its source text and the resolved plan (script, settings, expectations). */
   | { type: 'scenario'; source: string; plan: unknown }
   | { type: 'stream'; role: Role; stream: string; host: string; port: number; db: string }

@@ -60,6 +60,12 @@ export interface RunContext<Plan> {
   log(line: string): void;
   processes: ProcessRunner;
   /**
+   * The run's termination: aborted when the run ends, however it ends (its end, an error, an
+   * interrupt, something that leaves it without a verdict). A lab's loops check it before each
+   * process they start and race every await that can hang against it (`untilEnded`).
+   */
+  signal: AbortSignal;
+  /**
    * A consumer process's room: a folder of its own in the run folder, for its database and
    * nothing else (the journal, the control's database and the reports stay the harness's).
    */

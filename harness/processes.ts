@@ -3,6 +3,7 @@
 // Labs decide which processes to start and when; this module only keeps the record straight.
 
 import type { JournalWriter, Role } from './journal.js';
+import { readStat } from './sandbox/proc.js';
 import type { Confinement } from './run/confinement.js';
 import { type ExitInfo, type SupervisedProcess, startProcess, withDeadline } from './supervisor.js';
 
@@ -16,6 +17,8 @@ export interface StartedProcess {
 
 export class ProcessRunner {
   private readonly running = new Set<SupervisedProcess>();
+  /** Each running process by pid (its session's id too: it is spawned as a session leader). */
+  private readonly byPid = new Map<number, { role: Role; incarnation: number }>();
   private stopped = false;
 
   constructor(
@@ -39,6 +42,9 @@ export class ProcessRunner {
     const line = confined ? this.confinement.command(name, command, env, room!) : command;
     const proc = startProcess({ name, command: line, cwd: this.cwd, env: confined ? {} : env, ...(confined ? { sealed: true } : {}) });
     this.running.add(proc);
+    this.byPid.set(proc.pid, { role, incarnation });
+    // Gone, its pid can be another process's: it owns nothing any more.
+    void proc.exited.then(() => this.byPid.delete(proc.pid));
     this.journal.write({
       type: 'process-start',
       role,
@@ -115,7 +121,28 @@ export class ProcessRunner {
     }
   }
 
-  /** An interrupt: starts nothing more, kills whatever runs. */
+  /**
+   * The running process of this run that `pids` (the holders of a socket) belong to: one of them
+   * is that process, in its session, or below it. Undefined for any other process (another run's,
+   * or one that left the session and was reparented: it cannot be told from a stranger).
+   */
+  ownerOf(pids: readonly number[]): { role: Role; incarnation: number } | undefined {
+    for (const pid of pids) {
+      const sid = readStat(pid)?.sid;
+      const inSession = sid === undefined ? undefined : this.byPid.get(sid);
+      if (inSession) return inSession;
+      // Up the parent chain (a bounded walk: pids can be reused, the chain cannot loop for long).
+      let at: number | undefined = pid;
+      for (let depth = 0; at !== undefined && at > 1 && depth < 64; depth++) {
+        const own = this.byPid.get(at);
+        if (own) return own;
+        at = readStat(at)?.ppid;
+      }
+    }
+    return undefined;
+  }
+
+  /** An interrupt, or the end of the run: starts nothing more, kills whatever runs. */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.killAll();
@@ -133,3 +160,39 @@ export class RunStopped extends Error {
 }
 
 const label = (role: Role, incarnation: number): string => (role === 'consumer' ? `consumer incarnation ${incarnation}` : role);
+
+/**
+ * `work`, or a RunStopped rejection the moment `signal` aborts: a lab's loop never waits past the
+ * end of its run on something that hangs (a Toxiproxy call, a restart delay). The work itself goes
+ * on unwatched; its own rejection is swallowed.
+ */
+export function untilEnded<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+  const stopped = () => new RunStopped(`the run ended (${String(signal.reason instanceof Error ? signal.reason.message : signal.reason)})`);
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(stopped());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(stopped());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Waits `ms`, or rejects with RunStopped the moment `signal` aborts (its timer cleared: nothing is left pending). */
+export function sleepUntilEnded(ms: number, signal: AbortSignal): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const slept = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, ms));
+  });
+  return untilEnded(signal, slept).finally(() => clearTimeout(timer));
+}

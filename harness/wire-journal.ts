@@ -14,22 +14,30 @@ export const WIRE_LIMITS = {
   recvCharsPerConnection: 8 * 1024 * 1024,
 };
 
-/** Who is at the other end of a connection, as far as the harness can tell. */
-export interface Peer {
-  pid: number;
-  comm: string;
-  /** `proxy`: Toxiproxy; `direct`: some other process (for a consumer's connection: around the proxy). */
-  via: 'proxy' | 'direct';
+/**
+ * Who is at the other end of a connection, as far as the harness can tell (unsealed runs):
+ * `proxy`, this run's Toxiproxy; `direct`, a process of this run of the stream's own role (for a
+ * consumer: around the proxy); `stray`, any other process (another run's Toxiproxy or harness, a
+ * stranger); `unknown`, nothing holds the far end any more.
+ */
+export type Peer = { pid: number; comm: string; via: 'proxy' | 'direct' | 'stray' } | { via: 'unknown' };
+
+/** What the harness makes of a new connection: who is at its far end, and whose it is after all. */
+export interface Attribution {
+  peer: Peer;
+  /** The owner the lab named, kept, corrected (the process found), or dropped (none of this run's). */
+  owner: ProcessRef | undefined;
 }
 
 /**
  * The function a lab hands its publisher as its transcript sink; `ownerOf` names the process
- * behind a new connection, `peerOf` (unsealed runs) looks up the process at its other end.
+ * behind a new connection (the lab's guess), `attribute` (unsealed runs) looks up the process at
+ * its other end and says whose it is: a connection not tied to this run is nobody's.
  */
 export function wireRecorder(
   journal: JournalWriter,
   ownerOf: (entry: TranscriptEntry) => ProcessRef | undefined,
-  peerOf?: (ends: SocketEnds) => Peer | undefined,
+  attribute?: (ends: SocketEnds, stream: string, guess: ProcessRef | undefined) => Attribution,
   limits = WIRE_LIMITS,
 ) {
   const perConnection = new Map<string, { chars: number; omittedLines: number; omittedChars: number }>();
@@ -38,10 +46,10 @@ export function wireRecorder(
     let used = perConnection.get(key);
     if (!used) perConnection.set(key, (used = { chars: 0, omittedLines: 0, omittedChars: 0 }));
     if (entry.kind === 'open') {
-      const owner = ownerOf({ t: 0, ...entry });
-      // Only a consumer's connections must come through the proxy; the control connects directly.
-      const peer = owner?.role === 'consumer' && entry.ends ? peerOf?.(entry.ends) : undefined;
-      journal.write({ type: 'wire', ...entry, ...(owner ? { owner } : {}), ...(peer ? { peer } : {}) });
+      const guess = ownerOf({ t: 0, ...entry });
+      const found = entry.ends && attribute ? attribute(entry.ends, entry.stream, guess) : undefined;
+      const owner = found ? found.owner : guess;
+      journal.write({ type: 'wire', ...entry, ...(owner ? { owner } : {}), ...(found ? { peer: found.peer } : {}) });
       return;
     }
     if (entry.kind === 'close') {

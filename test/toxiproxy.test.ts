@@ -3,12 +3,13 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../harness/paths.js';
 import { locateToxiproxyServer, startToxiproxy, type ToxiproxyServer } from '../harness/toxiproxy/server.js';
-import { ToxiproxyAdapter, ToxiproxyApiError, type ProxyHandle } from '../harness/toxiproxy/adapter.js';
+import { REQUEST_TIMEOUT_MS, ToxiproxyAdapter, ToxiproxyApiError, type ProxyHandle } from '../harness/toxiproxy/adapter.js';
 import { runCleanups } from '../harness/cleanup.js';
 
 // ---- helpers ---------------------------------------------------------------------------------
@@ -415,6 +416,67 @@ t.test('removeAllWithPrefix removes only matching proxies', async (t) => {
 });
 
 // ---- cleanup integration (kept last: runCleanups() also ends the shared server) ---------------
+
+/** Takes `port` for a plain HTTP server that records what it is asked (retrying while the port is still held). */
+async function impostorOn(port: number, asked: string[]): Promise<http.Server> {
+  const impostor = http.createServer((request, response) => {
+    asked.push(`${request.method} ${request.url}`);
+    response.end('{"version": "2.12.0"}');
+  });
+  for (let i = 0; i < 250 && !impostor.listening; i++) {
+    const outcome = await new Promise<'up' | 'busy'>((done) => {
+      impostor.once('listening', () => done('up'));
+      impostor.once('error', () => done('busy'));
+      impostor.listen(port, '127.0.0.1');
+    });
+    impostor.removeAllListeners('listening').removeAllListeners('error');
+    if (outcome === 'busy') await sleep(20);
+  }
+  return impostor;
+}
+
+t.test('identity: a server whose API port another process took is never talked to', async (t) => {
+  const own = await start();
+  const port = Number(new URL(own.url).port);
+  t.equal(own.identityProblem(true), undefined, 'alive, and holding its API port');
+  t.match(own.identity, new RegExp(`^checked: pid ${own.pid} holds the listening socket of port ${port}`));
+  const checked = new ToxiproxyAdapter(own.url, (thorough) => own.identityProblem(thorough));
+  t.equal(await checked.version(), '2.12.0', 'the real server answers through the check');
+
+  // It dies (a hostile unsealed consumer, a crash), and another process takes its port.
+  process.kill(own.pid!, 'SIGKILL');
+  const asked: string[] = [];
+  const impostor = await impostorOn(port, asked);
+  t.teardown(() => void impostor.close());
+  t.ok(impostor.listening, 'the impostor holds the port');
+  t.match(own.identityProblem(false), new RegExp(`^toxiproxy-server pid ${own.pid} \\(${own.url}\\), the one this run started, is gone`));
+  await t.rejects(checked.listProxies(), { name: 'ToxiproxyIdentityError', message: /^toxiproxy: list proxies not sent: toxiproxy-server pid \d+ .* is gone/ });
+  await t.rejects(checked.createProxy('chaoslab-impostor', { host: '127.0.0.1', port: echo.port }), { name: 'ToxiproxyIdentityError' });
+  t.same(asked, [], 'not one request reached the impostor');
+
+  // Unchecked (an external TOXIPROXY_URL: the user's choice), whatever answers is believed.
+  t.equal(await new ToxiproxyAdapter(own.url).version(), '2.12.0');
+  t.same(asked, ['GET /version'], 'an unchecked adapter would have talked to it');
+  await own.stop();
+});
+
+t.test('identity: an external server is not checked, and says so', async (t) => {
+  const external = await startToxiproxy({ url: server.url });
+  t.equal(external.identityProblem(true), undefined);
+  t.match(external.identity, /^not checked: a server run by the user \(url option\)/);
+});
+
+t.test('a call the server never answers fails after REQUEST_TIMEOUT_MS, naming it', async (t) => {
+  const silent = net.createServer(() => {}); // accepts, never answers
+  silent.listen(0, '127.0.0.1');
+  await once(silent, 'listening');
+  t.teardown(() => void silent.close());
+  const url = `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`;
+  const from = Date.now();
+  await t.rejects(new ToxiproxyAdapter(url).listProxies(), { message: new RegExp(`no answer within ${REQUEST_TIMEOUT_MS} ms`) });
+  const took = Date.now() - from;
+  t.ok(took >= REQUEST_TIMEOUT_MS - 50 && took < REQUEST_TIMEOUT_MS + 2000, `failed after ${took} ms`);
+});
 
 t.test('SIGTERM to the harness process stops its server (cleanup registry)', async (t) => {
   const serverModule = new URL('../harness/toxiproxy/server.ts', import.meta.url).href;

@@ -49,6 +49,8 @@ export class FaultEngine {
     /** The lab's points, for the journal's words ("before EVENT 7"). */
     private readonly points: Record<string, FaultPointSpec> = {},
     private readonly time: Timers = realTimers,
+    /** A fault that could not be applied (the run's owner ends the run then); journaled as a harness error without it. */
+    private readonly onFailure?: (reason: string) => void,
   ) {
     this.pending = [...faults];
   }
@@ -121,7 +123,9 @@ export class FaultEngine {
     try {
       applied = await effectOf(plan, this.target);
     } catch (error) {
-      this.journal.write({ type: 'harness-error', message: `fault ${plan.name} could not be applied: ${(error as Error).message}` });
+      const reason = `fault ${plan.name} could not be applied: ${(error as Error).message}`;
+      if (this.onFailure) this.onFailure(reason);
+      else this.journal.write({ type: 'harness-error', message: reason });
       throw error;
     }
     this.journal.write({
@@ -144,7 +148,13 @@ export class FaultEngine {
   private async liftNow(active: Active, why: string): Promise<void> {
     if (!this.active.delete(active)) return;
     if (active.timer !== undefined) this.time.clearTimeout(active.timer);
-    const lifted = await active.applied.lift!();
+    let lifted: Awaited<ReturnType<NonNullable<AppliedEffect['lift']>>>;
+    try {
+      lifted = await active.applied.lift!();
+    } catch (error) {
+      this.onFailure?.(`fault ${active.plan.name} could not be lifted: ${(error as Error).message}`);
+      throw error;
+    }
     const { detail, evidence } = typeof lifted === 'string' ? { detail: lifted, evidence: undefined } : lifted;
     this.journal.write({ type: 'fault', action: 'lift', name: active.plan.name, kind: active.plan.effect.kind, detail: `${detail} (${why})` });
     if (evidence) this.journal.write(evidence);

@@ -19,17 +19,17 @@ import { harnessVersion } from '../paths.js';
 import { onAbort } from '../interrupt.js';
 import { ProcessRunner } from '../processes.js';
 import type { Reproduce } from '../reproduce.js';
-import { findPeerProcess } from '../sandbox/peer.js';
 import { execHere } from '../sandbox/loss.js';
 import { fixSocketBuffers } from '../sandbox/socket-buffers.js';
 import { createRoom } from '../sandbox/room.js';
 import { DEFAULT_STORE_LIMIT_BYTES, type StoreGuard } from '../sandbox/store-file.js';
 import type { Scenario } from '../scenario/types.js';
-import { ToxiproxyAdapter } from '../toxiproxy/adapter.js';
+import { type ProxyHandle, ToxiproxyAdapter } from '../toxiproxy/adapter.js';
 import { startToxiproxy, type ToxiproxyServer } from '../toxiproxy/server.js';
 import type { RunStatus } from '../report/view.js';
 import type { Verdict } from '../verdict.js';
-import { type Peer, wireRecorder } from '../wire-journal.js';
+import { wireRecorder } from '../wire-journal.js';
+import { attributor } from './attribute.js';
 import { Confinement } from './confinement.js';
 
 export interface RunRequest {
@@ -123,6 +123,7 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
   };
   const undo: (() => Promise<void> | void)[] = [];
   const engines: FaultEngine[] = [];
+  const proxies: ProxyHandle[] = [];
   const confinement = seal ? new Confinement(seal.uid, seal.gid, runId) : undefined;
   const processes = new ProcessRunner(journal, cwd, scenario.deadlineMs, log, confinement);
   let status: RunStatus = 'error';
@@ -135,6 +136,23 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
     return interruptedAt !== undefined;
   };
   const forgetAbort = onAbort(signal, interrupted);
+  // The run's one termination signal (RunContext.signal): aborted by an interrupt, by something
+  // that makes the run impossible to judge, and at the end of the run whatever ended it; a lab
+  // starts no process once it is aborted.
+  const ending = new AbortController();
+  const forgetEnding = onAbort(signal, () => ending.abort(signal?.reason));
+  let unjudgeable: string | undefined;
+  const cannotJudge = (reason: string): void => {
+    if (ending.signal.aborted) return;
+    unjudgeable = reason;
+    journal.write({ type: 'harness-error', message: reason });
+    ending.abort(new Error(reason));
+  };
+  /** The role of a publisher stream, from the lab's `stream` entries. */
+  const streamRole = (stream: string) => {
+    for (const e of journal.entries) if (e.type === 'stream' && e.stream === stream) return e.role;
+    return undefined;
+  };
 
   try {
     if (request.refuse || request.skip) {
@@ -156,18 +174,14 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
       log(`TCP buffers of the run's namespace fixed at ${scenario.socketBufferBytes} bytes`);
     }
     toxiproxy ??= await startToxiproxy(request.toxiproxyUrl ? { url: request.toxiproxyUrl } : {});
-    journal.write({ type: 'toxiproxy', url: toxiproxy.url, version: toxiproxy.version, owned: toxiproxy.owned });
+    journal.write({ type: 'toxiproxy', url: toxiproxy.url, version: toxiproxy.version, owned: toxiproxy.owned, identity: toxiproxy.identity });
     log(`toxiproxy ${toxiproxy.version} at ${toxiproxy.url}`);
-    const adapter = new ToxiproxyAdapter(toxiproxy.url);
-    const proxyPid = toxiproxy.pid;
-    // Unsealed runs: a consumer's connection must come from Toxiproxy; sealed ones cannot go around it.
-    const peerOf =
-      seal || proxyPid === undefined
-        ? undefined
-        : (ends: Parameters<typeof findPeerProcess>[0]): Peer | undefined => {
-            const found = findPeerProcess(ends, { candidates: [proxyPid] });
-            return found && { pid: found.pid, comm: found.comm, via: found.pids.includes(proxyPid) ? 'proxy' : 'direct' };
-          };
+    const server = toxiproxy;
+    const adapter = new ToxiproxyAdapter(server.url, (thorough) => server.identityProblem(thorough));
+    // Unsealed runs share the machine's loopback with other runs: every connection the publisher
+    // accepts is tied to this run's Toxiproxy or to one of its processes, or the run cannot be
+    // judged. Sealed ones cannot be reached from outside their namespace.
+    const attribute = seal ? undefined : attributor(server.pid, processes, streamRole, cannotJudge);
     const roomsDir = join(runDir, 'rooms');
     const consumerStore: StoreGuard = {
       ...(seal ? { owner: { uid: seal.uid, gid: seal.gid } } : {}),
@@ -184,6 +198,7 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
       clock,
       log,
       processes,
+      signal: ending.signal,
       room: (name) => {
         // Passable but not listable, whatever the umask (a sealed worker's is 077).
         mkdirSync(roomsDir, { recursive: true });
@@ -195,9 +210,10 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
         return room;
       },
       consumerStore,
-      wire: (ownerOf) => wireRecorder(journal, ownerOf, peerOf),
+      wire: (ownerOf) => wireRecorder(journal, ownerOf, attribute),
       proxy: async (role, upstream) => {
         const proxy = await adapter.createProxy(`chaoslab-${runId}-${role}`, upstream);
+        proxies.push(proxy);
         // Also removed when the harness is interrupted: on an external Toxiproxy it would outlive us.
         const forget = onCleanup(`proxy ${proxy.name}`, () => proxy.remove());
         undo.push(async () => {
@@ -217,19 +233,32 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
       },
       faults: (target) => {
         // Sealed, this process is inside the run's namespace: nft here is the run's (packet loss).
-        const engine = new FaultEngine(scenario.faults, seal ? { ...target, netns: execHere } : target, journal, lab.faultPoints);
+        // A fault that cannot be applied (a tampered or failed API) ends the run: it cannot be judged.
+        const engine = new FaultEngine(scenario.faults, seal ? { ...target, netns: execHere } : target, journal, lab.faultPoints, undefined, (reason) =>
+          cannotJudge(`${reason}: the run cannot be judged`),
+        );
         engines.push(engine);
         return engine;
       },
       defer: (fn) => undo.push(fn),
     };
     if (interrupted()) throw new Error('interrupted before the lab ran');
-    await untilDoneOrAborted(lab.run(ctx), signal, async () => {
+    await untilDoneOrAborted(lab.run(ctx), ending.signal, async () => {
       // Stop what runs; the lab's model then ends on its own (its processes gone), or is left behind.
       await processes.stop();
       for (const engine of engines) await engine.stop().catch(() => {});
     });
     if (interrupted()) throw new Error('interrupted');
+    if (unjudgeable !== undefined) throw new CannotJudge(unjudgeable);
+    // A proxy that vanished or moved (its server gone, or changed through the API: an unsealed
+    // consumer can reach it) carried no fault of the scenario.
+    for (const proxy of proxies) {
+      const info = await proxy.info().catch((e: unknown) => e as Error);
+      if (info instanceof Error || info.listen.port !== proxy.listen.port)
+        throw new Error(
+          `the proxy ${proxy.name} ${info instanceof Error ? `is gone (${info.message})` : `moved to port ${info.listen.port}`}: the consumer's link was not the scenario's, so the run cannot be judged`,
+        );
+    }
     // Faults end before the verdict: a loss fault's counters are evidence (labs stop theirs already).
     for (const engine of engines) await engine.stop();
     if (seal) {
@@ -240,7 +269,11 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
     journal.write({ type: 'verdict', verdict });
     status = verdict.status;
   } catch (caught) {
-    if (interrupted()) {
+    if (unjudgeable !== undefined && !interrupted()) {
+      // Journaled when it happened, first: what failed after it is its consequence.
+      error = unjudgeable;
+      status = 'error';
+    } else if (interrupted()) {
       // Whatever failed after the stop failed because of it: no harness error, no verdict.
       status = 'interrupted';
     } else {
@@ -250,7 +283,10 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
     }
   } finally {
     forgetAbort();
-    await processes.killAll();
+    forgetEnding();
+    ending.abort(new Error('the run ended'));
+    // Not killAll: a lab's loop still waiting on something must not start a process after this.
+    await processes.stop();
     for (const engine of engines) await engine.stop().catch((e: unknown) => journal.write({ type: 'harness-error', message: `lifting faults: ${String(e)}` }));
     for (const fn of undo.reverse())
       await Promise.resolve()
@@ -290,6 +326,11 @@ export async function untilDoneOrAborted(run: Promise<void>, signal: AbortSignal
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, LAB_SETTLE_MS)))]);
   clearTimeout(timer);
+}
+
+/** The run met something that leaves it without a verdict (a stray connection, a fault that could not be applied). */
+class CannotJudge extends Error {
+  override name = 'CannotJudge';
 }
 
 /** The verdict of a run that was not run: it needs what this machine or mode cannot give (skipped, not failed). */

@@ -82,6 +82,14 @@ export class ToxiproxyApiError extends Error {
   }
 }
 
+/** The server at the adapter's URL is not the one this run started: nothing was sent. */
+export class ToxiproxyIdentityError extends ToxiproxyApiError {
+  constructor(message: string, operation: string, ids: { proxy?: string; toxic?: string }) {
+    super(message, operation, ids);
+    Object.defineProperty(this, 'name', { value: 'ToxiproxyIdentityError' });
+  }
+}
+
 export interface ProxyHandle {
   readonly name: string;
   /** Where clients connect: 127.0.0.1 and the port the server actually bound. */
@@ -100,7 +108,13 @@ export interface ProxyHandle {
   remove(): Promise<void>;
 }
 
-const REQUEST_TIMEOUT_MS = 15_000;
+/**
+ * Every API call's bound. A local server answers in milliseconds; a hung or impostor one must not
+ * hold a run (docs/sandbox.md, Limits).
+ */
+export const REQUEST_TIMEOUT_MS = 5_000;
+/** Calls that change what the consumer's traffic meets: the server's identity is checked in full first. */
+const THOROUGH = new Set(['create proxy', 'add toxic', 'enable proxy', 'disable proxy']);
 const NAME_PATTERN = /^[A-Za-z0-9._-]+$/;
 
 export class ToxiproxyAdapter {
@@ -108,7 +122,14 @@ export class ToxiproxyAdapter {
   private readonly client: Toxiproxy;
   private readonly http: StatusHttpClient;
 
-  constructor(url: string) {
+  /**
+   * `identityProblem` (an owned server's): why the server at `url` may not be the one this run
+   * started, asked before every call; a call to an impostor is never made (ToxiproxyIdentityError).
+   */
+  constructor(
+    url: string,
+    private readonly identityProblem?: (thorough: boolean) => string | undefined,
+  ) {
     this.url = url.replace(/\/+$/, '');
     this.client = new Toxiproxy(this.url);
     this.http = new StatusHttpClient();
@@ -228,6 +249,8 @@ export class ToxiproxyAdapter {
   }
 
   private async call<T>(operation: string, ids: { proxy?: string; toxic?: string }, fn: () => Promise<T>): Promise<T> {
+    const problem = this.identityProblem?.(THOROUGH.has(operation));
+    if (problem !== undefined) throw new ToxiproxyIdentityError(`toxiproxy: ${operation} not sent: ${problem}`, operation, ids);
     try {
       return await fn();
     } catch (error) {

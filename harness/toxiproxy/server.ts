@@ -16,6 +16,7 @@ import { createServer } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
 import { dieWithHarness } from '../orphans.js';
 import { holdsListener } from '../sandbox/peer.js';
+import { readStat } from '../sandbox/proc.js';
 import { onCleanup } from '../cleanup.js';
 import { toolsBinDir } from '../paths.js';
 import { httpRequest } from './http.js';
@@ -31,6 +32,16 @@ export interface ToxiproxyServer {
   pid?: number;
   /** The last lines the server logged (owned servers only; empty otherwise). */
   logTail(): string[];
+  /**
+   * Why the server answering at `url` may not be this one any more (its API port can be reused by
+   * another process once it is gone), or undefined when it still is. Cheap: the process has not
+   * exited. `thorough` also checks that the pid holds the API port's listening socket (a read of
+   * /proc/net/tcp{,6}: about 8 ms here, the kernel walks its whole socket table). External
+   * servers are never checked (`identity` says so).
+   */
+  identityProblem(thorough: boolean): string | undefined;
+  /** How the server's identity is known, in words, for the journal. */
+  identity: string;
   /** Ends an owned server (SIGTERM, SIGKILL after a grace period) and waits for its exit; idempotent. No-op when not owned. */
   stop(): Promise<void>;
 }
@@ -124,7 +135,15 @@ async function useRunningServer(rawUrl: string, from: string): Promise<Toxiproxy
   } catch (error) {
     throw new Error(`Toxiproxy at ${url} (from ${from}) does not answer GET /version: ${describe(error)}`);
   }
-  return { url, version, owned: false, logTail: () => [], stop: async () => {} };
+  return {
+    url,
+    version,
+    owned: false,
+    logTail: () => [],
+    stop: async () => {},
+    identityProblem: () => undefined,
+    identity: `not checked: a server run by the user (${from}); whatever answers at ${url} is taken for it`,
+  };
 }
 
 type LaunchResult = { ok: true; server: ToxiproxyServer } | { ok: false; retry: boolean; error: Error };
@@ -240,6 +259,8 @@ async function launch(binary: string, port: number, logLevel: string, options: S
   const deadline = Date.now() + timeoutMs;
   let lastProbeError = 'not probed yet';
   let confirmations = 0;
+  /** Seen holding its listening socket: later checks can ask the same (not where a wrapper forks the server). */
+  let heldListener = false;
   // Once the server says it is starting its HTTP server, it answers within a few milliseconds.
   let quickProbes = 25;
   for (;;) {
@@ -255,12 +276,35 @@ async function launch(binary: string, port: number, logLevel: string, options: S
       // holds the listening socket; otherwise (no /proc, a wrapper that forks the server) when a
       // later probe still sees no bind error.
       const started = httpStarted && !bindFailed;
-      if (started && child.pid !== undefined && holdsListener(child.pid, '127.0.0.1', port) === true) confirmations = 2;
-      else if (started) confirmations++;
+      if (started && child.pid !== undefined && holdsListener(child.pid, '127.0.0.1', port) === true) {
+        confirmations = 2;
+        heldListener = true;
+      } else if (started) confirmations++;
       if (confirmations >= 2) {
+        const pid = child.pid;
+        const identityProblem = (thorough: boolean): string | undefined => {
+          const who = `toxiproxy-server pid ${String(pid ?? '?')} (${url}), the one this run started,`;
+          if (exitInfo !== undefined || pid === undefined) return `${who} is gone (${exitInfo ?? 'no pid'}): its port may be another process's now`;
+          const state = readStat(pid)?.state;
+          if (state === undefined || state === 'Z' || state === 'X') return `${who} is gone: its port may be another process's now`;
+          if (thorough && heldListener && holdsListener(pid, '127.0.0.1', port) === false)
+            return `${who} no longer holds its API port ${port}: another process answers there`;
+          return undefined;
+        };
         return {
           ok: true,
-          server: { url, version, owned: true, pid: child.pid, logTail: () => [...tail], stop },
+          server: {
+            url,
+            version,
+            owned: true,
+            pid,
+            logTail: () => [...tail],
+            stop,
+            identityProblem,
+            identity: heldListener
+              ? `checked: pid ${String(pid)} holds the listening socket of port ${port} (at start, before each proxy creation and fault; alive before every call)`
+              : `partly checked: pid ${String(pid)} is alive before every call (its listening socket could not be seen in /proc)`,
+          },
         };
       }
     } catch (error) {

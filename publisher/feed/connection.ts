@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import { encodePing, encodePong, encodeReset, encodeRevoke, encodeSnapshot } from '../../protocol/feed/encode.js';
 import { FrameError, type ResetReason, type SubscribeFrame, parseClientFrame } from '../../protocol/feed/frames.js';
 import { NdjsonSplitter } from '../../protocol/feed/lines.js';
-import type { CloseParty, TranscriptEvent } from '../transcript.js';
+import { type CloseParty, endsOf, type TranscriptEvent } from '../transcript.js';
 import { type DeliveryState, planDelivery, planResume, planSnapshot } from './delivery.js';
 import { Heartbeat } from './heartbeat.js';
 import type { FeedMisbehaviour } from './misbehaviour.js';
@@ -82,7 +82,8 @@ export class FeedConnection {
     tag: string | undefined,
   ) {
     socket.setNoDelay(true);
-    this.record({ kind: 'open', ...(tag === undefined ? {} : { tag }) });
+    const ends = endsOf(socket);
+    this.record({ kind: 'open', ...(tag === undefined ? {} : { tag }), ...(ends ? { ends } : {}) });
     const { pingMs, idleMs, hooks, misbehaviour } = stream.settings;
     this.heartbeat = new Heartbeat(stream.scheduler, { pingMs, idleMs }, { ping: () => this.ping(), idle: () => this.onIdle() });
     const { beforeEvent } = hooks;

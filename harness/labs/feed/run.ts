@@ -21,7 +21,7 @@ import { withBadEnvironment } from '../../environment-duty.js';
 import type { FaultEngine } from '../../faults/engine.js';
 import type { Role } from '../../journal.js';
 import type { RunContext } from '../../lab.js';
-import type { StartedProcess } from '../../processes.js';
+import { type StartedProcess, sleepUntilEnded, untilEnded } from '../../processes.js';
 import { ChainScript, chainConfig, confirmationBlocks, simulate } from './chain-script.js';
 import { type ReadWhen, SIGTERM_EXIT_MS, SIGTERM_FAULT } from './facts.js';
 import type { FeedPlan } from './plan.js';
@@ -202,15 +202,18 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
     controlRunning = false;
   });
 
-  // The consumer under test: restarted only after an unexpected exit, up to restart.max processes.
+  // The consumer under test: restarted only after an unexpected exit, up to restart.max processes,
+  // and never once the run has ended (ctx.signal), whatever the proxy does: this loop runs
+  // detached from the script below, which may end the run by throwing while it waits here.
   let terminating = false;
   let consumersOver = false;
+  const over = () => terminating || ctx.signal.aborted;
   const runConsumers = async () => {
-    for (let n = 1; n <= c.restart.max && !terminating; n++) {
-      if (n > 1 && c.restart.delayMs > 0) await sleep(c.restart.delayMs);
-      if (terminating) break;
-      await engine.incarnationStarting(n);
-      if (terminating) break;
+    for (let n = 1; n <= c.restart.max && !over(); n++) {
+      if (n > 1 && c.restart.delayMs > 0) await sleepUntilEnded(c.restart.delayMs, ctx.signal);
+      if (over()) break;
+      await untilEnded(ctx.signal, engine.incarnationStarting(n));
+      if (over()) break;
       const fault = c.processes[n - 1]?.fault;
       const started = ctx.processes.start(
         'consumer',
@@ -231,10 +234,10 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
       await ctx.processes.finish(started, exit);
       await watching;
       current = undefined;
-      if (terminating) break;
+      if (over()) break;
       // An unexpected exit: read the file before anything else touches it, then start the next process.
       journalRead(ctx, 'consumer', n, 'after-exit', dbs.consumer, readStoreOf('consumer', { writerGone: true }));
-      await engine.incarnationExited(n);
+      await untilEnded(ctx.signal, engine.incarnationExited(n));
     }
     consumersOver = true;
   };
@@ -250,7 +253,8 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
     (controlStream.stream.subscribeCount < 1 || consumerStream.stream.subscribeCount < 1) &&
     performance.now() - waitFrom < plan.time.startMs &&
     !consumersOver &&
-    controlRunning
+    controlRunning &&
+    !ctx.signal.aborted
   )
     await sleep(20);
 
@@ -260,19 +264,21 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
   let tick = 0;
   const until = async (k: number) => sleep(t0 + k * period - performance.now());
   for (let step = script.next(); step && !loopError; step = script.next()) {
+    ctx.signal.throwIfAborted();
     if (step.kind === 'block') {
       tick++;
       await until(tick);
-      await engine.point('before_block', step.number);
+      await untilEnded(ctx.signal, engine.point('before_block', step.number));
     } else {
       await until(tick + 0.5);
-      await engine.point('before_reorg', step.ordinal);
+      await untilEnded(ctx.signal, engine.point('before_reorg', step.ordinal));
     }
     indexer.apply(script.perform(step));
     publisher.outboxChanged();
   }
   // Empty blocks until the script's last block is safe: the state every store must reach is final.
   for (const block of confirmationBlocks(chain, chain.head, plan.chain.confirmations)) {
+    ctx.signal.throwIfAborted();
     tick++;
     await until(tick);
     indexer.apply({ kind: 'block', block });
@@ -290,7 +296,7 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
     const done = roles.every((role) => judgeStore(role, viewOf(reads[role]), expected, sent[role]).problems.length === 0);
     // A store the harness refused to read decides the verdict alone: waiting cannot change it.
     const refused = reads.consumer.refused !== undefined;
-    const last = done || refused || performance.now() >= deadline || loopError !== undefined;
+    const last = done || refused || performance.now() >= deadline || loopError !== undefined || ctx.signal.aborted;
     // The first and the last read of the wait are journaled: the last one is what a "did not converge" finding shows.
     // A read that met a lock held longer than its wait (a commit's sync on a loaded disk) says
     // nothing about the store: the next poll reads again, and only the last read stands as it is.
@@ -318,7 +324,7 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
     if (!plan.expect.quietPing) break;
     const ping = pings.find((p) => p.t >= quietFrom);
     const settled = ping !== undefined && (pongs.has(`${ping.conn}:${ping.id}`) || ctx.clock() - ping.t >= window);
-    if (settled || ctx.clock() >= giveUp || current === undefined || loopError !== undefined) break;
+    if (settled || ctx.clock() >= giveUp || current === undefined || loopError !== undefined || ctx.signal.aborted) break;
     await sleep(50);
   }
 

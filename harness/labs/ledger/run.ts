@@ -9,7 +9,7 @@ import { Publisher } from '../../../publisher/ledger/server.js';
 import type { StreamHooks } from '../../../publisher/ledger/stream.js';
 import type { FaultEngine } from '../../faults/engine.js';
 import type { RunContext } from '../../lab.js';
-import type { StartedProcess } from '../../processes.js';
+import { type StartedProcess, sleepUntilEnded, untilEnded } from '../../processes.js';
 import type { LedgerPlan } from './scenario.js';
 import { ledgerRowBound, readStore } from './store-reader.js';
 
@@ -76,13 +76,14 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
   // The listed incarnations always run; then, with a restart policy, plain restarts until the
   // publisher holds an ACK for every event (the harness is the only thing that reconnects), or
   // until it answered RESYNC: its log no longer holds what the consumer needs, so no restart can
-  // complete the stream.
+  // complete the stream. Never once the run has ended (ctx.signal), whatever the proxy does.
   const restart = plan.consumer.restart;
   for (let n = 1; ; n++) {
     const listed = plan.consumer.incarnations[n - 1];
     if (!listed && (!restart || n > restart.max || underTest.stream.complete || underTest.stream.resynced)) break;
-    if (n > 1 && restart?.delayMs) await new Promise((r) => setTimeout(r, restart.delayMs));
-    await faults.incarnationStarting(n);
+    if (n > 1 && restart?.delayMs) await sleepUntilEnded(restart.delayMs, ctx.signal);
+    await untilEnded(ctx.signal, faults.incarnationStarting(n));
+    ctx.signal.throwIfAborted();
     underTest.stream.tag = `incarnation ${n}`;
     const started = ctx.processes.start(
       'consumer',
@@ -115,9 +116,9 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
       db: dbs.consumer,
       store: readConsumer(true),
     });
-    await faults.incarnationExited(n);
+    await untilEnded(ctx.signal, faults.incarnationExited(n));
   }
-  await faults.stop();
+  await untilEnded(ctx.signal, faults.stop());
   await controlDone;
 }
 

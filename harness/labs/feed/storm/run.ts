@@ -103,10 +103,10 @@ export async function runStorm(ctx: RunContext<FeedPlan>, storm: StormPlan): Pro
 
   const waitSettled = async (ms: number) => {
     const from = performance.now();
-    while (!server.allSettled() && performance.now() - from < ms && running.size === storm.processes) await sleep(20);
+    while (!server.allSettled() && performance.now() - from < ms && running.size === storm.processes && !ctx.signal.aborted) await sleep(20);
   };
   await waitSettled(START_MS);
-  for (let round = 1; round <= storm.rounds && running.size > 0; round++) {
+  for (let round = 1; round <= storm.rounds && running.size > 0 && !ctx.signal.aborted; round++) {
     await sleep(SETTLE_MS);
     ctx.log(`storm round ${round}: reset shutdown to ${storm.processes} processes`);
     server.beginRound();
