@@ -11,6 +11,7 @@ import { loadRubric, type Rubric, RubricError } from '../grade/rubric.js';
 import { listSubmissions, parseShard, type Shard } from '../grade/submissions.js';
 import { interruptible } from '../interrupt.js';
 import { labNames } from '../labs/registry.js';
+import { terminalText } from '../report/inert.js';
 import { projectRoot, scenariosDir } from '../paths.js';
 import { decideSealing, probeSealing, sealModeFromEnv } from '../sandbox/probe.js';
 import { resolveScenario } from '../scenario/catalogue.js';
@@ -70,14 +71,14 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
           deadlineMs: opts.deadline * 1000,
           buildDeadlineMs: opts.buildDeadline * 1000,
           signal: stop.signal,
-          log: (line) => say(line),
+          log: (line) => say(terminalText(line)),
         },
         source,
       );
       harnessError ||= graded.harnessError;
       report.submissions.push(graded.score);
       const { score } = graded;
-      say(`${source.name}: ${score.score} / ${score.max}${score.problem ? ` — not graded: ${score.problem}` : ''}`);
+      say(`${terminalText(source.name)}: ${score.score} / ${score.max}${score.problem ? ` — not graded: ${terminalText(score.problem)}` : ''}`);
     }
   } finally {
     stop.dispose();
