@@ -138,10 +138,13 @@ function hostileRun(): JournalEntry[] {
     ledger: [[1, 2]],
   };
   const verdict = checkLedgerRun(journal, plan, (role) => (role === 'control' ? control : consumer));
+  // Leading, a finding quoting the store as a checker does (the checker's own follow).
+  const quoted = `the consumer's file holds ${HOSTILE_VALUE}`;
   journal = withVerdict(journal, () => ({
     ...verdict,
     status: 'fail',
-    findings: [...verdict.findings, { code: 'hostile', text: `the consumer's file holds ${HOSTILE_VALUE}` }],
+    headline: quoted,
+    findings: [{ code: 'hostile', text: quoted }, ...verdict.findings],
     diff: [...verdict.diff, ...HOSTILE_VALUES.map((v) => `stored: ${v}`)],
   }));
   journal = replace(journal, find(journal, 'run-start'), (e) => ({
@@ -151,7 +154,7 @@ function hostileRun(): JournalEntry[] {
     ...(e.reproduce ? { reproduce: { ...e.reproduce, command: `chaoslab run x --consumer '${HOSTILE_VALUE}'`, invokedAs: HOSTILE_VALUE } } : {}),
   }));
   const last = Math.max(...journal.flatMap((e) => (e.type === 'process-exit' && e.role === 'consumer' ? [e.incarnation] : [])));
-  journal = withOutput(journal, last, { stdout: HOSTILE_VALUE, stderr: `${HOSTILE_VALUES.join('\n')}\n` });
+  journal = withOutput(journal, last, { stdout: HOSTILE_VALUE, stderr: `${HOSTILE_VALUE}\n` });
   const open = find(journal, 'wire', (e) => e.stream === 'consumer' && e.kind === 'open');
   journal = insertAfter(
     journal,
@@ -248,6 +251,7 @@ t.test('every output of a run, and of its batch, keeps the hostile bytes inert',
   const rendered = renderRunFolder(runDir, { entries: journal, now: new Date('2026-12-01T00:00:00Z') });
   const { view } = rendered;
   t.equal(view.status, 'fail');
+  t.same(rawUnsafe(view.stderrTail!.lines.join('\n')), [], 'the stderr tail every renderer draws is inert itself (C1 and bidi included)');
   const file = (name: string) => readFileSync(join(runDir, name), 'utf8');
 
   const summary = file('summary.md');
@@ -287,6 +291,9 @@ t.test('every output of a run, and of its batch, keeps the hostile bytes inert',
   t.same(rawUnsafe(results), [], 'results.json: no raw unsafe character');
   strictJson(t, results, 'results.json');
   t.equal(JSON.parse(results).runs[0].label, `${HOSTILE_VALUE} × duplicate-delivery`);
+  const tail = JSON.parse(results).runs[0].stderrTail.lines.join('\n');
+  t.same(rawUnsafe(tail), [], "results.json: the stderr tail's lines are inert once parsed too (a CI script may print them)");
+  t.match(tail, 'report\\u202etxt.exe');
   const batchJunit = batchFile('junit.xml');
   inertText(t, 'batch junit.xml', batchJunit);
   strictXml(t, 'batch junit.xml', batchJunit);

@@ -10,7 +10,7 @@ export const HOSTILE_VALUES = [
   'report\u202etxt.exe', // right-to-left override: shows as "reportexe.txt"
   'nul\u0000byte',
   'lone\ud800surrogate',
-  '```\n# PASS\n<img src=x onerror=alert(1)>', // closes a code block, a heading, live HTML
+  '\n```\n# PASS\n<img src=x onerror=alert(1)>', // at the start of a line: closes a code block, then a heading and live HTML
   '[click](javascript:alert(1))',
   '</script><script>alert(1)</script>',
   ']]>',
