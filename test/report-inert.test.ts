@@ -19,10 +19,6 @@ import { CLASS_FILE, writeClassReport } from '../harness/grade/class-data.js';
 import { classHtml } from '../harness/grade/class-html.js';
 import { gradescopeResults } from '../harness/grade/gradescope.js';
 import { submissionJunit } from '../harness/grade/junit.js';
-import type { JournalEntry } from '../harness/journal.js';
-import { checkLedgerRun } from '../harness/labs/ledger/checker.js';
-import type { LedgerPlan } from '../harness/labs/ledger/scenario.js';
-import type { StoreSnapshot } from '../harness/labs/ledger/store-reader.js';
 import { labNamed } from '../harness/labs/registry.js';
 import { judgeRow, renderMatrixMarkdown } from '../harness/mutants.js';
 import { agreementProblems } from '../harness/report/agreement.js';
@@ -44,10 +40,9 @@ import { renderRunFolder } from '../harness/report/render-all.js';
 import { renderBatchFiles } from '../harness/report/render-batch.js';
 import { resultsJson, runJson } from '../harness/report/run-json.js';
 import { loadScenario } from '../harness/scenario/load.js';
-import type { Scenario } from '../harness/scenario/types.js';
 import { smallClass, smallRubric } from './helpers/grade.js';
-import { HOSTILE_VALUE, HOSTILE_VALUES, rawUnsafe, SHOWN_ESCAPE, withoutOwnStyling } from './helpers/hostile.js';
-import { find, golden, insertAfter, replace, withOutput, withVerdict, writeRunFolder } from './helpers/journals.js';
+import { HOSTILE_VALUE, HOSTILE_VALUES, hostileRun, rawUnsafe, SHOWN_ESCAPE, withoutOwnStyling } from './helpers/hostile.js';
+import { writeRunFolder } from './helpers/journals.js';
 
 // ── the functions, one per output kind ──────────────────────────────────────────────────────
 
@@ -121,50 +116,6 @@ t.test('JSON: well-formed whatever the strings hold, and the same value parsed b
 });
 
 // ── the renderers, fed a hostile run ───────────────────────────────────────────────────────
-
-/** The run as a consumer makes it: the real checker reads its store, which holds the hostile value as cursor and total. */
-function hostileRun(): JournalEntry[] {
-  let journal = golden('duplicate-delivery-no-dedupe');
-  const plan = { source: '', ...(find(journal, 'scenario').plan as Omit<Scenario<LedgerPlan>, 'source'>) };
-  const script = plan.lab.events;
-  const control: StoreSnapshot = {
-    exists: true,
-    checkpoint: [{ id: 1, last: script.length - 1, total: script.reduce((s, e) => s + e.delta, 0) }],
-    ledger: script.map((e): [number, number] => [e.seq, e.delta]),
-  };
-  const consumer: StoreSnapshot = {
-    exists: true,
-    // SQLite stores text in an INTEGER column: the reader gives back what is there.
-    checkpoint: [{ id: 1, last: HOSTILE_VALUE as unknown as number, total: HOSTILE_VALUE as unknown as number }],
-    ledger: [[1, 2]],
-  };
-  const verdict = checkLedgerRun(journal, plan, (role) => (role === 'control' ? control : consumer));
-  // Leading, a finding quoting the store as a checker does (the checker's own follow).
-  const quoted = `the consumer's file holds ${HOSTILE_VALUE}`;
-  journal = withVerdict(journal, () => ({
-    ...verdict,
-    status: 'fail',
-    headline: quoted,
-    findings: [{ code: 'hostile', text: quoted }, ...verdict.findings],
-    diff: [...verdict.diff, ...HOSTILE_VALUES.map((v) => `stored: ${v}`)],
-  }));
-  journal = replace(journal, find(journal, 'run-start'), (e) => ({
-    ...e,
-    consumerCommand: `python3 client.py --name '${HOSTILE_VALUE}'`,
-    scenario: { ...e.scenario, description: HOSTILE_VALUE },
-    ...(e.reproduce ? { reproduce: { ...e.reproduce, command: `chaoslab run x --consumer '${HOSTILE_VALUE}'`, invokedAs: HOSTILE_VALUE } } : {}),
-  }));
-  const last = Math.max(...journal.flatMap((e) => (e.type === 'process-exit' && e.role === 'consumer' ? [e.incarnation] : [])));
-  journal = withOutput(journal, last, { stdout: HOSTILE_VALUE, stderr: `${HOSTILE_VALUE}\n` });
-  const open = find(journal, 'wire', (e) => e.stream === 'consumer' && e.kind === 'open');
-  journal = insertAfter(
-    journal,
-    open,
-    { type: 'wire', stream: 'consumer', conn: open.conn, kind: 'recv', line: `${HOSTILE_VALUE}\n`, error: 'not a line of the protocol' },
-    { type: 'harness-error', message: `reading the store: ${HOSTILE_VALUE}` },
-  );
-  return journal;
-}
 
 /** Terminal, Markdown, HTML, XML: no raw control or formatting character; the escape shown, as text. */
 function inertText(t: Test, what: string, text: string, shown = [SHOWN_ESCAPE]): void {
