@@ -8,6 +8,7 @@ import { runCleanups } from './cleanup.js';
 import { EXIT } from './commands/exit-status.js';
 import { buildProgram } from './program.js';
 import { STAFF_UMASK } from './report/staff-only.js';
+import { terminalText } from './report/inert.js';
 import { exitWithParent } from './sandbox/orphan.js';
 
 // Whatever chaoslab writes (reports, batch and class outputs, grades) is its user's alone: a
@@ -33,7 +34,9 @@ try {
     // --help and --version end with code 0; every other commander error is a usage error.
     process.exitCode = error.exitCode === 0 ? 0 : EXIT.error;
   } else {
-    process.stderr.write(`chaoslab: ${error instanceof Error ? error.message : String(error)}\n`);
+    // A message may quote a submission's bytes (a manifest, a path): each of its lines made inert.
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`chaoslab: ${message.split('\n').map(terminalText).join('\n')}\n`);
     process.exitCode = EXIT.error;
   }
 }

@@ -7,6 +7,7 @@ import { relative } from 'node:path';
 import { parse } from 'yaml';
 import type { BatchItem } from './batch.js';
 import type { Lab } from './lab.js';
+import { markdownLink, markdownText } from './report/inert.js';
 import type { RunResult } from './runner.js';
 import { findingTexts } from './verdict.js';
 
@@ -174,20 +175,23 @@ export function renderMatrixMarkdown(rows: MatrixRow[], scenarios: string[], bat
     '',
     '| consumer | judged | how |',
     '|---|---|---|',
-    ...rows.map((r) => `| ${r.consumer.label} | ${r.ok ? 'ok' : '**PROBLEM**'} | ${r.note.replaceAll('|', '\\|')} |`),
+    ...rows.map((r) => `| ${markdownText(r.consumer.label)} | ${r.ok ? 'ok' : '**PROBLEM**'} | ${markdownText(r.note)} |`),
     '',
     '## Matrix',
     '',
     `| consumer | ${scenarios.join(' | ')} |`,
     `|---|${scenarios.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${r.consumer.label} | ${scenarios.map((s) => cell(r, s)).join(' | ')} |`),
+    ...rows.map((r) => `| ${markdownText(r.consumer.label)} | ${scenarios.map((s) => cell(r, s)).join(' | ')} |`),
     '',
     '## Why each cell failed',
     '',
     ...rows.flatMap((r) =>
       r.cells
         .filter((c) => c.status !== 'pass')
-        .map((c) => `- ${r.consumer.label} × ${c.scenario}: ${c.reason} ([run](${relative(batchDir, c.runDir)}/report.html))`),
+        .map(
+          (c) =>
+            `- ${markdownText(`${r.consumer.label} × ${c.scenario}: ${c.reason}`)} (${markdownLink('run', `${relative(batchDir, c.runDir)}/report.html`)})`,
+        ),
     ),
     '',
   ];

@@ -120,7 +120,10 @@ t.test('index.html: self-contained, a row per run with status, time, leading fin
   const { view, runs } = batchFolder(dir);
   const hostile = { ...runs[1]!, label: '<b>x</b>', view: viewOf(withOutput(golden('ack-crash-ack-before-commit'), 1, { stderr: HOSTILE.stderr })) };
   const page = renderBatchIndex(batchViewOf(dir, META, [...view.runs, hostile]));
-  t.match(page, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">/);
+  t.match(
+    page,
+    /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; base-uri 'none'">/,
+  );
   t.notMatch(page, /<script|https?:\/\//, 'no script, no network');
   t.match(page, /<title>only-ack-x2: 1 passed, 2 failed, 1 interrupted — chaoslab<\/title>/);
   t.match(page, /<header class="banner fail"/, 'red when a run failed');
@@ -242,7 +245,11 @@ t.test('what the command says first (sections): drawn first in index.html and su
   const view = batchViewOf(dir, { ...META, sections }, runs);
   renderBatchFiles(view);
   const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
-  t.match(summary, /## Confirmed failures \(1\)\n\n- \[run 2: <b>shrunk<\/b> to 1 step\]\(20261201-020001-ack-crash-bbbb\/report.html\)\n- {3}step: a cut\n/);
+  t.match(
+    summary,
+    /## Confirmed failures \(1\)\n\n- \[run 2: &lt;b&gt;shrunk&lt;\/b&gt; to 1 step\]\(20261201-020001-ack-crash-bbbb\/report.html\)\n- {3}step: a cut\n/,
+    'the text escaped, the link kept',
+  );
   t.ok(summary.indexOf('Confirmed failures') < summary.indexOf('## Did not pass'), 'before the runs');
   const index = readFileSync(join(dir, 'index.html'), 'utf8');
   t.match(

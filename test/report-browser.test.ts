@@ -7,14 +7,17 @@
 // `make browser` (a prerequisite of `make test`) installs chromium where apt can; where
 // neither it nor playwright-core can be had, this test skips and says why.
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
+import { classHtml } from '../harness/grade/class-html.js';
 import type { JournalEntry } from '../harness/journal.js';
 import { batchViewOf } from '../harness/report/batch-view.js';
 import { renderRunFolder } from '../harness/report/render-all.js';
 import { renderBatchFiles } from '../harness/report/render-batch.js';
+import { smallClass } from './helpers/grade.js';
+import { HOSTILE_VALUE, hostileRun, SHOWN_ESCAPE } from './helpers/hostile.js';
 import { cutAfter, find, golden, insertAfter, wireLines, withOutput, writeRunFolder } from './helpers/journals.js';
 
 t.setTimeout(300_000);
@@ -231,5 +234,65 @@ t.test('a batch index.html in headless Chromium: a row per run, the status filte
     [],
     'no network request',
   );
+  t.same(problems, [], 'no console error, no CSP violation');
+});
+
+t.test('hostile consumer bytes in Chromium: report.html, the batch index and the class page run nothing, load nothing', async (t) => {
+  let playwright: typeof import('playwright-core');
+  try {
+    playwright = await import('playwright-core');
+  } catch {
+    t.pass('the browser test', { skip: 'playwright-core is not installed: run `npm ci` (it is a devDependency)' });
+    return;
+  }
+  const executablePath = findChromium();
+  if (!executablePath) {
+    t.pass('the browser test', { skip: 'no Chromium found: `make browser` installs it; or set CHROMIUM_PATH' });
+    return;
+  }
+  const dir = t.testdir();
+  // The hostile run (helpers/hostile.ts), with a value that would retitle the page if it ever ran.
+  const pwn = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>';
+  const journal = withOutput(hostileRun(), 1, { stdout: `${HOSTILE_VALUE} ${pwn}` });
+  const runDir = writeRunFolder(join(dir, '20261201-020000-duplicate-delivery-evil'), journal);
+  const { view } = renderRunFolder(runDir, { entries: journal });
+  renderBatchFiles(
+    batchViewOf(dir, { name: 'evil', startedAt: '2026-12-01T02:00:00', endedAt: '2026-12-01T02:00:09', commandLine: pwn }, [
+      { label: `${pwn} × duplicate-delivery`, runDir, view },
+    ]),
+  );
+  const report = smallClass();
+  report.submissions[0]!.submission = `${HOSTILE_VALUE}${pwn}`;
+  writeFileSync(join(dir, 'class.html'), classHtml(report));
+
+  const browser = await playwright.chromium.launch({ executablePath, headless: true, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+  t.teardown(() => browser.close());
+  const page = await browser.newPage();
+  const requests: string[] = [];
+  const problems: string[] = [];
+  const dialogs: string[] = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+  page.on('pageerror', (err) => problems.push(String(err)));
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  for (const file of [join(runDir, 'report.html'), join(dir, 'index.html'), join(dir, 'class.html')]) {
+    const url = pathToFileURL(file).href;
+    await page.goto(url, { waitUntil: 'load' });
+    const what = file.slice(dir.length + 1);
+    t.notMatch(await page.title(), /pwned/, `${what}: no value's script or handler ran`);
+    t.same(await page.evaluate(() => [document.images.length, document.scripts.length]), [0, 0], `${what}: no img, no script element`);
+    t.match(await page.locator('body').textContent(), '<img src=x onerror="document.title=', `${what}: the markup shown as text`);
+    t.same(
+      requests.filter((u) => u !== url),
+      [],
+      `${what}: nothing else requested`,
+    );
+    requests.length = 0;
+  }
+  t.match(await page.locator('body').textContent(), SHOWN_ESCAPE, 'the escape sequence shown as text');
+  t.same(dialogs, [], 'no alert()');
   t.same(problems, [], 'no console error, no CSP violation');
 });

@@ -137,7 +137,7 @@ t.test('hostile bytes in messages and process output still make well-formed XML'
   t.match(kids(tc, 'failure')[0]!.text, /^seq 1 "quoted" <tag> & more\nsecond line\ttab\n\nAlso:\n- incarnation 1 sent ACK 1/);
   const err = kids(tc, 'system-err')[0]!.text;
   t.match(err, /--- consumer incarnation 1 stderr \(tail\) ---/);
-  t.match(err, /boom \\x00\\x1b\[31m <\/system-err> \]\]> <!\[CDATA\[ & "q" \\xffff/);
+  t.match(err, /boom \\x00\\x1b\[31m <\/system-err> \]\]> <!\[CDATA\[ & "q" \\uffff/);
 });
 
 t.test('the single-run form and the timestamp', async (t) => {

@@ -1,11 +1,14 @@
 // A confirmed, shrunk failure as an ordinary scenario file: `<batch>/repro.yaml` (then
 // repro-2.yaml, … with --keep-going). Its `chaos` key names the consumer it failed with, so
 // `chaoslab run <file>` and `make scenario FILE=<file>` replay it against that consumer (unless
-// --consumer names another); its header says how it was found and how to draw it again.
+// --consumer names another); its header says how it was found and how to draw it again. The
+// consumer's words (its headline) are written inert (inert.ts): a comment line stays one line, and
+// `cat repro.yaml` runs no escape sequence.
 
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { shellQuote } from '../paths.js';
+import { terminalText } from '../report/inert.js';
 import { loadScenario } from '../scenario/load.js';
 import type { ChaosModel, ChaosWhere } from './model.js';
 import { steadiness } from './overview.js';
@@ -31,10 +34,11 @@ export function writeRepro(failure: Omit<Failure, 'repro'>, c: ReproContext): st
   const file = join(c.batchDir, `${name}.yaml`);
   const shown = relative(c.cwd, file).startsWith('..') ? file : relative(c.cwd, file);
   const stepWord = (n: number) => `${n} fault step${n === 1 ? '' : 's'}`;
+  const headline = terminalText(failure.smallest[0]!.headline);
   const header = [
     `# chaoslab chaos repro (${c.lab} lab): a schedule shrunk from ${stepWord(failure.originalSteps.length)} to ${stepWord(failure.steps.length)} in ${failure.shrinkRuns} shrink runs, which failed ${steadiness(failure)}.`,
-    `# Seed ${c.seed}, path ${failure.path} (fast-check): found at run ${failure.index + 1} of \`chaoslab chaos --lab ${c.lab} --seed ${c.seed} --runs ${c.runsAsked} --consumer ${shellQuote(c.consumerCommand)}\`, run in ${c.cwd}.`,
-    `# It failed with: ${failure.smallest[0]!.headline.replaceAll('\n', ' ')}`,
+    `# Seed ${c.seed}, path ${failure.path} (fast-check): found at run ${failure.index + 1} of \`chaoslab chaos --lab ${c.lab} --seed ${c.seed} --runs ${c.runsAsked} --consumer ${terminalText(shellQuote(c.consumerCommand))}\`, run in ${terminalText(c.cwd)}.`,
+    `# It failed with: ${headline}`,
     `# Replay it against the same consumer, from ${c.cwd}: chaoslab run ${shown}  (or: make scenario FILE=${shown})${failure.failedRuns < failure.smallest.length ? `; to see it fail: chaoslab run ${shown} --repeat 10` : ''}`,
     '# Against another consumer: add --consumer "<command>".',
     '# Fault steps:',
@@ -43,7 +47,7 @@ export function writeRepro(failure: Omit<Failure, 'repro'>, c: ReproContext): st
   ].join('\n');
   const description =
     `A schedule chaoslab chaos drew (seed ${c.seed}, path ${failure.path}) and shrank to ${stepWord(failure.steps.length)}, ` +
-    `on which the consumer failed ${failure.failedRuns} of ${failure.smallest.length} runs: ${failure.smallest[0]!.headline}`;
+    `on which the consumer failed ${failure.failedRuns} of ${failure.smallest.length} runs: ${headline}`;
   const text = scenarioText(
     c.model,
     failure.schedule,

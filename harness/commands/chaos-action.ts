@@ -11,6 +11,7 @@ import { runTrial } from '../chaos/trial.js';
 import { interruptible } from '../interrupt.js';
 import { labNamed, labNames } from '../labs/registry.js';
 import { reportsDirOf } from '../paths.js';
+import { jsonText, terminalText } from '../report/inert.js';
 import { ensureDir } from '../report/run-folder.js';
 import { closeFolder, makePassable } from '../report/staff-only.js';
 import { typedCommand } from '../reproduce.js';
@@ -68,7 +69,9 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
         consumerCommand,
         signal: stop.signal,
       });
-      process.stdout.write(`${trial.status.toUpperCase()}  ${trial.headline}\n  scenario: ${trial.file}\n  report: ${join(trial.runDir, 'report.html')}\n`);
+      process.stdout.write(
+        `${trial.status.toUpperCase()}  ${terminalText(trial.headline)}\n  scenario: ${terminalText(trial.file)}\n  report: ${terminalText(join(trial.runDir, 'report.html'))}\n`,
+      );
       finishBatch(batchDir, reportsDir, startedAt, [{ label: `path ${opts.path}`, trial }], []);
       process.exitCode = trial.status === 'pass' || trial.status === 'skipped' ? EXIT.pass : trial.status === 'fail' ? EXIT.fail : EXIT.error;
       return;
@@ -88,11 +91,11 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
       steadyRuns: opts.steadyRuns,
       batchDir,
       signal: stop.signal,
-      log: (line) => process.stdout.write(`${line}\n`),
+      log: (line) => process.stdout.write(`${terminalText(line)}\n`),
       onFailure: (failure) =>
         writeRepro(failure, { lab: lab.name, model, where, batchDir, consumerCommand, seed, runsAsked: opts.runs, cwd, written: written++ }),
     });
-    writeFileSync(join(batchDir, 'chaos.json'), `${JSON.stringify(chaosJson(outcome, lab.name, consumerCommand, batchDir), null, 2)}\n`);
+    writeFileSync(join(batchDir, 'chaos.json'), jsonText(chaosJson(outcome, lab.name, consumerCommand, batchDir)));
     const index = finishBatch(batchDir, reportsDir, startedAt, outcome.trials, sectionsOf(outcome, batchDir));
     process.stdout.write(`${closingLine(outcome)}\n  overview: ${index}\n`);
     process.exitCode = outcome.harnessErrors.length || outcome.stoppedBy === 'interrupted' ? EXIT.error : outcome.failures.length ? EXIT.fail : EXIT.pass;

@@ -12,6 +12,7 @@ import { listSubmissions, parseShard, type Shard } from '../grade/submissions.js
 import { openWorkspace, placesProblem } from '../grade/workspace.js';
 import { interruptible } from '../interrupt.js';
 import { labNames } from '../labs/registry.js';
+import { terminalText } from '../report/inert.js';
 import { projectRoot, scenariosDir } from '../paths.js';
 import { makePassable } from '../report/staff-only.js';
 import { decideSealing, probeSealing, sealModeFromEnv } from '../sandbox/probe.js';
@@ -90,14 +91,14 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
           ...(opts.buildNetwork ? { buildNetwork: true } : {}),
           ...(opts.storeLimit ? { storeLimitBytes: opts.storeLimit } : {}),
           signal: stop.signal,
-          log: (line) => say(line),
+          log: (line) => say(terminalText(line)),
         },
         source,
       );
       harnessError ||= graded.harnessError;
       report.submissions.push(graded.score);
       const { score } = graded;
-      say(`${source.name}: ${score.score} / ${score.max}${score.problem ? ` — not graded: ${score.problem}` : ''}`);
+      say(`${terminalText(source.name)}: ${score.score} / ${score.max}${score.problem ? ` — not graded: ${terminalText(score.problem)}` : ''}`);
     }
   } finally {
     workspace.remove();

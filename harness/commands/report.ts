@@ -20,14 +20,16 @@ export function register(program: Command): void {
     .option('--junit <file>', 'also write one JUnit XML file with a test case per run folder')
     .option('-q, --quiet', 'print nothing but errors')
     .action(async (folders: string[], opts: ReportCommandOptions) => {
-      const [{ totalsLine }, { renderJunitForRunDirs }, { renderRunFolder }, { rerenderBatch }, { resolveRunFolders }, { seconds }] = await Promise.all([
-        import('../report/batch-view.js'),
-        import('../report/junit.js'),
-        import('../report/render-all.js'),
-        import('../report/render-batch.js'),
-        import('../report/run-folder.js'),
-        import('../report/format.js'),
-      ]);
+      const [{ totalsLine }, { renderJunitForRunDirs }, { renderRunFolder }, { rerenderBatch }, { resolveRunFolders }, { seconds }, { terminalText }] =
+        await Promise.all([
+          import('../report/batch-view.js'),
+          import('../report/junit.js'),
+          import('../report/render-all.js'),
+          import('../report/render-batch.js'),
+          import('../report/run-folder.js'),
+          import('../report/format.js'),
+          import('../report/inert.js'),
+        ]);
       const cwd = process.cwd();
       const show = (f: string) => relative(cwd, f) || f;
       const all: string[] = [];
@@ -41,14 +43,14 @@ export function register(program: Command): void {
           if (opts.quiet) continue;
           const x = r.view;
           process.stdout.write(
-            `${x.status.toUpperCase()}  ${x.name}  (${seconds(x.durationMs)}${x.complete ? '' : ', partial journal'})\n` +
-              `  ${x.headline}\n` +
-              r.files.map((f) => `  wrote ${show(f)}\n`).join(''),
+            `${terminalText(x.status.toUpperCase())}  ${terminalText(x.name)}  (${seconds(x.durationMs)}${x.complete ? '' : ', partial journal'})\n` +
+              `  ${terminalText(x.headline)}\n` +
+              r.files.map((f) => `  wrote ${terminalText(show(f))}\n`).join(''),
           );
         }
         if (rerendered && !opts.quiet) {
-          process.stdout.write(`${rerendered.view.name}: ${totalsLine(rerendered.view)}\n`);
-          for (const f of rerendered.files) process.stdout.write(`wrote ${show(f)}\n`);
+          process.stdout.write(`${terminalText(`${rerendered.view.name}: ${totalsLine(rerendered.view)}`)}\n`);
+          for (const f of rerendered.files) process.stdout.write(`wrote ${terminalText(show(f))}\n`);
         }
       }
       if (opts.junit) {

@@ -4,6 +4,7 @@ import { runBatch } from '../batch.js';
 import { interruptible } from '../interrupt.js';
 import { reportsDirOf } from '../paths.js';
 import { type ScenarioOutcome, createConsoleReporter } from '../report/console.js';
+import { jsonText } from '../report/inert.js';
 import { type RunJson, resultsJson, runJson } from '../report/run-json.js';
 import { typedCommand } from '../reproduce.js';
 import { runScenario } from '../runner.js';
@@ -70,5 +71,5 @@ export async function runAction({ items, batch, batchName }: Selection, opts: Ru
 }
 
 const printJson = (runs: RunJson[]): void => {
-  process.stdout.write(`${JSON.stringify(resultsJson(runs), null, 2)}\n`);
+  process.stdout.write(jsonText(resultsJson(runs)));
 };

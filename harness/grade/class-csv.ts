@@ -2,15 +2,14 @@
 // submission-name order and nothing that depends on when or where it ran, so a class graded in
 // shards and merged gives the same bytes. Unsealed grading: a first comment line says so.
 
+import { csvCell } from '../report/inert.js';
 import type { ClassReport } from './class-data.js';
 
 /** The same words on every machine (the probe's reason is in class.json and index.html). */
 export const CSV_UNSEALED = '# NOT SEALED: submissions ran without the sandbox (--unsealed)';
 
-const cell = (value: string | number): string => {
-  const text = String(value);
-  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-};
+/** RFC 4180, and no cell a spreadsheet would compute (inert.ts). */
+const cell = csvCell;
 
 export function classCsv(report: ClassReport): string {
   const lines = [

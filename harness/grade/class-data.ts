@@ -3,6 +3,7 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { jsonText } from '../report/inert.js';
 import type { Visibility } from './rubric.js';
 import type { SubmissionScore } from './score.js';
 
@@ -26,7 +27,7 @@ export interface ClassReport {
 }
 
 export function writeClassReport(outDir: string, report: ClassReport): void {
-  writeFileSync(join(outDir, CLASS_FILE), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(outDir, CLASS_FILE), jsonText(report));
 }
 
 /** Reads `<dir>/class.json`; a folder without one, or of another schema, is named. */

@@ -1,8 +1,9 @@
 // The class's index.html, for staff: the scenarios that failed most often first (what a
 // lecturer reads first), the distribution of scores, then a table of submissions × scenarios
-// with each failure's findings on hover. Drawn from class.json only; it judges nothing.
+// with each failure's findings on hover. Drawn from class.json only; it judges nothing. Like every
+// page chaoslab writes: every value escaped, no script (a Content-Security-Policy forbids it).
 
-import { html, type Markup } from '../report/html-template.js';
+import { html, type Markup, PAGE_POLICY, raw } from '../report/html-template.js';
 import type { ClassReport } from './class-data.js';
 import { unsealedWarning } from './class-data.js';
 import type { ScenarioScore } from './score.js';
@@ -39,7 +40,9 @@ export function classHtml(report: ClassReport): string {
     return html`<td class="fail" title="${[s.feedback, ...s.reasons].join('\n')}">✗${runs}</td>`;
   };
   const page = html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>chaoslab grades — ${report.lab}</title><style>${STYLE}</style></head>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${raw(PAGE_POLICY)}">
+<title>chaoslab grades — ${report.lab}</title><style>${STYLE}</style></head>
 <body>
 <h1>chaoslab grades — ${report.lab} lab, ${report.submissions.length} submissions</h1>
 ${warning ? html`<p class="warn">${warning}</p>` : html`<p>Sealed: ${report.sealing.note}</p>`}

@@ -12,6 +12,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, realpathSync, writeFile
 import { join } from 'node:path';
 import { type BatchItem, runBatch } from '../batch.js';
 import { closeFolder, makePassable, PASSABLE } from '../report/staff-only.js';
+import { jsonText } from '../report/inert.js';
 import { resolveProgram, SEALED_PATH } from '../sandbox/room.js';
 import { leaseUid } from '../sandbox/uids.js';
 import type { Scenario } from '../scenario/types.js';
@@ -75,7 +76,7 @@ export async function gradeSubmission(setup: GradeSetup, source: SubmissionSourc
     closeFolder(staffDir);
   }
   const results = gradescopeResults(graded.score, setup.rubric, setup.sealing, (Date.now() - started) / 1000);
-  writeFileSync(join(studentDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(studentDir, 'results.json'), jsonText(results));
   writeFileSync(join(studentDir, 'junit.xml'), submissionJunit(graded.score, setup.rubric, setup.sealing));
   // The report of each failing scenario a student may see (hidden ones stay with the staff).
   for (const s of graded.score.scenarios) {

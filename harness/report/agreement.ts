@@ -2,12 +2,14 @@
 // carry the verdict's status, its headline, every finding (the console and summary.md also the
 // consumer's last stderr line under a verdict that is not a pass) and the final state — each row of the
 // state table whole (label, every cell, right or wrong), not numbers that could appear anywhere —
-// as the checker wrote them. `chaoslab mutants` (and so `make test`) checks this for every run it makes.
+// as the checker wrote them, each shown as its output kind shows a value (inert.ts). `chaoslab mutants`
+// (and so `make test`) checks this for every run it makes.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { outcomeLines } from './console.js';
 import { escapeMarkup } from './format.js';
+import { markdownText, terminalText } from './inert.js';
 import { tableRow } from './html.js';
 import { attr } from './junit.js';
 import { markdownRow } from './summary.js';
@@ -37,15 +39,15 @@ export function agreementProblems(runDir: string, view: RunView): string[] {
 
   const console = outcomeLines(view.name, { status: view.status, runDir, view }, 0).lines.join('\n');
   check('the console', console, [
-    ['the status', `${view.status.toUpperCase()}  ${view.name}`],
-    ['the headline', view.headline],
-    ...reasons.map((r): [string, string] => ['a finding', r]),
+    ['the status', `${view.status.toUpperCase()}  ${terminalText(view.name)}`],
+    ['the headline', terminalText(view.headline)],
+    ...reasons.map((r): [string, string] => ['a finding', terminalText(r)]),
     ...said,
   ]);
   check('summary.md', read('summary.md'), [
     ['the status', `— ${view.status.toUpperCase()}`],
-    ['the headline', view.headline],
-    ...(view.status === 'pass' ? [] : reasons.map((r): [string, string] => ['a finding', r])),
+    ['the headline', markdownText(view.headline)],
+    ...(view.status === 'pass' ? [] : reasons.map((r): [string, string] => ['a finding', markdownText(r)])),
     ...stateRows.map((r): [string, string] => ['the final state', markdownRow(r)]),
     ...said,
   ]);

@@ -6,7 +6,8 @@
 import { type BatchRun, type BatchView, runPath, statusesOf, totalsLine } from './batch-view.js';
 import { seconds } from './format.js';
 import { CSS } from './html.js';
-import { html, type Markup, raw } from './html-template.js';
+import { html, type Markup, PAGE_POLICY, raw } from './html-template.js';
+import { safeHref } from './inert.js';
 
 /** A status as a safe token for ids, classes and attribute selectors (any status string a run may have). */
 const token = (status: string): string => status.replace(/[^a-z0-9-]/gi, '_');
@@ -49,7 +50,7 @@ function filterCss(statuses: string[], view: BatchView): string {
 
 function row(view: BatchView, run: BatchRun): Markup {
   const x = run.view;
-  const href = encodeURI(`${runPath(view, run)}/report.html`);
+  const href = safeHref(`${runPath(view, run)}/report.html`);
   const tail = x.status !== 'pass' ? x.stderrTail : undefined;
   return html`<tr class="run ${token(x.status)}" data-status="${token(x.status)}">
 <td class="status ${token(x.status)}">${x.status.toUpperCase()}</td>
@@ -68,7 +69,7 @@ export function renderBatchIndex(view: BatchView): string {
   const consumers = [...new Set(view.runs.map((r) => r.view.consumerCommand))];
   const page = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="${raw(PAGE_POLICY)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${view.name}: ${totalsLine(view)} — chaoslab</title>
 <style>${raw(CSS)}${raw(BATCH_CSS)}${raw(filterCss(statuses, view))}</style></head><body><main>
@@ -82,7 +83,7 @@ export function renderBatchIndex(view: BatchView): string {
 ${(view.sections ?? []).map(
   (section) =>
     html`<section class="said"><h2>${section.title}</h2><ul>${section.lines.map(
-      (l) => html`<li>${l.href ? html`<a href="${encodeURI(l.href)}">${l.text}</a>` : l.text}</li>`,
+      (l) => html`<li>${l.href ? html`<a href="${safeHref(l.href)}">${l.text}</a>` : l.text}</li>`,
     )}</ul></section>`,
 )}
 <section class="batch">

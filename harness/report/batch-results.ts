@@ -3,6 +3,7 @@
 // the folder can be moved or uploaded as a CI artifact whole.
 
 import { type BatchView, runPath } from './batch-view.js';
+import { jsonText } from './inert.js';
 
 /** Bumped when a field changes meaning or goes away (new fields do not bump it). */
 export const RESULTS_SCHEMA = 1;
@@ -35,5 +36,5 @@ export function renderBatchResults(view: BatchView): string {
     notStarted: view.notStarted ?? [],
     ...(view.sections?.length ? { sections: view.sections } : {}),
   };
-  return `${JSON.stringify(data, null, 2)}\n`;
+  return jsonText(data);
 }

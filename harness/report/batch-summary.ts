@@ -1,13 +1,14 @@
 // A batch's summary.md, fit to append to $GITHUB_STEP_SUMMARY: the totals in one line, then the
 // runs that did not pass — each with its leading finding and the consumer's last stderr lines —
-// then the passes in one compact table. Drawn from the runs' views only.
+// then the passes in one compact table. Drawn from the runs' views only; every value quoted by inert.ts.
 
 import { type BatchRun, type BatchView, failuresFirst, runPath, totalsLine } from './batch-view.js';
 import { seconds } from './format.js';
+import { markdownCode, markdownLink, markdownText } from './inert.js';
 import { stderrMarkdown } from './summary.js';
 
-const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
-const link = (view: BatchView, run: BatchRun): string => `[report](${encodeURI(`${runPath(view, run)}/report.html`)})`;
+const cell = markdownText;
+const link = (view: BatchView, run: BatchRun): string => markdownLink('report', `${runPath(view, run)}/report.html`);
 
 export function renderBatchSummary(view: BatchView): string {
   const runs = failuresFirst(view);
@@ -18,21 +19,23 @@ export function renderBatchSummary(view: BatchView): string {
   const unstarted = view.notStarted ?? [];
   const mark = bad.length ? '❌' : unstarted.length ? '⏹' : '✅';
   const lines = [
-    `# ${mark} chaoslab ${view.name}: ${totalsLine(view)}`,
+    `# ${mark} chaoslab ${markdownText(view.name)}: ${markdownText(totalsLine(view))}`,
     '',
-    `\`${view.commandLine}\` · ${view.runs.length} run${view.runs.length === 1 ? '' : 's'} · ${view.startedAt} → ${view.endedAt}`,
+    `${markdownCode(view.commandLine)} · ${view.runs.length} run${view.runs.length === 1 ? '' : 's'} · ${markdownText(`${view.startedAt} → ${view.endedAt}`)}`,
     '',
   ];
   for (const section of view.sections ?? [])
-    lines.push(`## ${section.title}`, '', ...section.lines.map((l) => `- ${l.href ? `[${l.text}](${encodeURI(l.href)})` : l.text}`), '');
+    lines.push(`## ${markdownText(section.title)}`, '', ...section.lines.map((l) => `- ${l.href ? markdownLink(l.text, l.href) : markdownText(l.text)}`), '');
   if (bad.length) {
     lines.push('## Did not pass', '', '| run | status | time | leading finding | |', '|---|---|---|---|---|');
     for (const r of bad)
-      lines.push(`| ${cell(r.label)} | **${r.view.status.toUpperCase()}** | ${seconds(r.view.durationMs)} | ${cell(r.view.headline)} | ${link(view, r)} |`);
+      lines.push(
+        `| ${cell(r.label)} | **${cell(r.view.status.toUpperCase())}** | ${seconds(r.view.durationMs)} | ${cell(r.view.headline)} | ${link(view, r)} |`,
+      );
     lines.push('');
     for (const r of bad) {
       if (!r.view.stderrTail) continue;
-      lines.push(...stderrMarkdown(r.view.stderrTail, `### ${r.label}:`), '');
+      lines.push(...stderrMarkdown(r.view.stderrTail, `### ${markdownText(r.label)}:`), '');
     }
   }
   if (skipped.length) {

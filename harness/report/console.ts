@@ -5,7 +5,9 @@
 // is one status line redrawn in place, with a progress bar for multi-scenario runs; with
 // --quiet or when the output is not a terminal it stays plain and line-based. At the end of
 // each scenario: the verdict, the explanation in plain words, the smallest diff; at the end of
-// the run: a table (scenario, verdict, time, one-line reason) and where the reports are.
+// the run: a table (scenario, verdict, time, one-line reason) and where the reports are. Every
+// value (names, findings, the consumer's words, paths) goes through `inert` (inert.ts): the only
+// escape sequences this console writes are its own colours and status line.
 
 import { dirname, join, relative, resolve } from 'node:path';
 import type { JournalEntry } from '../journal.js';
@@ -13,6 +15,7 @@ import type { Vocabulary } from '../lab.js';
 import { colorEnabled } from './color.js';
 import { type BatchView, totalsLine } from './batch-view.js';
 import { seconds, showLine } from './format.js';
+import { terminalText as inert } from './inert.js';
 import { latestTarget } from './run-folder.js';
 import { type RunStatus, type RunView, reasonsOf, type StderrTail } from './view.js';
 import { vocabularyFor } from './vocabulary.js';
@@ -97,7 +100,7 @@ const clip = (text: string, max: number): string => (text.length <= max ? text :
 export const stderrLines = (tail: StderrTail): string[] => [
   `  The consumer said (stderr of incarnation ${tail.incarnation}, last ${tail.lines.length} lines):`,
   ...(tail.omitted ? [`    │ [… ${tail.omitted} earlier lines …]`] : []),
-  ...tail.lines.map((l) => `    │ ${l}`),
+  ...tail.lines.map((l) => `    │ ${inert(l)}`),
 ];
 
 /** What the console prints when a scenario finishes: the verdict, why, the smallest diff. */
@@ -110,14 +113,14 @@ export function outcomeLines(
   const x = result.view;
   const status = x?.status ?? result.status;
   const durationMs = x?.durationMs ?? elapsedMs;
-  const headline = x?.headline ?? result.error ?? (status === 'pass' ? 'passed' : 'no explanation: the run has no verdict');
-  const lines = [`${paint(COLOR[status], WORD[status])}  ${name}  (${seconds(durationMs)})`];
+  const headline = inert(x?.headline ?? result.error ?? (status === 'pass' ? 'passed' : 'no explanation: the run has no verdict'));
+  const lines = [`${paint(COLOR[status] ?? COLOR.error, WORD[status] ?? inert(String(status)))}  ${inert(name)}  (${seconds(durationMs)})`];
   if (status === 'pass') {
     lines.push(`  ${headline}`);
   } else {
     lines.push(`  Why: ${headline}`);
-    for (const reason of (x ? reasonsOf(x) : []).filter((r) => r !== headline)) lines.push(`  - ${reason}`);
-    if (x?.diff.length) lines.push('  Smallest diff:', ...x.diff.map((d) => `    ${d}`));
+    for (const reason of (x ? reasonsOf(x) : []).map(inert).filter((r) => r !== headline)) lines.push(`  - ${reason}`);
+    if (x?.diff.length) lines.push('  Smallest diff:', ...x.diff.map((d) => `    ${inert(d)}`));
     if (x?.stderrTail) lines.push(...stderrLines(x.stderrTail));
   }
   return { status, durationMs, headline, lines };
@@ -131,7 +134,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   const color = options.color ?? colorEnabled(options.tty);
   const paint = (code: string, text: string): string => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
   const width = (): number => Math.max(40, (out.columns ?? 0) || 120);
-  const show = (path: string): string => relative(cwd, path) || '.';
+  const show = (path: string): string => inert(relative(cwd, path) || '.');
 
   /** Scenarios running now (several with --jobs); `live` is the newest, the one journal entries belong to. */
   const running = new Map<string, Live>();
@@ -158,7 +161,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   const chatty = (): boolean => total < 2 || options.verbose === true;
   const milestone = (text: string): void => {
     if (quiet || !live || !chatty()) return;
-    print(`  ${live.name} [${seconds(now() - live.startedAt)}] ${text}`);
+    print(`  ${inert(live.name)} [${seconds(now() - live.startedAt)}] ${inert(text)}`);
   };
 
   const statusText = (): string => {
@@ -180,14 +183,14 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
   function drawStatus(): void {
     if (!tty || !live) return;
     const line = `${SPINNER[frame++ % SPINNER.length]} ${progressBar()}${live.name} ${((now() - live.startedAt) / 1000).toFixed(1)} s · ${statusText()}`;
-    out.write(`\r\x1b[2K${clip(line, width() - 1)}`);
+    out.write(`\r\x1b[2K${clip(inert(line), width() - 1)}`);
     statusDrawn = true;
   }
 
   const tick = (): void => {
     if (!live || quiet) return;
     if (tty) drawStatus();
-    else if (chatty() && now() - lastOutputAt >= 1000) print(`  ${live.name} [${seconds(now() - live.startedAt)}] still ${statusText()}`);
+    else if (chatty() && now() - lastOutputAt >= 1000) print(`  ${inert(live.name)} [${seconds(now() - live.startedAt)}] still ${inert(statusText())}`);
   };
 
   const who = (e: { role?: string; incarnation?: number }): string => (e.role === 'control' ? 'control' : `consumer #${e.incarnation ?? '?'}`);
@@ -305,8 +308,8 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     if (at) total = Math.max(total, at.total);
     live = { name, startedAt: now(), step: 'starting', faults: new Set(), consumerStreams: new Set(), committed: new Set(), unknownShown: new Map() };
     running.set(name, live);
-    if (!quiet && at && at.total > 1 && !tty) print(`[${at.index + 1}/${at.total}] ${name}`);
-    else if (!quiet && !tty) print(`  ${name}: starting`);
+    if (!quiet && at && at.total > 1 && !tty) print(`[${at.index + 1}/${at.total}] ${inert(name)}`);
+    else if (!quiet && !tty) print(`  ${inert(name)}: starting`);
     if (tty) drawStatus();
     const period = options.interval ?? (tty ? 250 : 1000);
     if (period !== false && !quiet && !timer) {
@@ -336,7 +339,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     if (rows.length === 0) return;
     clearStatus();
     const head = ['scenario', 'verdict', 'time', 'reason'];
-    const cells = rows.map((r) => [r.name, WORD[r.status], seconds(r.durationMs), r.reason || '—']);
+    const cells = rows.map((r) => [inert(r.name), WORD[r.status] ?? inert(String(r.status)), seconds(r.durationMs), inert(r.reason) || '—']);
     const w = [0, 1, 2].map((i) => Math.max(head[i]!.length, ...cells.map((c) => c[i]!.length)));
     const reasonRoom = Math.max(20, width() - w[0]! - w[1]! - w[2]! - 8);
     const fmt = (c: string[], colorIt: boolean): string => {
@@ -356,7 +359,7 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
       if (dirs.length === 1) lines.push(`report: ${show(join(last, 'report.html'))}${latest ? `  (also ${show(latest)}/report.html)` : ''}`);
       else {
         lines.push('reports:');
-        for (const r of rows) if (r.runDir) lines.push(`  ${r.name.padEnd(w[0]!)}  ${show(join(r.runDir, 'report.html'))}`);
+        for (const r of rows) if (r.runDir) lines.push(`  ${inert(r.name).padEnd(w[0]!)}  ${show(join(r.runDir, 'report.html'))}`);
         if (latest) lines.push(`  latest: ${show(latest)}`);
       }
     }
@@ -379,21 +382,21 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
     const bad = rows.filter((r) => r.status !== 'pass' && r.status !== 'skipped');
     const skipped = rows.filter((r) => r.status === 'skipped');
     if (skipped.length)
-      lines.push('', `Skipped (${skipped.length}):`, ...skipped.map((r) => `  ${paint(COLOR.skipped, WORD.skipped)}  ${r.name}: ${r.reason}`));
+      lines.push('', `Skipped (${skipped.length}):`, ...skipped.map((r) => `  ${paint(COLOR.skipped, WORD.skipped)}  ${inert(r.name)}: ${inert(r.reason)}`));
     if (bad.length) {
       lines.push('', `Did not pass (${bad.length}):`);
       for (const r of bad)
         lines.push(
           '',
-          ...(r.detail ?? [`${paint(COLOR[r.status], WORD[r.status])}  ${r.name}`]),
+          ...(r.detail ?? [`${paint(COLOR[r.status] ?? COLOR.error, WORD[r.status] ?? inert(String(r.status)))}  ${inert(r.name)}`]),
           ...(r.runDir ? [`  report: ${show(join(r.runDir, 'report.html'))}`] : []),
         );
     }
-    if (batch.notStarted?.length) lines.push('', `Not started (interrupted): ${batch.notStarted.map((n) => n.label).join(', ')}`);
+    if (batch.notStarted?.length) lines.push('', `Not started (interrupted): ${batch.notStarted.map((n) => inert(n.label)).join(', ')}`);
     if (lines.length) out.write(`${lines.join('\n')}\n`);
     if (opts.verbose) finalTable(rows);
     const worst = bad[0]?.status;
-    out.write(`\n${worst ? paint(COLOR[worst], totalsLine(batch)) : paint(COLOR.pass, totalsLine(batch))} — ${show(join(batch.dir, 'index.html'))}\n`);
+    out.write(`\n${paint(worst ? (COLOR[worst] ?? COLOR.error) : COLOR.pass, inert(totalsLine(batch)))} — ${show(join(batch.dir, 'index.html'))}\n`);
     lastOutputAt = now();
   };
 

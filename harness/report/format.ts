@@ -1,19 +1,12 @@
 // Formatting helpers shared by every renderer (console, HTML, SVG, JUnit XML, Markdown).
 
-/** Characters XML 1.0 does not allow at all (HTML shows them as garbage): shown as \xNN. */
-const INVALID_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+import { markupText, terminalText } from './inert.js';
 
-const hex = (c: string): string => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+/** Escapes text for HTML, SVG and XML (content and quoted attributes alike): see inert.ts. */
+export const escapeMarkup = markupText;
 
-/** Escapes text for HTML, SVG and XML (content and quoted attributes alike). */
-export function escapeMarkup(text: string): string {
-  return text.replace(INVALID_XML, hex).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
-}
-
-/** A wire line as a reader wants it: without its newline, other control bytes visible. */
-export function showLine(line: string): string {
-  return line.replace(/\n$/, '').replace(/[\u0000-\u001F\u007F]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : hex(c)));
-}
+/** A wire line as a reader wants it: without its newline, every control and formatting character visible (inert.ts). */
+export const showLine = (line: string): string => terminalText(line.replace(/\n$/, ''));
 
 /** Milliseconds as seconds, "1.204 s". */
 export const seconds = (ms: number): string => `${(ms / 1000).toFixed(3)} s`;

@@ -9,7 +9,7 @@ import type { Vocabulary } from '../lab.js';
 import type { Figure, Table, TableRow } from '../verdict.js';
 import { KNOWN_TYPES } from './diagram-model.js';
 import { cellText, count, describeUnknown, seconds } from './format.js';
-import { html, type Markup, raw } from './html-template.js';
+import { html, type Markup, PAGE_POLICY, raw } from './html-template.js';
 import { type DiagramOptions, lineColors, renderSequenceDiagram, type SequenceDiagram } from './sequence-diagram.js';
 import { type RunStatus, type RunView, viewOf } from './view.js';
 import { vocabularyFor } from './vocabulary.js';
@@ -36,7 +36,7 @@ export function renderHtml(journal: readonly JournalEntry[], options: HtmlOption
   const diagram = renderSequenceDiagram(journal, vocabulary, [...view.harnessErrors, ...view.findings], options.diagram);
   const page = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="${raw(PAGE_POLICY)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${STATUS_WORD[view.status]} ${view.name} — chaoslab</title>
 <style>${raw(CSS)}</style></head><body><main>

@@ -10,6 +10,7 @@ import { hostname as osHostname } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
 import { type JournalEntry, readJournal } from '../journal.js';
 import { escapeMarkup } from './format.js';
+import { markupAttribute } from './inert.js';
 import { type RunView, reasonsOf, viewOf } from './view.js';
 
 export interface JunitRun {
@@ -31,8 +32,8 @@ export interface JunitOptions {
 /** The skipped message of a scenario an interrupt kept from starting. */
 export const NOT_STARTED = 'not started: interrupted';
 
-/** Text for an attribute value: markup escaped, and newlines kept as character references. */
-export const attr = (text: string): string => escapeMarkup(text).replace(/\r/g, '&#13;').replace(/\n/g, '&#10;').replace(/\t/g, '&#9;');
+/** Text for an attribute value: markup escaped, and newlines kept as character references (inert.ts). */
+export const attr = markupAttribute;
 
 const secs = (ms: number): string => (Math.max(0, ms) / 1000).toFixed(3);
 

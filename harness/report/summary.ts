@@ -1,63 +1,67 @@
 // summary.md: what a CI job summary or a pull-request comment shows, drawn from the run's view
-// (the verdict as written), so it says exactly what the console and report.html say.
+// (the verdict as written), so it says exactly what the console and report.html say. Every value
+// is quoted by inert.ts: text escaped, commands and ids as code spans, the diff and stderr fenced.
 
 import type { JournalEntry } from '../journal.js';
 import type { Table, TableRow } from '../verdict.js';
 import { cellText } from './format.js';
+import { markdownBlock, markdownCode, markdownText } from './inert.js';
 import { type RunView, reasonsOf, type StderrTail, viewOf } from './view.js';
 
-const cell = (v: string | number | null): string => cellText(v).replaceAll('|', '\\|').replaceAll('\n', ' ');
+const cell = (v: string | number | null): string => markdownText(cellText(v));
 
 /** One row of a verdict table; a row the checker marked wrong has its label in bold. */
-export const markdownRow = (r: TableRow): string => `| ${r.ok === false ? `**${r.label}**` : r.label} | ${r.cells.map(cell).join(' | ')} |`;
+export const markdownRow = (r: TableRow): string =>
+  `| ${r.ok === false ? `**${markdownText(r.label)}**` : markdownText(r.label)} | ${r.cells.map(cell).join(' | ')} |`;
 
 function markdownTable(table: Table): string[] {
-  if (table.rows.length === 0) return [`## ${table.title}`, '', table.empty ?? 'Nothing to show.', ''];
+  const title = `## ${markdownText(table.title)}`;
+  if (table.rows.length === 0) return [title, '', markdownText(table.empty ?? 'Nothing to show.'), ''];
   return [
-    `## ${table.title}`,
+    title,
     '',
-    `| | ${table.columns.join(' | ')} |`,
+    `| | ${table.columns.map(markdownText).join(' | ')} |`,
     `|---|${table.columns.map(() => '---').join('|')}|`,
     ...table.rows.map(markdownRow),
-    ...(table.note ? ['', table.note] : []),
+    ...(table.note ? ['', markdownText(table.note)] : []),
     '',
   ];
 }
 
 /** The consumer's last stderr lines as a Markdown heading and code block (fenced so no line can close it). */
 export function stderrMarkdown(tail: StderrTail, heading: string): string[] {
-  const fence = '`'.repeat(Math.max(3, ...tail.lines.map((l) => (l.match(/`+/g) ?? []).reduce((m, r) => Math.max(m, r.length + 1), 0))));
   return [
     `${heading} What the consumer said (stderr of incarnation ${tail.incarnation}, last ${tail.lines.length} lines)`,
     '',
-    fence,
-    ...(tail.omitted ? [`[… ${tail.omitted} earlier lines …]`] : []),
-    ...tail.lines,
-    fence,
+    ...markdownBlock([...(tail.omitted ? [`[… ${tail.omitted} earlier lines …]`] : []), ...tail.lines]),
   ];
 }
 
 export function renderSummary(journal: readonly JournalEntry[], view: RunView = viewOf(journal)): string {
   const start = journal.find((e) => e.type === 'run-start');
   const toxiproxy = journal.find((e) => e.type === 'toxiproxy');
-  const lines = [`# chaoslab: ${view.name} — ${view.status.toUpperCase()}`, '', `**${view.headline}**`, ''];
+  const lines = [`# chaoslab: ${markdownText(view.name)} — ${markdownText(view.status.toUpperCase())}`, '', `**${markdownText(view.headline)}**`, ''];
   if (start) {
-    if (view.description) lines.push(view.description, '');
-    lines.push(`- run: \`${view.runId}\``, `- consumer: \`${view.consumerCommand}\``, `- scenario file: \`${start.scenario.file}\``);
-    if (toxiproxy) lines.push(`- toxiproxy: ${toxiproxy.version}`);
+    if (view.description) lines.push(markdownText(view.description), '');
+    lines.push(
+      `- run: ${markdownCode(view.runId)}`,
+      `- consumer: ${markdownCode(view.consumerCommand)}`,
+      `- scenario file: ${markdownCode(start.scenario.file)}`,
+    );
+    if (toxiproxy) lines.push(`- toxiproxy: ${markdownText(toxiproxy.version)}`);
     if (view.reproduce) {
-      lines.push(`- re-run by hand: \`${view.reproduce.line}\``);
-      if (view.reproduce.invokedAs) lines.push(`- started as part of: \`${view.reproduce.invokedAs}\``);
+      lines.push(`- re-run by hand: ${markdownCode(view.reproduce.line)}`);
+      if (view.reproduce.invokedAs) lines.push(`- started as part of: ${markdownCode(view.reproduce.invokedAs)}`);
     }
-    if (view.sealing) lines.push(`- ${view.sealing}`);
+    if (view.sealing) lines.push(`- ${markdownText(view.sealing)}`);
     if (view.timeScale !== 1)
       lines.push(`- time compressed: nominal fault and restart durations ran ${view.timeScale} times as long (time_scale ${view.timeScale})`);
     lines.push('');
   }
   const reasons = reasonsOf(view);
   if (view.status !== 'pass' && reasons.length > 0) {
-    lines.push('## Why', '', ...reasons.map((r) => `- ${r}`));
-    if (view.diff.length) lines.push('', '```', ...view.diff, '```');
+    lines.push('## Why', '', ...reasons.map((r) => `- ${markdownText(r)}`));
+    if (view.diff.length) lines.push('', ...markdownBlock(view.diff));
     lines.push('');
   }
   if (view.status !== 'pass' && view.stderrTail) lines.push(...stderrMarkdown(view.stderrTail, '##'), '');

@@ -2,6 +2,7 @@
 // each grading's, how many cells agree), every problem on a line of its own, and a one-line
 // verdict; validity.md adds the cells themselves (submissions × scenarios).
 
+import { markdownBlock, markdownText } from '../../report/inert.js';
 import type { CellComparison, Validity } from './compare.js';
 
 const pad = (text: string | number, width: number) => String(text).padEnd(width);
@@ -68,13 +69,11 @@ export function renderMarkdown(v: Validity, notes: readonly string[]): string {
     '',
     verdictLine(v),
     '',
-    ...notes.map((n) => `- ${n}`),
+    ...notes.map((n) => `- ${markdownText(n)}`),
     '',
     '## Totals',
     '',
-    '```',
-    renderTable(v).trimEnd(),
-    '```',
+    ...markdownBlock(renderTable(v).trimEnd().split('\n')),
     '',
     '## Cells',
     '',
@@ -82,7 +81,7 @@ export function renderMarkdown(v: Validity, notes: readonly string[]): string {
     '',
     `| submission | ${v.scenarios.join(' | ')} |`,
     `|---|${v.scenarios.map(() => '---').join('|')}|`,
-    ...v.rows.map((r) => `| ${r.submission} | ${r.cells.map(cellMark).join(' | ')} |`),
+    ...v.rows.map((r) => `| ${markdownText(r.submission)} | ${r.cells.map(cellMark).join(' | ')} |`),
     '',
   ].join('\n');
 }
