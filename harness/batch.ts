@@ -44,6 +44,7 @@ export async function runBatch(
     reportsDir: string;
     toxiproxyUrl?: string;
     seal?: SealMode;
+    roomQuotaBytes?: number;
     commandLine?: string;
     invokedAs?: string;
     signal?: AbortSignal;
@@ -70,6 +71,7 @@ export async function runBatch(
         ...(item.consumerCommand ? { consumerCommand: item.consumerCommand } : {}),
         ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
         ...(options.seal ? { seal: options.seal } : {}),
+        ...(options.roomQuotaBytes !== undefined ? { roomQuotaBytes: options.roomQuotaBytes } : {}),
         slot,
         latest: false,
         ...(options.invokedAs ? { invokedAs: options.invokedAs } : {}),

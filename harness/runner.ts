@@ -26,6 +26,8 @@ export interface RunOptions {
   toxiproxyUrl?: string;
   /** Sealed or not (default: CHAOSLAB_SEAL, else sealed wherever the machine allows). */
   seal?: SealMode;
+  /** Sealed runs: each consumer room's disk quota in bytes (default: harness/sandbox/room-fs.ts). */
+  roomQuotaBytes?: number;
   /** The job slot (0-based): parallel runs get different uids when sealed. */
   slot?: number;
   /** Progress lines for the console. */
@@ -71,6 +73,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     cwd,
     consumerCommand: options.consumerCommand ?? lab.referenceCommand,
     ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
+    ...(options.roomQuotaBytes !== undefined ? { roomQuotaBytes: options.roomQuotaBytes } : {}),
     reproduce: reproduceOf(options, options.invokedAs),
   };
   const entries: JournalEntry[] = [];

@@ -28,6 +28,7 @@ export async function runAction({ items, batch, batchName }: Selection, opts: Ru
     invokedAs,
     ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
     ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
+    ...(opts.roomQuota !== undefined ? { roomQuotaBytes: opts.roomQuota } : {}),
   };
   try {
     if (!batch) {

@@ -1,6 +1,8 @@
 // `chaoslab run`: one scenario, several (names, globs, --all, --only), or each many times
 // (--repeat, the dstest habit), against one consumer. Several runs make a batch.
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { formatBytes, parseBytes } from '../bytes.js';
+import { DEFAULT_ROOM_QUOTA_BYTES } from '../sandbox/room-fs.js';
 import type { SealMode } from '../sealing.js';
 import { addOutOption } from './out-option.js';
 
@@ -18,6 +20,8 @@ export interface RunCommandOptions {
   lab?: string;
   /** --seal: true, --no-seal: false, neither: undefined (CHAOSLAB_SEAL, else auto). */
   seal?: boolean;
+  /** --room-quota, in bytes. */
+  roomQuota?: number;
   reporter: 'console' | 'json';
   json?: boolean;
 }
@@ -36,6 +40,24 @@ export const nonNegativeInt = (value: string): number => {
   return Number(value);
 };
 
+/** Smallest room quota a flag may ask for: a consumer's SQLite file and its journal need room. */
+const MIN_ROOM_QUOTA = 1024 ** 2;
+/** `--room-quota`: "256M", "1G", "1048576"; at least 1 MiB. */
+export const roomQuota = (value: string): number => {
+  const bytes = parseBytes(value);
+  if (bytes === undefined || bytes < MIN_ROOM_QUOTA)
+    throw new InvalidArgumentError(`expected a size such as 256M or 1G, at least ${formatBytes(MIN_ROOM_QUOTA)}`);
+  return bytes;
+};
+
+/** The option, for every command that runs scenarios sealed. */
+export const addRoomQuotaOption = (command: Command): Command =>
+  command.option(
+    '--room-quota <size>',
+    `sealed runs: the disk quota of each consumer's room, its HOME and the only place its store lives (e.g. 512M, 2G; default ${formatBytes(DEFAULT_ROOM_QUOTA_BYTES)})`,
+    roomQuota,
+  );
+
 export function register(program: Command): void {
   const command = program
     .command('run')
@@ -53,7 +75,8 @@ export function register(program: Command): void {
   addOutOption(command, 'where run folders are written')
     .option('--toxiproxy-url <url>', 'use a running Toxiproxy server (default: $TOXIPROXY_URL, else start one)')
     .option('--seal', 'require sealed runs (an error where the machine cannot seal)')
-    .option('--no-seal', 'run unsealed: the consumer runs as your user (default: sealed wherever the machine allows; CHAOSLAB_SEAL=on|off|auto)')
+    .option('--no-seal', 'run unsealed: the consumer runs as your user (default: sealed wherever the machine allows; CHAOSLAB_SEAL=on|off|auto)');
+  addRoomQuotaOption(command)
     .addOption(
       new Option('--reporter <name>', 'console: progress and verdicts; json: one JSON document on stdout (progress on stderr)')
         .choices(['console', 'json'])
