@@ -199,13 +199,15 @@ const TEMP_INODES = 4096;
 const PRIVATE_FS = [
   'room=$1 size=$2 inodes=$3; shift 3',
   'fail() { echo "chaoslab: cannot $1" >&2; exit 125; }',
-  'cwd=$(pwd -P) && exec 3<"$room" 4<. || fail "open the room and the working directory"',
+  'cwd=$PWD && exec 3<"$room" 4<. || fail "open the room and the working directory"', // sh checks $PWD against "." at start
   'dirs="/tmp /var/tmp /dev/shm"; [ -L /var/lock ] || dirs="$dirs /var/lock"',
   'for d in $dirs /run/lock; do [ -d "$d" ] || continue; s=$size; [ "$d" = /run/lock ] || [ "$d" = /var/lock ] && s=1048576; ' +
     'mount -t tmpfs -o "nosuid,nodev,mode=1777,size=$s,nr_inodes=$inodes" chaoslab-tmp "$d" || fail "make a private $d"; done',
   'mount -o remount,bind,ro / || fail "make / read-only"',
   'if ! [ "$cwd" -ef /proc/self/fd/4 ]; then (umask 066 && mkdir -p "$cwd") && mount -c --bind /proc/self/fd/4 "$cwd" && mount -c -o remount,bind,ro "$cwd" || fail "keep the working directory reachable"; fi',
   'if ! { [ "$room" -ef /proc/self/fd/3 ] && [ -w "$room" ]; }; then (umask 066 && mkdir -p "$room") && mount -c --bind /proc/self/fd/3 "$room" && mount -c -o remount,bind,rw "$room" || fail "keep the room writable"; fi',
+  // Again through the new mounts: a working directory inside the room (a build's) must be the writable one.
+  'cd "$cwd" || fail "enter the working directory"',
   'exec 3<&- 4<&-; exec "$@"',
 ].join('\n');
 
