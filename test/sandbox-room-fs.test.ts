@@ -73,3 +73,36 @@ t.test("a room mount whose harness died is kept and unmounted by the next one; a
   );
   t.notOk(mounted(live));
 });
+
+t.test('disk limits and leftovers are findings, named', async (t) => {
+  const { limitFindings } = await import('../harness/core-findings.js');
+  const exit = {
+    t: 2,
+    type: 'process-exit',
+    role: 'consumer',
+    incarnation: 2,
+    code: null,
+    signal: 'SIGXFSZ',
+    durationMs: 5,
+    stdoutTail: '',
+    stderrTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  } as const;
+  const findings = limitFindings([
+    { t: 1, type: 'leftovers', when: 'before', uid: 61000, found: ['/var/tmp/old (a file)'], notRemoved: [], folders: ['/var/tmp'], tookMs: 1 },
+    exit,
+    { t: 3, type: 'room', name: 'consumer', quotaBytes: 256 * MiB, usedBytes: 256 * MiB, peakBytes: 256 * MiB, files: 3, full: true },
+    { t: 4, type: 'room', name: 'other', quotaBytes: 256 * MiB, usedBytes: MiB, peakBytes: MiB, files: 3, full: false },
+    { t: 5, type: 'leftovers', when: 'after', uid: 61000, found: ['/var/tmp/x (a file)'], notRemoved: [], folders: ['/var/tmp'], tookMs: 1 },
+  ]);
+  t.same(
+    findings.map((f) => [f.code, f.text]),
+    [
+      ['file-size-limit', 'consumer incarnation 2 was killed by SIGXFSZ: it wrote a file past its size limit of 1 GiB (RLIMIT_FSIZE)'],
+      ['disk-limit', `the consumer's room reached its disk limit of 256 MiB (256 MiB used at most): writes past it failed with "No space left on device"`],
+      ['left-behind', 'the consumer left /var/tmp/x (a file) behind, outside its room (owned by its uid 61000); the harness removed it'],
+    ],
+    "a full room, SIGXFSZ and what the consumer left; not an earlier holder's leftovers, nor a room with space",
+  );
+});
