@@ -3,7 +3,8 @@
 // "Set maximum size exceeded"; now the store is refused by its size before it is opened. Prints
 // the verdict, the wall time and the peak RSS (VmHWM) of the harness process and of its run's
 // worker, sampled from /proc while the run goes. The 20 M-row file is made once (one
-// INSERT … SELECT over a recursive CTE) and kept in /var/tmp for later runs.
+// INSERT … SELECT over a recursive CTE) and kept under the checkout's .tools/bench/ (git ignores
+// it) for later runs: not in /var/tmp, which a sealed consumer sees as a private, empty one.
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -12,11 +13,11 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 const ROWS = 20_000_000;
-const CACHE = '/var/tmp/chaoslab-bench';
-const FLOOD = join(CACHE, `ledger-${ROWS / 1e6}m.db`);
 
 /** The 20 M-row ledger store, made once (readable by the sandbox uids: the consumer copies it). */
-function floodStore() {
+function floodStore(root) {
+  const CACHE = join(root, '.tools', 'bench');
+  const FLOOD = join(CACHE, `ledger-${ROWS / 1e6}m.db`);
   if (existsSync(FLOOD)) return { path: FLOOD, madeMs: 0 };
   mkdirSync(CACHE, { recursive: true, mode: 0o755 });
   chmodSync(CACHE, 0o755);
@@ -44,12 +45,25 @@ const hwmKiB = (pid) => {
   }
 };
 
-/** The worker of the harness `harness`: a descendant running dist/harness/run/worker.js. */
-function workerPids() {
+const parentOf = (pid) => {
+  try {
+    return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
+  } catch {
+    return 0;
+  }
+};
+
+/** The run's worker: a descendant of `harness` running dist/harness/run/worker.js (never another harness's). */
+function workerPids(harness) {
   const pids = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('harness/run/worker.js')) pids.push(Number(pid));
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('harness/run/worker.js')) continue;
+      for (let up = Number(pid), hops = 0; up > 1 && hops < 10; up = parentOf(up), hops++)
+        if (up === harness) {
+          pids.push(Number(pid));
+          break;
+        }
     } catch {
       // gone meanwhile
     }
@@ -59,7 +73,7 @@ function workerPids() {
 
 /** Runs the case; returns lines to print. */
 export async function measureStoreFlood(root) {
-  const made = floodStore();
+  const made = floodStore(root);
   const bytes = statSync(made.path).size;
   const reports = mkdtempSync(join(tmpdir(), 'chaoslab-bench-flood-'));
   chmodSync(reports, 0o755);
@@ -80,7 +94,7 @@ export async function measureStoreFlood(root) {
     const peak = { harness: 0, worker: 0 };
     const sample = setInterval(() => {
       peak.harness = Math.max(peak.harness, hwmKiB(child.pid));
-      for (const pid of workerPids()) peak.worker = Math.max(peak.worker, hwmKiB(pid));
+      for (const pid of workerPids(child.pid)) peak.worker = Math.max(peak.worker, hwmKiB(pid));
     }, 50);
     const code = await new Promise((resolve) => child.on('close', resolve));
     clearInterval(sample);

@@ -46,6 +46,7 @@ export async function runBatch(
     /** `--store-limit` for every run. */
     storeLimitBytes?: number;
     seal?: SealMode;
+    roomQuotaBytes?: number;
     commandLine?: string;
     invokedAs?: string;
     signal?: AbortSignal;
@@ -72,6 +73,7 @@ export async function runBatch(
         ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
         ...(options.storeLimitBytes ? { storeLimitBytes: options.storeLimitBytes } : {}),
         ...(options.seal ? { seal: options.seal } : {}),
+        ...(options.roomQuotaBytes !== undefined ? { roomQuotaBytes: options.roomQuotaBytes } : {}),
         slot,
         latest: false,
         ...(options.invokedAs ? { invokedAs: options.invokedAs } : {}),

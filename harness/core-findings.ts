@@ -1,10 +1,14 @@
 // Findings the harness makes itself, whatever the lab: a consumer command that could not be
-// started, a consumer that went around the proxy. They join the lab's findings in the verdict,
-// first, because they void every other observation: a consumer that never ran, or bypassed the
-// proxy, was never tested under the scenario's faults.
+// started, a consumer that went around the proxy, one that met a disk limit or left something
+// of its uid behind. They join the lab's findings in the verdict, first, because they void every
+// other observation: a consumer that never ran, or bypassed the proxy, was never tested under
+// the scenario's faults.
 
+import { formatBytes } from './bytes.js';
 import type { JournalEntry } from './journal.js';
 import { lossFindings, lossTables } from './loss-check.js';
+import { DEFAULT_LIMITS } from './sandbox/confine.js';
+import { ROOM_INODES } from './sandbox/room-fs.js';
 import { type Finding, statusOf, type Table, type Verdict } from './verdict.js';
 
 /** What the shell says when it cannot run a command: bash's exit codes 126 (not executable) and 127 (not found). */
@@ -57,7 +61,38 @@ export function coreFindings(journal: readonly JournalEntry[]): Finding[] {
         text: `the consumer tried to connect around the proxy: the sealed run's firewall refused ${e.rejected.packets} packet${e.rejected.packets === 1 ? '' : 's'} to addresses other than its proxy port`,
       });
   }
+  findings.push(...limitFindings(journal));
   findings.push(...lossFindings(journal));
+  return findings;
+}
+
+/**
+ * A sealed consumer that met a limit on disk, named: its room full (the tmpfs quota: ENOSPC
+ * inside), a file past RLIMIT_FSIZE (SIGXFSZ), and anything its uid left outside its room.
+ */
+export function limitFindings(journal: readonly JournalEntry[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const e of journal) {
+    if (e.type === 'room' && e.full) {
+      const files = e.files >= ROOM_INODES ? ` or its ${ROOM_INODES} files` : '';
+      findings.push({
+        code: 'disk-limit',
+        text: `the consumer's room reached its disk limit of ${formatBytes(e.quotaBytes)}${files} (${formatBytes(e.peakBytes)} used at most): writes past it failed with "No space left on device"`,
+      });
+    }
+    if (e.type === 'process-exit' && e.role === 'consumer' && e.signal === 'SIGXFSZ')
+      findings.push({
+        code: 'file-size-limit',
+        text: `consumer incarnation ${e.incarnation} was killed by SIGXFSZ: it wrote a file past its size limit of ${formatBytes(DEFAULT_LIMITS.fileSizeBytes)} (RLIMIT_FSIZE)`,
+        subject: { process: { role: 'consumer', incarnation: e.incarnation }, t: e.t },
+      });
+    if (e.type === 'leftovers' && e.when === 'after')
+      for (const left of e.found)
+        findings.push({
+          code: 'left-behind',
+          text: `the consumer left ${left} behind, outside its room (owned by its uid ${e.uid}); the harness removed it`,
+        });
+  }
   return findings;
 }
 

@@ -75,6 +75,18 @@ export type JournalEvent =
     } & TranscriptEvent)
   /** A sealed run: the consumer's uid, and what its firewall let through and refused. */
   | { type: 'seal'; uid: number; allowed: { packets: number; bytes: number }; rejected: { packets: number; bytes: number } }
+  /**
+   * A sealed run's room (a tmpfs with a disk quota), before the verdict: its quota, what it holds
+   * and held at most (sampled every 100 ms and at each exit), whether it was full (less than 1 %
+   * free, or no inode left).
+   */
+  | { type: 'room'; name: string; quotaBytes: number; usedBytes: number; peakBytes: number; files: number; full: boolean }
+  /**
+   * What the consumer's uid owned outside its room (files in the world-writable `folders`, SysV
+   * IPC objects), removed by the harness; `notRemoved`: what could not be, with why. `before` the
+   * first process: an earlier holder's; `after` the run: the consumer's.
+   */
+  | { type: 'leftovers'; when: 'before' | 'after'; uid: number; found: string[]; notRemoved: string[]; folders: string[]; tookMs: number }
   /** The harness read a consumer's store through an independent connection; `store` is the lab's snapshot. */
   | { type: 'store-read'; role: Role; incarnation?: number; when: StoreReadWhen; db: string; store: unknown }
   | { type: 'fault'; action: 'apply' | 'lift'; name: string; kind: 'toxic' | 'proxy-down' | 'signal' | 'loss'; detail: string; incarnation?: number }

@@ -35,7 +35,15 @@ export function scenarioArgument(scenario: { name: string; file: string }, cwd: 
 }
 
 export function reproduceOf(
-  run: { scenario: { name: string; file: string }; cwd: string; consumerCommand?: string; seal?: SealMode; toxiproxyUrl?: string; storeLimitBytes?: number },
+  run: {
+    scenario: { name: string; file: string };
+    cwd: string;
+    consumerCommand?: string;
+    seal?: SealMode;
+    toxiproxyUrl?: string;
+    storeLimitBytes?: number;
+    roomQuotaBytes?: number;
+  },
   invokedAs?: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Reproduce {
@@ -45,6 +53,7 @@ export function reproduceOf(
   if (run.seal === 'off') words.push('--no-seal');
   if (run.toxiproxyUrl) words.push('--toxiproxy-url', shellWord(run.toxiproxyUrl));
   if (run.storeLimitBytes) words.push('--store-limit', String(run.storeLimitBytes));
+  if (run.roomQuotaBytes !== undefined) words.push('--room-quota', String(run.roomQuotaBytes));
   const command = words.join(' ');
   return { command, env: harnessEnv(env), ...(invokedAs && invokedAs !== command ? { invokedAs } : {}) };
 }

@@ -30,6 +30,8 @@ export interface RunOptions {
   storeLimitBytes?: number;
   /** Sealed or not (default: CHAOSLAB_SEAL, else sealed wherever the machine allows). */
   seal?: SealMode;
+  /** Sealed runs: each consumer room's disk quota in bytes (default: harness/sandbox/room-fs.ts). */
+  roomQuotaBytes?: number;
   /** The job slot (0-based): parallel runs get different uids when sealed. */
   slot?: number;
   /** Progress lines for the console. */
@@ -79,6 +81,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     consumerCommand: options.consumerCommand ?? lab.referenceCommand,
     ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
     ...(options.storeLimitBytes ? { storeLimitBytes: options.storeLimitBytes } : {}),
+    ...(options.roomQuotaBytes !== undefined ? { roomQuotaBytes: options.roomQuotaBytes } : {}),
     reproduce: reproduceOf(options, options.invokedAs),
   };
   const entries: JournalEntry[] = [];

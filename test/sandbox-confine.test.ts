@@ -4,7 +4,7 @@
 // harness needs, and a consumer that stops itself is seen as stopped from outside.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCleanups } from '../harness/cleanup.js';
@@ -22,6 +22,7 @@ import {
   shellCommandLine,
   signalSealed,
 } from '../harness/sandbox/confine.js';
+import { ownedIpc } from '../harness/sandbox/leftovers.js';
 import { createRunNamespace, type RunNamespace } from '../harness/sandbox/namespace.js';
 import { isAlive, readStat, sleep } from '../harness/sandbox/proc.js';
 import { checkReachable, createRoom, prepareRunFolder, protectEvidence } from '../harness/sandbox/room.js';
@@ -351,20 +352,47 @@ t.test('nothing leaked', sealed, async (t) => {
   lease!.release();
 });
 
-t.test('/tmp and /dev/shm are read-only inside; the room stays writable, even under /tmp', { skip }, async (t) => {
-  const ran = await runSealed(
-    {
-      command:
-        'for f in /tmp/chaoslab-confine-leak /dev/shm/chaoslab-confine-leak "$HOME/ok" "$TMPDIR/ok2"; do (echo x > "$f") 2>/dev/null && echo "wrote $f" || echo "refused $f"; done',
-      uid: lease!.uid,
-      home: room,
-    },
-    work,
-  );
+t.test(
+  '/tmp, /var/tmp, /dev/shm, /run/lock are private, empty and size-limited; / is read-only; the room stays writable, even under /tmp',
+  { skip },
+  async (t) => {
+    // A world-writable folder on the root filesystem, beside those the sandbox covers with a tmpfs.
+    const open = `/var/chaoslab-confine-open-${process.pid}`;
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    t.teardown(() => rmSync(open, { recursive: true, force: true }));
+    const leaks = ['/tmp', '/var/tmp', '/dev/shm', '/run/lock'].map((dir) => `${dir}/chaoslab-confine-leak-${process.pid}`);
+    const ran = await runSealed(
+      {
+        command: [
+          'for d in /var/tmp /dev/shm /run/lock; do echo "$d holds $(ls -A $d | wc -l)"; done',
+          `for f in ${leaks.join(' ')} ${open}/leak "$HOME/ok" "$TMPDIR/ok2"; do (echo x > "$f") 2>/dev/null && echo "wrote $f" || echo "refused $f"; done`,
+          'df -k /tmp /var/tmp /dev/shm /run/lock | tail -n +2',
+        ].join('; '),
+        uid: lease!.uid,
+        home: room,
+      },
+      work,
+    );
+    t.equal(ran.code, 0, ran.stderr);
+    for (const dir of ['/var/tmp', '/dev/shm', '/run/lock']) t.match(ran.stdout, `${dir} holds 0\n`, `${dir} starts empty`);
+    for (const leak of leaks) t.match(ran.stdout, `wrote ${leak}\n`, `${leak} is writable inside`);
+    t.match(ran.stdout, `refused ${open}/leak`, 'a world-writable folder of the root filesystem is read-only inside');
+    t.match(ran.stdout, new RegExp(`wrote ${room}/ok\\n`), 'the room (here under /tmp) is writable');
+    t.match(ran.stdout, /wrote .*ok2/, 'TMPDIR points into the room');
+    t.match(ran.stdout, /^chaoslab-tmp\s+65536\s.*\/tmp$/m, '/tmp is a 64 MiB tmpfs');
+    t.match(ran.stdout, /^chaoslab-tmp\s+1024\s.*\/run\/lock$/m, '/run/lock a 1 MiB one');
+    t.same(
+      [...leaks, `${open}/leak`].filter((path) => existsSync(path)),
+      [],
+      'nothing reached the host',
+    );
+  },
+);
+
+t.test("SysV IPC objects live in the consumer's own IPC namespace and die with it", { skip }, async (t) => {
+  const ran = await runSealed({ command: 'ipcmk -Q >/dev/null && ipcmk -M 4096 >/dev/null && ipcs -q -m | grep -c "^0x"', uid: lease!.uid, home: room }, work);
   t.equal(ran.code, 0, ran.stderr);
-  t.match(ran.stdout, /refused \/tmp\/chaoslab-confine-leak/);
-  t.match(ran.stdout, /refused \/dev\/shm\/chaoslab-confine-leak/);
-  t.match(ran.stdout, new RegExp(`wrote ${room}/ok\\n`), 'the room (here under /tmp) is writable');
-  t.match(ran.stdout, /wrote .*ok2/, 'TMPDIR points into the room');
-  t.notOk(existsSync('/tmp/chaoslab-confine-leak') || existsSync('/dev/shm/chaoslab-confine-leak'), 'nothing reached the host');
+  t.equal(ran.stdout.trim(), '2', 'it made a message queue and a shared memory segment, and sees only those');
+  t.same(ownedIpc(lease!.uid), [], "none of them is left in the host's IPC namespace");
 });

@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import t, { type Test } from 'tap';
 import { readFeedStore } from '../harness/labs/feed/store-reader.js';
 import { readStore } from '../harness/labs/ledger/store-reader.js';
-import { asOwner, parseSize, readGuarded, type StoreGuard } from '../harness/sandbox/store-file.js';
+import { asOwner, readGuarded, type StoreGuard } from '../harness/sandbox/store-file.js';
 
 const isRoot = process.geteuid?.() === 0;
 const OTHER = 61_099; // a sandbox-range uid no run of this test holds
@@ -223,13 +223,4 @@ t.test('sealed: the read runs with the consumer rights, and root comes back afte
     /boom/,
   );
   t.equal(process.geteuid!(), 0, 'root back after a throw too');
-});
-
-t.test('--store-limit sizes', async (t) => {
-  t.equal(parseSize('64MB'), 64_000_000);
-  t.equal(parseSize('256MiB'), 256 * 1024 ** 2);
-  t.equal(parseSize('1g'), 1e9);
-  t.equal(parseSize('4096'), 4096);
-  t.throws(() => parseSize('lots'), /"lots" is not a size/);
-  t.throws(() => parseSize('0'), /at least 1 byte/);
 });

@@ -51,7 +51,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   const stop = interruptible({ onInterrupt: (signal) => process.stdout.write(`\n${signal}: stopping after the running run\n`) });
   const startedAt = new Date().toISOString().slice(0, 19);
   const batchDir = join(ensureDir(reportsDir), newRunId(`chaos-${lab.name}`));
-  // Passable while its runs are live, closed when the search ends (docs/sandbox.md, "Limits and modes").
+  // Passable while its runs are live, closed when the search ends (docs/sandbox.md, "Modes: who may reach what").
   makePassable(reportsDir);
   makePassable(ensureDir(batchDir));
   try {

@@ -68,6 +68,6 @@ export function register(program: Command): void {
     .option('--toxiproxy-url <url>', 'use a running Toxiproxy server (default: $TOXIPROXY_URL, else start one)')
     .option('--seal', 'require sealed runs')
     .option('--no-seal', 'run unsealed (default: sealed wherever the machine allows)')
-    .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption)
+    .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption())
     .action(async (opts: ChaosCommandOptions) => (await import('./chaos-action.js')).chaosAction(opts));
 }

@@ -41,7 +41,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   const outDir = resolve(opts.out);
   const outExisted = existsSync(outDir);
   mkdirSync(outDir, { recursive: true });
-  // Sealed consumers pass through it to their rooms; nobody lists it (docs/sandbox.md, "Limits and modes").
+  // Sealed consumers pass through it to their rooms; nobody lists it (docs/sandbox.md, "Modes: who may reach what").
   makePassable(outDir);
   const problem = sealing.sealed ? placesProblem(outDir, dir) : undefined;
   if (problem) {

@@ -39,6 +39,6 @@ export function register(program: Command): void {
       '--build-network',
       "sealed builds get the host's network (default: a network namespace of their own with nothing in it; the grader's output says which)",
     )
-    .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption)
+    .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption())
     .action(async (dir: string | undefined, opts: GradeOptions) => (await import('./grade-action.js')).gradeAction(dir, opts));
 }

@@ -30,6 +30,7 @@ export async function runAction({ items, batch, batchName }: Selection, opts: Ru
     ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
     ...(opts.storeLimit ? { storeLimitBytes: opts.storeLimit } : {}),
     ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
+    ...(opts.roomQuota !== undefined ? { roomQuotaBytes: opts.roomQuota } : {}),
   };
   try {
     if (!batch) {

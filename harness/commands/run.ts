@@ -1,8 +1,9 @@
 // `chaoslab run`: one scenario, several (names, globs, --all, --only), or each many times
 // (--repeat, the dstest habit), against one consumer. Several runs make a batch.
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { formatBytes, parseBytes } from '../bytes.js';
+import { DEFAULT_ROOM_QUOTA_BYTES } from '../sandbox/room-fs.js';
 import type { SealMode } from '../sealing.js';
-import { parseSize } from '../sandbox/store-file.js';
 import { addOutOption } from './out-option.js';
 
 export interface RunCommandOptions {
@@ -19,6 +20,8 @@ export interface RunCommandOptions {
   lab?: string;
   /** --seal: true, --no-seal: false, neither: undefined (CHAOSLAB_SEAL, else auto). */
   seal?: boolean;
+  /** --room-quota, in bytes. */
+  roomQuota?: number;
   reporter: 'console' | 'json';
   json?: boolean;
   /** --store-limit: the largest consumer store the checker reads, in bytes. */
@@ -39,19 +42,29 @@ export const nonNegativeInt = (value: string): number => {
   return Number(value);
 };
 
-/** A size option (`--store-limit 256MB`), in bytes. */
-export const sizeOption = (value: string): number => {
-  try {
-    return parseSize(value);
-  } catch (error) {
-    throw new InvalidArgumentError((error as Error).message);
-  }
-};
+/** A size option in bytes (`--store-limit 256M`, `--room-quota 1G`: binary units), at least `min`. */
+export const sizeOption =
+  (min = 1) =>
+  (value: string): number => {
+    const bytes = parseBytes(value);
+    if (bytes === undefined || bytes < min) throw new InvalidArgumentError(`expected a size such as 256M or 1G, at least ${formatBytes(min)}`);
+    return bytes;
+  };
 
 /** `--store-limit`, on every command that runs consumers. */
 export const STORE_LIMIT_FLAGS = '--store-limit <size>';
 export const STORE_LIMIT_HELP =
-  "the largest consumer store (file + WAL) the checker reads, e.g. 256MB, 1GiB (default: the lab's, 64 MiB); a larger one fails with its size";
+  "the largest consumer store (file + WAL) the checker reads, e.g. 256M, 1G (default: the lab's, 64 MiB); a larger one fails with its size";
+
+/** Smallest room quota a flag may ask for: a consumer's SQLite file and its journal need room. */
+const MIN_ROOM_QUOTA = 1024 ** 2;
+/** The option, for every command that runs scenarios sealed. */
+export const addRoomQuotaOption = (command: Command): Command =>
+  command.option(
+    '--room-quota <size>',
+    `sealed runs: the disk quota of each consumer's room, its HOME and the only place its store lives (e.g. 512M, 2G; default ${formatBytes(DEFAULT_ROOM_QUOTA_BYTES)})`,
+    sizeOption(MIN_ROOM_QUOTA),
+  );
 
 export function register(program: Command): void {
   const command = program
@@ -71,7 +84,8 @@ export function register(program: Command): void {
     .option('--toxiproxy-url <url>', 'use a running Toxiproxy server (default: $TOXIPROXY_URL, else start one)')
     .option('--seal', 'require sealed runs (an error where the machine cannot seal)')
     .option('--no-seal', 'run unsealed: the consumer runs as your user (default: sealed wherever the machine allows; CHAOSLAB_SEAL=on|off|auto)')
-    .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption)
+    .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption());
+  addRoomQuotaOption(command)
     .addOption(
       new Option('--reporter <name>', 'console: progress and verdicts; json: one JSON document on stdout (progress on stderr)')
         .choices(['console', 'json'])

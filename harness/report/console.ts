@@ -273,7 +273,9 @@ export function createConsoleReporter(options: ConsoleReporterOptions): ConsoleR
         milestone(`harness error: ${entry.message}`);
         break;
       case 'seal':
-        // The firewall's counters: the verdict says it when they matter (a consumer that went around the proxy).
+      case 'room':
+      case 'leftovers':
+        // The firewall's counters, a room's disk use, the uid's leftovers: the verdict says it when they matter.
         break;
       case 'run-end':
         s.step = 'done';

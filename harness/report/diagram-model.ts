@@ -155,6 +155,8 @@ export const KNOWN_TYPES: ReadonlySet<string> = new Set([
   'run-end',
   'fault',
   'seal',
+  'room',
+  'leftovers',
 ]);
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);

@@ -1,4 +1,4 @@
-// Reports are staff's (docs/sandbox.md, "Limits and modes"). A sealed consumer runs as a slot
+// Reports are staff's (docs/sandbox.md, "Modes: who may reach what"). A sealed consumer runs as a slot
 // uid that must reach its room, `<reports>/<batch>/<run>/rooms/<name>/`, while its run is live,
 // and nothing else: every folder on that way is passable but not listable (0711), and a run
 // folder (a batch folder, a grading's staff folder) is closed (0700, its files 0600) the moment

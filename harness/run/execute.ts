@@ -21,7 +21,6 @@ import { ProcessRunner } from '../processes.js';
 import type { Reproduce } from '../reproduce.js';
 import { execHere } from '../sandbox/loss.js';
 import { fixSocketBuffers } from '../sandbox/socket-buffers.js';
-import { createRoom } from '../sandbox/room.js';
 import { DEFAULT_STORE_LIMIT_BYTES, type StoreGuard } from '../sandbox/store-file.js';
 import type { Scenario } from '../scenario/types.js';
 import { type ProxyHandle, ToxiproxyAdapter } from '../toxiproxy/adapter.js';
@@ -41,7 +40,9 @@ export interface RunRequest {
   cwd: string;
   toxiproxyUrl?: string;
   /** A sealed run: the consumer processes run as this uid, confined; this process is inside the run's network namespace. */
-  seal?: { uid: number; gid: number; note: string };
+  seal?: { uid: number; gid: number; note: string /** World-writable folders to look in for leftovers of the uid. */; scanDirs?: string[] };
+  /** Sealed runs: the disk quota of each consumer room, in bytes (default DEFAULT_ROOM_QUOTA_BYTES). */
+  roomQuotaBytes?: number;
   /** Unsealed runs: how sealing was decided, for the journal. */
   sealNote?: string;
   /** `--store-limit`: the largest consumer store the checker reads, instead of the lab's. */
@@ -124,7 +125,7 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
   const undo: (() => Promise<void> | void)[] = [];
   const engines: FaultEngine[] = [];
   const proxies: ProxyHandle[] = [];
-  const confinement = seal ? new Confinement(seal.uid, seal.gid, runId) : undefined;
+  const confinement = seal ? new Confinement(seal.uid, seal.gid, runId, request.roomQuotaBytes, seal.scanDirs) : undefined;
   const processes = new ProcessRunner(journal, cwd, scenario.deadlineMs, log, confinement);
   let status: RunStatus = 'error';
   let verdict: Verdict | undefined;
@@ -203,9 +204,8 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
         // Passable but not listable, whatever the umask (a sealed worker's is 077).
         mkdirSync(roomsDir, { recursive: true });
         chmodSync(roomsDir, 0o711);
-        const room = seal ? createRoom(roomsDir, seal.uid, seal.gid, name) : join(roomsDir, name);
-        mkdirSync(room, { recursive: true });
-        confinement?.rooms.push(room);
+        const room = confinement ? confinement.room(roomsDir, name) : join(roomsDir, name);
+        if (!confinement) mkdirSync(room, { recursive: true });
         consumerStore.rooms.push(room);
         return room;
       },
@@ -243,6 +243,8 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
       defer: (fn) => undo.push(fn),
     };
     if (interrupted()) throw new Error('interrupted before the lab ran');
+    // What an earlier holder of the uid left is cleared before the consumer can meet it.
+    if (confinement) journal.write(await confinement.leftovers('before'));
     await untilDoneOrAborted(lab.run(ctx), ending.signal, async () => {
       // Stop what runs; the lab's model then ends on its own (its processes gone), or is left behind.
       await processes.stop();
@@ -264,6 +266,11 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
     if (seal) {
       const counters = await hooks.firewall?.();
       if (counters) journal.write({ type: 'seal', uid: seal.uid, ...counters });
+    }
+    // Evidence for the verdict: the rooms' disk use, and what the uid left outside its room.
+    if (confinement) {
+      for (const entry of confinement.roomEntries()) journal.write(entry);
+      journal.write(await confinement.leftovers('after'));
     }
     verdict = withCoreFindings(lab.check(ctx), coreFindings(journal.entries), coreTables(journal.entries));
     journal.write({ type: 'verdict', verdict });
@@ -294,6 +301,14 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
         .catch((e: unknown) => journal.write({ type: 'harness-error', message: `ending the run: ${String(e)}` }));
     await toxiproxy?.stop();
     await stopEarly();
+    // Once more after every process is killed (an interrupted run, one that lingered): nothing of
+    // the uid may pass to the next run of the slot.
+    if (confinement) {
+      const late = await confinement
+        .leftovers('after')
+        .catch((e: unknown) => ({ type: 'harness-error' as const, message: `looking for leftovers: ${String(e)}` }));
+      if (late.type !== 'leftovers' || late.found.length > 0) journal.write(late);
+    }
     await confinement?.close().catch((e: unknown) => journal.write({ type: 'harness-error', message: `closing the consumer's room: ${String(e)}` }));
     journal.write({
       type: 'run-end',

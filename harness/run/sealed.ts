@@ -20,7 +20,11 @@ import { allowPorts, installFirewall, readFirewallCounters } from '../sandbox/fi
 import { LOOPBACK_LINK_ARGS } from '../sandbox/loss.js';
 import { createRunNamespace } from '../sandbox/namespace.js';
 import { lossFaultOf } from '../scenario/faults.js';
+import { sweepStaleCgroups } from '../sandbox/cgroup.js';
+import { sleep } from '../sandbox/proc.js';
 import { checkReachable, closeRoom, prepareRunFolder } from '../sandbox/room.js';
+import { sweepStaleRoomMounts } from '../sandbox/room-fs.js';
+import { worldWritableDirs } from '../sandbox/leftovers.js';
 import { leaseUid, type UidLease } from '../sandbox/uids.js';
 import type { Executed, RunRequest } from './execute.js';
 import type { ToRunner, ToWorker } from './worker.js';
@@ -62,7 +66,13 @@ export const STALL_MS = 30_000;
 /** After `abort`, the worker winds the run down (its lab gets LAB_SETTLE_MS); not ended after this long, it is killed. */
 export const ABORT_GRACE_MS = 15_000;
 
+/** What a harness killed with SIGKILL left (rooms still mounted, cgroup folders): swept once per process, before its first place. */
+let swept: Promise<unknown> | undefined;
+const sweepOnce = (): Promise<unknown> => (swept ??= Promise.all([sweepStaleRoomMounts(), sweepStaleCgroups()]).catch(() => {}));
+
 async function openPlace(slot: number, loss: boolean, cwd: string): Promise<SealedPlace> {
+  void worldWritableDirs().catch(() => {}); // found while the place opens; each run's leftover scan looks there
+  await sweepOnce();
   const lease = leaseUid(slot);
   // A run with packet loss needs a loopback that carries real packets (loss.ts).
   const ns = await createRunNamespace({ label: `slot ${slot}`, ...(loss ? { loopback: LOOPBACK_LINK_ARGS } : {}) }).catch((error: unknown) => {
@@ -74,8 +84,15 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       forget();
-      worker?.kill('SIGKILL');
+      const pid = worker?.pid;
+      if (worker && worker.exitCode === null && worker.signalCode === null) {
+        const exited = new Promise((resolve) => worker!.once('exit', resolve));
+        worker.kill('SIGKILL');
+        await Promise.race([exited, sleep(2000)]);
+      }
       await ns.destroy();
+      // Rooms a killed worker left mounted: their content kept, their tmpfs unmounted.
+      if (pid !== undefined) await sweepStaleRoomMounts(pid).catch(() => []);
       lease.release();
     })());
   const forget = onCleanup(`sealed run slot ${slot}`, close);
@@ -203,7 +220,8 @@ export async function runSealed(
       place.reply({ type: 'abort', reason: String(signal?.reason ?? 'an interrupt') });
     });
     place.lastHeard = performance.now();
-    place.reply({ type: 'run', request: { ...request, seal: { uid, gid, note }, ...(refuse ? { refuse } : {}) } });
+    const scanDirs = await worldWritableDirs().catch(() => undefined);
+    place.reply({ type: 'run', request: { ...request, seal: { uid, gid, note, ...(scanDirs ? { scanDirs } : {}) }, ...(refuse ? { refuse } : {}) } });
     const stopWatching = watchWorker(place, () => abortedAt);
     return await place.ended.finally(() => {
       forgetAbort();

@@ -7,8 +7,9 @@
 //   [sh -c 'echo $$ > <pids>/cgroup.procs …; exec "$@"']   joins its cgroups before anything forks
 //   [nsenter --net=/proc/<holder>/ns/net --]        joins the run's network namespace
 //   prlimit --cpu=… --nofile=… --fsize=… --as=… --nproc=… --core=0 --
-//   unshare --pid --fork --kill-child=SIGKILL [--mount-proc] --
-//        └─ fork: pid 1 of a new PID namespace
+//   unshare --pid --ipc --fork --kill-child=SIGKILL [--mount-proc] --
+//        └─ fork: pid 1 of a new PID namespace, in IPC and mount namespaces of its own
+//   [sh -c PRIVATE_FS]                              private /tmp, /var/tmp, /dev/shm, /run/lock; / read-only
 //   tini -g -p SIGKILL --                           a trusted init: reaps, forwards signals to the
 //                                                   consumer's process group, exits with its status
 //        └─ fork: pid 2
@@ -26,6 +27,13 @@
 //  - setpriv: the consumer runs as the slot's uid with no groups, no capabilities, no way to
 //    regain any (no_new_privs: set-uid programs do not elevate), and dies with tini.
 //  - env -i: nothing of the harness's environment leaks in.
+//  - IPC namespace: SysV message queues, semaphores, shared memory and POSIX message queues are
+//    the namespace's and die with it; nothing a consumer makes there reaches a later one.
+//  - Mount namespace (with the private /proc): /tmp, /var/tmp, /dev/shm, /run/lock (and
+//    /var/lock when it is a folder) are fresh, empty, size-limited tmpfs that vanish with the
+//    namespace; the root filesystem is read-only, so no world-writable folder of the machine
+//    (found: /tmp, /var/tmp, /run/lock) can carry anything to a later run. The room stays
+//    writable, and the working directory reachable, also when they lie under one of those.
 //  - rlimits are set before the uid change and cannot be raised again by the consumer.
 //
 // Signals (verified on this machine, see test/sandbox-confine.test.ts):
@@ -149,12 +157,11 @@ export function confinedCommand(options: ConfineOptions): { argv: string[]; env:
     '--core=0',
     '--',
   );
-  argv.push(requireTool('unshare'), '--pid', '--fork', '--kill-child=SIGKILL');
+  argv.push(requireTool('unshare'), '--pid', '--ipc', '--fork', '--kill-child=SIGKILL');
   if (options.privateProc ?? true) {
-    // A mount namespace of its own: its /proc, and the host's /tmp and /dev/shm read-only (a
-    // consumer may be a script kept in /tmp), so nothing it writes outlives the run outside its
-    // room; TMPDIR points into the room.
-    argv.push('--mount-proc', '--', requireTool('sh'), '-c', PRIVATE_TMP, 'chaoslab-tmp', options.home);
+    // A mount namespace of its own: its /proc, private temporary folders, / read-only; TMPDIR
+    // points into the room.
+    argv.push('--mount-proc', '--', requireTool('sh'), '-c', PRIVATE_FS, 'chaoslab-fs', options.home, String(TEMP_SIZE_BYTES), String(TEMP_INODES));
   } else argv.push('--');
   argv.push(requireTool('tini'), '-g', '-p', 'SIGKILL', '--');
   argv.push(
@@ -172,11 +179,37 @@ export function confinedCommand(options: ConfineOptions): { argv: string[]; env:
   return { argv, env };
 }
 
-/** `sh -c` script, as root inside the new mount namespace: /tmp and /dev/shm read-only, the room ($1) writable, then exec the rest. */
-const PRIVATE_TMP =
-  'room=$1; shift; for d in /tmp /dev/shm; do mount --bind "$d" "$d" && mount -o remount,bind,ro "$d" || { echo "chaoslab: cannot make $d read-only" >&2; exit 125; }; done; ' +
-  // The room may itself be under /tmp (a reports folder there): it stays writable.
-  'mount --bind "$room" "$room" && mount -o remount,bind,rw "$room" || { echo "chaoslab: cannot keep the room writable" >&2; exit 125; }; exec "$@"';
+/** Size of each private temporary folder (/tmp, /var/tmp, /dev/shm; /run/lock gets 1 MiB). */
+export const TEMP_SIZE_BYTES = 64 * 1024 ** 2;
+/** Files each of them may hold. */
+const TEMP_INODES = 4096;
+
+/**
+ * `sh -c` script, as root inside the new mount namespace, before the uid change: $1 the room,
+ * $2 the size of each temporary folder, $3 its inode count, then the command to exec.
+ *  - fds 3 and 4 hold the room and the working directory: the tmpfs mounted next may cover them
+ *    (a run folder under /tmp); /proc/self/fd/N still reaches the folders underneath, and
+ *    `mount -c` (no canonicalisation) binds them back at their paths; the folders made on the way
+ *    there are 0711 (umask 066), passable but not listable, as the run folder, whatever the
+ *    spawner's umask (a sealed worker's is 077).
+ *  - /run/lock is the last of the folders: a /var/lock that is a link to it needs nothing more.
+ *  - `remount,bind,ro /` makes the root mount read-only in this namespace only; the tmpfs, the
+ *    room and the other mounts are mounts of their own and keep their flags.
+ */
+const PRIVATE_FS = [
+  'room=$1 size=$2 inodes=$3; shift 3',
+  'fail() { echo "chaoslab: cannot $1" >&2; exit 125; }',
+  'cwd=$PWD && exec 3<"$room" 4<. || fail "open the room and the working directory"', // sh checks $PWD against "." at start
+  'dirs="/tmp /var/tmp /dev/shm"; [ -L /var/lock ] || dirs="$dirs /var/lock"',
+  'for d in $dirs /run/lock; do [ -d "$d" ] || continue; s=$size; [ "$d" = /run/lock ] || [ "$d" = /var/lock ] && s=1048576; ' +
+    'mount -t tmpfs -o "nosuid,nodev,mode=1777,size=$s,nr_inodes=$inodes" chaoslab-tmp "$d" || fail "make a private $d"; done',
+  'mount -o remount,bind,ro / || fail "make / read-only"',
+  'if ! [ "$cwd" -ef /proc/self/fd/4 ]; then (umask 066 && mkdir -p "$cwd") && mount -c --bind /proc/self/fd/4 "$cwd" && mount -c -o remount,bind,ro "$cwd" || fail "keep the working directory reachable"; fi',
+  'if ! { [ "$room" -ef /proc/self/fd/3 ] && [ -w "$room" ]; }; then (umask 066 && mkdir -p "$room") && mount -c --bind /proc/self/fd/3 "$room" && mount -c -o remount,bind,rw "$room" || fail "keep the room writable"; fi',
+  // Again through the new mounts: a working directory inside the room (a build's) must be the writable one.
+  'cd "$cwd" || fail "enter the working directory"',
+  'exec 3<&- 4<&-; exec "$@"',
+].join('\n');
 
 /** `sh -c` script: writes its pid to each of the first $1 files that follow, then execs the rest. */
 const JOIN_CGROUPS =

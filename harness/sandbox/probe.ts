@@ -33,7 +33,24 @@ export interface SealingProbe {
 }
 
 /** What sealed mode needs. */
-export const SEALING_TOOLS: readonly ToolName[] = ['unshare', 'nsenter', 'setpriv', 'prlimit', 'nft', 'tini', 'ip', 'sh', 'bash', 'env', 'sleep'];
+export const SEALING_TOOLS: readonly ToolName[] = [
+  'unshare',
+  'nsenter',
+  'setpriv',
+  'prlimit',
+  'nft',
+  'tini',
+  'ip',
+  'sh',
+  'bash',
+  'env',
+  'sleep',
+  'cp',
+  'find',
+  'mount',
+  'umount',
+  'ipcrm',
+];
 
 let cached: Promise<SealingProbe> | undefined;
 
@@ -128,7 +145,10 @@ export function decideSealing(mode: SealMode, probe: SealingProbe): SealingDecis
     return { sealed: false, note: 'sealed mode off (asked): the consumer runs as the harness user; connections around the proxy are found through /proc' };
   if (probe.available) {
     const limits = probe.cgroups.notes.length > 0 ? `; ${probe.cgroups.notes.join('; ')}` : '';
-    return { sealed: true, note: `sealed mode on: own network and PID namespace, uid per slot, nftables${limits}` };
+    return {
+      sealed: true,
+      note: `sealed mode on: own network, PID and IPC namespace, private temporary folders, a room with a disk quota, uid per slot, nftables${limits}`,
+    };
   }
   if (mode === 'on') throw new Error(`sealed mode was asked for but is not available: ${probe.reason ?? 'unknown reason'}`);
   return {

@@ -13,6 +13,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
+import { formatBytes } from '../bytes.js';
 
 export type RefusalKind =
   | 'symlink'
@@ -66,26 +67,6 @@ export type Guarded<T> = { absent: true } | { refused: StoreRefusal } | { value:
 interface Checked {
   dev: number;
   ino: number;
-}
-
-/** "412 MiB": binary units, as the limits are set (64 MiB). */
-export function formatBytes(bytes: number): string {
-  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
-  if (bytes >= 1024 ** 2) return `${Math.round(bytes / 1024 ** 2)} MiB`;
-  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KiB`;
-  return `${bytes} bytes`;
-}
-
-/** "64MB", "256 MiB", "1g", "65536": a size given on the command line, in bytes (k/M/G decimal, KiB/MiB/GiB binary). */
-export function parseSize(text: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b?|b)?\s*$/i.exec(text);
-  if (!m) throw new Error(`"${text}" is not a size (e.g. 64MB, 256MiB, 1GB)`);
-  const unit = (m[2] ?? 'b').toLowerCase();
-  const power = { b: 0, k: 1, m: 2, g: 3 }[unit[0] as 'b' | 'k' | 'm' | 'g'];
-  const base = unit.includes('i') ? 1024 : 1000;
-  const bytes = Math.round(Number(m[1]) * base ** power);
-  if (bytes < 1) throw new Error(`"${text}" is not a size of at least 1 byte`);
-  return bytes;
 }
 
 /** A link's target, cut short: it is the consumer's text. */

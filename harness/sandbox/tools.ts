@@ -19,6 +19,11 @@ export const TOOL_PACKAGES = {
   bash: 'bash',
   env: 'coreutils',
   sleep: 'coreutils',
+  cp: 'coreutils',
+  find: 'findutils',
+  mount: 'mount',
+  umount: 'mount',
+  ipcrm: 'util-linux',
 } as const;
 
 export type ToolName = keyof typeof TOOL_PACKAGES;

@@ -42,6 +42,8 @@ const SCHEMA_TYPES: Record<JournalEntry['type'], true> = {
   'run-start': true,
   toxiproxy: true,
   seal: true,
+  room: true,
+  leftovers: true,
   scenario: true,
   stream: true,
   proxy: true,
