@@ -47,7 +47,11 @@ const hwmKiB = (pid) => {
 
 const parentOf = (pid) => {
   try {
-    return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
+    return Number(
+      readFileSync(`/proc/${pid}/stat`, 'utf8')
+        .replace(/^.*\) /s, '')
+        .split(' ')[1],
+    );
   } catch {
     return 0;
   }
