@@ -28,7 +28,8 @@ const sealFlags = probe.available ? [] : ['--unsealed'];
 const reference = join(root, 'consumer', 'ledger', 'python', 'client.py');
 const hostile = (name: string) => join(root, 'test', 'fixtures', 'hostile', name);
 const HAPPY = 'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3–§4: apply each EVENT, ACK after COMMIT" }\n';
-// Where a huge file must not land: the host's /tmp and /dev/shm are read-only in a sealed run.
+// Where a huge file must not land: a sealed consumer's /tmp and /dev/shm are private tmpfs of its own,
+// gone with it; the host's stay untouched.
 const OUTSIDE = ['/tmp', '/dev/shm'].map((d) => join(d, 'chaoslab-grade-hostile-huge'));
 for (const f of OUTSIDE) rmSync(f, { force: true });
 
@@ -160,13 +161,14 @@ t.test('every hostile submission is scored and explained; nothing is left behind
     const build = join(out, '.staff', 'change-its-build', 'build');
     t.notOk(existsSync(join(build, 'tampered.txt')), 'its build is read-only: the write failed');
     t.equal(readFileSync(join(build, 'client.py'), 'utf8'), readFileSync(reference, 'utf8'), 'and the untouched client passed');
-    // Killed by the 1 GiB RLIMIT_FSIZE, its file stopped there; the host's /tmp, /dev/shm and its build are read-only.
+    // Killed by the 1 GiB RLIMIT_FSIZE, its file stopped there; its build is read-only; what it wrote to
+    // /tmp and /dev/shm went to private ones that vanished with it (the host's hold nothing).
     scored('huge-file', 0, /killed by SIGXFSZ/);
     const [journal] = runJournals(join(out)).filter((j) => j.includes('/.staff/huge-file/'));
     t.equal(statSync(join(dirname(journal!), 'rooms', 'consumer', 'huge')).size, 1024 ** 3, 'the file stopped at the limit');
     const said = readFileSync(join(out, 'huge-file', 'reports', 'happy-path.html'), 'utf8');
-    for (const f of [...OUTSIDE, './huge']) t.match(said, `could not write ${f}`);
-    t.notMatch(said, /WROTE/);
+    t.match(said, 'could not write ./huge');
+    t.notMatch(said, 'WROTE ./huge');
     for (const f of OUTSIDE) t.notOk(existsSync(f), `nothing in ${f}`);
   } else {
     // Unsealed there is no file-size limit and no read-only /tmp (every output says NOT SEALED).
