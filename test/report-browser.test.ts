@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { classHtml } from '../harness/grade/class-html.js';
 import type { JournalEntry } from '../harness/journal.js';
 import { batchViewOf } from '../harness/report/batch-view.js';
@@ -21,6 +21,27 @@ import { HOSTILE_VALUE, hostileRun, SHOWN_ESCAPE } from './helpers/hostile.js';
 import { cutAfter, find, golden, insertAfter, wireLines, withOutput, writeRunFolder } from './helpers/journals.js';
 
 t.setTimeout(300_000);
+
+/** Headless Chromium for one test, closed at its end; undefined (the test skipped, saying why) where playwright-core or Chromium is missing. */
+async function launchChromium(t: Test): Promise<import('playwright-core').Browser | undefined> {
+  let playwright: typeof import('playwright-core');
+  try {
+    playwright = await import('playwright-core');
+  } catch {
+    t.pass('the browser test', { skip: 'playwright-core is not installed: run `npm ci` (it is a devDependency)' });
+    return undefined;
+  }
+  const executablePath = findChromium();
+  if (!executablePath) {
+    t.pass('the browser test', {
+      skip: "no Chromium found: `make browser` installs Debian's chromium (apt-get install chromium, needs root or sudo); or set CHROMIUM_PATH to a Chromium/Chrome binary",
+    });
+    return undefined;
+  }
+  const browser = await playwright.chromium.launch({ executablePath, headless: true, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+  t.teardown(() => browser.close());
+  return browser;
+}
 
 function findChromium(): string | undefined {
   const candidates = [
@@ -72,20 +93,8 @@ function failingRun(): JournalEntry[] {
 }
 
 t.test('report.html in headless Chromium: verdict, arrows, culprit, fault band; screenshot kept', async (t) => {
-  let playwright: typeof import('playwright-core');
-  try {
-    playwright = await import('playwright-core');
-  } catch {
-    t.pass('the browser test', { skip: 'playwright-core is not installed: run `npm ci` (it is a devDependency)' });
-    return;
-  }
-  const executablePath = findChromium();
-  if (!executablePath) {
-    t.pass('the browser test', {
-      skip: "no Chromium found: `make browser` installs Debian's chromium (apt-get install chromium, needs root or sudo); or set CHROMIUM_PATH to a Chromium/Chrome binary",
-    });
-    return;
-  }
+  const browser = await launchChromium(t);
+  if (!browser) return;
 
   t.saveFixture = true; // the run folders, with their screenshots, stay in .tap/fixtures/
   const dir = t.testdir();
@@ -95,12 +104,6 @@ t.test('report.html in headless Chromium: verdict, arrows, culprit, fault band; 
   const passDir = writeRunFolder(join(dir, '20261130-234800-resync-required-u2pl'), golden('resync-required-pass'));
   renderRunFolder(passDir);
 
-  const browser = await playwright.chromium.launch({
-    executablePath,
-    headless: true,
-    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-  });
-  t.teardown(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const requests: string[] = [];
   const problems: string[] = [];
@@ -168,18 +171,8 @@ t.test('report.html in headless Chromium: verdict, arrows, culprit, fault band; 
 });
 
 t.test('a batch index.html in headless Chromium: a row per run, the status filters work without script', async (t) => {
-  let playwright: typeof import('playwright-core');
-  try {
-    playwright = await import('playwright-core');
-  } catch {
-    t.pass('the browser test', { skip: 'playwright-core is not installed: run `npm ci` (it is a devDependency)' });
-    return;
-  }
-  const executablePath = findChromium();
-  if (!executablePath) {
-    t.pass('the browser test', { skip: 'no Chromium found: `make browser` installs it; or set CHROMIUM_PATH' });
-    return;
-  }
+  const browser = await launchChromium(t);
+  if (!browser) return;
   t.saveFixture = true;
   const dir = t.testdir();
   const pass = golden('ack-crash-pass');
@@ -201,8 +194,6 @@ t.test('a batch index.html in headless Chromium: a row per run, the status filte
     batchViewOf(dir, { name: 'catalogue', startedAt: '2026-12-01T02:00:00', endedAt: '2026-12-01T02:00:09', commandLine: 'chaoslab run --all' }, runs),
   );
 
-  const browser = await playwright.chromium.launch({ executablePath, headless: true, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
-  t.teardown(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const requests: string[] = [];
   const problems: string[] = [];
@@ -238,18 +229,8 @@ t.test('a batch index.html in headless Chromium: a row per run, the status filte
 });
 
 t.test('hostile consumer bytes in Chromium: report.html, the batch index and the class page run nothing, load nothing', async (t) => {
-  let playwright: typeof import('playwright-core');
-  try {
-    playwright = await import('playwright-core');
-  } catch {
-    t.pass('the browser test', { skip: 'playwright-core is not installed: run `npm ci` (it is a devDependency)' });
-    return;
-  }
-  const executablePath = findChromium();
-  if (!executablePath) {
-    t.pass('the browser test', { skip: 'no Chromium found: `make browser` installs it; or set CHROMIUM_PATH' });
-    return;
-  }
+  const browser = await launchChromium(t);
+  if (!browser) return;
   const dir = t.testdir();
   // The hostile run (helpers/hostile.ts), with a value that would retitle the page if it ever ran.
   const pwn = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>';
@@ -265,8 +246,6 @@ t.test('hostile consumer bytes in Chromium: report.html, the batch index and the
   report.submissions[0]!.submission = `${HOSTILE_VALUE}${pwn}`;
   writeFileSync(join(dir, 'class.html'), classHtml(report));
 
-  const browser = await playwright.chromium.launch({ executablePath, headless: true, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
-  t.teardown(() => browser.close());
   const page = await browser.newPage();
   const requests: string[] = [];
   const problems: string[] = [];
