@@ -2,6 +2,7 @@
 // all k of its runs passed; a submission that could not be graded (no command, a failed build)
 // scores 0 on every scenario, with the reason.
 
+import type { Provenance } from './provenance.js';
 import { maxScore, type Rubric, type RubricTest, type Visibility } from './rubric.js';
 
 /** One run as the grader needs it: its status and the checker's words, as the verdict gave them. */
@@ -28,6 +29,8 @@ export interface ScenarioScore {
   failedRunDir?: string;
   /** A run ended in a harness error: the grader, not the submission, failed there. */
   harnessError: boolean;
+  /** The command that replays this scenario's verdict on its own (staff-only). */
+  replay?: string;
 }
 
 export interface SubmissionScore {
@@ -39,6 +42,8 @@ export interface SubmissionScore {
   how: string;
   /** Why it could not be graded at all (the scenarios then score 0). */
   problem?: string;
+  /** How to reproduce this grade (provenance.ts). */
+  provenance?: Provenance;
 }
 
 /** The scenario's score from its k runs (fewer outcomes than k: the missing ones did not pass). */
