@@ -68,6 +68,11 @@ t.test('a feed submission gets the rubric’s points; the deadline and jobs foll
     results.tests?.map((x) => [x.name, x.status, x.score, x.max_score]),
     [['feed-happy-path', 'passed', 2, 2]],
   );
+  t.match(
+    r.stdout,
+    /--- for staff: every test's result ---\npassed feed-happy-path \(visible\) 2\/2, 1 of 1 run\(s\) passed/,
+    'staff see each test in the output',
+  );
   t.same(readdirSync(join(dir, 'results')), ['results.json'], 'nothing but results.json is written where Gradescope reads');
   t.ok(existsSync(join(dir, 'chaoslab-out', '.staff', 'submission')), 'the staff part stays in chaoslab-out');
   t.same(readdirSync(join(dir, 'tmp')), [], 'its class folder is gone');
@@ -127,6 +132,7 @@ t.test('stopped in the middle (SIGTERM, as at a timeout): results.json is valid 
   const r = await child;
   t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
   t.match(r.stdout, /SIGTERM: stopping chaoslab grade; publishing what finished/);
+  t.match(r.stdout, /FAILED feed-cut-30s \(visible\) 0\/2, 0 of 1 run\(s\) passed\n {4}\S/, 'staff see why the stopped test failed');
   t.match(r.stdout, /chaoslab grade exited 143/, 'the grader stopped on the signal, and run_autograder finished after it');
   const results = resultsOf(dir);
   t.match(results.output, /NOT SEALED/);
