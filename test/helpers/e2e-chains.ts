@@ -16,6 +16,7 @@ const SECONDS: Record<string, number> = {
   'grade-hostile.test.ts': 130,
   'grade.test.ts': 80,
   'grade-validity.test.ts': 45,
+  'grading-examples.test.ts': 75,
   'interrupt.test.ts': 70,
   'hostile.test.ts': 60,
   'loss.test.ts': 60,
