@@ -2,10 +2,11 @@
 // output folder: workspace.ts), the build (once, sealed as the slot's uid without network, then
 // read-only), the rubric's runs (k per scenario) as one batch with the copy as working
 // directory, the scores from the runs' verdicts, and the files a student may see in
-// <out>/<submission>/ (results.json, junit.xml, build.log, the reports of failing non-hidden
-// scenarios; closed to the sandbox uids). Runs, the built copy and hidden scenarios' reports stay
-// in <out>/.staff/<submission>/, root's and closed (0700) once the submission is done, so a later
-// submission cannot reach it.
+// <out>/<submission>/ (the platforms' files — platforms.ts, kept current run by run by
+// progressive.ts — build.log, the reports of failing non-hidden scenarios; closed to the sandbox
+// uids). Runs, the built copy, hidden scenarios' reports and Gradescope's upload copy of
+// results.json stay in <out>/.staff/<submission>/, root's and closed (0700) once the submission
+// is done, so a later submission cannot reach it.
 
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, realpathSync } from 'node:fs';
