@@ -1,11 +1,13 @@
 // What grading writes: results.json (Gradescope), junit.xml, grades.csv, index.html, and the
-// merge of shards. Hidden scenarios' names and findings never reach a student's files.
+// merge of shards. Hidden scenarios' names and findings never reach a student's files
+// (test/grade-platforms.test.ts).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { classCsv, CSV_UNSEALED } from '../harness/grade/class-csv.js';
 import { readClassReport, writeClassReport } from '../harness/grade/class-data.js';
 import { classHtml, mostFailed, scoreDistribution } from '../harness/grade/class-html.js';
+import { finishedData } from '../harness/grade/grade-data.js';
 import { gradescopeResults } from '../harness/grade/gradescope.js';
 import { submissionJunit } from '../harness/grade/junit.js';
 import { mergeClassReports } from '../harness/grade/merge.js';
@@ -13,11 +15,22 @@ import { smallClass, smallRubric } from './helpers/grade.js';
 
 const rubric = smallRubric();
 
-t.test('results.json: Gradescope schema; a hidden test keeps its points but not its name or findings', async (t) => {
+t.test('results.json: Gradescope schema; a test shown after the due date is not in the total a student sees now', async (t) => {
   const report = smallClass();
   const bob = report.submissions[1]!;
-  const results = gradescopeResults(bob, rubric, report.sealing, 12.4);
-  t.same(Object.keys(results).sort(), ['execution_time', 'output', 'score', 'tests', 'visibility']);
+  const results = gradescopeResults(finishedData(bob, rubric, report.sealing, 12.4), 'student');
+  t.same(Object.keys(results).sort(), [
+    'execution_time',
+    'extra_data',
+    'output',
+    'output_format',
+    'score',
+    'stdout_visibility',
+    'test_name_format',
+    'test_output_format',
+    'tests',
+    'visibility',
+  ]);
   t.equal(results.score, 1);
   t.equal(results.execution_time, 12);
   t.same(
@@ -25,27 +38,29 @@ t.test('results.json: Gradescope schema; a hidden test keeps its points but not 
     [
       ['happy-path', 1, 1, 'passed', 'visible'],
       ['duplicate-delivery', 0, 2, 'failed', 'visible'],
-      ['hidden test 1', 0, 3, 'failed', 'hidden'],
+      ['sigkill-storm', 0, 3, 'failed', 'after_due_date'],
     ],
   );
   t.match(results.tests[1]!.output, /^Failed \(2 of 3 runs passed; it scores only if all pass\): §3: a duplicate.*\n- seq 3 applied twice/);
-  const text = JSON.stringify(results);
-  t.notMatch(text, /sigkill-storm|secret finding|crash-safe/, 'nothing of the hidden scenario');
-  t.notMatch(text, /NOT SEALED/);
-  t.match(gradescopeResults(bob, rubric, smallClass(false).sealing, 1).output, /^NOT SEALED: submissions ran without the sandbox \(sealed mode not available/);
-  const carol = gradescopeResults(report.submissions[2]!, rubric, report.sealing, 0);
+  t.match(results.output, /Tests shown now: 1 \/ 3 points\.\n1 more test\(s\) \(3 points\) are shown after the due date/);
+  t.notMatch(results.output, /sigkill-storm|secret finding|crash-safe|\b1 \/ 6\b/, 'the top-level output says nothing of the test not shown yet');
+  t.notMatch(JSON.stringify(results), /NOT SEALED/);
+  t.match(
+    gradescopeResults(finishedData(bob, rubric, smallClass(false).sealing, 1), 'student').output,
+    /^NOT SEALED: submissions ran without the sandbox \(sealed mode not available/,
+  );
+  const carol = gradescopeResults(finishedData(report.submissions[2]!, rubric, report.sealing, 0), 'student');
   t.match(carol.output, /Not graded: the build `make` failed/);
 });
 
-t.test('junit.xml: one case per rubric scenario, hidden ones anonymous', async (t) => {
+t.test('junit.xml: one case per rubric scenario', async (t) => {
   const report = smallClass(false);
   const xml = submissionJunit(report.submissions[1]!, rubric, report.sealing);
   t.match(xml, /tests="3" failures="2"/);
   t.match(xml, /<property name="score" value="1"\/>/);
   t.match(xml, /<property name="sealed" value="false"\/>/);
   t.match(xml, /<property name="warning" value="NOT SEALED/);
-  t.match(xml, /<testcase name="hidden test 1" classname="chaoslab.grade.hidden test 1">\n {6}<failure message="failed"/);
-  t.notMatch(xml, /sigkill-storm|secret finding/);
+  t.match(xml, /<testcase name="sigkill-storm" classname="chaoslab.grade.sigkill-storm">\n {6}<failure message="§4: crash-safe"/);
   t.match(submissionJunit(report.submissions[2]!, rubric, report.sealing), /<property name="problem" value="the build/);
 });
 
@@ -63,7 +78,7 @@ t.test('index.html: most failed first, distribution, the table with findings on 
   const report = smallClass();
   t.same(mostFailed(report), [
     { name: 'duplicate-delivery', failed: 2, visibility: 'visible' },
-    { name: 'sigkill-storm', failed: 2, visibility: 'hidden' },
+    { name: 'sigkill-storm', failed: 2, visibility: 'after_due_date' },
     { name: 'happy-path', failed: 1, visibility: 'visible' },
   ]);
   t.same(scoreDistribution(report), [

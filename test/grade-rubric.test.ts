@@ -18,8 +18,12 @@ t.test('each shipped rubric names scenarios of its own lab, with feedback pointi
       t.match(test.feedback, /§\d/, `${lab}: ${test.name}'s feedback names a contract section`);
     }
     t.ok(
-      rubric.tests.some((x) => x.visibility === 'hidden'),
-      `${lab}: has a hidden scenario`,
+      rubric.tests.some((x) => x.visibility === 'after_due_date' && x.points > 0),
+      `${lab}: has a point-bearing scenario shown only after the due date`,
+    );
+    t.notOk(
+      rubric.tests.some((x) => x.visibility === 'hidden' && x.points > 0),
+      `${lab}: no hidden scenario carries points`,
     );
     t.ok(maxScore(rubric) > 0);
   }
@@ -36,9 +40,9 @@ t.test('hidden scenarios are shown as "hidden test N"', async (t) => {
     {
       lab: 'ledger',
       scenarios: [
-        { name: 'a', points: 1, feedback: 'x', visibility: 'hidden' },
+        { name: 'a', points: 0, feedback: 'x', visibility: 'hidden' },
         { name: 'b', points: 1, feedback: 'x', visibility: 'after_due_date' },
-        { name: 'c', points: 1, feedback: 'x', visibility: 'hidden' },
+        { name: 'c', points: 0, feedback: 'x', visibility: 'hidden' },
       ],
     },
     'r.yaml',
@@ -65,6 +69,16 @@ t.test('mistakes name the file and the field', async (t) => {
   bad(
     { lab: 'ledger', scenarios: [{ ...ok, visibility: 'secret' }] },
     /scenarios\[0\]\.visibility: must be one of visible, hidden, after_due_date, after_published/,
+  );
+  // Gradescope's specification: a hidden test carries no points (the total would reveal it).
+  bad(
+    { lab: 'ledger', scenarios: [ok, { ...ok, name: 'sigkill-storm', points: 3, visibility: 'hidden' }] },
+    /^rubrics\/x\.yaml: scenarios\[1\]\.visibility: sigkill-storm gives 3 point\(s\) but is hidden: .*use after_due_date or after_published$/,
+  );
+  t.equal(
+    checkRubric({ lab: 'ledger', scenarios: [{ ...ok, points: 0, visibility: 'hidden' }] }, 'r.yaml', LABS).tests[0]!.visibility,
+    'hidden',
+    'a hidden test with no points is fine',
   );
   bad({ lab: 'ledger', scenarios: [{ ...ok, feedback: ' ' }] }, /scenarios\[0\]\.feedback: must say what failed/);
   bad({ lab: 'ledger', scenarios: [{ ...ok, repeat: 0 }] }, /scenarios\[0\]\.repeat: must be a whole number 1\.\.1000/);

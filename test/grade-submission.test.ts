@@ -1,6 +1,6 @@
 // One submission that cannot be graded — no command, another lab, a failed build, a program that
 // is not there, a manifest that is a link or a FIFO, a FIFO in its tree — scores 0 with the
-// reason, and still gets its results.json and junit.xml; the staff folder is closed afterwards.
+// reason, and still gets its results.json (valid by Gradescope's specification), prairielearn.json and junit.xml; the staff folder is closed afterwards.
 // (Submissions that run are graded in test/e2e/grade*.test.ts.)
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
@@ -9,6 +9,7 @@ import t from 'tap';
 import { type GradeSetup, gradeSubmission, STAFF_DIR } from '../harness/grade/grade-submission.js';
 import { openWorkspace } from '../harness/grade/workspace.js';
 import { smallRubric } from './helpers/grade.js';
+import { platformProblems } from './helpers/platform-schemas.js';
 
 const dir = t.testdir({
   class: {
@@ -62,6 +63,12 @@ for (const [name, problem] of cases) {
     const results = JSON.parse(readFileSync(join(dir, 'out', name, 'results.json'), 'utf8'));
     t.match(results, { score: 0, output: /^NOT SEALED: .*\nStarted with: .*\nNot graded: / });
     t.ok(existsSync(join(dir, 'out', name, 'junit.xml')));
+    // Each file by its platform's specification: the student's, the upload copy, PrairieLearn's.
+    for (const file of [join(dir, 'out', name, 'results.json'), join(dir, 'out', STAFF_DIR, name, 'results.json')])
+      t.same(platformProblems('gradescope', readFileSync(file, 'utf8')), [], file);
+    const pl = readFileSync(join(dir, 'out', name, 'prairielearn.json'), 'utf8');
+    t.same(platformProblems('prairielearn', pl), []);
+    t.match(JSON.parse(pl), { gradable: false, format_errors: [problem] }, 'not gradable on PrairieLearn: no attempt lost');
     t.equal(statSync(join(dir, 'out', STAFF_DIR, name)).mode & 0o777, 0o700, 'the staff folder is closed');
   });
 }

@@ -8,6 +8,7 @@ import { writeClassOutputs } from '../harness/commands/grade-action.js';
 import type { ClassReport } from '../harness/grade/class-data.js';
 import { loadRubric, type Rubric } from '../harness/grade/rubric.js';
 import { type RunOutcome, scoreSubmission } from '../harness/grade/score.js';
+import { finishedData } from '../harness/grade/grade-data.js';
 import { gradescopeResults } from '../harness/grade/gradescope.js';
 import { submissionJunit } from '../harness/grade/junit.js';
 import { absoluteCommand, validitySubmissions, writeValidityClass } from '../harness/grade/validity/class-folder.js';
@@ -144,7 +145,7 @@ t.test('a grading that gives other scores the second time, or lacks a submission
 function writeGrading(dir: string, report: ClassReport, graded: Rubric = rubric): void {
   for (const sub of report.submissions) {
     mkdirSync(join(dir, sub.submission), { recursive: true });
-    writeFileSync(join(dir, sub.submission, 'results.json'), JSON.stringify(gradescopeResults(sub, graded, report.sealing, 1)));
+    writeFileSync(join(dir, sub.submission, 'results.json'), JSON.stringify(gradescopeResults(finishedData(sub, graded, report.sealing, 1), 'student')));
     writeFileSync(join(dir, sub.submission, 'junit.xml'), submissionJunit(sub, graded, report.sealing));
     for (const s of sub.scenarios.filter((x) => x.status === 'failed' && x.visibility !== 'hidden' && !sub.problem)) {
       mkdirSync(join(dir, sub.submission, 'reports'), { recursive: true });
@@ -172,7 +173,7 @@ t.test('every output is read back against class.json; a wrong one is named', asy
   writeFileSync(join(dir, 'alice', 'reports', 'sigkill-storm.html'), 'a hidden report');
   t.same(outputProblems(dir, smallClass(false), 'g'), [
     'g: alice/junit.xml: test case 1 happy-path failed, class.json happy-path passed',
-    'g: alice/reports/sigkill-storm.html: there, though the scenario passed (hidden)',
+    'g: alice/reports/sigkill-storm.html: there, though the scenario passed (after_due_date)',
     'g: bob/results.json: score 2, class.json 1',
     'g: bob/reports/duplicate-delivery.html: missing, though the scenario failed (visible)',
     'g: grades.csv: row bob,1,6,1,2,0, class.json bob,1,6,1,0,0',
@@ -246,7 +247,7 @@ t.test('a matrix that does not cover the class, or of another lab, is refused be
 t.test('proveValidity(): the class from index.yaml, the matrix and two gradings through the CLI (a stand-in here)', async (t) => {
   const dir = t.testdir({
     'rubric.yaml':
-      'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "a" }\n  - { name: gap, points: 1.5, visibility: hidden, feedback: "b" }\n',
+      'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "a" }\n  - { name: gap, points: 1.5, visibility: after_due_date, feedback: "b" }\n',
     'feed.yaml': 'lab: feed\nscenarios:\n  - { name: feed-happy-path, points: 1, feedback: "a" }\n',
     full: { x: '' },
   });

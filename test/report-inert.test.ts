@@ -17,8 +17,10 @@ import { writeRepro } from '../harness/chaos/repro.js';
 import { classCsv } from '../harness/grade/class-csv.js';
 import { CLASS_FILE, writeClassReport } from '../harness/grade/class-data.js';
 import { classHtml } from '../harness/grade/class-html.js';
+import { finishedData } from '../harness/grade/grade-data.js';
 import { gradescopeResults } from '../harness/grade/gradescope.js';
 import { submissionJunit } from '../harness/grade/junit.js';
+import { prairieLearnResults } from '../harness/grade/prairielearn.js';
 import { labNamed } from '../harness/labs/registry.js';
 import { judgeRow, renderMatrixMarkdown } from '../harness/mutants.js';
 import { agreementProblems } from '../harness/report/agreement.js';
@@ -310,9 +312,15 @@ t.test('grading: grades.csv, the class page, class.json, a student’s results.j
   t.same(JSON.parse(classJson).submissions[0].submission, HOSTILE_VALUE, 'class.json: the name itself kept');
 
   for (const sub of [bob!, carol!]) {
-    const results = jsonText(gradescopeResults(sub, rubric, report.sealing, 1));
-    t.same(rawUnsafe(results), [], `${sub.submission}: results.json: no raw unsafe character`);
-    strictJson(t, results, `${sub.submission}: results.json`);
+    const data = finishedData(sub, rubric, report.sealing, 1);
+    for (const [file, text] of [
+      ['results.json', jsonText(gradescopeResults(data, 'student'))],
+      ['results.json (staff)', jsonText(gradescopeResults(data, 'platform'))],
+      ['prairielearn.json', jsonText(prairieLearnResults(data))],
+    ] as const) {
+      t.same(rawUnsafe(text), [], `${sub.submission}: ${file}: no raw unsafe character`);
+      strictJson(t, text, `${sub.submission}: ${file}`);
+    }
     const xml = submissionJunit(sub, rubric, report.sealing);
     t.same(rawUnsafe(xml), [], `${sub.submission}: junit.xml: no raw unsafe character`);
     strictXml(t, `${sub.submission}: junit.xml`, xml);

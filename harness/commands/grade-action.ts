@@ -35,7 +35,9 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   // The name becomes a folder of the output: one plain name, as a class folder's sub-folders are.
   if (opts.consumer && !/^[^./\\\0-\x1f][^/\\\0-\x1f]*$/.test(opts.name))
     throw new UsageError(`--name ${JSON.stringify(opts.name)}: must be a plain folder name`);
-  const rubric = loadRubricOf(opts);
+  if (opts.submission !== undefined && dir === undefined)
+    throw new UsageError('--submission picks a sub-folder of a class folder; it does not apply to --consumer');
+  const rubric = onlyScenarios(loadRubricOf(opts), opts.only);
   const scenarios = rubricScenarios(rubric);
   const sealing = await sealingFor(opts.unsealed === true);
   const outDir = resolve(opts.out);
@@ -51,7 +53,10 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   const sources: SubmissionSource[] =
     dir === undefined
       ? [{ name: opts.name, command: opts.consumer!, cwd: process.cwd() }]
-      : listSubmissions(dir, { ...(shard ? { shard } : {}), exclude: outDir }).map((name) => ({ name, folder: join(dir, name) }));
+      : listSubmissions(dir, { ...(shard ? { shard } : {}), exclude: outDir })
+          .filter((name) => opts.submission === undefined || name === opts.submission)
+          .map((name) => ({ name, folder: join(dir, name) }));
+  if (opts.submission !== undefined && sources.length === 0) throw new UsageError(`${dir}: no submission ${JSON.stringify(opts.submission)} to grade`);
   if (sources.length === 0 && !shard) throw new Error(`${dir}: no submissions (sub-folders) to grade`);
 
   const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -92,6 +97,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
           ...(opts.storeLimit ? { storeLimitBytes: opts.storeLimit } : {}),
           signal: stop.signal,
           log: (line) => say(terminalText(line)),
+          replayOptions: replayOptions(opts, sealing),
         },
         source,
       );
@@ -134,6 +140,30 @@ function loadRubricOf(opts: GradeOptions): Rubric {
     if (error instanceof RubricError) throw new UsageError(error.message);
     throw error;
   }
+}
+
+/** The rubric cut to the --only scenarios (each must be one of the rubric's). */
+function onlyScenarios(rubric: Rubric, only: readonly string[] | undefined): Rubric {
+  if (!only?.length) return rubric;
+  for (const name of only) if (!rubric.tests.some((t) => t.name === name)) throw new UsageError(`--only ${name}: ${rubric.file} has no scenario ${name}`);
+  return { ...rubric, tests: rubric.tests.filter((t) => only.includes(t.name)) };
+}
+
+/** The options that change a verdict, as a replay command repeats them (deadlines, jobs, sealing, network, store limit). */
+function replayOptions(opts: GradeOptions, sealing: Sealing): string[] {
+  return [
+    '--jobs',
+    String(opts.jobs),
+    '--deadline',
+    String(opts.deadline),
+    '--build-deadline',
+    String(opts.buildDeadline),
+    ...(sealing.sealed ? [] : ['--unsealed']),
+    ...(opts.buildNetwork ? ['--build-network'] : []),
+    ...(opts.storeLimit ? ['--store-limit', String(opts.storeLimit)] : []),
+    '--out',
+    'chaoslab-replay',
+  ];
 }
 
 /** Each rubric scenario loaded (a catalogue name, or its own file); one of another lab is an error naming it. */

@@ -18,6 +18,8 @@ export interface GradeOptions {
   buildDeadline: number;
   buildNetwork?: boolean;
   storeLimit?: number;
+  submission?: string;
+  only?: string[];
 }
 
 export function register(program: Command): void {
@@ -40,5 +42,10 @@ export function register(program: Command): void {
       "sealed builds get the host's network (default: a network namespace of their own with nothing in it; the grader's output says which)",
     )
     .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption())
+    .option('--submission <name>', "grade only this sub-folder of the class folder (a grade line's replay command uses it)")
+    .option('--only <scenario>', "grade only this rubric scenario (repeatable; a scenario's replay command uses it)", (v: string, prev: string[] = []) => [
+      ...prev,
+      v,
+    ])
     .action(async (dir: string | undefined, opts: GradeOptions) => (await import('./grade-action.js')).gradeAction(dir, opts));
 }

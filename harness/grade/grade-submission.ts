@@ -2,26 +2,27 @@
 // output folder: workspace.ts), the build (once, sealed as the slot's uid without network, then
 // read-only), the rubric's runs (k per scenario) as one batch with the copy as working
 // directory, the scores from the runs' verdicts, and the files a student may see in
-// <out>/<submission>/ (results.json, junit.xml, build.log, the reports of failing non-hidden
-// scenarios; closed to the sandbox uids). Runs, the built copy and hidden scenarios' reports stay
-// in <out>/.staff/<submission>/, root's and closed (0700) once the submission is done, so a later
-// submission cannot reach it.
+// <out>/<submission>/ (the platforms' files — platforms.ts, kept current run by run by
+// progressive.ts — build.log, the reports of failing non-hidden scenarios; closed to the sandbox
+// uids). Runs, the built copy, hidden scenarios' reports and Gradescope's upload copy of
+// results.json stay in <out>/.staff/<submission>/, root's and closed (0700) once the submission
+// is done, so a later submission cannot reach it.
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BatchItem, runBatch } from '../batch.js';
 import { closeFolder, makePassable, PASSABLE } from '../report/staff-only.js';
-import { jsonText } from '../report/inert.js';
 import { resolveProgram, SEALED_PATH } from '../sandbox/room.js';
 import { leaseUid } from '../sandbox/uids.js';
+import type { RunResult } from '../runner.js';
 import type { Scenario } from '../scenario/types.js';
 import { makeReadOnly, runBuild } from './build.js';
 import type { Sealing } from './class-data.js';
-import { gradescopeResults } from './gradescope.js';
-import { submissionJunit } from './junit.js';
 import { ManifestError, readManifest } from './manifest.js';
 import { copySubmission, SubmissionFileError } from './no-follow.js';
+import { Progress } from './progressive.js';
+import { submissionHash } from './provenance.js';
 import type { Rubric } from './rubric.js';
 import { type RunOutcome, type SubmissionScore, scoreSubmission, ungradable } from './score.js';
 import type { Workspace } from './workspace.js';
@@ -46,6 +47,10 @@ export interface GradeSetup {
   storeLimitBytes?: number;
   signal?: AbortSignal;
   log?: (line: string) => void;
+  /** The options that change a verdict, as command-line words, for the replay commands (provenance.ts). */
+  replayOptions?: readonly string[];
+  /** This submission's platform files, kept current as its runs finish (set by gradeSubmission). */
+  progress?: Progress;
 }
 
 /** A folder to grade (with its manifest), or one command run from `cwd` (`grade --consumer`). */
@@ -58,7 +63,6 @@ export interface Graded {
 }
 
 export async function gradeSubmission(setup: GradeSetup, source: SubmissionSource): Promise<Graded> {
-  const started = Date.now();
   const studentDir = join(setup.outDir, source.name);
   const staffDir = join(setup.outDir, STAFF_DIR, source.name);
   mkdirSync(studentDir, { recursive: true, mode: 0o700 });
@@ -69,15 +73,16 @@ export async function gradeSubmission(setup: GradeSetup, source: SubmissionSourc
   makePassable(setup.outDir);
   chmodSync(join(setup.outDir, STAFF_DIR), PASSABLE);
   chmodSync(staffDir, PASSABLE);
+  // results.json and the other platform files from the start, kept current run by run (progressive.ts).
+  const progress = new Progress({ ...setup, replayOptions: setup.replayOptions ?? [] }, source, studentDir, staffDir);
+  progress.begin();
   let graded: Graded;
   try {
-    graded = await gradeIn(setup, source, studentDir, staffDir);
+    graded = await gradeIn({ ...setup, progress }, source, studentDir, staffDir);
+    graded = { ...graded, score: progress.end(graded.score) };
   } finally {
     closeFolder(staffDir);
   }
-  const results = gradescopeResults(graded.score, setup.rubric, setup.sealing, (Date.now() - started) / 1000);
-  writeFileSync(join(studentDir, 'results.json'), jsonText(results));
-  writeFileSync(join(studentDir, 'junit.xml'), submissionJunit(graded.score, setup.rubric, setup.sealing));
   // The report of each failing scenario a student may see (hidden ones stay with the staff).
   for (const s of graded.score.scenarios) {
     if (s.status === 'failed' && s.visibility !== 'hidden' && s.failedRunDir && existsSync(join(s.failedRunDir, 'report.html'))) {
@@ -128,6 +133,7 @@ async function gradeCopy(
   const zero = (problem: string): Graded => ({ score: ungradable(source.name, setup.rubric, how, problem), harnessError: false });
   try {
     copySubmission(realpathSync(source.folder), copy, source.name);
+    setup.progress?.setSubmissionHash(submissionHash(copy));
   } catch (error) {
     if (error instanceof SubmissionFileError) return zero(error.message);
     throw error;
@@ -187,15 +193,23 @@ async function gradeRuns(setup: GradeSetup, source: SubmissionSource, staffDir: 
     ...(setup.storeLimitBytes ? { storeLimitBytes: setup.storeLimitBytes } : {}),
     signal,
     commandLine: `chaoslab grade (${source.name})`,
-    onFinish: (item, result) => setup.log?.(`  ${source.name} × ${item.label}: ${result.status}`),
+    onFinish: (item, result, index) => {
+      setup.log?.(`  ${source.name} × ${item.label}: ${result.status}`);
+      setup.progress?.finished(items[index]!.test, outcomeOf(result), how);
+    },
   });
   const outcomes = new Map<string, RunOutcome[]>();
   results.forEach((result, i) => {
     const test = items[i]!.test;
-    const reasons = result.error ? [result.error] : result.view ? [...result.view.harnessErrors, ...result.view.findings].map((f) => f.text) : [];
-    outcomes.set(test, [...(outcomes.get(test) ?? []), { status: result.status, reasons, runDir: result.runDir }]);
+    outcomes.set(test, [...(outcomes.get(test) ?? []), outcomeOf(result)]);
   });
   return { score: scoreSubmission(source.name, rubric, outcomes, how), harnessError: results.some((r) => r.status === 'error') };
+}
+
+/** A run as the grader scores it: its status, the harness errors and findings in words, its folder. */
+function outcomeOf(result: RunResult): RunOutcome {
+  const reasons = result.error ? [result.error] : result.view ? [...result.view.harnessErrors, ...result.view.findings].map((f) => f.text) : [];
+  return { status: result.status, reasons, runDir: result.runDir };
 }
 
 /** Why the command's program cannot start (a path that is not there, a name bash does not know), or undefined. */

@@ -77,6 +77,14 @@ export function checkRubric(doc: unknown, file: string, knownLabs: readonly stri
     const visibility = e.visibility ?? 'visible';
     if (!VISIBILITIES.includes(visibility as Visibility))
       fail(`${at}.visibility`, `must be one of ${VISIBILITIES.join(', ')}, not ${JSON.stringify(visibility)}`);
+    // Gradescope: "hidden" is for tests that carry no points; a point-bearing hidden test moves
+    // the total, so the total would reveal it (gradescope/autograder_samples docs/specs.md,
+    // "Controlling Test Case Visibility").
+    if (visibility === 'hidden' && (e.points as number) > 0)
+      fail(
+        `${at}.visibility`,
+        `${name} gives ${e.points as number} point(s) but is hidden: a hidden test must carry no points (its result would show in the total); use after_due_date or after_published`,
+      );
     if (typeof e.feedback !== 'string' || e.feedback.trim() === '')
       fail(`${at}.feedback`, 'must say what failed and point at the contract section (e.g. "§4: ACK only after COMMIT")');
     const repeat = e.repeat ?? 1;

@@ -262,7 +262,7 @@ t.test(
     copyFileSync(join(root, 'scenarios', 'ledger', 'gap.yaml'), join(staff, 'gap.yaml'));
     writeFileSync(
       rubric,
-      'lab: ledger\nscenarios:\n  - { name: gap, file: gap.yaml, points: 1, visibility: hidden, feedback: "§3" }\n  - { name: happy-path, points: 1, feedback: "§3–§4" }\n',
+      'lab: ledger\nscenarios:\n  - { name: gap, file: gap.yaml, points: 0, visibility: hidden, feedback: "§3" }\n  - { name: happy-path, points: 1, feedback: "§3–§4" }\n',
     );
     chmodSync(staff, 0o700);
     const sub = (name: string) => join(base, 'class', name);
@@ -332,7 +332,7 @@ t.test(
     t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
     t.equal(
       readFileSync(join(out, 'grades.csv'), 'utf8'),
-      'submission,score,max,gap,happy-path\na-reference,2,2,1,1\nbuild-snoop,0,2,0,0\nforge,0,2,0,0\nlinked,0,2,0,0\nread-evidence,0,2,0,0\nsnoop,0,2,0,0\nsteal,0,2,0,0\ntamper,0,2,0,0\n',
+      'submission,score,max,gap,happy-path\na-reference,1,1,0,1\nbuild-snoop,0,1,0,0\nforge,0,1,0,0\nlinked,0,1,0,0\nread-evidence,0,1,0,0\nsnoop,0,1,0,0\nsteal,0,1,0,0\ntamper,0,1,0,0\n',
     );
     t.match(resultsOf(out, 'linked').output, /Not graded: linked\/chaoslab\.json: is a symbolic link, not a file: it was not read/);
     for (const f of readdirSync(out, { recursive: true }).map((p) => join(out, String(p))))

@@ -2,7 +2,7 @@
 // consumer of a lab against its full mutant matrix, which takes hours): three ledger submissions
 // made by the proof's own class builder (the Python reference, no-dedupe in Python, gap-skip in
 // TypeScript; YAML and JSON manifests), graded twice through the real CLI with a two-scenario
-// rubric (one repeated twice, one hidden), then judged against a small matrix: valid as the
+// rubric (one repeated twice, one shown after the due date), then judged against a small matrix: valid as the
 // matrix says; with one cell flipped, not valid, naming that cell.
 import { join } from 'node:path';
 import t from 'tap';
@@ -25,7 +25,7 @@ const dir = fileTestdir(t, import.meta.url, {
   'rubric.yaml': `lab: ledger
 scenarios:
   - { name: duplicate-delivery, points: 2, repeat: 2, feedback: "§3: a duplicate is acknowledged, not applied" }
-  - { name: gap, points: 1.5, visibility: hidden, feedback: "§3: a gap ends the session" }
+  - { name: gap, points: 1.5, visibility: after_due_date, feedback: "§3: a gap ends the session" }
 `,
   out: {},
 });

@@ -4,7 +4,8 @@
 // fails, graded with a
 // small rubric through the real CLI, Toxiproxy and processes: references get full marks, each
 // mutant exactly the points of the scenarios it fails, the failing build 0 with its reason;
-// hidden scenarios leave no trace in a student's files; the class sharded 3 ways and merged
+// a scenario shown after the due date is not in the always-visible output, and every platform
+// file is valid by its specification; the class sharded 3 ways and merged
 // gives the same grades.csv; nothing is left running; sealed, every output is closed to the
 // sandbox uids (modes asserted) and the workspace is gone. A class folder the sandbox uids can
 // reach and an --out they cannot are refused before grading. Then the fallback where sealing is
@@ -19,6 +20,7 @@ import { SEALED_WORKSPACES } from '../../harness/grade/workspace.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { fileTestdir, processesNamingSettled } from '../helpers/fixture.js';
 import { chaoslab, cli, root } from '../helpers/cli.js';
+import { platformProblems } from '../helpers/platform-schemas.js';
 
 t.setTimeout(300_000);
 const probe = await probeSealing();
@@ -29,7 +31,7 @@ const RUBRIC = `lab: ledger
 scenarios:
   - { name: happy-path, points: 1, feedback: "§3–§4: apply each EVENT, ACK after COMMIT" }
   - { name: duplicate-delivery, points: 2, repeat: 2, feedback: "§3: a duplicate is acknowledged, not applied" }
-  - { name: gap, points: 1.5, visibility: hidden, feedback: "§3: a gap ends the session" }
+  - { name: gap, points: 1.5, visibility: after_due_date, feedback: "§3: a gap ends the session" }
 `;
 const mutant = (name: string, language: 'typescript' | 'python') =>
   language === 'python'
@@ -117,25 +119,41 @@ t.test('a class graded on one machine', async (t) => {
     [
       ['happy-path', 1, 1, 'passed', 'visible'],
       ['duplicate-delivery', 0, 2, 'failed', 'visible'],
-      ['hidden test 1', 1.5, 1.5, 'passed', 'hidden'],
+      ['gap', 1.5, 1.5, 'passed', 'after_due_date'],
     ],
   );
   t.match(dedupe.tests[1]!.output, /^Failed \(0 of 2 runs passed; it scores only if all pass\): §3: a duplicate.*\n- .*seq 3 applied twice/s);
   t.ok(existsSync(join(whole, 'no-dedupe-py', 'reports', 'duplicate-delivery.html')), 'the failing visible scenario’s report is beside results.json');
 
-  // The hidden scenario (gap) failed for gap-skip: no name, no finding, no report in its folder.
+  // gap (shown after the due date) failed for gap-skip: Gradescope shows the test, its findings
+  // and the total only after the due date; the top-level output, always shown, says nothing of it.
   const gapSkip = results(whole, 'gap-skip-ts');
-  t.same(gapSkip.tests[2], { name: 'hidden test 1', score: 0, max_score: 1.5, status: 'failed', output: 'Failed.', visibility: 'hidden' });
-  const studentFiles = readdirSync(join(whole, 'gap-skip-ts'), { recursive: true }).map(String);
-  t.same(studentFiles.sort(), ['junit.xml', 'results.json']);
-  for (const file of studentFiles) {
-    const text = readFileSync(join(whole, 'gap-skip-ts', file), 'utf8');
-    t.notMatch(text, /"gap"|name="gap"|missing below the cursor|a gap ends the session/, `${file}: nothing of the hidden scenario`);
+  t.match(gapSkip.tests[2], {
+    name: 'gap',
+    score: 0,
+    max_score: 1.5,
+    status: 'failed',
+    visibility: 'after_due_date',
+    output: /^Failed: §3: a gap ends the session\n- /,
+  });
+  t.match(gapSkip.output, /Tests shown now: 3 \/ 3 points\.\n1 more test\(s\) \(1\.5 points\) are shown after the due date/);
+  t.notMatch(gapSkip.output.replace(/Started with: .*\n/, ''), /gap|4\.5/, 'the always-visible output reveals nothing of gap');
+  t.same(readdirSync(join(whole, 'gap-skip-ts'), { recursive: true }).map(String).sort(), [
+    'junit.xml',
+    'prairielearn.json',
+    'reports',
+    join('reports', 'gap.html'),
+    'results.json',
+  ]);
+  for (const sub of ['ref-python', 'no-dedupe-py', 'gap-skip-ts', 'broken-build']) {
+    t.same(platformProblems('gradescope', readFileSync(join(whole, sub, 'results.json'), 'utf8')), [], `${sub}: results.json by Gradescope's specification`);
+    t.same(platformProblems('gradescope', readFileSync(join(whole, '.staff', sub, 'results.json'), 'utf8')), [], `${sub}: the upload copy too`);
+    t.same(platformProblems('prairielearn', readFileSync(join(whole, sub, 'prairielearn.json'), 'utf8')), [], `${sub}: prairielearn.json by PrairieLearn's`);
   }
   const page = readFileSync(join(whole, 'index.html'), 'utf8');
   t.match(
     page,
-    /Scenarios failed most often<\/h2>\n<ol><li><b>duplicate-delivery<\/b> \(visible\): failed by 2 of 4<\/li><li><b>gap<\/b> \(hidden\): failed by 2 of 4/,
+    /Scenarios failed most often<\/h2>\n<ol><li><b>duplicate-delivery<\/b> \(visible\): failed by 2 of 4<\/li><li><b>gap<\/b> \(after_due_date\): failed by 2 of 4/,
   );
 
   t.same(readdirSync(classDir, { recursive: true }).sort(), before, 'the submissions themselves are untouched');

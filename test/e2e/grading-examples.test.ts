@@ -17,12 +17,14 @@ import { processesNamingSettled } from '../helpers/fixture.js';
 
 t.setTimeout(240_000);
 const sealable = (await probeSealing()).available;
+import { platformProblems } from '../helpers/platform-schemas.js';
+
 const runAutograder = join(root, 'examples', 'grading', 'gradescope', 'run_autograder');
 
 interface Results {
   score: number;
   output: string;
-  tests?: { name: string; score: number; max_score: number; status: string; visibility: string }[];
+  tests?: { name: string; score?: number; max_score?: number; status: string; visibility: string; output?: string }[];
 }
 
 /** A fresh /autograder: source/course.conf (+ rubric.yaml), and the feed reference as the submission. */
@@ -65,9 +67,17 @@ t.test('a feed submission gets the rubric’s points; the deadline and jobs foll
   const results = resultsOf(dir);
   t.equal(results.score, 2, results.output);
   t.same(
-    results.tests?.map((x) => [x.name, x.status, x.score, x.max_score]),
+    results.tests?.filter((x) => x.visibility !== 'hidden').map((x) => [x.name, x.status, x.score, x.max_score]),
     [['feed-happy-path', 'passed', 2, 2]],
   );
+  const staffOnly = results.tests?.filter((x) => x.visibility === 'hidden') ?? [];
+  t.same(
+    staffOnly.map((x) => x.score ?? 0),
+    [0],
+    'the upload copy: one staff-only test, carrying no points',
+  );
+  t.match(staffOnly[0]?.output ?? '', /replay feed-happy-path \(passed\): .*chaoslab.* grade .*--only '?feed-happy-path/, 'it holds the replay commands');
+  t.same(platformProblems('gradescope', readFileSync(join(dir, 'results', 'results.json'), 'utf8')), [], "valid by Gradescope's specification");
   t.match(
     r.stdout,
     /--- for staff: every test's result ---\npassed feed-happy-path \(visible\) 2\/2, 1 of 1 run\(s\) passed/,
