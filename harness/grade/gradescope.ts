@@ -5,7 +5,7 @@
 import type { Sealing } from './class-data.js';
 import { unsealedWarning } from './class-data.js';
 import { type Rubric, shownName } from './rubric.js';
-import type { ScenarioScore, SubmissionScore } from './score.js';
+import { RATE_RULE, type ScenarioScore, type SubmissionScore } from './score.js';
 
 export interface GradescopeTest {
   name: string;
@@ -34,13 +34,22 @@ export function gradescopeResults(sub: SubmissionScore, rubric: Rubric, sealing:
   ].join('\n');
   const tests = sub.scenarios.map((s, i): GradescopeTest => {
     const test = rubric.tests[i]!;
-    return { name: shownName(rubric, test), score: s.score, max_score: s.max, status: s.status, output: testOutput(s), visibility: s.visibility };
+    return {
+      name: shownName(rubric, test),
+      score: s.score,
+      max_score: s.max,
+      status: s.status === 'passed' ? 'passed' : 'failed',
+      output: testOutput(s),
+      visibility: s.visibility,
+    };
   });
   return { score: sub.score, execution_time: Math.round(executionSeconds), output, visibility: 'visible', tests };
 }
 
 function testOutput(s: ScenarioScore): string {
-  const runs = s.runs > 1 ? ` (${s.passed} of ${s.runs} runs passed; it scores only if all pass)` : '';
+  const runs =
+    s.runs > 1 ? ` (${s.passed} of ${s.runs} runs passed${s.reruns ? `, ${s.reruns} of them re-runs after a failure` : ''}; ${RATE_RULE[s.rate]})` : '';
+  if (s.status === 'not graded') return 'Not graded: the grader failed on this test (a harness error, not your code); staff will grade it again.';
   if (s.status === 'passed') return `Passed${runs}.`;
   if (s.visibility === 'hidden') return `Failed${runs}.`;
   return [`Failed${runs}: ${s.feedback}`, ...s.reasons.map((r) => `- ${r}`)].join('\n');
