@@ -3,7 +3,8 @@
 // TypeScript reference is graded the same way in the batch e2e runs), plus one whose build
 // fails, graded with a
 // small rubric through the real CLI, Toxiproxy and processes: references get full marks, each
-// mutant exactly the points of the scenarios it fails, the failing build 0 with its reason;
+// mutant exactly the points of the scenarios it fails (a failure is re-run, and a deterministic
+// bug still loses its points), the failing build 0 with its reason;
 // hidden scenarios leave no trace in a student's files; the class sharded 3 ways and merged
 // gives the same grades.csv; nothing is left running; sealed, every output is closed to the
 // sandbox uids (modes asserted) and the workspace is gone. A class folder the sandbox uids can
@@ -120,12 +121,34 @@ t.test('a class graded on one machine', async (t) => {
       ['hidden test 1', 1.5, 1.5, 'passed', 'hidden'],
     ],
   );
-  t.match(dedupe.tests[1]!.output, /^Failed \(0 of 2 runs passed; it scores only if all pass\): §3: a duplicate.*\n- .*seq 3 applied twice/s);
+  // A deterministic bug survives the re-runs: the failure repeats, so it still costs the points.
+  t.match(
+    dedupe.tests[1]!.output,
+    /^Failed \(0 of 4 runs passed, 2 of them re-runs after a failure; a failure is re-run; it loses its points only when most runs fail\): §3: a duplicate.*\n- .*seq 3 applied twice/s,
+  );
+  t.match(r.stdout, /no-dedupe-py: re-running 2 run\(s\): duplicate-delivery/);
+  t.match(r.stdout, /no-dedupe-py: duplicate-delivery: 0 of 4 runs passed \(2 re-runs after a failure\): failed/);
+  const classJson = JSON.parse(readFileSync(join(whole, 'class.json'), 'utf8')) as { submissions: { submission: string; scenarios: { name: string }[] }[] };
+  t.match(classJson.submissions.find((s) => s.submission === 'no-dedupe-py')!.scenarios[1], {
+    name: 'duplicate-delivery',
+    runs: 4,
+    passed: 0,
+    reruns: 2,
+    harnessErrors: 0,
+    status: 'failed',
+  });
   t.ok(existsSync(join(whole, 'no-dedupe-py', 'reports', 'duplicate-delivery.html')), 'the failing visible scenario’s report is beside results.json');
 
   // The hidden scenario (gap) failed for gap-skip: no name, no finding, no report in its folder.
   const gapSkip = results(whole, 'gap-skip-ts');
-  t.same(gapSkip.tests[2], { name: 'hidden test 1', score: 0, max_score: 1.5, status: 'failed', output: 'Failed.', visibility: 'hidden' });
+  t.same(gapSkip.tests[2], {
+    name: 'hidden test 1',
+    score: 0,
+    max_score: 1.5,
+    status: 'failed',
+    output: 'Failed (0 of 3 runs passed, 2 of them re-runs after a failure; a failure is re-run; it loses its points only when most runs fail).',
+    visibility: 'hidden',
+  });
   const studentFiles = readdirSync(join(whole, 'gap-skip-ts'), { recursive: true }).map(String);
   t.same(studentFiles.sort(), ['junit.xml', 'results.json']);
   for (const file of studentFiles) {
