@@ -1,6 +1,8 @@
 // Scores come from the runs' statuses as the verdicts gave them; the rubric's rate turns the pass
 // rate into points (rate all: all k repeats pass or nothing); harness errors are never charged.
 import t from 'tap';
+import { gradescopeResults } from '../harness/grade/gradescope.js';
+import { submissionJunit } from '../harness/grade/junit.js';
 import type { RubricTest } from '../harness/grade/rubric.js';
 import { pointsFor, type RunOutcome, runsStillWanted, scoreScenario, scoreSubmission, ungradable } from '../harness/grade/score.js';
 import { smallRubric } from './helpers/grade.js';
@@ -108,6 +110,14 @@ t.test('a harness error is re-run and never charged; still short of counted runs
     { status: 'failed', score: 0, runs: 3, passed: 0, harnessErrors: 1, harnessError: false },
     'a replaced error does not hide a real failure',
   );
-  const sub = scoreSubmission('s', { ...rubric, tests: [test] }, new Map([['conflict', [harness('EPIPE')]]]), 'how');
+  const small = { ...rubric, tests: [test] };
+  const sub = scoreSubmission('s', small, new Map([['conflict', [harness('EPIPE')]]]), 'how');
   t.match(sub, { score: 0, scenarios: [{ status: 'not graded' }] });
+  // Every output says so: Gradescope's failed status with "Not graded", JUnit's <error>, not a failure.
+  const results = gradescopeResults(sub, small, { sealed: true, note: 'on' }, 1);
+  t.match(results.tests[0], { status: 'failed', score: 0, output: /^Not graded: the grader failed on this test/ });
+  const junit = submissionJunit(sub, small, { sealed: true, note: 'on' });
+  t.match(junit, /failures="0" errors="1"/);
+  t.match(junit, /<error message="not graded: harness error"[^>]*>not graded: 1 run\(s\) ended/);
+  t.notMatch(junit, /<failure /);
 });
