@@ -19,7 +19,7 @@ help:
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make chaos [LAB=ledger] [CONSUMER=...] [SEED=n] [RUNS=100] [BUDGET=15m]        random fault schedules; a failure is shrunk into reports/<run>/repro.yaml"
 	@echo "make chaos-proof [LABS=ledger,feed] [JOBS=2] [FEED_JOBS=6]                   what chaos finds: references, every mutant over 3 seeds, repros replayed"
-	@echo "make grade-validity [LAB=ledger|feed] [JOBS=2] [MATRIX=..] [ONLY=a,b]        chaoslab grade on the references and mutants against the full matrix"
+	@echo "make grade-validity [LAB=ledger|feed] [JOBS=2] [MATRIX=..] [ONLY=a,b] [STABILITY=5 HOG=1] chaoslab grade on the references and mutants against the full matrix"
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make lint                                                                   Biome (format, lint) and a type check of the tests too; make format rewrites"
 	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
@@ -178,8 +178,10 @@ grade: setup
 # mutants as a class, graded twice with rubrics/<LAB>.yaml, against the full mutant matrix (run
 # here unless MATRIX=<matrix.json> gives one). ONLY=a,b limits the mutants (the references stay);
 # RUBRIC and OUT as for grade. Hours of machine time for a whole lab. Exit 0 valid, 1 not, 2 not judged.
+# STABILITY=N [HOG=n]: instead, grade the class N times (beside n CPU hogs) and compare each
+# submission's scores (stability.md/.json); exit 0 identical, 1 not, 2 not judged.
 .PHONY: grade-validity
-export MATRIX ONLY RERUNS
+export MATRIX ONLY RERUNS STABILITY HOG
 grade-validity: setup
 	@args=(--lab "$${LAB:-ledger}" --jobs "$${JOBS:-2}"); \
 	 if [ -n "$${MATRIX:-}" ]; then args+=(--matrix "$$MATRIX"); fi; \
@@ -187,4 +189,6 @@ grade-validity: setup
 	 if [ -n "$${RUBRIC:-}" ]; then args+=(--rubric "$$RUBRIC"); fi; \
 	 if [ -n "$${OUT:-}" ]; then args+=(--out "$$OUT"); fi; \
 	 if [ -n "$${RERUNS:-}" ]; then args+=(--reruns "$$RERUNS"); fi; \
+	 if [ -n "$${STABILITY:-}" ]; then args+=(--stability "$$STABILITY"); fi; \
+	 if [ -n "$${HOG:-}" ]; then args+=(--hog "$$HOG"); fi; \
 	 node scripts/grade-validity.mjs "$${args[@]}"

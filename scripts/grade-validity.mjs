@@ -3,13 +3,17 @@
 // references and mutants, graded twice with the lab's rubric, against the full mutant matrix
 // (run here, or MATRIX=). Prints a table and a one-line verdict.
 // Exit 0 valid, 1 not valid, 2 not judged or could not run.
+// `--stability N [--hog n]`: instead, the stability check (harness/grade/validity/stability.ts):
+// the same class graded N times (beside n busy processes), every submission's scores compared;
+// stability.md and stability.json in the output folder. Exit 0 identical, 1 not, 2 not judged.
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { exitStatusOf } from '../dist/harness/grade/validity/compare.js';
-import { ProofError, proveValidity } from '../dist/harness/grade/validity/proof.js';
+import { ProofError, proveStability, proveValidity } from '../dist/harness/grade/validity/proof.js';
+import { stabilityExitStatus } from '../dist/harness/grade/validity/stability.js';
 
 const USAGE =
-  'usage: node scripts/grade-validity.mjs [--lab ledger|feed] [--jobs N] [--matrix <matrix.json>] [--only mutant,mutant] [--rubric <file>] [--reruns N] [--out <dir>] [--quiet]';
+  'usage: node scripts/grade-validity.mjs [--lab ledger|feed] [--jobs N] [--matrix <matrix.json>] [--only mutant,mutant] [--rubric <file>] [--reruns N] [--stability N [--hog n]] [--out <dir>] [--quiet]';
 let values;
 try {
   ({ values } = parseArgs({
@@ -20,6 +24,8 @@ try {
       only: { type: 'string' },
       rubric: { type: 'string' },
       reruns: { type: 'string', default: '10' },
+      stability: { type: 'string' },
+      hog: { type: 'string' },
       out: { type: 'string' },
       quiet: { type: 'boolean', default: false },
     },
@@ -38,14 +44,52 @@ if (!Number.isInteger(reruns) || reruns < 0) {
   console.error(`--reruns must be a whole number >= 0, not ${values.reruns}\n${USAGE}`);
   process.exit(2);
 }
+const wholeOption = (name, value, min) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) {
+    console.error(`--${name} must be a whole number >= ${min}, not ${value}\n${USAGE}`);
+    process.exit(2);
+  }
+  return n;
+};
+const attempts = values.stability === undefined ? undefined : wholeOption('stability', values.stability, 2);
+const hogs = values.hog === undefined ? 0 : wholeOption('hog', values.hog, 0);
+if (hogs && attempts === undefined) {
+  console.error(`--hog goes with --stability\n${USAGE}`);
+  process.exit(2);
+}
 const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-const out = values.out || join('reports', `grade-validity-${values.lab}-${stamp}`);
+const out = values.out || join('reports', `grade-${attempts ? 'stability' : 'validity'}-${values.lab}-${stamp}`);
 const only = values.only
   ? values.only
       .split(',')
       .map((n) => n.trim())
       .filter(Boolean)
   : undefined;
+if (attempts !== undefined) {
+  console.log(
+    `grade stability: lab ${values.lab}, ${attempts} gradings${hogs ? ` beside ${hogs} CPU hog(s)` : ''}, ${jobs} jobs, into ${out}${only ? `, mutants ${only.join(', ')} only` : ''}`,
+  );
+  try {
+    const stability = await proveStability({
+      lab: values.lab,
+      jobs,
+      out,
+      attempts,
+      hogs,
+      ...(only ? { only } : {}),
+      ...(values.rubric ? { rubric: values.rubric } : {}),
+      echo: !values.quiet,
+      log: (line) => console.log(line),
+    });
+    console.log(`details: ${join(out, 'stability.md')}`);
+    process.exitCode = stabilityExitStatus(stability);
+  } catch (error) {
+    console.error(`grade stability: COULD NOT RUN — ${error instanceof ProofError ? error.message : (error?.stack ?? error)}`);
+    process.exitCode = 2;
+  }
+  process.exit();
+}
 console.log(`grade validity: lab ${values.lab}, ${jobs} jobs, into ${out}${only ? `, mutants ${only.join(', ')} only` : ''}`);
 try {
   const validity = await proveValidity({

@@ -29,10 +29,35 @@ t.test('each shipped rubric names scenarios of its own lab, with feedback pointi
   }
 });
 
-t.test('defaults: visible, repeat 1; a file is resolved against the rubric', async (t) => {
+t.test('defaults: visible, repeat 1, rate reproducible with 2 re-runs; a file is resolved against the rubric', async (t) => {
   const r = checkRubric({ lab: 'ledger', scenarios: [{ name: 'gap', points: 1.5, feedback: '§3', file: 'x/gap.yaml' }] }, '/r/rubric.yaml', LABS);
-  t.same(r.tests, [{ name: 'gap', file: '/r/x/gap.yaml', points: 1.5, visibility: 'visible', feedback: '§3', repeat: 1 }]);
+  t.same(r.tests, [{ name: 'gap', file: '/r/x/gap.yaml', points: 1.5, visibility: 'visible', feedback: '§3', repeat: 1, rate: 'reproducible', reruns: 2 }]);
   t.equal(maxScore(r), 1.5);
+});
+
+t.test('rate and reruns: a rubric-wide default, overridden per scenario; rate all never re-runs', async (t) => {
+  const r = checkRubric(
+    {
+      lab: 'ledger',
+      rate: 'proportional',
+      reruns: 4,
+      scenarios: [
+        { name: 'a', points: 1, feedback: 'x' },
+        { name: 'b', points: 1, feedback: 'x', rate: 'reproducible', reruns: 1 },
+        { name: 'c', points: 1, feedback: 'x', rate: 'all', reruns: 3 },
+      ],
+    },
+    '/r/rubric.yaml',
+    LABS,
+  );
+  t.same(
+    r.tests.map((x) => [x.name, x.rate, x.reruns]),
+    [
+      ['a', 'proportional', 4],
+      ['b', 'reproducible', 1],
+      ['c', 'all', 0],
+    ],
+  );
 });
 
 t.test('hidden scenarios are shown as "hidden test N"', async (t) => {
@@ -82,6 +107,10 @@ t.test('mistakes name the file and the field', async (t) => {
   );
   bad({ lab: 'ledger', scenarios: [{ ...ok, feedback: ' ' }] }, /scenarios\[0\]\.feedback: must say what failed/);
   bad({ lab: 'ledger', scenarios: [{ ...ok, repeat: 0 }] }, /scenarios\[0\]\.repeat: must be a whole number 1\.\.1000/);
+  bad({ lab: 'ledger', rate: 'majority', scenarios: [ok] }, /^rubrics\/x\.yaml: rate: must be one of reproducible, all, proportional, not "majority"/);
+  bad({ lab: 'ledger', scenarios: [ok, { ...ok, name: 'b', rate: 'most' }] }, /scenarios\[1\]\.rate: must be one of reproducible, all, proportional/);
+  bad({ lab: 'ledger', reruns: -1, scenarios: [ok] }, /reruns: must be a whole number 0\.\.100/);
+  bad({ lab: 'ledger', scenarios: [{ ...ok, reruns: 1.5 }] }, /scenarios\[0\]\.reruns: must be a whole number 0\.\.100/);
   bad({ lab: 'ledger', scenarios: [{ ...ok, file: 3 }] }, /scenarios\[0\]\.file: must be a path/);
 });
 

@@ -8,6 +8,7 @@ import { classCsv } from '../grade/class-csv.js';
 import { classHtml } from '../grade/class-html.js';
 import { gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
 import { loadRubric, type Rubric, RubricError } from '../grade/rubric.js';
+import type { SubmissionScore } from '../grade/score.js';
 import { listSubmissions, parseShard, type Shard } from '../grade/submissions.js';
 import { openWorkspace, placesProblem } from '../grade/workspace.js';
 import { interruptible } from '../interrupt.js';
@@ -105,6 +106,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
       report.submissions.push(graded.score);
       const { score } = graded;
       say(`${terminalText(source.name)}: ${score.score} / ${score.max}${score.problem ? ` — not graded: ${terminalText(score.problem)}` : ''}`);
+      for (const line of rerunLines(score)) say(terminalText(`  ${source.name}: ${line}`));
     }
   } finally {
     workspace.remove();
@@ -118,8 +120,19 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     setTimeout(() => process.exit(EXIT_SIGNAL[by]), 2000).unref();
     return;
   }
-  if (harnessError) say('chaoslab grade: a run ended in a harness error: those scores are not to be trusted (exit 2)');
+  if (harnessError) say('chaoslab grade: some scenarios are not graded: their runs kept ending in harness errors (exit 2; grade those submissions again)');
   process.exitCode = harnessError ? EXIT.error : EXIT.pass;
+}
+
+/** The scenarios a submission's grade re-ran, and why: staff see what was not charged and what is not graded. */
+export function rerunLines(score: SubmissionScore): string[] {
+  return score.scenarios.flatMap((s) => [
+    ...(s.status === 'not graded'
+      ? [`${s.name}: NOT GRADED (harness error in ${s.harnessErrors} run(s)): ${s.reasons.slice(1).join('; ') || 'no reason given'}`]
+      : []),
+    ...(s.status !== 'not graded' && s.harnessErrors ? [`${s.name}: ${s.harnessErrors} run(s) ended in a harness error: re-run, not charged`] : []),
+    ...(s.reruns ? [`${s.name}: ${s.passed} of ${s.runs} runs passed (${s.reruns} re-runs after a failure): ${s.status}`] : []),
+  ]);
 }
 
 /** class.json, grades.csv and index.html of a class report: staff's (0600), whatever the caller's umask. */

@@ -37,6 +37,7 @@ export function classHtml(report: ClassReport): string {
     if (!s) return html`<td></td>`;
     const runs = s.runs > 1 ? ` ${s.passed}/${s.runs}` : '';
     if (s.status === 'passed') return html`<td class="pass">✓${runs}</td>`;
+    if (s.status === 'not graded') return html`<td class="fail" title="${s.reasons.join('\n')}">not graded</td>`;
     return html`<td class="fail" title="${[s.feedback, ...s.reasons].join('\n')}">✗${runs}</td>`;
   };
   const page = html`<!doctype html>

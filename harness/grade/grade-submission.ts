@@ -1,17 +1,17 @@
 // Grades one submission: its manifest, a private copy in the grading workspace (outside the
 // output folder: workspace.ts), the build (once, sealed as the slot's uid without network, then
-// read-only), the rubric's runs (k per scenario) as one batch with the copy as working
-// directory, the scores from the runs' verdicts, and the files a student may see in
-// <out>/<submission>/ (the platforms' files — platforms.ts, kept current run by run by
-// progressive.ts — build.log, the reports of failing non-hidden scenarios; closed to the sandbox
-// uids). Runs, the built copy, hidden scenarios' reports and Gradescope's upload copy of
-// results.json stay in <out>/.staff/<submission>/, root's and closed (0700) once the submission
-// is done, so a later submission cannot reach it.
+// read-only), the rubric's runs (k per scenario, then re-runs of failures and of harness errors:
+// score.ts) as batches with the copy as working directory, the scores from the runs' verdicts,
+// and the files a student may see in <out>/<submission>/ (the platforms' files — platforms.ts,
+// kept current run by run by progressive.ts — build.log, the reports of failing non-hidden
+// scenarios; closed to the sandbox uids). Runs, the built copy, hidden scenarios' reports and
+// Gradescope's upload copy of results.json stay in <out>/.staff/<submission>/, root's and closed
+// (0700) once the submission is done, so a later submission cannot reach it.
 
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BatchItem, runBatch } from '../batch.js';
+import { runBatch } from '../batch.js';
 import { closeFolder, makePassable, PASSABLE } from '../report/staff-only.js';
 import { resolveProgram, SEALED_PATH } from '../sandbox/room.js';
 import { leaseUid } from '../sandbox/uids.js';
@@ -24,10 +24,12 @@ import { copySubmission, SubmissionFileError } from './no-follow.js';
 import { Progress } from './progressive.js';
 import { submissionHash } from './provenance.js';
 import type { Rubric } from './rubric.js';
-import { type RunOutcome, type SubmissionScore, scoreSubmission, ungradable } from './score.js';
+import { type RunOutcome, runsStillWanted, type SubmissionScore, scoreSubmission, ungradable } from './score.js';
 import type { Workspace } from './workspace.js';
 
 export const STAFF_DIR = '.staff';
+/** Batches per submission: the k runs, then re-runs of failures and replacements of harness errors. */
+export const GRADE_ROUNDS = 4;
 
 export interface GradeSetup {
   rubric: Rubric;
@@ -174,36 +176,43 @@ async function gradeRuns(setup: GradeSetup, source: SubmissionSource, staffDir: 
   const missing = missingProgram(command, cwd, setup.sealing.sealed ? SEALED_PATH : (process.env.PATH ?? ''));
   if (missing) return zero(`the command \`${command}\` cannot start: ${missing}`);
 
-  const items: (BatchItem & { test: string })[] = rubric.tests.flatMap((test) =>
-    Array.from({ length: test.repeat }, (_, i) => ({
-      scenario: setup.scenarios.get(test.name)!,
-      consumerCommand: command,
-      label: test.repeat > 1 ? `${test.name} #${i + 1}` : test.name,
-      test: test.name,
-    })),
-  );
-  // The whole submission's deadline: runs still going stop (interrupted), and fail.
+  // The whole submission's deadline (re-runs included): runs still going stop (interrupted), and fail.
   const deadline = AbortSignal.timeout(setup.deadlineMs);
   const signal = setup.signal ? AbortSignal.any([setup.signal, deadline]) : deadline;
-  const { results } = await runBatch(`grade-${source.name}`, items, {
-    jobs: setup.jobs,
-    cwd,
-    reportsDir: join(staffDir, 'runs'),
-    seal: setup.sealing.sealed ? 'on' : 'off',
-    ...(setup.storeLimitBytes ? { storeLimitBytes: setup.storeLimitBytes } : {}),
-    signal,
-    commandLine: `chaoslab grade (${source.name})`,
-    onFinish: (item, result, index) => {
-      setup.log?.(`  ${source.name} × ${item.label}: ${result.status}`);
-      setup.progress?.finished(items[index]!.test, outcomeOf(result), how);
-    },
-  });
-  const outcomes = new Map<string, RunOutcome[]>();
-  results.forEach((result, i) => {
-    const test = items[i]!.test;
-    outcomes.set(test, [...(outcomes.get(test) ?? []), outcomeOf(result)]);
-  });
-  return { score: scoreSubmission(source.name, rubric, outcomes, how), harnessError: results.some((r) => r.status === 'error') };
+  const outcomes = new Map<string, RunOutcome[]>(rubric.tests.map((t) => [t.name, []]));
+  // Round 1 runs each scenario k times; later rounds re-run failures (the rubric's rate) and
+  // replace harness errors, until every scenario has its counted runs or the rounds run out.
+  for (let round = 1; round <= GRADE_ROUNDS && !signal.aborted; round++) {
+    const items = rubric.tests.flatMap((test) => {
+      const done = outcomes.get(test.name)!.length;
+      return Array.from({ length: runsStillWanted(test, outcomes.get(test.name)!) }, (_, i) => ({
+        scenario: setup.scenarios.get(test.name)!,
+        consumerCommand: command,
+        label: round === 1 ? (test.repeat > 1 ? `${test.name} #${i + 1}` : test.name) : `${test.name} #${done + i + 1} (re-run)`,
+        test: test.name,
+      }));
+    });
+    if (items.length === 0) break;
+    if (round > 1) setup.log?.(`  ${source.name}: re-running ${items.length} run(s): ${[...new Set(items.map((i) => i.test))].join(', ')}`);
+    const { results } = await runBatch(`grade-${source.name}${round > 1 ? `-rerun-${round - 1}` : ''}`, items, {
+      jobs: setup.jobs,
+      cwd,
+      reportsDir: join(staffDir, 'runs'),
+      seal: setup.sealing.sealed ? 'on' : 'off',
+      ...(setup.storeLimitBytes ? { storeLimitBytes: setup.storeLimitBytes } : {}),
+      signal,
+      commandLine: `chaoslab grade (${source.name})`,
+      onFinish: (item, result, index) => {
+        setup.log?.(`  ${source.name} × ${item.label}: ${result.status}${result.status === 'error' ? ' (harness error: re-run, not charged)' : ''}`);
+        setup.progress?.finished(items[index]!.test, outcomeOf(result), how);
+      },
+    });
+    results.forEach((result, i) => {
+      outcomes.get(items[i]!.test)!.push(outcomeOf(result));
+    });
+  }
+  const score = scoreSubmission(source.name, rubric, outcomes, how);
+  return { score, harnessError: score.scenarios.some((s) => s.status === 'not graded') };
 }
 
 /** A run as the grader scores it: its status, the harness errors and findings in words, its folder. */

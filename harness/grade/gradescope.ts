@@ -23,7 +23,7 @@ import { isPending } from './grade-data.js';
 import { unsealedWarning } from './class-data.js';
 import { shownName, type Visibility } from './rubric.js';
 import type { Provenance } from './provenance.js';
-import type { ScenarioScore } from './score.js';
+import { RATE_RULE, type ScenarioScore } from './score.js';
 
 export interface GradescopeTest {
   name: string;
@@ -66,7 +66,7 @@ export function gradescopeResults(data: GradeData, audience: Audience): Gradesco
       name_format: 'text',
       score: pending ? 0 : s.score,
       max_score: s.max,
-      status: pending ? 'failed' : s.status,
+      status: !pending && s.status === 'passed' ? 'passed' : 'failed',
       output: pending ? NOT_RUN : testOutput(s, staff),
       output_format: 'text',
       visibility: s.visibility,
@@ -128,7 +128,9 @@ function studentOutput(data: GradeData): string {
 }
 
 function testOutput(s: ScenarioScore, staff: boolean): string {
-  const runs = s.runs > 1 ? ` (${s.passed} of ${s.runs} runs passed; it scores only if all pass)` : '';
+  const runs =
+    s.runs > 1 ? ` (${s.passed} of ${s.runs} runs passed${s.reruns ? `, ${s.reruns} of them re-runs after a failure` : ''}; ${RATE_RULE[s.rate]})` : '';
+  if (s.status === 'not graded') return 'Not graded: the grader failed on this test (a harness error, not your code); staff will grade it again.';
   if (s.visibility === 'hidden' && !staff) return s.status === 'passed' ? `Passed${runs}.` : `Failed${runs}.`;
   const named = s.visibility === 'hidden' ? `Staff only (hidden scenario ${s.name}): ` : '';
   if (s.status === 'passed') return `${named}Passed${runs}.`;

@@ -11,7 +11,9 @@ import type { SubmissionScore } from './score.js';
 export function submissionJunit(sub: SubmissionScore, rubric: Rubric, sealing: Sealing): string {
   const failures = sub.scenarios.filter((s) => s.status === 'failed').length;
   const name = attr(`chaoslab grade ${sub.submission}`);
-  const counts = `tests="${sub.scenarios.length}" failures="${failures}" errors="0" skipped="0"`;
+  // Not graded (harness errors): an <error>, the grader's, never a failure of the submission.
+  const errors = sub.scenarios.filter((s) => s.status === 'not graded').length;
+  const counts = `tests="${sub.scenarios.length}" failures="${failures}" errors="${errors}" skipped="0"`;
   const warning = unsealedWarning(sealing);
   const props: [string, string][] = [
     ['score', String(sub.score)],
@@ -24,6 +26,8 @@ export function submissionJunit(sub: SubmissionScore, rubric: Rubric, sealing: S
     const shown = shownName(rubric, rubric.tests[i]!);
     const open = `    <testcase name="${attr(shown)}" classname="chaoslab.grade.${attr(shown)}">`;
     if (s.status === 'passed') return `${open}</testcase>`;
+    if (s.status === 'not graded')
+      return `${open}\n      <error message="not graded: harness error" type="chaoslab.grade">${escapeMarkup(s.visibility === 'hidden' ? 'not graded: harness error' : s.reasons.join('\n'))}</error>\n    </testcase>`;
     const text = s.visibility === 'hidden' ? 'failed' : [s.feedback, ...s.reasons.map((r) => `- ${r}`)].join('\n');
     const message = s.visibility === 'hidden' ? 'failed' : s.feedback;
     return `${open}\n      <failure message="${attr(message)}" type="chaoslab.grade">${escapeMarkup(text)}</failure>\n    </testcase>`;

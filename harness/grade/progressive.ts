@@ -11,7 +11,7 @@ import { writePlatformFiles } from './platforms.js';
 import { chaoslabVersion, type Provenance, type ReplayTarget, replayCommand, scenarioSeeds, scenarioSetHash } from './provenance.js';
 import type { Rubric } from './rubric.js';
 import type { RunOutcome, SubmissionScore } from './score.js';
-import { scoreSubmission } from './score.js';
+import { runsStillWanted, scoreSubmission } from './score.js';
 import type { Scenario } from '../scenario/types.js';
 
 export interface ProgressSetup {
@@ -56,7 +56,8 @@ export class Progress {
   finished(test: string, outcome: RunOutcome, how: string): void {
     this.how = how;
     this.outcomes.set(test, [...(this.outcomes.get(test) ?? []), outcome]);
-    const pending = this.setup.rubric.tests.filter((t) => (this.outcomes.get(t.name)?.length ?? 0) < t.repeat).map((t) => t.name);
+    // Still wanting runs: the first k, or re-runs of a failure, or a replacement for a harness error.
+    const pending = this.setup.rubric.tests.filter((t) => runsStillWanted(t, this.outcomes.get(t.name) ?? []) > 0).map((t) => t.name);
     this.write(scoreSubmission(this.source.name, this.setup.rubric, this.outcomes, how), pending);
   }
 

@@ -1,7 +1,8 @@
 // A rubric (rubrics/<lab>.yaml, or --rubric <file>): which scenarios grade a class, what each is
 // worth, who may see it (Gradescope's visibility values), the feedback that points at the
-// contract section at stake, and how many times it runs (it scores only if every run passes).
-// A mistake names the file and the field.
+// contract section at stake, how many times it runs, and how the pass rate of its runs becomes
+// points (`rate`, with `reruns` of a failing scenario: score.ts). A mistake names the file and
+// the field.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -9,6 +10,19 @@ import { parse } from 'yaml';
 
 export const VISIBILITIES = ['visible', 'hidden', 'after_due_date', 'after_published'] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
+
+/**
+ * How a scenario's pass rate becomes points (score.ts):
+ * - reproducible: a failure is re-run; the scenario costs its points only when the failing runs
+ *   are more than half of its counted runs (a failure that does not repeat is not charged);
+ * - all: every run must pass; a failure is not re-run;
+ * - proportional: a failure is re-run; the points × passing runs / counted runs.
+ */
+export const RATES = ['reproducible', 'all', 'proportional'] as const;
+export type Rate = (typeof RATES)[number];
+export const DEFAULT_RATE: Rate = 'reproducible';
+/** Runs added to a scenario whose run failed (rate reproducible or proportional). */
+export const DEFAULT_RERUNS = 2;
 
 export interface RubricTest {
   /** The scenario's name (as the catalogue knows it). */
@@ -19,8 +33,12 @@ export interface RubricTest {
   visibility: Visibility;
   /** What a student reads when it fails: the contract section at stake. */
   feedback: string;
-  /** Runs k times; scores only if all k pass. */
+  /** Runs k times (counted runs before any re-run). */
   repeat: number;
+  /** How the pass rate becomes points. */
+  rate: Rate;
+  /** Runs added once a run failed (0 with rate all). */
+  reruns: number;
 }
 
 export interface Rubric {
@@ -54,18 +72,19 @@ export function checkRubric(doc: unknown, file: string, knownLabs: readonly stri
   };
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return fail('(top)', 'must be a mapping with lab and scenarios');
   const top = doc as Record<string, unknown>;
-  for (const key of Object.keys(top)) if (key !== 'lab' && key !== 'scenarios') fail(key, 'unknown field (lab, scenarios)');
+  for (const key of Object.keys(top)) if (!TOP_FIELDS.includes(key)) fail(key, `unknown field (${TOP_FIELDS.join(', ')})`);
   const lab = top.lab;
   if (typeof lab !== 'string' || !knownLabs.includes(lab)) fail('lab', `must name a lab (${knownLabs.join(', ')}), not ${JSON.stringify(lab)}`);
   if (!Array.isArray(top.scenarios) || top.scenarios.length === 0) fail('scenarios', 'must be a non-empty list');
+  const defaultRate = rateOf(top.rate, DEFAULT_RATE, 'rate', fail);
+  const defaultReruns = rerunsOf(top.reruns, DEFAULT_RERUNS, 'reruns', fail);
   const seen = new Set<string>();
   const tests = (top.scenarios as unknown[]).map((entry, i): RubricTest => {
     const at = `scenarios[${i}]`;
     if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return fail(at, 'must be a mapping (name, points, visibility, feedback, repeat)');
     const e = entry as Record<string, unknown>;
     for (const key of Object.keys(e)) {
-      if (!['name', 'file', 'points', 'visibility', 'feedback', 'repeat'].includes(key))
-        fail(`${at}.${key}`, 'unknown field (name, file, points, visibility, feedback, repeat)');
+      if (!TEST_FIELDS.includes(key)) fail(`${at}.${key}`, `unknown field (${TEST_FIELDS.join(', ')})`);
     }
     if (typeof e.name !== 'string' || !NAME.test(e.name))
       fail(`${at}.name`, `must be a scenario name (lower case, digits, dashes), not ${JSON.stringify(e.name)}`);
@@ -91,6 +110,8 @@ export function checkRubric(doc: unknown, file: string, knownLabs: readonly stri
     if (typeof repeat !== 'number' || !Number.isInteger(repeat) || repeat < 1 || repeat > 1000)
       fail(`${at}.repeat`, `must be a whole number 1..1000, not ${JSON.stringify(repeat)}`);
     if (e.file !== undefined && typeof e.file !== 'string') fail(`${at}.file`, 'must be a path to a scenario file');
+    const rate = rateOf(e.rate, defaultRate, `${at}.rate`, fail);
+    const reruns = rerunsOf(e.reruns, defaultReruns, `${at}.reruns`, fail);
     return {
       name,
       ...(typeof e.file === 'string' ? { file: resolve(dirname(file), e.file) } : {}),
@@ -98,16 +119,34 @@ export function checkRubric(doc: unknown, file: string, knownLabs: readonly stri
       visibility: visibility as Visibility,
       feedback: (e.feedback as string).trim(),
       repeat: repeat as number,
+      rate,
+      reruns: rate === 'all' ? 0 : reruns,
     };
   });
   return { file, lab: lab as string, tests };
+}
+
+const TOP_FIELDS = ['lab', 'rate', 'reruns', 'scenarios'];
+const TEST_FIELDS = ['name', 'file', 'points', 'visibility', 'feedback', 'repeat', 'rate', 'reruns'];
+
+function rateOf(value: unknown, fallback: Rate, field: string, fail: (field: string, what: string) => never): Rate {
+  if (value === undefined) return fallback;
+  if (!RATES.includes(value as Rate)) fail(field, `must be one of ${RATES.join(', ')}, not ${JSON.stringify(value)}`);
+  return value as Rate;
+}
+
+function rerunsOf(value: unknown, fallback: number, field: string, fail: (field: string, what: string) => never): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 100)
+    fail(field, `must be a whole number 0..100 (runs added once a run failed), not ${JSON.stringify(value)}`);
+  return value as number;
 }
 
 /** The rubric's total. */
 export const maxScore = (rubric: Pick<Rubric, 'tests'>): number => rubric.tests.reduce((sum, t) => sum + t.points, 0);
 
 /** The name a student sees: a hidden test's name is never shown ("hidden test 2"). */
-export function shownName(rubric: Pick<Rubric, 'tests'>, test: RubricTest): string {
+export function shownName<T extends Pick<RubricTest, 'name' | 'visibility'>>(rubric: { tests: readonly T[] }, test: T): string {
   if (test.visibility !== 'hidden') return test.name;
   return `hidden test ${rubric.tests.filter((t) => t.visibility === 'hidden').indexOf(test) + 1}`;
 }

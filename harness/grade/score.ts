@@ -1,9 +1,20 @@
-// Scores from the runs' own verdicts (never re-derived): a scenario scores its points only if
-// all k of its runs passed; a submission that could not be graded (no command, a failed build)
-// scores 0 on every scenario, with the reason.
+// Scores from the runs' own verdicts (never re-derived). A scenario's runs are its k counted runs,
+// plus `reruns` more once one failed (rate reproducible or proportional), plus a replacement for
+// every run that ended in a harness error: such a run is the grader's failure, never counted and
+// never charged. The rubric's rate turns the pass rate into points (rubric.ts RATES). A scenario
+// whose counted runs are still short because of harness errors is "not graded", not failed.
+// A submission that could not be graded (no command, a failed build) scores 0 on every
+// scenario, with the reason.
 
 import type { Provenance } from './provenance.js';
-import { maxScore, type Rubric, type RubricTest, type Visibility } from './rubric.js';
+import { maxScore, type Rate, type Rubric, type RubricTest, type Visibility } from './rubric.js';
+
+/** The rate's rule in a student's words (results.json, junit). */
+export const RATE_RULE: Record<Rate, string> = {
+  reproducible: 'a failure is re-run; it loses its points only when most runs fail',
+  all: 'it scores only if all pass',
+  proportional: 'it scores the share of runs that passed',
+};
 
 /** One run as the grader needs it: its status and the checker's words, as the verdict gave them. */
 export interface RunOutcome {
@@ -19,15 +30,22 @@ export interface ScenarioScore {
   feedback: string;
   score: number;
   max: number;
-  /** Runs asked for (k) and how many of them ran and passed. */
+  /** Counted runs (k, plus the re-runs of a failure; a run that never started counts, as no pass) and how many of them passed. */
   runs: number;
   passed: number;
-  status: 'passed' | 'failed';
-  /** Why it failed: the first failing run's reasons, or the submission's problem. */
+  /** How its pass rate became points (rubric.ts RATES). */
+  rate: Rate;
+  /** Of the counted runs, how many were re-runs after a failure. */
+  reruns: number;
+  /** Runs that ended in a harness error: re-run, never counted, never charged. */
+  harnessErrors: number;
+  /** `not graded`: harness errors left too few counted runs to judge (0 points, and the grade exits 2). */
+  status: 'passed' | 'failed' | 'not graded';
+  /** Why it failed or was not graded: the first failing (or harness error) run's reasons, or the submission's problem. */
   reasons: string[];
   /** The first failing run's folder (staff-only). */
   failedRunDir?: string;
-  /** A run ended in a harness error: the grader, not the submission, failed there. */
+  /** Not graded because of harness errors: the grader, not the submission, failed there. */
   harnessError: boolean;
   /** The command that replays this scenario's verdict on its own (staff-only). */
   replay?: string;
@@ -46,24 +64,64 @@ export interface SubmissionScore {
   provenance?: Provenance;
 }
 
-/** The scenario's score from its k runs (fewer outcomes than k: the missing ones did not pass). */
+/** The counted runs a scenario needs, given the counted runs so far: k, plus its re-runs once one failed. */
+export function targetRuns(test: RubricTest, counted: readonly RunOutcome[]): number {
+  return test.repeat + (counted.some((o) => o.status !== 'pass') ? test.reruns : 0);
+}
+
+/** How many more runs a scenario needs: re-runs of a failure, and a replacement for each harness error. */
+export function runsStillWanted(test: RubricTest, outcomes: readonly RunOutcome[]): number {
+  const counted = outcomes.filter((o) => o.status !== 'error');
+  return Math.max(0, targetRuns(test, counted) - counted.length);
+}
+
+/** Whether a pass rate earns the points, and how many (rubric.ts RATES). */
+export function pointsFor(test: Pick<RubricTest, 'rate' | 'points'>, passed: number, runs: number): { score: number; ok: boolean } {
+  const failed = runs - passed;
+  if (test.rate === 'all') return failed === 0 ? { score: test.points, ok: true } : { score: 0, ok: false };
+  if (test.rate === 'proportional') return { score: runs === 0 ? 0 : round((test.points * passed) / runs), ok: failed === 0 };
+  // reproducible: charged only when the failing runs are the majority (a tie is the student's).
+  return 2 * failed > runs ? { score: 0, ok: false } : { score: test.points, ok: true };
+}
+
+/**
+ * The scenario's score from all its runs, in the order they ran (the first k, then re-runs and
+ * replacements). Runs the target asks for that are missing (never started: the deadline or an
+ * interruption) count as no pass — unless harness errors took their place: then not graded.
+ */
 export function scoreScenario(test: RubricTest, outcomes: readonly RunOutcome[]): ScenarioScore {
-  const passed = outcomes.filter((o) => o.status === 'pass').length;
-  const ok = passed === test.repeat;
-  const firstBad = outcomes.find((o) => o.status !== 'pass');
-  const reasons = ok ? [] : firstBad ? reasonsOf(firstBad) : [`${test.repeat - outcomes.length} of ${test.repeat} runs never started`];
+  const counted = outcomes.filter((o) => o.status !== 'error');
+  const errors = outcomes.filter((o) => o.status === 'error');
+  const target = targetRuns(test, counted);
+  const base = { name: test.name, visibility: test.visibility, feedback: test.feedback, max: test.points, rate: test.rate, harnessErrors: errors.length };
+  const reruns = Math.max(0, counted.length - test.repeat);
+  if (counted.length < target && errors.length > 0) {
+    return {
+      ...base,
+      score: 0,
+      runs: counted.length,
+      passed: counted.filter((o) => o.status === 'pass').length,
+      reruns,
+      status: 'not graded',
+      reasons: [`not graded: ${errors.length} run(s) ended in a harness error (the grader's failure, not the submission's)`, ...errors[0]!.reasons],
+      harnessError: true,
+    };
+  }
+  const runs = Math.max(target, counted.length);
+  const passed = counted.filter((o) => o.status === 'pass').length;
+  const { score, ok } = pointsFor(test, passed, runs);
+  const firstBad = counted.find((o) => o.status !== 'pass');
+  const reasons = passed === runs ? [] : firstBad ? reasonsOf(firstBad) : [`${runs - counted.length} of ${runs} runs never started`];
   return {
-    name: test.name,
-    visibility: test.visibility,
-    feedback: test.feedback,
-    score: ok ? test.points : 0,
-    max: test.points,
-    runs: test.repeat,
+    ...base,
+    score,
+    runs,
     passed,
+    reruns,
     status: ok ? 'passed' : 'failed',
-    reasons,
+    reasons: ok && test.rate !== 'proportional' ? [] : reasons,
     ...(firstBad?.runDir && !ok ? { failedRunDir: firstBad.runDir } : {}),
-    harnessError: outcomes.some((o) => o.status === 'error'),
+    harnessError: false,
   };
 }
 
@@ -88,8 +146,11 @@ export function ungradable(submission: string, rubric: Rubric, how: string, prob
       feedback: test.feedback,
       score: 0,
       max: test.points,
+      rate: test.rate,
       runs: test.repeat,
       passed: 0,
+      reruns: 0,
+      harnessErrors: 0,
       status: 'failed',
       reasons: [problem],
       harnessError: false,
@@ -99,4 +160,5 @@ export function ungradable(submission: string, rubric: Rubric, how: string, prob
 }
 
 // Points may be fractional (0.5): sums are rounded to 1e-6 so shards and totals print the same.
-const total = (scenarios: readonly ScenarioScore[]): number => Math.round(scenarios.reduce((sum, s) => sum + s.score, 0) * 1e6) / 1e6;
+const round = (points: number): number => Math.round(points * 1e6) / 1e6;
+const total = (scenarios: readonly ScenarioScore[]): number => round(scenarios.reduce((sum, s) => sum + s.score, 0));

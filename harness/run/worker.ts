@@ -36,7 +36,7 @@ function flushEntries(): void {
   if (pending.length === 0) return;
   const entries = pending;
   pending = [];
-  process.send?.({ type: 'entries', entries } satisfies ToRunner);
+  if (process.connected) process.send?.({ type: 'entries', entries } satisfies ToRunner);
 }
 
 function sendEntry(entry: JournalEntry): void {
@@ -80,7 +80,12 @@ process.on('message', (message: ToWorker) => {
     return;
   }
   // Unref'd: it never keeps this process alive on its own.
-  setInterval(() => void process.send?.({ type: 'alive' } satisfies ToRunner), ALIVE_MS).unref();
+  // Only while connected: after `done` the channel is closed, and a send on it is an unhandled
+  // ERR_IPC_CHANNEL_CLOSED that crashes this worker (seen under load, where a tick can still
+  // come between the disconnect and the exit).
+  setInterval(() => {
+    if (process.connected) process.send?.({ type: 'alive' } satisfies ToRunner);
+  }, ALIVE_MS).unref();
   void executeRun(message.request, {
     onJournal: sendEntry,
     allowPort: async (port) => void (await ask({ what: 'allow-port', port })),

@@ -83,7 +83,7 @@ t.test('graded twice, judged against the matrix: valid; one matrix cell flipped:
   t.equal(flipped.mismatches, 1);
   t.match(
     renderTable(flipped),
-    /\nDIFFERS no-dedupe-py × duplicate-delivery: grading 1 gave 0 \(0 of 2 runs passed\), the matrix says 2; grading 2 gave 0 \(0 of 2 runs passed\), the matrix says 2\n/,
+    /\nDIFFERS no-dedupe-py × duplicate-delivery: grading 1 gave 0 \(0 of 4 runs passed\), the matrix says 2; grading 2 gave 0 \(0 of 4 runs passed\), the matrix says 2\n/,
   );
   t.same(await processesNamingSettled(dir), [], 'nothing of the gradings is left running');
 });

@@ -3,9 +3,10 @@
 // TypeScript reference is graded the same way in the batch e2e runs), plus one whose build
 // fails, graded with a
 // small rubric through the real CLI, Toxiproxy and processes: references get full marks, each
-// mutant exactly the points of the scenarios it fails, the failing build 0 with its reason;
-// a scenario shown after the due date is not in the always-visible output, and every platform
-// file is valid by its specification; the class sharded 3 ways and merged
+// mutant exactly the points of the scenarios it fails (a failure is re-run, and a deterministic
+// bug still loses its points), the failing build 0 with its reason; a scenario shown after the
+// due date is not in the always-visible output, and every platform file is valid by its
+// specification; the class sharded 3 ways and merged
 // gives the same grades.csv; nothing is left running; sealed, every output is closed to the
 // sandbox uids (modes asserted) and the workspace is gone. A class folder the sandbox uids can
 // reach and an --out they cannot are refused before grading. Then the fallback where sealing is
@@ -122,7 +123,22 @@ t.test('a class graded on one machine', async (t) => {
       ['gap', 1.5, 1.5, 'passed', 'after_due_date'],
     ],
   );
-  t.match(dedupe.tests[1]!.output, /^Failed \(0 of 2 runs passed; it scores only if all pass\): §3: a duplicate.*\n- .*seq 3 applied twice/s);
+  // A deterministic bug survives the re-runs: the failure repeats, so it still costs the points.
+  t.match(
+    dedupe.tests[1]!.output,
+    /^Failed \(0 of 4 runs passed, 2 of them re-runs after a failure; a failure is re-run; it loses its points only when most runs fail\): §3: a duplicate.*\n- .*seq 3 applied twice/s,
+  );
+  t.match(r.stdout, /no-dedupe-py: re-running 2 run\(s\): duplicate-delivery/);
+  t.match(r.stdout, /no-dedupe-py: duplicate-delivery: 0 of 4 runs passed \(2 re-runs after a failure\): failed/);
+  const classJson = JSON.parse(readFileSync(join(whole, 'class.json'), 'utf8')) as { submissions: { submission: string; scenarios: { name: string }[] }[] };
+  t.match(classJson.submissions.find((s) => s.submission === 'no-dedupe-py')!.scenarios[1], {
+    name: 'duplicate-delivery',
+    runs: 4,
+    passed: 0,
+    reruns: 2,
+    harnessErrors: 0,
+    status: 'failed',
+  });
   t.ok(existsSync(join(whole, 'no-dedupe-py', 'reports', 'duplicate-delivery.html')), 'the failing visible scenario’s report is beside results.json');
 
   // gap (shown after the due date) failed for gap-skip: Gradescope shows the test, its findings
@@ -134,7 +150,7 @@ t.test('a class graded on one machine', async (t) => {
     max_score: 1.5,
     status: 'failed',
     visibility: 'after_due_date',
-    output: /^Failed: §3: a gap ends the session\n- /,
+    output: /^Failed \(0 of 3 runs passed, 2 of them re-runs after a failure; [^)]*\): §3: a gap ends the session\n- /,
   });
   t.match(gapSkip.output, /Tests shown now: 3 \/ 3 points\.\n1 more test\(s\) \(1\.5 points\) are shown after the due date/);
   t.notMatch(gapSkip.output.replace(/Started with: .*\n/, ''), /gap|4\.5/, 'the always-visible output reveals nothing of gap');

@@ -9,7 +9,7 @@ export const smallRubric = (): Rubric =>
       lab: 'ledger',
       scenarios: [
         { name: 'happy-path', points: 1, feedback: '§3: read and apply' },
-        { name: 'duplicate-delivery', points: 2, feedback: '§3: a duplicate is acknowledged, not applied', repeat: 3 },
+        { name: 'duplicate-delivery', points: 2, feedback: '§3: a duplicate is acknowledged, not applied', repeat: 3, rate: 'all' },
         { name: 'sigkill-storm', points: 3, feedback: '§4: crash-safe', visibility: 'after_due_date' },
       ],
     },

@@ -11,12 +11,13 @@ import { labNamed, labNames } from '../../labs/registry.js';
 import { consumersNamed, loadMatrixConsumers } from '../../mutants.js';
 import { projectRoot } from '../../paths.js';
 import { probeSealing } from '../../sandbox/probe.js';
-import { readClassReport } from '../class-data.js';
+import { type ClassReport, readClassReport } from '../class-data.js';
 import { loadRubric, type Rubric } from '../rubric.js';
 import { type ValiditySubmission, validitySubmissions, writeValidityClass } from './class-folder.js';
 import { cellKey, compareGradings, differingCells, type MatrixFile, type Rerun, type Validity, withReruns } from './compare.js';
 import { outputProblems } from './outputs.js';
 import { renderMarkdown, renderTable } from './render.js';
+import { compareAttempts, renderStabilityTable, type Stability, startHogs, writeStability } from './stability.js';
 
 export interface ProofOptions {
   lab: string;
@@ -101,6 +102,51 @@ export async function proveValidity(opts: ProofOptions): Promise<Validity> {
       }
     });
   return judge({ matrix, rubric, submissions, dirs, out, notes, log: opts.log, reruns });
+}
+
+/**
+ * The stability check (./stability.ts): the class graded `attempts` times with the lab's rubric,
+ * beside `hogs` busy processes (started and stopped here); each submission's scores compared.
+ * A grading that exits 2 (some scenario not graded) still counts: its not-graded cells are shown.
+ */
+export async function proveStability(opts: Omit<ProofOptions, 'matrix' | 'gradings' | 'reruns'> & { attempts: number; hogs?: number }): Promise<Stability> {
+  const lab = labNamed(opts.lab);
+  if (!lab) throw new ProofError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
+  const out = resolve(opts.out);
+  if (existsSync(out) && readdirSync(out).length > 0) throw new ProofError(`${out} is not empty: give the check a new folder`);
+  mkdirSync(out, { recursive: true });
+  let consumers: ReturnType<typeof loadMatrixConsumers>;
+  try {
+    consumers = consumersNamed(loadMatrixConsumers(lab), opts.only);
+  } catch (error) {
+    throw new ProofError(`ONLY: ${(error as Error).message}`);
+  }
+  const rubric = rubricOf(opts);
+  const submissions = validitySubmissions(consumers, projectRoot);
+  const classDir = join(out, 'class');
+  writeValidityClass(classDir, lab.name, submissions);
+  const probe = await probeSealing();
+  const notes = [`rubric ${rubric.file}`, probe.available ? 'graded sealed' : `graded NOT SEALED (${probe.reason})`];
+  const hogs = opts.hogs ? startHogs(opts.hogs) : undefined;
+  const attempts: (ClassReport | undefined)[] = [];
+  try {
+    for (let i = 1; i <= opts.attempts; i++) {
+      const dir = join(out, `attempt-${i}`);
+      const args = ['grade', classDir, '--rubric', rubric.file, '--jobs', String(opts.jobs), '--out', dir, ...(probe.available ? [] : ['--unsealed'])];
+      const started = Date.now();
+      const status = await runCli(args, join(out, `attempt-${i}.log`), opts);
+      if (status !== 0 && status !== 2)
+        throw new ProofError(`attempt ${i} (chaoslab ${args.join(' ')}) exited ${status}: see ${join(out, `attempt-${i}.log`)}`);
+      notes.push(`attempt ${i}: exit ${status}, ${Math.round((Date.now() - started) / 1000)} s`);
+      attempts.push(existsSync(join(dir, 'class.json')) ? readClassReport(dir) : undefined);
+    }
+  } finally {
+    hogs?.stop();
+  }
+  const stability = compareAttempts({ lab: lab.name, submissions, attempts, hogs: opts.hogs ?? 0 });
+  writeStability(out, stability, notes);
+  opts.log(renderStabilityTable(stability));
+  return stability;
 }
 
 /** `chaoslab run <scenario> --repeat n` against one consumer, outside the grader: how many runs failed. */

@@ -10,6 +10,7 @@ import type { StreamHooks } from '../../../publisher/ledger/stream.js';
 import type { FaultEngine } from '../../faults/engine.js';
 import type { RunContext } from '../../lab.js';
 import { type StartedProcess, sleepUntilEnded, untilEnded } from '../../processes.js';
+import { stallError, watchLoopLag } from '../../run/loop-lag.js';
 import type { LedgerPlan } from './scenario.js';
 import { ledgerRowBound, readStore } from './store-reader.js';
 
@@ -22,6 +23,10 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
   let faults: FaultEngine | undefined;
   let current: StartedProcess | undefined;
   let resumes = 0;
+  // The harness's own stalls (load) while a consumer runs and waits on it: one as long as half
+  // the consumer's timeout is a harness error (run/loop-lag.ts).
+  const lag = watchLoopLag(50, () => current !== undefined);
+  ctx.defer(() => lag.stop());
   // The fault engine needs the proxy, which needs this stream's port: the hooks bind late.
   const hooks: StreamHooks = {
     onResume: () => faults?.point('on_resume', ++resumes),
@@ -101,9 +106,10 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
     current = started;
     const exit = ctx.processes.exit(started);
     if (listed?.fault?.includes('stop@')) {
-      await ctx.processes.observeSelfStops(started, exit, () =>
-        journal.write({ type: 'store-read', role: 'consumer', incarnation: n, when: 'while-stopped', db: dbs.consumer, store: readConsumer(false) }),
-      );
+      await ctx.processes.observeSelfStops(started, exit, () => {
+        journal.write({ type: 'store-read', role: 'consumer', incarnation: n, when: 'while-stopped', db: dbs.consumer, store: readConsumer(false) });
+        lag.rebase();
+      });
     }
     await ctx.processes.finish(started, exit);
     current = undefined;
@@ -120,6 +126,8 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
   }
   await untilEnded(ctx.signal, faults.stop());
   await controlDone;
+  const stalled = stallError(lag.maxMs(), scenario.timeoutMs);
+  if (stalled) journal.write({ type: 'harness-error', message: stalled });
 }
 
 /** The consumer's environment, made bad on purpose when the scenario says so (`consumer.env`, `consumer.unset`). */
