@@ -1,14 +1,17 @@
 // `chaoslab grade`'s work (the command is defined in ./grade.ts): the rubric and its scenarios,
 // the sealing decision (refused where sealing is unavailable, unless --unsealed), then each
-// submission in turn, then the class outputs (class.json, grades.csv, index.html).
+// submission in turn, then the class outputs (class.json, grades.csv, index.html). A manifest
+// naming another lab does not stop the class: the others are graded, then the grader exits 2
+// naming each such manifest (docs/grading.md, "Class outputs").
 import { chmodSync, existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { CLASS_FILE, type ClassReport, CLASS_SCHEMA, type Sealing, writeClassReport } from '../grade/class-data.js';
-import { classCsv } from '../grade/class-csv.js';
+import { classCsv, csvColumnClash } from '../grade/class-csv.js';
 import { classHtml } from '../grade/class-html.js';
 import { gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
 import { loadRubric, type Rubric, RubricError } from '../grade/rubric.js';
-import { listSubmissions, parseShard, type Shard } from '../grade/submissions.js';
+import { type SubmissionScore, ungradable } from '../grade/score.js';
+import { type ClassFolder, listSubmissions, parseShard, type Shard } from '../grade/submissions.js';
 import { openWorkspace, placesProblem } from '../grade/workspace.js';
 import { interruptible } from '../interrupt.js';
 import { labNames } from '../labs/registry.js';
@@ -20,7 +23,7 @@ import { resolveScenario } from '../scenario/catalogue.js';
 import { loadScenario } from '../scenario/load.js';
 import type { Scenario } from '../scenario/types.js';
 import { EXIT, EXIT_SIGNAL, UsageError } from './exit-status.js';
-import type { GradeOptions } from './grade.js';
+import { DEFAULT_LAB, type GradeOptions } from './grade.js';
 
 export async function gradeAction(dir: string | undefined, opts: GradeOptions): Promise<void> {
   if ((dir === undefined) === (opts.consumer === undefined)) throw new UsageError('give a class folder or --consumer "<command>" (one of them)');
@@ -36,6 +39,8 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   if (opts.consumer && !/^[^./\\\0-\x1f][^/\\\0-\x1f]*$/.test(opts.name))
     throw new UsageError(`--name ${JSON.stringify(opts.name)}: must be a plain folder name`);
   const rubric = loadRubricOf(opts);
+  const clash = csvColumnClash(rubric.tests.map((t) => t.name));
+  if (clash) throw new UsageError(`${rubric.file}: ${clash}`);
   const scenarios = rubricScenarios(rubric);
   const sealing = await sealingFor(opts.unsealed === true);
   const outDir = resolve(opts.out);
@@ -48,13 +53,15 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     if (!outExisted) rmdirSync(outDir);
     throw new UsageError(`refusing to grade here: ${problem}`);
   }
+  const listed: ClassFolder = dir === undefined ? { submissions: [], skipped: [] } : listSubmissions(dir, { ...(shard ? { shard } : {}), exclude: outDir });
   const sources: SubmissionSource[] =
     dir === undefined
       ? [{ name: opts.name, command: opts.consumer!, cwd: process.cwd() }]
-      : listSubmissions(dir, { ...(shard ? { shard } : {}), exclude: outDir }).map((name) => ({ name, folder: join(dir, name) }));
+      : listed.submissions.map((name) => ({ name, folder: join(dir, name) }));
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  for (const s of listed.skipped) say(`chaoslab grade: skipped ${terminalText(JSON.stringify(s.name))}: ${s.reason}`);
   if (sources.length === 0 && !shard) throw new Error(`${dir}: no submissions (sub-folders) to grade`);
 
-  const say = (line: string) => process.stdout.write(`${line}\n`);
   if (!sealing.sealed) say(`chaoslab grade: NOT SEALED: ${sealing.note}`);
   else
     say(
@@ -72,12 +79,16 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     rubric: rubric.tests.map((t) => ({ name: t.name, points: t.points, visibility: t.visibility, repeat: t.repeat })),
     sealing,
     submissions: [],
+    skipped: listed.skipped,
   };
   let harnessError = false;
   const workspace = openWorkspace(sealing.sealed);
   try {
     for (const source of sources) {
-      if (stop.signal.aborted) break;
+      if (stop.signal.aborted) {
+        report.submissions.push(notStarted(source.name, rubric, stop.by()));
+        continue;
+      }
       const graded = await gradeSubmission(
         {
           rubric,
@@ -96,9 +107,11 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
         source,
       );
       harnessError ||= graded.harnessError;
-      report.submissions.push(graded.score);
-      const { score } = graded;
-      say(`${terminalText(source.name)}: ${score.score} / ${score.max}${score.problem ? ` — not graded: ${terminalText(score.problem)}` : ''}`);
+      const score = withStatus(graded.score, graded.harnessError, stop.signal.aborted ? (stop.by() ?? 'SIGINT') : undefined);
+      report.submissions.push(score);
+      say(
+        `${terminalText(source.name)}: ${score.score} / ${score.max}${score.notGraded ? ` — not graded (${score.notGraded.kind}): ${terminalText(score.notGraded.reason)}` : ''}`,
+      );
     }
   } finally {
     workspace.remove();
@@ -112,8 +125,39 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     setTimeout(() => process.exit(EXIT_SIGNAL[by]), 2000).unref();
     return;
   }
+  const notGraded = report.submissions.filter((s) => s.notGraded);
+  if (notGraded.length) say(`chaoslab grade: ${notGraded.length} of ${report.submissions.length} submission(s) not graded (not failed): see the status column`);
   if (harnessError) say('chaoslab grade: a run ended in a harness error: those scores are not to be trusted (exit 2)');
-  process.exitCode = harnessError ? EXIT.error : EXIT.pass;
+  const wrongLab = notGraded.filter((s) => s.notGraded!.kind === 'wrong-lab');
+  for (const s of wrongLab) say(`chaoslab grade: ${terminalText(s.notGraded!.reason)}`);
+  if (wrongLab.length)
+    say(`chaoslab grade: ${wrongLab.length} manifest(s) name another lab than the rubric's: a wrong rubric for this class, or wrong manifests (exit 2)`);
+  process.exitCode = harnessError || wrongLab.length ? EXIT.error : EXIT.pass;
+}
+
+/** A graded submission's status where the grading, not the submission, decides it: interrupted, or a harness error. */
+function withStatus(score: SubmissionScore, harnessError: boolean, interruptedBy: string | undefined): SubmissionScore {
+  // A build stopped by the interrupt failed because of it; any other reason stands.
+  if (interruptedBy && (!score.notGraded || score.notGraded.kind === 'build-failed'))
+    return {
+      ...score,
+      notGraded: { kind: 'interrupted', reason: `grading was interrupted (${interruptedBy}) while this submission was graded: its score is incomplete` },
+    };
+  if (score.notGraded || !harnessError) return score;
+  const where = score.scenarios.filter((s) => s.harnessError).map((s) => s.name);
+  return {
+    ...score,
+    notGraded: {
+      kind: 'harness-error',
+      reason: `a run of ${where.join(', ')} ended in a harness error: the grader failed there, not the submission; grade it again`,
+    },
+  };
+}
+
+/** A submission the grading never reached, being interrupted first. */
+function notStarted(name: string, rubric: Rubric, by: string | undefined): SubmissionScore {
+  const reason = `grading was interrupted (${by ?? 'SIGINT'}) before this submission was graded`;
+  return { ...ungradable(name, rubric, 'not started', reason), notGraded: { kind: 'interrupted', reason } };
 }
 
 /** class.json, grades.csv and index.html of a class report: staff's (0600), whatever the caller's umask. */
@@ -125,15 +169,23 @@ export function writeClassOutputs(outDir: string, report: ClassReport): void {
   for (const file of [CLASS_FILE, 'grades.csv', 'index.html']) chmodSync(join(outDir, file), 0o600);
 }
 
+/** The rubric (--rubric, or the lab's own); a --lab that the rubric's lab contradicts is an error naming both. */
 function loadRubricOf(opts: GradeOptions): Rubric {
-  if (!opts.rubric && !labNames().includes(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
-  const file = resolve(opts.rubric ?? join(projectRoot, 'rubrics', `${opts.lab}.yaml`));
+  const lab = opts.lab ?? DEFAULT_LAB;
+  if (!opts.rubric && !labNames().includes(lab)) throw new UsageError(`unknown lab "${lab}"; labs: ${labNames().join(', ')}`);
+  const file = resolve(opts.rubric ?? join(projectRoot, 'rubrics', `${lab}.yaml`));
+  let rubric: Rubric;
   try {
-    return loadRubric(file, labNames());
+    rubric = loadRubric(file, labNames());
   } catch (error) {
     if (error instanceof RubricError) throw new UsageError(error.message);
     throw error;
   }
+  if (opts.lab !== undefined && rubric.lab !== opts.lab)
+    throw new UsageError(
+      `--lab ${opts.lab}, but the rubric ${relative(process.cwd(), rubric.file)} is for the ${rubric.lab} lab: give one of them, or both for the same lab`,
+    );
+  return rubric;
 }
 
 /** Each rubric scenario loaded (a catalogue name, or its own file); one of another lab is an error naming it. */

@@ -4,6 +4,7 @@
 
 import type { Provenance } from './provenance.js';
 import { maxScore, type Rubric, type RubricTest, type Visibility } from './rubric.js';
+import type { NotGraded } from './status.js';
 
 /** One run as the grader needs it: its status and the checker's words, as the verdict gave them. */
 export interface RunOutcome {
@@ -44,6 +45,8 @@ export interface SubmissionScore {
   problem?: string;
   /** How to reproduce this grade (provenance.ts). */
   provenance?: Provenance;
+  /** Set when the grader never judged it (status.ts): not graded is not failing. */
+  notGraded?: NotGraded;
 }
 
 /** The scenario's score from its k runs (fewer outcomes than k: the missing ones did not pass). */

@@ -1,5 +1,5 @@
 // A small rubric and class for the grading tests.
-import type { ClassReport } from '../../harness/grade/class-data.js';
+import { type ClassReport, CLASS_SCHEMA } from '../../harness/grade/class-data.js';
 import { checkRubric, type Rubric } from '../../harness/grade/rubric.js';
 import { type RunOutcome, scoreSubmission, ungradable } from '../../harness/grade/score.js';
 
@@ -42,12 +42,14 @@ export function smallClass(sealed = true): ClassReport {
     ]),
     'chaoslab.yaml: `y`',
   );
-  const broken = ungradable('carol', rubric, 'chaoslab.yaml: `z`', 'the build `make` failed (exit status 2); see build.log');
+  const why = 'the build `make` failed (exit status 2); see build.log';
+  const broken = { ...ungradable('carol', rubric, 'chaoslab.yaml: `z`', why), notGraded: { kind: 'build-failed' as const, reason: why } };
   return {
-    schema: 1,
+    schema: CLASS_SCHEMA,
     lab: 'ledger',
     rubric: rubric.tests.map((t) => ({ name: t.name, points: t.points, visibility: t.visibility, repeat: t.repeat })),
     sealing: sealed ? { sealed: true, note: 'sealed mode on' } : { sealed: false, note: 'sealed mode not available (running as uid 1000)' },
     submissions: [full, rare, broken],
+    skipped: [],
   };
 }
