@@ -1,6 +1,5 @@
 // What grading writes: results.json (Gradescope), junit.xml, grades.csv, index.html, and the
 // merge of shards. Hidden scenarios' names and findings never reach a student's files.
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -11,7 +10,7 @@ import { gradescopeResults } from '../harness/grade/gradescope.js';
 import { submissionJunit } from '../harness/grade/junit.js';
 import { mergeClassReports } from '../harness/grade/merge.js';
 import type { Provenance } from '../harness/grade/provenance.js';
-import { smallClass, smallRubric } from './helpers/grade.js';
+import { dictReader, smallClass, smallRubric } from './helpers/grade.js';
 
 const rubric = smallRubric();
 
@@ -50,15 +49,6 @@ t.test('junit.xml: one case per rubric scenario, hidden ones anonymous', async (
   t.notMatch(xml, /sigkill-storm|secret finding/);
   t.match(submissionJunit(report.submissions[2]!, rubric, report.sealing), /<property name="problem" value="the build/);
 });
-
-/** The CSV as Python's csv.DictReader reads it (what course staff's scripts do): one dict per row, and the field names. */
-function dictReader(text: string): { fields: string[]; rows: Record<string, string>[] } {
-  const py =
-    'import csv,io,json,sys; r=csv.DictReader(io.StringIO(sys.stdin.read(), newline="")); rows=list(r); print(json.dumps({"fields": r.fieldnames, "rows": rows}))';
-  const out = spawnSync('python3', ['-c', py], { input: text, encoding: 'utf8' });
-  if (out.status !== 0) throw new Error(`python3 csv.DictReader failed: ${out.stderr}`);
-  return JSON.parse(out.stdout) as { fields: string[]; rows: Record<string, string>[] };
-}
 
 const provenance: Provenance = {
   chaoslab: '0.1.0 (abc1234)',

@@ -1,4 +1,5 @@
-// A small rubric and class for the grading tests.
+// A small rubric and class for the grading tests, and grades.csv as course staff's scripts read it.
+import { spawnSync } from 'node:child_process';
 import { type ClassReport, CLASS_SCHEMA } from '../../harness/grade/class-data.js';
 import { checkRubric, type Rubric } from '../../harness/grade/rubric.js';
 import { type RunOutcome, scoreSubmission, ungradable } from '../../harness/grade/score.js';
@@ -52,4 +53,13 @@ export function smallClass(sealed = true): ClassReport {
     submissions: [full, rare, broken],
     skipped: [],
   };
+}
+
+/** The CSV as Python's csv.DictReader reads it (what course staff's scripts do): one dict per row, and the field names. */
+export function dictReader(text: string): { fields: string[]; rows: Record<string, string>[] } {
+  const py =
+    'import csv,io,json,sys; r=csv.DictReader(io.StringIO(sys.stdin.read(), newline="")); rows=list(r); print(json.dumps({"fields": r.fieldnames, "rows": rows}))';
+  const out = spawnSync('python3', ['-c', py], { input: text, encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`python3 csv.DictReader failed: ${out.stderr}`);
+  return JSON.parse(out.stdout) as { fields: string[]; rows: Record<string, string>[] };
 }
