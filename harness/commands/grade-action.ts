@@ -10,7 +10,7 @@ import { classCsv, csvColumnClash } from '../grade/class-csv.js';
 import { classHtml } from '../grade/class-html.js';
 import { gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
 import { loadRubric, type Rubric, RubricError } from '../grade/rubric.js';
-import { type SubmissionScore, ungradable } from '../grade/score.js';
+import { gradingStatus, notStarted } from '../grade/status.js';
 import { type ClassFolder, listSubmissions, parseShard, type Shard } from '../grade/submissions.js';
 import { openWorkspace, placesProblem } from '../grade/workspace.js';
 import { interruptible } from '../interrupt.js';
@@ -107,7 +107,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
         source,
       );
       harnessError ||= graded.harnessError;
-      const score = withStatus(graded.score, graded.harnessError, stop.signal.aborted ? (stop.by() ?? 'SIGINT') : undefined);
+      const score = gradingStatus(graded.score, graded.harnessError, stop.signal.aborted ? (stop.by() ?? 'SIGINT') : undefined);
       report.submissions.push(score);
       say(
         `${terminalText(source.name)}: ${score.score} / ${score.max}${score.notGraded ? ` — not graded (${score.notGraded.kind}): ${terminalText(score.notGraded.reason)}` : ''}`,
@@ -133,31 +133,6 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   if (wrongLab.length)
     say(`chaoslab grade: ${wrongLab.length} manifest(s) name another lab than the rubric's: a wrong rubric for this class, or wrong manifests (exit 2)`);
   process.exitCode = harnessError || wrongLab.length ? EXIT.error : EXIT.pass;
-}
-
-/** A graded submission's status where the grading, not the submission, decides it: interrupted, or a harness error. */
-function withStatus(score: SubmissionScore, harnessError: boolean, interruptedBy: string | undefined): SubmissionScore {
-  // A build stopped by the interrupt failed because of it; any other reason stands.
-  if (interruptedBy && (!score.notGraded || score.notGraded.kind === 'build-failed'))
-    return {
-      ...score,
-      notGraded: { kind: 'interrupted', reason: `grading was interrupted (${interruptedBy}) while this submission was graded: its score is incomplete` },
-    };
-  if (score.notGraded || !harnessError) return score;
-  const where = score.scenarios.filter((s) => s.harnessError).map((s) => s.name);
-  return {
-    ...score,
-    notGraded: {
-      kind: 'harness-error',
-      reason: `a run of ${where.join(', ')} ended in a harness error: the grader failed there, not the submission; grade it again`,
-    },
-  };
-}
-
-/** A submission the grading never reached, being interrupted first. */
-function notStarted(name: string, rubric: Rubric, by: string | undefined): SubmissionScore {
-  const reason = `grading was interrupted (${by ?? 'SIGINT'}) before this submission was graded`;
-  return { ...ungradable(name, rubric, 'not started', reason), notGraded: { kind: 'interrupted', reason } };
 }
 
 /** class.json, grades.csv and index.html of a class report: staff's (0600), whatever the caller's umask. */
