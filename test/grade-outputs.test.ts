@@ -1,17 +1,18 @@
 // What grading writes: results.json (Gradescope), junit.xml, grades.csv, index.html, and the
 // merge of shards. Hidden scenarios' names and findings never reach a student's files
 // (test/grade-platforms.test.ts).
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { classCsv, CSV_UNSEALED } from '../harness/grade/class-csv.js';
-import { readClassReport, writeClassReport } from '../harness/grade/class-data.js';
+import { classCsv, csvColumnClash } from '../harness/grade/class-csv.js';
+import { CLASS_FILE, readClassReport, writeClassReport } from '../harness/grade/class-data.js';
 import { classHtml, mostFailed, scoreDistribution } from '../harness/grade/class-html.js';
 import { finishedData } from '../harness/grade/grade-data.js';
 import { gradescopeResults } from '../harness/grade/gradescope.js';
 import { submissionJunit } from '../harness/grade/junit.js';
 import { mergeClassReports } from '../harness/grade/merge.js';
-import { smallClass, smallRubric } from './helpers/grade.js';
+import type { Provenance } from '../harness/grade/provenance.js';
+import { dictReader, smallClass, smallRubric } from './helpers/grade.js';
 
 const rubric = smallRubric();
 
@@ -64,32 +65,107 @@ t.test('junit.xml: one case per rubric scenario', async (t) => {
   t.match(submissionJunit(report.submissions[2]!, rubric, report.sealing), /<property name="problem" value="the build/);
 });
 
-t.test('grades.csv: sorted rows, one column per scenario; unsealed says so first', async (t) => {
+const provenance: Provenance = {
+  chaoslab: '0.1.0 (abc1234)',
+  lab: 'ledger',
+  scenarioSetHash: 'a'.repeat(64),
+  submissionHash: 'b'.repeat(64),
+  seeds: { 'happy-path': [], 'duplicate-delivery': [7, 8, 9] },
+  replay: 'chaoslab grade class --rubric rubrics/small.yaml --only "bob"',
+};
+
+t.test('grades.csv: the header first, nothing before it; status, sealed, scenarios, reason, provenance; sorted rows', async (t) => {
   const report = smallClass();
   report.submissions.reverse();
-  t.equal(classCsv(report), 'submission,score,max,happy-path,duplicate-delivery,sigkill-storm\nalice,6,6,1,2,3\nbob,1,6,1,0,0\ncarol,0,6,0,0,0\n');
-  t.equal(classCsv(smallClass(false)).split('\n')[0], CSV_UNSEALED);
-  const odd = smallClass();
-  odd.submissions[0]!.submission = 'a,"b"';
-  t.match(classCsv(odd), /\n"a,""b""",6,6/);
+  report.submissions.find((s) => s.submission === 'bob')!.provenance = provenance;
+  const text = classCsv(report);
+  t.equal(
+    text.split('\n')[0],
+    'submission,status,score,max,sealed,happy-path,duplicate-delivery,sigkill-storm,reason,chaoslab,lab,scenario_set_sha256,submission_sha256,seeds,replay',
+  );
+  const { fields, rows } = dictReader(text);
+  t.equal(fields[0], 'submission', 'DictReader takes the first line as the header');
+  t.same(
+    rows.map((r) => [r.submission, r.status, r.score, r.max, r.sealed, r['happy-path'], r['duplicate-delivery'], r['sigkill-storm']]),
+    [
+      ['alice', 'graded', '6', '6', 'yes', '1', '2', '3'],
+      ['bob', 'graded', '1', '6', 'yes', '1', '0', '0'],
+      ['carol', 'build-failed', '0', '6', 'yes', '0', '0', '0'],
+    ],
+  );
+  t.equal(rows[2]!.reason, 'the build `make` failed (exit status 2); see build.log', 'why it was not graded');
+  t.equal(rows[0]!.reason, '');
+  t.match(rows[1], {
+    chaoslab: '0.1.0 (abc1234)',
+    lab: 'ledger',
+    scenario_set_sha256: 'a'.repeat(64),
+    submission_sha256: 'b'.repeat(64),
+    replay: provenance.replay,
+  });
+  t.same(JSON.parse(rows[1]!.seeds!), provenance.seeds, 'the seeds as JSON');
+  t.same([rows[0]!.chaoslab, rows[0]!.replay, rows[0]!.seeds], ['', '', ''], 'no provenance: empty cells');
+  // Unsealed: a column, never a line before the header.
+  const unsealed = dictReader(classCsv(smallClass(false)));
+  t.same(
+    unsealed.rows.map((r) => r.sealed),
+    ['no', 'no', 'no'],
+  );
+  t.equal(unsealed.fields[0], 'submission');
+});
+
+t.test('grades.csv: hostile names and reasons stay one cell each and compute nothing', async (t) => {
+  const report = smallClass();
+  const names = ['a,"b"', 'line\nbreak', "=cmd|' /C calc'!A0"];
+  report.submissions.forEach((s, i) => {
+    s.submission = names[i]!;
+  });
+  report.submissions[2]!.notGraded!.reason = '+SUM(1,2) "quoted", and\na newline';
+  report.submissions[1]!.provenance = { ...provenance, replay: '@cmd "x", y' };
+  const text = classCsv(report);
+  t.equal(text.split('\n').length, 5, 'a header, three rows, the final newline: no cell breaks a line');
+  const { rows } = dictReader(text);
+  t.same(
+    rows.map((r) => r.submission),
+    ["'=cmd|' /C calc'!A0", 'a,"b"', 'line\\nbreak'],
+    'the formula shown as text, the comma and quotes kept, the newline visible',
+  );
+  t.equal(rows[0]!.reason, '\'+SUM(1,2) "quoted", and\\na newline');
+  t.equal(rows[2]!.replay, '\'@cmd "x", y');
+  t.ok(
+    rows.every((r) => Object.keys(r).length === 15 && !('null' in r)),
+    "every row has exactly the header's columns",
+  );
+});
+
+t.test('grades.csv: a scenario named like a fixed column is refused', async (t) => {
+  t.equal(csvColumnClash(['happy-path', 'gap']), undefined);
+  t.match(csvColumnClash(['happy-path', 'status']), /scenario "status" would be a second "status" column of grades\.csv/);
 });
 
 t.test('index.html: most failed first, distribution, the table with findings on hover', async (t) => {
   const report = smallClass();
+  // carol was never graded (her build failed): she fails no scenario and has no score to count.
   t.same(mostFailed(report), [
-    { name: 'duplicate-delivery', failed: 2, visibility: 'visible' },
-    { name: 'sigkill-storm', failed: 2, visibility: 'after_due_date' },
-    { name: 'happy-path', failed: 1, visibility: 'visible' },
+    { name: 'duplicate-delivery', failed: 1, visibility: 'visible' },
+    { name: 'sigkill-storm', failed: 1, visibility: 'after_due_date' },
+    { name: 'happy-path', failed: 0, visibility: 'visible' },
   ]);
   t.same(scoreDistribution(report), [
-    { score: 0, count: 1 },
     { score: 1, count: 1 },
     { score: 6, count: 1 },
   ]);
   const page = classHtml(report);
-  t.ok(page.indexOf('Scenarios failed most often') < page.indexOf('Distribution of scores'));
+  t.ok(page.indexOf('Scenarios failed most often') < page.indexOf('Distribution of graded scores'));
+  t.match(page, /<p class="counts">2 graded, 1 not graded \(build-failed: 1\): not graded is not failing/);
+  t.match(page, /failed by 1 of 2 graded/);
   t.match(page, /<td class="fail" title="§3: a duplicate is acknowledged, not applied\nseq 3 applied twice\nseq 3 applied twice \(again\)">✗ 2\/3<\/td>/);
-  t.match(page, /<div class="problem">the build `make` failed/);
+  t.match(
+    page,
+    /<td class="sub">carol<div class="problem">the build `make` failed.*?<\/div><\/td><td>0 \/ 6<\/td><td>not graded: build-failed<\/td>(<td class="none" title="not run">–<\/td>){3}<\/tr>/,
+  );
+  t.match(page, /<td class="sub">alice<\/td><td>6 \/ 6<\/td><td>graded<\/td>/);
+  t.notMatch(page, /Folders skipped/, 'none skipped, no section');
+  t.match(page, /<td class="sub">alice<\/td><td colspan="6">no provenance recorded<\/td>/);
   t.notMatch(page, /NOT SEALED/);
   t.match(classHtml(smallClass(false)), /<p class="warn">NOT SEALED/);
   const quiet = smallClass();
@@ -100,28 +176,79 @@ t.test('index.html: most failed first, distribution, the table with findings on 
   t.notMatch(classHtml(evil), /<script>x/);
 });
 
+t.test("index.html: skipped folders, a wrong lab, and each grade's provenance, all inert", async (t) => {
+  const report = smallClass();
+  report.skipped = [
+    { name: '.git', reason: 'its name starts with a dot' },
+    { name: 'tab\there<img src=x>', reason: 'its name holds U+0009 (a tab)' },
+  ];
+  report.submissions[1]!.provenance = { ...provenance, replay: 'chaoslab grade "<b>bob</b>"\u001b[2J' };
+  const dave = {
+    ...report.submissions[2]!,
+    submission: 'dave',
+    notGraded: { kind: 'wrong-lab' as const, reason: 'dave/chaoslab.json: lab "feed", but this class is graded with the ledger rubric' },
+  };
+  report.submissions.push(dave);
+  const page = classHtml(report);
+  t.match(page, /<p class="counts">2 graded, 2 not graded \(build-failed: 1, wrong-lab: 1\).*; 2 folder\(s\) skipped/);
+  t.match(
+    page,
+    /<p class="warn">1 manifest\(s\) name another lab than this rubric's \(the grader exited 2\): dave\/chaoslab\.json: lab &quot;feed&quot;, but this class is graded with the ledger rubric<\/p>/,
+  );
+  t.match(page, /<h2>Folders skipped<\/h2>\n<ul><li><code>\.git<\/code>: its name starts with a dot<\/li><li><code>tab\there&lt;img src=x&gt;<\/code>: /);
+  t.match(
+    page,
+    `<td>0.1.0 (abc1234)</td><td>ledger</td><td><code>${'a'.repeat(64)}</code></td><td><code>${'b'.repeat(64)}</code></td><td>duplicate-delivery: 7 8 9</td>`,
+  );
+  t.match(page, '<code>chaoslab grade &quot;&lt;b&gt;bob&lt;/b&gt;&quot;\\x1b[2J</code>', 'the replay command inert: markup escaped, the escape shown');
+  t.notMatch(page, /<img|\u001b/);
+});
+
 t.test('class.json round trip; merge: same rubric, no duplicates, sorted, unsealed wins', async (t) => {
   const dir = t.testdir();
   const whole = smallClass();
+  whole.skipped = [{ name: '.git', reason: 'its name starts with a dot' }];
   writeClassReport(dir, whole);
   t.same(readClassReport(dir), whole);
+  t.same(JSON.parse(readFileSync(join(dir, CLASS_FILE), 'utf8')).counts, {
+    submissions: 3,
+    graded: 2,
+    notGraded: 1,
+    byStatus: { graded: 2, 'build-failed': 1 },
+    skipped: 1,
+  });
+  t.equal(readClassReport(dir).submissions[2]!.notGraded?.kind, 'build-failed');
   t.throws(() => readClassReport(join(dir, 'nope')), { message: /nope\/class\.json: not a grading output \(no class\.json\)/ });
   mkdirSync(join(dir, 'old'));
   writeClassReport(join(dir, 'old'), { ...whole, schema: 9 });
   t.throws(() => readClassReport(join(dir, 'old')), { message: /schema 9/ });
 
   const [a, b, c] = whole.submissions;
-  const part = (subs: typeof whole.submissions, sealed = true) => ({ ...smallClass(sealed), submissions: subs });
+  const part = (subs: typeof whole.submissions, sealed = true, skipped: typeof whole.skipped = []) => ({ ...smallClass(sealed), submissions: subs, skipped });
   const merged = mergeClassReports([
-    { dir: 's2', report: part([c!, a!]) },
-    { dir: 's1', report: part([b!], false) },
+    {
+      dir: 's2',
+      report: part([c!, a!], true, [
+        { name: 'z', reason: 'not a folder' },
+        { name: '.git', reason: 'dot' },
+      ]),
+    },
+    { dir: 's1', report: part([b!], false, [{ name: '.git', reason: 'dot' }]) },
   ]);
+  t.same(
+    merged.skipped,
+    [
+      { name: '.git', reason: 'dot' },
+      { name: 'z', reason: 'not a folder' },
+    ],
+    "every shard's skipped entries, each once, by name",
+  );
   t.same(
     merged.submissions.map((s) => s.submission),
     ['alice', 'bob', 'carol'],
   );
   t.equal(merged.sealing.sealed, false);
-  t.equal(classCsv(merged), classCsv({ ...whole, sealing: merged.sealing }));
+  t.equal(classCsv(merged), classCsv({ ...whole, sealing: merged.sealing, skipped: merged.skipped }));
   t.throws(
     () =>
       mergeClassReports([

@@ -1,6 +1,8 @@
 // One submission that cannot be graded — no command, another lab, a failed build, a program that
 // is not there, a manifest that is a link or a FIFO, a FIFO in its tree — scores 0 with the
-// reason, and still gets its results.json (valid by Gradescope's specification), prairielearn.json and junit.xml; the staff folder is closed afterwards.
+// reason, is marked not graded with the kind of reason (status.ts), and still gets its
+// results.json (valid by Gradescope's specification), prairielearn.json and junit.xml; the staff
+// folder is closed afterwards.
 // (Submissions that run are graded in test/e2e/grade*.test.ts.)
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
@@ -43,23 +45,24 @@ const setup: GradeSetup = {
   workspace,
 };
 
-const cases: [string, RegExp][] = [
-  ['empty', /^empty: no chaoslab\.json or chaoslab\.yaml, and none of client\.py/],
-  ['feedish', /^the manifest names lab "feed", but this class is graded for the ledger lab$/],
-  ['broken', /^the build `echo no; exit 4` failed \(exit status 4\); see build\.log$/],
-  ['absent', /^the command `\.\/consumer --fast` cannot start: \.\/consumer not found$/],
-  ['unknown', /^the command `no-such-program-here x` cannot start: no-such-program-here not found$/],
+const cases: [string, RegExp, string][] = [
+  ['empty', /^empty: no chaoslab\.json or chaoslab\.yaml, and none of client\.py/, 'manifest'],
+  // The manifest named by its folder and file: the grader lists it at the end and exits 2.
+  ['feedish', /^feedish\/chaoslab\.yaml: lab "feed", but this class is graded with the ledger rubric$/, 'wrong-lab'],
+  ['broken', /^the build `echo no; exit 4` failed \(exit status 4\); see build\.log$/, 'build-failed'],
+  ['absent', /^the command `\.\/consumer --fast` cannot start: \.\/consumer not found$/, 'cannot-start'],
+  ['unknown', /^the command `no-such-program-here x` cannot start: no-such-program-here not found$/, 'cannot-start'],
   // Never followed, never blocked on: named with what it is, its content never read.
-  ['linked', /^linked\/chaoslab\.json: is a symbolic link, not a file: it was not read$/],
-  ['piped', /^piped\/chaoslab\.yaml: is a named pipe \(FIFO\), not a file: it was not read$/],
-  ['fifo-inside', /^fifo-inside\/src\/pipe: is a named pipe \(FIFO\): a submission holds files, folders and links only$/],
+  ['linked', /^linked\/chaoslab\.json: is a symbolic link, not a file: it was not read$/, 'manifest'],
+  ['piped', /^piped\/chaoslab\.yaml: is a named pipe \(FIFO\), not a file: it was not read$/, 'manifest'],
+  ['fifo-inside', /^fifo-inside\/src\/pipe: is a named pipe \(FIFO\): a submission holds files, folders and links only$/, 'files'],
 ];
 
-for (const [name, problem] of cases) {
+for (const [name, problem, kind] of cases) {
   t.test(name, async (t) => {
     const graded = await gradeSubmission(setup, { name, folder: join(dir, 'class', name) });
     t.equal(graded.harnessError, false);
-    t.match(graded.score, { submission: name, score: 0, max: 6, problem });
+    t.match(graded.score, { submission: name, score: 0, max: 6, problem, notGraded: { kind, reason: problem } });
     const results = JSON.parse(readFileSync(join(dir, 'out', name, 'results.json'), 'utf8'));
     t.match(results, { score: 0, output: /^NOT SEALED: .*\nStarted with: .*\nNot graded: / });
     t.ok(existsSync(join(dir, 'out', name, 'junit.xml')));

@@ -5,7 +5,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { join } from 'node:path';
 import t from 'tap';
 import { writeClassOutputs } from '../harness/commands/grade-action.js';
-import type { ClassReport } from '../harness/grade/class-data.js';
+import { type ClassReport, CLASS_SCHEMA } from '../harness/grade/class-data.js';
 import { loadRubric, type Rubric } from '../harness/grade/rubric.js';
 import { type RunOutcome, scoreSubmission } from '../harness/grade/score.js';
 import { finishedData } from '../harness/grade/grade-data.js';
@@ -166,7 +166,7 @@ t.test('every output is read back against class.json; a wrong one is named', asy
     '<testcase name="happy-path" classname="chaoslab.grade.happy-path"></testcase>',
     '<testcase name="happy-path" classname="chaoslab.grade.happy-path">\n      <failure message="x" type="chaoslab.grade">x</failure>\n    </testcase>',
   );
-  edit('grades.csv', 'bob,1,6,1,0,0', 'bob,1,6,1,2,0');
+  edit('grades.csv', 'bob,graded,1,6,no,1,0,0', 'bob,graded,1,6,no,1,2,0');
   edit('index.html', '<td>0 / 6</td>', '<td>6 / 6</td>');
   rmSync(join(dir, 'bob', 'reports', 'duplicate-delivery.html'));
   mkdirSync(join(dir, 'alice', 'reports'));
@@ -176,7 +176,7 @@ t.test('every output is read back against class.json; a wrong one is named', asy
     'g: alice/reports/sigkill-storm.html: there, though the scenario passed (after_due_date)',
     'g: bob/results.json: score 2, class.json 1',
     'g: bob/reports/duplicate-delivery.html: missing, though the scenario failed (visible)',
-    'g: grades.csv: row bob,1,6,1,2,0, class.json bob,1,6,1,0,0',
+    'g: grades.csv: row bob,graded,1,6,1,2,0, class.json bob,graded,1,6,1,0,0',
     'g: index.html: carol: not 0 / 6',
   ]);
   rmSync(join(dir, 'grades.csv'));
@@ -256,7 +256,7 @@ t.test('proveValidity(): the class from index.yaml, the matrix and two gradings 
   const fail: RunOutcome = { status: 'fail', reasons: ['seq 3 missing below the cursor'] };
   const names = ['ref-typescript', 'ref-python', 'gap-skip-ts', 'gap-skip-py'];
   const report: ClassReport = {
-    schema: 1,
+    schema: CLASS_SCHEMA,
     lab: 'ledger',
     rubric: graded.tests.map((x) => ({ name: x.name, points: x.points, visibility: x.visibility, repeat: x.repeat })),
     sealing: { sealed: true, note: 'sealed' },
@@ -271,6 +271,7 @@ t.test('proveValidity(): the class from index.yaml, the matrix and two gradings 
         'chaoslab.json: `x`',
       ),
     ),
+    skipped: [],
   };
   writeGrading(join(dir, 'grading'), report, graded);
   const labels = ['typescript', 'python', 'gap-skip (typescript)', 'gap-skip (python)'];

@@ -1,15 +1,18 @@
 // `chaoslab grade`'s work (the command is defined in ./grade.ts): the rubric and its scenarios,
 // the sealing decision (refused where sealing is unavailable, unless --unsealed), then each
-// submission in turn, then the class outputs (class.json, grades.csv, index.html).
+// submission in turn, then the class outputs (class.json, grades.csv, index.html). A manifest
+// naming another lab does not stop the class: the others are graded, then the grader exits 2
+// naming each such manifest (docs/grading.md, "Class outputs").
 import { chmodSync, existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { CLASS_FILE, type ClassReport, CLASS_SCHEMA, type Sealing, writeClassReport } from '../grade/class-data.js';
-import { classCsv } from '../grade/class-csv.js';
+import { classCsv, csvColumnClash } from '../grade/class-csv.js';
 import { classHtml } from '../grade/class-html.js';
 import { gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
 import { loadRubric, type Rubric, RubricError } from '../grade/rubric.js';
 import type { SubmissionScore } from '../grade/score.js';
-import { listSubmissions, parseShard, type Shard } from '../grade/submissions.js';
+import { gradingStatus, notStarted } from '../grade/status.js';
+import { type ClassFolder, listSubmissions, parseShard, type Shard } from '../grade/submissions.js';
 import { openWorkspace, placesProblem } from '../grade/workspace.js';
 import { interruptible } from '../interrupt.js';
 import { labNames } from '../labs/registry.js';
@@ -21,7 +24,7 @@ import { resolveScenario } from '../scenario/catalogue.js';
 import { loadScenario } from '../scenario/load.js';
 import type { Scenario } from '../scenario/types.js';
 import { EXIT, EXIT_SIGNAL, UsageError } from './exit-status.js';
-import type { GradeOptions } from './grade.js';
+import { DEFAULT_LAB, type GradeOptions } from './grade.js';
 
 export async function gradeAction(dir: string | undefined, opts: GradeOptions): Promise<void> {
   if ((dir === undefined) === (opts.consumer === undefined)) throw new UsageError('give a class folder or --consumer "<command>" (one of them)');
@@ -39,6 +42,8 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   if (opts.submission !== undefined && dir === undefined)
     throw new UsageError('--submission picks a sub-folder of a class folder; it does not apply to --consumer');
   const rubric = onlyScenarios(loadRubricOf(opts), opts.only);
+  const clash = csvColumnClash(rubric.tests.map((t) => t.name));
+  if (clash) throw new UsageError(`${rubric.file}: ${clash}`);
   const scenarios = rubricScenarios(rubric);
   const sealing = await sealingFor(opts.unsealed === true);
   const outDir = resolve(opts.out);
@@ -51,16 +56,18 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     if (!outExisted) rmdirSync(outDir);
     throw new UsageError(`refusing to grade here: ${problem}`);
   }
+  const listed: ClassFolder = dir === undefined ? { submissions: [], skipped: [] } : listSubmissions(dir, { ...(shard ? { shard } : {}), exclude: outDir });
   const sources: SubmissionSource[] =
     dir === undefined
       ? [{ name: opts.name, command: opts.consumer!, cwd: process.cwd() }]
-      : listSubmissions(dir, { ...(shard ? { shard } : {}), exclude: outDir })
-          .filter((name) => opts.submission === undefined || name === opts.submission)
-          .map((name) => ({ name, folder: join(dir, name) }));
+      : listed.submissions.filter((name) => opts.submission === undefined || name === opts.submission).map((name) => ({ name, folder: join(dir, name) }));
   if (opts.submission !== undefined && sources.length === 0) throw new UsageError(`${dir}: no submission ${JSON.stringify(opts.submission)} to grade`);
+  // A replay of one submission (--submission) grades it alone: the class's other folders are not its business.
+  const skipped = opts.submission === undefined ? listed.skipped : [];
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  for (const s of skipped) say(`chaoslab grade: skipped ${terminalText(JSON.stringify(s.name))}: ${s.reason}`);
   if (sources.length === 0 && !shard) throw new Error(`${dir}: no submissions (sub-folders) to grade`);
 
-  const say = (line: string) => process.stdout.write(`${line}\n`);
   if (!sealing.sealed) say(`chaoslab grade: NOT SEALED: ${sealing.note}`);
   else
     say(
@@ -78,12 +85,16 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     rubric: rubric.tests.map((t) => ({ name: t.name, points: t.points, visibility: t.visibility, repeat: t.repeat })),
     sealing,
     submissions: [],
+    skipped,
   };
   let harnessError = false;
   const workspace = openWorkspace(sealing.sealed);
   try {
     for (const source of sources) {
-      if (stop.signal.aborted) break;
+      if (stop.signal.aborted) {
+        report.submissions.push(notStarted(source.name, rubric, stop.by()));
+        continue;
+      }
       const graded = await gradeSubmission(
         {
           rubric,
@@ -103,9 +114,11 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
         source,
       );
       harnessError ||= graded.harnessError;
-      report.submissions.push(graded.score);
-      const { score } = graded;
-      say(`${terminalText(source.name)}: ${score.score} / ${score.max}${score.problem ? ` — not graded: ${terminalText(score.problem)}` : ''}`);
+      const score = gradingStatus(graded.score, graded.harnessError, stop.signal.aborted ? (stop.by() ?? 'SIGINT') : undefined);
+      report.submissions.push(score);
+      say(
+        `${terminalText(source.name)}: ${score.score} / ${score.max}${score.notGraded ? ` — not graded (${score.notGraded.kind}): ${terminalText(score.notGraded.reason)}` : ''}`,
+      );
       for (const line of rerunLines(score)) say(terminalText(`  ${source.name}: ${line}`));
     }
   } finally {
@@ -120,8 +133,14 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     setTimeout(() => process.exit(EXIT_SIGNAL[by]), 2000).unref();
     return;
   }
+  const notGraded = report.submissions.filter((s) => s.notGraded);
+  if (notGraded.length) say(`chaoslab grade: ${notGraded.length} of ${report.submissions.length} submission(s) not graded (not failed): see the status column`);
   if (harnessError) say('chaoslab grade: some scenarios are not graded: their runs kept ending in harness errors (exit 2; grade those submissions again)');
-  process.exitCode = harnessError ? EXIT.error : EXIT.pass;
+  const wrongLab = notGraded.filter((s) => s.notGraded!.kind === 'wrong-lab');
+  for (const s of wrongLab) say(`chaoslab grade: ${terminalText(s.notGraded!.reason)}`);
+  if (wrongLab.length)
+    say(`chaoslab grade: ${wrongLab.length} manifest(s) name another lab than the rubric's: a wrong rubric for this class, or wrong manifests (exit 2)`);
+  process.exitCode = harnessError || wrongLab.length ? EXIT.error : EXIT.pass;
 }
 
 /** The scenarios a submission's grade re-ran, and why: staff see what was not charged and what is not graded. */
@@ -144,15 +163,23 @@ export function writeClassOutputs(outDir: string, report: ClassReport): void {
   for (const file of [CLASS_FILE, 'grades.csv', 'index.html']) chmodSync(join(outDir, file), 0o600);
 }
 
+/** The rubric (--rubric, or the lab's own); a --lab that the rubric's lab contradicts is an error naming both. */
 function loadRubricOf(opts: GradeOptions): Rubric {
-  if (!opts.rubric && !labNames().includes(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
-  const file = resolve(opts.rubric ?? join(projectRoot, 'rubrics', `${opts.lab}.yaml`));
+  const lab = opts.lab ?? DEFAULT_LAB;
+  if (!opts.rubric && !labNames().includes(lab)) throw new UsageError(`unknown lab "${lab}"; labs: ${labNames().join(', ')}`);
+  const file = resolve(opts.rubric ?? join(projectRoot, 'rubrics', `${lab}.yaml`));
+  let rubric: Rubric;
   try {
-    return loadRubric(file, labNames());
+    rubric = loadRubric(file, labNames());
   } catch (error) {
     if (error instanceof RubricError) throw new UsageError(error.message);
     throw error;
   }
+  if (opts.lab !== undefined && rubric.lab !== opts.lab)
+    throw new UsageError(
+      `--lab ${opts.lab}, but the rubric ${relative(process.cwd(), rubric.file)} is for the ${rubric.lab} lab: give one of them, or both for the same lab`,
+    );
+  return rubric;
 }
 
 /** The rubric cut to the --only scenarios (each must be one of the rubric's). */

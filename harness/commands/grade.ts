@@ -1,15 +1,20 @@
 // `chaoslab grade`: grades a class (every immediate sub-folder of <dir>, each a submission with
 // its manifest) or one command (--consumer) against a rubric; see harness/grade/ and
 // ./grade-action.ts. Exit 0 when grading completed, whatever the scores; 2 when the grader
-// could not do its job (bad rubric, sealing unavailable without --unsealed, a harness error).
+// could not do its job (bad rubric, sealing unavailable without --unsealed, a harness error, a
+// manifest naming another lab than the rubric's).
 import type { Command } from 'commander';
 import { positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './run.js';
+
+/** The lab graded when neither --lab nor --rubric says which. */
+export const DEFAULT_LAB = 'ledger';
 
 export interface GradeOptions {
   consumer?: string;
   name: string;
   rubric?: string;
-  lab: string;
+  /** Without --rubric: whose rubric (default ledger); with it: must be the rubric's lab. */
+  lab?: string;
   jobs: number;
   shard?: string;
   out: string;
@@ -30,7 +35,7 @@ export function register(program: Command): void {
     .option('--consumer <command>', 'grade this one command, run from the current directory, instead of a class folder')
     .option('--name <name>', 'with --consumer: the submission name in the outputs', 'consumer')
     .option('--rubric <file>', "the rubric (default: the lab's rubrics/<lab>.yaml)")
-    .option('--lab <name>', 'the lab whose default rubric is used (without --rubric)', 'ledger')
+    .option('--lab <name>', `the lab whose rubric is used (default ${DEFAULT_LAB}); with --rubric, it must be the rubric's lab`)
     .option('--jobs <n>', "a submission's runs at the same time", positiveInt, 1)
     .option('--shard <i/n>', "grade only shard i of n (1-based; a stable hash of each submission's folder name)")
     .option('--out <dir>', 'where results are written: <out>/<submission>/results.json …, <out>/grades.csv, <out>/index.html', 'grades')

@@ -1,14 +1,18 @@
 // class.json: everything the class outputs are drawn from (grades.csv, index.html), and what
-// merge-reports joins. Staff-only: it holds hidden scenarios' names and findings.
+// merge-reports joins. Staff-only: it holds hidden scenarios' names and findings. Schema 2: each
+// submission says whether it was graded (status.ts), the folders skipped are listed, and the file
+// carries the counts (graded, not graded by why) for tools that read it.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jsonText } from '../report/inert.js';
 import type { Visibility } from './rubric.js';
 import type { SubmissionScore } from './score.js';
+import { statusCounts } from './status.js';
+import type { Skipped } from './submissions.js';
 
 export const CLASS_FILE = 'class.json';
-export const CLASS_SCHEMA = 1;
+export const CLASS_SCHEMA = 2;
 
 export interface Sealing {
   sealed: boolean;
@@ -24,10 +28,12 @@ export interface ClassReport {
   sealing: Sealing;
   /** In submission-name order. */
   submissions: SubmissionScore[];
+  /** Entries of the class folder not graded, with the reason, in name order (submissions.ts). */
+  skipped: Skipped[];
 }
 
 export function writeClassReport(outDir: string, report: ClassReport): void {
-  writeFileSync(join(outDir, CLASS_FILE), jsonText(report));
+  writeFileSync(join(outDir, CLASS_FILE), jsonText({ ...report, counts: { ...statusCounts(report.submissions), skipped: report.skipped.length } }));
 }
 
 /** Reads `<dir>/class.json`; a folder without one, or of another schema, is named. */
@@ -40,6 +46,8 @@ export function readClassReport(dir: string): ClassReport {
     throw new Error(`${file}: not a grading output (${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no class.json' : (error as Error).message})`);
   }
   if (report.schema !== CLASS_SCHEMA) throw new Error(`${file}: schema ${String(report.schema)}, this chaoslab reads ${CLASS_SCHEMA}`);
+  // The counts are drawn from the submissions when written; a merge draws them again.
+  delete (report as ClassReport & { counts?: unknown }).counts;
   return report;
 }
 

@@ -25,6 +25,7 @@ import { Progress } from './progressive.js';
 import { submissionHash } from './provenance.js';
 import type { Rubric } from './rubric.js';
 import { type RunOutcome, runsStillWanted, type SubmissionScore, scoreSubmission, ungradable } from './score.js';
+import type { NotGradedKind } from './status.js';
 import type { Workspace } from './workspace.js';
 
 export const STAFF_DIR = '.staff';
@@ -100,17 +101,19 @@ export async function gradeSubmission(setup: GradeSetup, source: SubmissionSourc
 async function gradeIn(setup: GradeSetup, source: SubmissionSource, studentDir: string, staffDir: string): Promise<Graded> {
   const { rubric } = setup;
   if ('command' in source) return gradeRuns(setup, source, staffDir, source.command, source.cwd, `the command \`${source.command}\``);
-  const zero = (how: string, problem: string): Graded => ({ score: ungradable(source.name, rubric, how, problem), harnessError: false });
+  const zero = (kind: NotGradedKind, how: string, problem: string): Graded => notGraded(source.name, rubric, kind, how, problem);
   let manifest: ReturnType<typeof readManifest>;
   try {
     manifest = readManifest(source.folder);
   } catch (error) {
-    if (error instanceof ManifestError) return zero('no command', error.message.replace(source.folder, source.name));
+    if (error instanceof ManifestError) return zero('manifest', 'no command', error.message.replace(source.folder, source.name));
     throw error;
   }
   const how = `${manifest.source}: \`${manifest.command}\``;
+  // Not the student's zero: the grader exits 2 at the end (a wrong rubric for the class, or a
+  // wrong manifest), naming the manifest; the other submissions are graded meanwhile.
   if (manifest.lab !== undefined && manifest.lab !== rubric.lab)
-    return zero(how, `the manifest names lab "${manifest.lab}", but this class is graded for the ${rubric.lab} lab`);
+    return zero('wrong-lab', how, `${source.name}/${manifest.source}: lab "${manifest.lab}", but this class is graded with the ${rubric.lab} rubric`);
   // A private copy in the workspace, outside the output folder: the build writes only there,
   // nothing a run does reaches the original, and `..` from it leads to nothing listable.
   // Kept for staff in <out>/.staff/<name>/build once the submission's runs are over.
@@ -132,12 +135,12 @@ async function gradeCopy(
   how: string,
   copy: string,
 ): Promise<Graded> {
-  const zero = (problem: string): Graded => ({ score: ungradable(source.name, setup.rubric, how, problem), harnessError: false });
+  const zero = (kind: NotGradedKind, problem: string): Graded => notGraded(source.name, setup.rubric, kind, how, problem);
   try {
     copySubmission(realpathSync(source.folder), copy, source.name);
     setup.progress?.setSubmissionHash(submissionHash(copy));
   } catch (error) {
-    if (error instanceof SubmissionFileError) return zero(error.message);
+    if (error instanceof SubmissionFileError) return zero('files', error.message);
     throw error;
   }
   try {
@@ -155,7 +158,7 @@ async function gradeCopy(
           ...(setup.signal ? { signal: setup.signal } : {}),
           ...(lease ? { uid: lease.uid } : {}),
         });
-        if (!built.ok) return zero(built.reason!);
+        if (!built.ok) return zero('build-failed', built.reason!);
       } finally {
         lease?.release();
       }
@@ -172,9 +175,8 @@ async function gradeCopy(
 
 async function gradeRuns(setup: GradeSetup, source: SubmissionSource, staffDir: string, command: string, cwd: string, how: string): Promise<Graded> {
   const { rubric } = setup;
-  const zero = (problem: string): Graded => ({ score: ungradable(source.name, rubric, how, problem), harnessError: false });
   const missing = missingProgram(command, cwd, setup.sealing.sealed ? SEALED_PATH : (process.env.PATH ?? ''));
-  if (missing) return zero(`the command \`${command}\` cannot start: ${missing}`);
+  if (missing) return notGraded(source.name, rubric, 'cannot-start', how, `the command \`${command}\` cannot start: ${missing}`);
 
   // The whole submission's deadline (re-runs included): runs still going stop (interrupted), and fail.
   const deadline = AbortSignal.timeout(setup.deadlineMs);
@@ -219,6 +221,11 @@ async function gradeRuns(setup: GradeSetup, source: SubmissionSource, staffDir: 
 function outcomeOf(result: RunResult): RunOutcome {
   const reasons = result.error ? [result.error] : result.view ? [...result.view.harnessErrors, ...result.view.findings].map((f) => f.text) : [];
   return { status: result.status, reasons, runDir: result.runDir };
+}
+
+/** A submission the grader could not judge: 0 on every scenario (score.ts), and why, as data (status.ts). */
+function notGraded(name: string, rubric: Rubric, kind: NotGradedKind, how: string, problem: string): Graded {
+  return { score: { ...ungradable(name, rubric, how, problem), notGraded: { kind, reason: problem } }, harnessError: false };
 }
 
 /** Why the command's program cannot start (a path that is not there, a name bash does not know), or undefined. */

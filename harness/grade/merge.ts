@@ -25,5 +25,12 @@ export function mergeClassReports(parts: readonly { dir: string; report: ClassRe
     rubric: first.report.rubric,
     sealing: unsealed ? unsealed.report.sealing : first.report.sealing,
     submissions: parts.flatMap((p) => p.report.submissions).sort((a, b) => (a.submission < b.submission ? -1 : a.submission > b.submission ? 1 : 0)),
+    skipped: mergedSkipped(parts.map((p) => p.report)),
   };
+}
+
+/** Every shard's skipped entries, each once (a shard lists only its own; shards of other runs may repeat one). */
+function mergedSkipped(reports: readonly ClassReport[]): ClassReport['skipped'] {
+  const seen = new Map(reports.flatMap((r) => r.skipped).map((s) => [JSON.stringify([s.name, s.reason]), s] as const));
+  return [...seen.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) || (a.reason < b.reason ? -1 : 1));
 }

@@ -8,6 +8,7 @@
 
 import type { Provenance } from './provenance.js';
 import { maxScore, type Rate, type Rubric, type RubricTest, type Visibility } from './rubric.js';
+import type { NotGraded } from './status.js';
 
 /** The rate's rule in a student's words (results.json, junit). */
 export const RATE_RULE: Record<Rate, string> = {
@@ -62,6 +63,8 @@ export interface SubmissionScore {
   problem?: string;
   /** How to reproduce this grade (provenance.ts). */
   provenance?: Provenance;
+  /** Set when the grader never judged it (status.ts): not graded is not failing. */
+  notGraded?: NotGraded;
 }
 
 /** The counted runs a scenario needs, given the counted runs so far: k, plus its re-runs once one failed. */

@@ -1,5 +1,5 @@
 // Which submissions a grading run takes: the immediate sub-folders of the class folder (not
-// hidden ones, not the output folder), in name order; with `--shard i/n`, only those whose
+// hidden ones, not the output folder), in name order, and every entry it skips with the reason; with `--shard i/n`, only those whose
 // name's SHA-256 falls in shard i — stable across machines, so a CI matrix can split a class.
 
 import { createHash } from 'node:crypto';
@@ -30,22 +30,63 @@ export function shardOf(name: string, count: number): number {
 /** A submission name is a folder name any output can carry: no separators, no control characters. */
 const SAFE = /^[^/\\\0-\x1f]+$/;
 
-/** The class folder's submissions (sub-folder names, sorted), in this shard when one is given. */
-export function listSubmissions(classDir: string, options: { shard?: Shard; exclude?: string } = {}): string[] {
-  const excluded = options.exclude ? safeRealpath(resolve(options.exclude)) : undefined;
-  return readdirSync(classDir)
-    .filter((name) => !name.startsWith('.') && SAFE.test(name))
-    .filter((name) => isFolder(join(classDir, name)))
-    .filter((name) => excluded === undefined || safeRealpath(join(classDir, name)) !== excluded)
-    .filter((name) => !options.shard || shardOf(name, options.shard.count) === options.shard.index)
-    .sort();
+/** An entry of the class folder that is not graded, and why (class.json, index.html and the console list it). */
+export interface Skipped {
+  name: string;
+  reason: string;
 }
 
-function isFolder(path: string): boolean {
+export interface ClassFolder {
+  /** Sub-folder names, sorted. */
+  submissions: string[];
+  /** Every other entry, sorted by name: none is left out without a word. */
+  skipped: Skipped[];
+}
+
+/**
+ * The class folder's submissions and the entries it skips with the reason, in this shard when one
+ * is given (a skipped entry too belongs to the shard its name hashes to, so merged shards list it once).
+ */
+export function listSubmissions(classDir: string, options: { shard?: Shard; exclude?: string } = {}): ClassFolder {
+  const excluded = options.exclude ? safeRealpath(resolve(options.exclude)) : undefined;
+  const submissions: string[] = [];
+  const skipped: Skipped[] = [];
+  for (const raw of readdirSync(classDir, { encoding: 'buffer' })) {
+    const name = raw.toString('utf8');
+    if (options.shard && shardOf(name, options.shard.count) !== options.shard.index) continue;
+    const reason = skipReason(classDir, name, raw, excluded);
+    if (reason === undefined) submissions.push(name);
+    else skipped.push({ name, reason });
+  }
+  const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return { submissions: submissions.sort(byName), skipped: skipped.sort((a, b) => byName(a.name, b.name)) };
+}
+
+/** Why an entry is not a submission, or undefined when it is one. */
+function skipReason(classDir: string, name: string, raw: Buffer, excluded: string | undefined): string | undefined {
+  if (!Buffer.from(name, 'utf8').equals(raw)) return 'its name is not valid UTF-8: rename the folder';
+  if (name.startsWith('.')) return 'its name starts with a dot (a hidden folder, such as .git): rename it to grade it';
+  if (!SAFE.test(name)) {
+    const bad = [...name].find((c) => !SAFE.test(c))!;
+    const code = `U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    return `its name holds ${code} (${bad === '\t' ? 'a tab' : bad === '\\' ? 'a backslash' : 'a control character'}), which not every output can carry: rename the folder`;
+  }
+  const path = join(classDir, name);
+  const kind = entryKind(path);
+  if (kind !== 'folder') return kind;
+  if (excluded !== undefined && safeRealpath(path) === excluded) return 'the output folder (--out) of this grading';
+  return undefined;
+}
+
+/** "folder", or what the entry is instead, in words. */
+function entryKind(path: string): string {
   try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
+    if (statSync(path).isDirectory()) return 'folder';
+    return 'not a folder (a submission is a folder)';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return 'a link to nothing';
+    return `cannot be read (${code ?? (error as Error).message})`;
   }
 }
 

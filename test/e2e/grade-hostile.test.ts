@@ -21,6 +21,7 @@ import { type JournalEntry, readJournal } from '../../harness/journal.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { chaoslab, cli, root, survivors } from '../helpers/cli.js';
 import { fileTestdir, processesNamingSettled, processesRunning } from '../helpers/fixture.js';
+import { dictReader } from '../helpers/grade.js';
 
 t.setTimeout(420_000);
 const probe = await probeSealing();
@@ -177,7 +178,7 @@ t.test('every hostile submission is scored and explained; nothing is left behind
   }
   await nothingRunning(t, out);
   t.same(listing(dir, 'out'), before, 'nothing written outside the output folder');
-  t.match(readFileSync(join(out, 'grades.csv'), 'utf8'), /^(# NOT SEALED.*\n)?submission,score,max,happy-path\n/);
+  t.match(readFileSync(join(out, 'grades.csv'), 'utf8'), /^submission,status,score,max,sealed,happy-path,reason,/, 'the header first');
 });
 
 // Before the reference opens it: garbage over its store (an earlier incarnation's, in a restart)
@@ -330,10 +331,22 @@ t.test(
     const before = listing(base, 'out');
     const r = await chaoslab(['grade', join(base, 'class'), '--rubric', rubric, '--jobs', '2', '--out', out]);
     t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
-    t.equal(
-      readFileSync(join(out, 'grades.csv'), 'utf8'),
-      'submission,score,max,gap,happy-path\na-reference,1,1,0,1\nbuild-snoop,0,1,0,0\nforge,0,1,0,0\nlinked,0,1,0,0\nread-evidence,0,1,0,0\nsnoop,0,1,0,0\nsteal,0,1,0,0\ntamper,0,1,0,0\n',
+    const rows = dictReader(readFileSync(join(out, 'grades.csv'), 'utf8')).rows;
+    t.same(
+      rows.map((x) => [x.submission, x.score, x.max, x.gap, x['happy-path']].join(',')),
+      [
+        'a-reference,1,1,0,1',
+        'build-snoop,0,1,0,0',
+        'forge,0,1,0,0',
+        'linked,0,1,0,0',
+        'read-evidence,0,1,0,0',
+        'snoop,0,1,0,0',
+        'steal,0,1,0,0',
+        'tamper,0,1,0,0',
+      ],
     );
+    t.equal(rows.find((x) => x.submission === 'linked')?.status, 'manifest', 'the linked manifest: not graded');
+    t.equal(rows.find((x) => x.submission === 'a-reference')?.status, 'graded');
     t.match(resultsOf(out, 'linked').output, /Not graded: linked\/chaoslab\.json: is a symbolic link, not a file: it was not read/);
     for (const f of readdirSync(out, { recursive: true }).map((p) => join(out, String(p))))
       if (statSync(f).isFile()) t.notMatch(readFileSync(f, 'latin1'), /SECRET-b7e1/, `${f}: nothing of the linked file`);
@@ -419,7 +432,11 @@ t.test(
     );
     t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
     t.match(r.stdout, /chaoslab grade: NOT SEALED: sealed mode not available \(sealed runs need root/);
-    t.match(readFileSync(join(out, 'grades.csv'), 'utf8'), /^# NOT SEALED: .*\nsubmission,score,max,happy-path\n/);
+    t.match(readFileSync(join(out, 'grades.csv'), 'utf8'), /^submission,status,score,max,sealed,happy-path,reason,/);
+    t.ok(
+      dictReader(readFileSync(join(out, 'grades.csv'), 'utf8')).rows.every((x) => x.sealed === 'no'),
+      'NOT SEALED: the sealed column',
+    );
     const scored = (sub: string, score: number, why: RegExp) => {
       const res = resultsOf(out, sub);
       t.equal(res.score, score, `${sub}: ${score}`);

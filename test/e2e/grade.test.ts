@@ -20,6 +20,7 @@ import t from 'tap';
 import { SEALED_WORKSPACES } from '../../harness/grade/workspace.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { fileTestdir, processesNamingSettled } from '../helpers/fixture.js';
+import { dictReader } from '../helpers/grade.js';
 import { chaoslab, cli, root } from '../helpers/cli.js';
 import { platformProblems } from '../helpers/platform-schemas.js';
 
@@ -57,6 +58,8 @@ const rubric = join(dir, 'rubric.yaml');
 const before = readdirSync(classDir, { recursive: true }).sort();
 
 const csvOf = (out: string) => readFileSync(join(out, 'grades.csv'), 'utf8');
+/** grades.csv read as csv.DictReader does: per row the named columns (provenance, filled elsewhere, aside). */
+const csvRows = (out: string, columns: string[]) => dictReader(csvOf(out)).rows.map((r) => columns.map((c) => r[c]));
 const results = (out: string, sub: string) =>
   JSON.parse(readFileSync(join(out, sub, 'results.json'), 'utf8')) as {
     score: number;
@@ -94,18 +97,27 @@ t.test('a class graded on one machine', async (t) => {
     t.equal(mode(join(runs, batch, run)), '700', 'a run folder is closed');
     for (const f of ['summary.md', 'report.html', 'junit.xml', 'journal.jsonl']) t.equal(mode(join(runs, batch, run, f)), '600', `${run}/${f}: 0600`);
   }
-  t.equal(
-    csvOf(whole),
+  t.match(csvOf(whole), /^submission,status,score,max,sealed,happy-path,duplicate-delivery,gap,reason,/, 'the header first, nothing before it');
+  const sealed = probe.available ? 'yes' : 'no';
+  t.same(
+    csvRows(whole, ['submission', 'status', 'score', 'max', 'sealed', 'happy-path', 'duplicate-delivery', 'gap', 'reason']),
     [
-      ...(probe.available ? [] : ['# NOT SEALED: submissions ran without the sandbox (--unsealed)']),
-      'submission,score,max,happy-path,duplicate-delivery,gap',
-      'broken-build,0,4.5,0,0,0',
-      'gap-skip-ts,3,4.5,1,2,0',
-      'no-dedupe-py,2.5,4.5,1,0,1.5',
-      'ref-python,4.5,4.5,1,2,1.5',
-      '',
-    ].join('\n'),
-    'references full marks; each mutant exactly the points of the scenarios it fails; the broken build 0',
+      [
+        'broken-build',
+        'build-failed',
+        '0',
+        '4.5',
+        sealed,
+        '0',
+        '0',
+        '0',
+        'the build `echo compiling; echo oops >&2; exit 3` failed (exit status 3); see build.log',
+      ],
+      ['gap-skip-ts', 'graded', '3', '4.5', sealed, '1', '2', '0', ''],
+      ['no-dedupe-py', 'graded', '2.5', '4.5', sealed, '1', '0', '1.5', ''],
+      ['ref-python', 'graded', '4.5', '4.5', sealed, '1', '2', '1.5', ''],
+    ],
+    'references full marks; each mutant exactly the points of the scenarios it fails; the broken build not graded',
   );
   t.match(results(whole, 'ref-python').output, /Started with: no manifest: the default for client\.py: `python3 client\.py`/);
   t.match(results(whole, 'gap-skip-ts').output, /Started with: chaoslab\.json: /);
@@ -169,8 +181,9 @@ t.test('a class graded on one machine', async (t) => {
   const page = readFileSync(join(whole, 'index.html'), 'utf8');
   t.match(
     page,
-    /Scenarios failed most often<\/h2>\n<ol><li><b>duplicate-delivery<\/b> \(visible\): failed by 2 of 4<\/li><li><b>gap<\/b> \(after_due_date\): failed by 2 of 4/,
+    /Scenarios failed most often<\/h2>\n<ol><li><b>duplicate-delivery<\/b> \(visible\): failed by 1 of 3 graded<\/li><li><b>gap<\/b> \(after_due_date\): failed by 1 of 3 graded/,
   );
+  t.match(page, /<p class="counts">3 graded, 1 not graded \(build-failed: 1\)/, 'the failed build is not graded, not failing');
 
   t.same(readdirSync(classDir, { recursive: true }).sort(), before, 'the submissions themselves are untouched');
   t.same(await processesNamingSettled(whole), [], 'no process of the grading is left');
@@ -191,6 +204,46 @@ t.test('sharded 3 ways and merged: the same grades.csv', async (t) => {
   t.equal(twice.exitCode, 2);
   t.match(twice.stderr, /chaoslab: submission ".+" is in both /);
   t.same(await processesNamingSettled(dir), []);
+});
+
+t.test('a manifest naming another lab: the others graded, then exit 2 naming it; skipped folders listed; --lab against the rubric', async (t) => {
+  const base = t.testdir({
+    mixed: { good: {}, wrong: { 'chaoslab.json': JSON.stringify({ lab: 'feed', command: 'python3 client.py' }) }, '.hidden': {}, 'tab\tname': {} },
+    'one.yaml': 'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3" }\n',
+  });
+  const mixed = join(base, 'mixed');
+  for (const sub of ['good', 'wrong']) copyFileSync(join(root, 'consumer', 'ledger', 'python', 'client.py'), join(mixed, sub, 'client.py'));
+  chmodSync(mixed, 0o700);
+  const out = join(base, 'out');
+  const r = await chaoslab(['grade', mixed, '--rubric', join(base, 'one.yaml'), '--out', out, ...sealFlags]);
+  t.equal(r.exitCode, 2, `${r.stdout}\n${r.stderr}`);
+  t.match(r.stdout, 'chaoslab grade: skipped ".hidden": its name starts with a dot');
+  t.match(r.stdout, 'chaoslab grade: skipped "tab\\tname": its name holds U+0009 (a tab)', 'the tab shown, not typed');
+  t.match(r.stdout, 'chaoslab grade: wrong/chaoslab.json: lab "feed", but this class is graded with the ledger rubric');
+  t.match(r.stdout, /1 manifest\(s\) name another lab than the rubric's: .* \(exit 2\)/);
+  t.same(
+    csvRows(out, ['submission', 'status', 'score', 'reason']),
+    [
+      ['good', 'graded', '1', ''],
+      ['wrong', 'wrong-lab', '0', 'wrong/chaoslab.json: lab "feed", but this class is graded with the ledger rubric'],
+    ],
+    'the good submission graded all the same',
+  );
+  const json = JSON.parse(readFileSync(join(out, 'class.json'), 'utf8'));
+  t.same(
+    json.skipped.map((s: { name: string }) => s.name),
+    ['.hidden', 'tab\tname'],
+  );
+  t.match(json.counts, { submissions: 2, graded: 1, notGraded: 1, byStatus: { 'wrong-lab': 1 }, skipped: 2 });
+  const page = readFileSync(join(out, 'index.html'), 'utf8');
+  t.match(page, /<h2>Folders skipped<\/h2>\n<ul><li><code>\.hidden<\/code>/);
+  t.match(page, /<p class="warn">1 manifest\(s\) name another lab/);
+
+  const disagree = await chaoslab(['grade', mixed, '--rubric', join(base, 'one.yaml'), '--lab', 'feed', '--out', join(base, 'never')]);
+  t.equal(disagree.exitCode, 2);
+  t.match(disagree.stderr, /chaoslab: --lab feed, but the rubric .*one\.yaml is for the ledger lab/);
+  t.notOk(existsSync(join(base, 'never')), 'refused before anything is made');
+  t.same(await processesNamingSettled(out), []);
 });
 
 t.test(
@@ -254,7 +307,7 @@ t.test('where sealing is unavailable: refused without --unsealed; with it, every
   t.equal(r.exitCode, 0, r.stderr);
   t.match(results(one, 'solo'), { score: 1, output: /^NOT SEALED: / });
   t.match(readFileSync(join(one, 'solo', 'junit.xml'), 'utf8'), /<property name="sealed" value="false"\/>/);
-  t.equal(csvOf(one), '# NOT SEALED: submissions ran without the sandbox (--unsealed)\nsubmission,score,max,happy-path\nsolo,1,1,1\n');
+  t.same(csvRows(one, ['submission', 'status', 'score', 'max', 'sealed', 'happy-path']), [['solo', 'graded', '1', '1', 'no', '1']], 'unsealed: a column');
   t.match(readFileSync(join(one, 'index.html'), 'utf8'), /<p class="warn">NOT SEALED/);
   t.notOk(existsSync(single));
 });
@@ -281,10 +334,7 @@ t.test(
     t.match(refused.stderr, /refusing to grade untrusted code unsealed: sealed mode not available \(sealed runs need root/);
     const r = await grade(['--unsealed']);
     t.equal(r.exitCode, 0, r.stderr);
-    t.equal(
-      readFileSync(join(out, 'grades.csv'), 'utf8'),
-      '# NOT SEALED: submissions ran without the sandbox (--unsealed)\nsubmission,score,max,happy-path\nsolo,1,1,1\n',
-    );
+    t.same(csvRows(out, ['submission', 'status', 'score', 'sealed']), [['solo', 'graded', '1', 'no']]);
     t.same(await processesNamingSettled(out), []);
   },
 );

@@ -1,5 +1,6 @@
-// A small rubric and class for the grading tests.
-import type { ClassReport } from '../../harness/grade/class-data.js';
+// A small rubric and class for the grading tests, and grades.csv as course staff's scripts read it.
+import { spawnSync } from 'node:child_process';
+import { type ClassReport, CLASS_SCHEMA } from '../../harness/grade/class-data.js';
 import { checkRubric, type Rubric } from '../../harness/grade/rubric.js';
 import { type RunOutcome, scoreSubmission, ungradable } from '../../harness/grade/score.js';
 
@@ -42,12 +43,23 @@ export function smallClass(sealed = true): ClassReport {
     ]),
     'chaoslab.yaml: `y`',
   );
-  const broken = ungradable('carol', rubric, 'chaoslab.yaml: `z`', 'the build `make` failed (exit status 2); see build.log');
+  const why = 'the build `make` failed (exit status 2); see build.log';
+  const broken = { ...ungradable('carol', rubric, 'chaoslab.yaml: `z`', why), notGraded: { kind: 'build-failed' as const, reason: why } };
   return {
-    schema: 1,
+    schema: CLASS_SCHEMA,
     lab: 'ledger',
     rubric: rubric.tests.map((t) => ({ name: t.name, points: t.points, visibility: t.visibility, repeat: t.repeat })),
     sealing: sealed ? { sealed: true, note: 'sealed mode on' } : { sealed: false, note: 'sealed mode not available (running as uid 1000)' },
     submissions: [full, rare, broken],
+    skipped: [],
   };
+}
+
+/** The CSV as Python's csv.DictReader reads it (what course staff's scripts do): one dict per row, and the field names. */
+export function dictReader(text: string): { fields: string[]; rows: Record<string, string>[] } {
+  const py =
+    'import csv,io,json,sys; r=csv.DictReader(io.StringIO(sys.stdin.read(), newline="")); rows=list(r); print(json.dumps({"fields": r.fieldnames, "rows": rows}))';
+  const out = spawnSync('python3', ['-c', py], { input: text, encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`python3 csv.DictReader failed: ${out.stderr}`);
+  return JSON.parse(out.stdout) as { fields: string[]; rows: Record<string, string>[] };
 }

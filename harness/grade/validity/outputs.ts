@@ -73,17 +73,29 @@ function submissionProblems(dir: string, sub: SubmissionScore, shown: string[]):
 function csvProblems(file: string, report: ClassReport): string[] {
   const text = read(file);
   if (text === undefined) return ['missing'];
-  const lines = text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-  const header = ['submission', 'score', 'max', ...report.rubric.map((t) => t.name)].join(',');
-  const problems = lines[0] === header ? [] : [`header ${lines[0]}, not ${header}`];
-  const rows = new Map(lines.slice(1).map((l) => [l.split(',')[0], l] as const));
+  // Read by the header's names, as a tool would (the grades are in the named columns).
+  const [header = [], ...records] = csvRecords(text);
+  const columns = ['submission', 'status', 'score', 'max', ...report.rubric.map((t) => t.name)];
+  const missing = columns.filter((c) => !header.includes(c));
+  if (missing.length) return [`header ${header.join(',')}: no column ${missing.join(', ')}`];
+  const pick = (record: string[]) => columns.map((c) => record[header.indexOf(c)] ?? '').join(',');
+  const problems: string[] = [];
+  const rows = new Map(records.map((r) => [r[header.indexOf('submission')], pick(r)] as const));
   for (const sub of report.submissions) {
-    const want = [sub.submission, sub.score, sub.max, ...sub.scenarios.map((s) => s.score)].join(',');
+    const want = [sub.submission, sub.notGraded?.kind ?? 'graded', sub.score, sub.max, ...sub.scenarios.map((s) => s.score)].join(',');
     const have = rows.get(sub.submission);
     if (have !== want) problems.push(`${have === undefined ? `no row ${sub.submission}` : `row ${have}`}, class.json ${want}`);
   }
   if (rows.size !== report.submissions.length) problems.push(`${rows.size} rows for ${report.submissions.length} submissions`);
   return problems;
+}
+
+/** RFC 4180 records (quoted cells with doubled quotes; grades.csv shows newlines in a cell as \\n, so a record is a line). */
+function csvRecords(text: string): string[][] {
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => [...line.matchAll(/(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g)].map((m) => (m[1] !== undefined ? m[1].replaceAll('""', '"') : m[2]!)));
 }
 
 function htmlProblems(file: string, report: ClassReport): string[] {
@@ -99,8 +111,9 @@ function htmlProblems(file: string, report: ClassReport): string[] {
     }
     const row = text.slice(start, end);
     if (!row.includes(`<td>${sub.score} / ${sub.max}</td>`)) problems.push(`${sub.submission}: not ${sub.score} / ${sub.max}`);
-    const marks = [...row.matchAll(/<td class="(pass|fail)"/g)].map((m) => m[1]);
-    const want = sub.scenarios.map((s) => (s.status === 'passed' ? 'pass' : 'fail'));
+    const marks = [...row.matchAll(/<td class="(pass|fail|none)"/g)].map((m) => m[1]);
+    // A submission never run (its problem: no command, a failed build …) shows no verdict.
+    const want = sub.scenarios.map((s) => (sub.problem !== undefined ? 'none' : s.status === 'passed' ? 'pass' : 'fail'));
     if (marks.join() !== want.join()) problems.push(`${sub.submission}: cells ${marks.join(' ')}, class.json ${want.join(' ')}`);
   }
   return problems;
