@@ -12,7 +12,7 @@ import type { NotGraded } from './status.js';
 
 /** The rate's rule in a student's words (results.json, junit). */
 export const RATE_RULE: Record<Rate, string> = {
-  reproducible: 'a failure is re-run; it loses its points only when most runs fail',
+  reproducible: 'it loses its points only when most runs fail',
   all: 'it scores only if all pass',
   proportional: 'it scores the share of runs that passed',
 };
@@ -69,7 +69,9 @@ export interface SubmissionScore {
 
 /** The counted runs a scenario needs, given the counted runs so far: k, plus its re-runs once one failed. */
 export function targetRuns(test: RubricTest, counted: readonly RunOutcome[]): number {
-  return test.repeat + (counted.some((o) => o.status !== 'pass') ? test.reruns : 0);
+  // Only a verdict of the submission's own is re-run: an interrupted run (the deadline, a signal)
+  // or a skipped one would end the same way again.
+  return test.repeat + (counted.some((o) => o.status === 'fail') ? test.reruns : 0);
 }
 
 /** How many more runs a scenario needs: re-runs of a failure, and a replacement for each harness error. */

@@ -28,7 +28,9 @@ const probe = await probeSealing();
 const sealFlags = probe.available ? [] : ['--unsealed'];
 const reference = join(root, 'consumer', 'ledger', 'python', 'client.py');
 const hostile = (name: string) => join(root, 'test', 'fixtures', 'hostile', name);
-const HAPPY = 'lab: ledger\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3–§4: apply each EVENT, ACK after COMMIT" }\n';
+// reruns: 0 — these tests are about hostile submissions, not re-runs (test/e2e/grade.test.ts):
+// one run per scenario keeps them short and their outputs plain.
+const HAPPY = 'lab: ledger\nreruns: 0\nscenarios:\n  - { name: happy-path, points: 1, feedback: "§3–§4: apply each EVENT, ACK after COMMIT" }\n';
 // Where a huge file must not land: a sealed consumer's /tmp and /dev/shm are private tmpfs of its own,
 // gone with it; the host's stay untouched.
 const OUTSIDE = ['/tmp', '/dev/shm'].map((d) => join(d, 'chaoslab-grade-hostile-huge'));
@@ -195,9 +197,10 @@ const CORRUPT = [
   '',
 ].join('\n');
 const CORRUPT_RUBRIC = `lab: ledger
+reruns: 0
 scenarios:
   - { name: ack-crash, points: 2, feedback: "§4 and §5: resume from the committed cursor" }
-  - { name: happy-path, points: 1, repeat: 2, feedback: "§3–§4" }
+  - { name: happy-path, points: 1, repeat: 2, rate: all, feedback: "§3–§4" }
 `;
 
 /** Grades the store-corrupting submission in `base` (one run at a time); `as` runs the grader as another user. */
@@ -263,7 +266,7 @@ t.test(
     copyFileSync(join(root, 'scenarios', 'ledger', 'gap.yaml'), join(staff, 'gap.yaml'));
     writeFileSync(
       rubric,
-      'lab: ledger\nscenarios:\n  - { name: gap, file: gap.yaml, points: 0, visibility: hidden, feedback: "§3" }\n  - { name: happy-path, points: 1, feedback: "§3–§4" }\n',
+      'lab: ledger\nreruns: 0\nscenarios:\n  - { name: gap, file: gap.yaml, points: 0, visibility: hidden, feedback: "§3" }\n  - { name: happy-path, points: 1, feedback: "§3–§4" }\n',
     );
     chmodSync(staff, 0o700);
     const sub = (name: string) => join(base, 'class', name);

@@ -138,7 +138,7 @@ t.test('a class graded on one machine', async (t) => {
   // A deterministic bug survives the re-runs: the failure repeats, so it still costs the points.
   t.match(
     dedupe.tests[1]!.output,
-    /^Failed \(0 of 4 runs passed, 2 of them re-runs after a failure; a failure is re-run; it loses its points only when most runs fail\): §3: a duplicate.*\n- .*seq 3 applied twice/s,
+    /^Failed \(0 of 4 runs passed, 2 of them re-runs after a failure; it loses its points only when most runs fail\): §3: a duplicate.*\n- .*seq 3 applied twice/s,
   );
   t.match(r.stdout, /no-dedupe-py: re-running 2 run\(s\): duplicate-delivery/);
   t.match(r.stdout, /no-dedupe-py: duplicate-delivery: 0 of 4 runs passed \(2 re-runs after a failure\): failed/);
