@@ -1,0 +1,88 @@
+// A JavaScript submission with a native addon (better-sqlite3 12, test/fixtures/native-addon)
+// builds sealed with `npm ci` and no network: its packages come from an npm cache staff filled
+// (CHAOSLAB_NPM_CACHE), prebuild-install's download fails, and node-gyp compiles the addon
+// against the installed Node's headers (npm_config_nodedir). Then the program uses the addon.
+//
+// Opt-in (CHAOSLAB_NATIVE_ADDON_TEST=1): compiling sqlite3.c takes minutes on a loaded machine,
+// past `make test`'s budget. The cache is made from this machine's ~/.npm (or
+// CHAOSLAB_NPM_SOURCE_CACHE): only the fixture's 38 tarballs are copied into a folder the slot's
+// uid can read, outside /tmp (a sealed build has a private, empty /tmp).
+import t from 'tap';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { runBuild } from '../../harness/grade/build.js';
+import { leaseUid } from '../../harness/sandbox/uids.js';
+import { sealingSkip } from '../helpers/sandbox.js';
+
+const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'native-addon');
+const SOURCE = join(process.env.CHAOSLAB_NPM_SOURCE_CACHE ?? join(homedir(), '.npm'), '_cacache');
+
+/** cacache's paths: an index bucket by the sha256 of its key, content by its integrity. */
+const bucket = (key: string) => {
+  const hex = createHash('sha256').update(key).digest('hex');
+  return join('index-v5', hex.slice(0, 2), hex.slice(2, 4), hex.slice(4));
+};
+const content = (integrity: string) => {
+  const [algorithm, base64] = integrity.split('-', 2) as [string, string];
+  const hex = Buffer.from(base64, 'base64').toString('hex');
+  return join('content-v2', algorithm, hex.slice(0, 2), hex.slice(2, 4), hex.slice(4));
+};
+
+/** Copies the lock's tarballs from SOURCE into `<cache>/_cacache`; the names of those missing. */
+function fillCache(cache: string): string[] {
+  const lock = JSON.parse(readFileSync(join(FIXTURE, 'package-lock.json'), 'utf8')) as { packages: Record<string, { resolved?: string; integrity?: string }> };
+  const missing: string[] = [];
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    if (path === '' || !entry.resolved || !entry.integrity) continue;
+    const files = [bucket(`make-fetch-happen:request-cache:${entry.resolved}`), content(entry.integrity)];
+    if (!files.every((file) => existsSync(join(SOURCE, file)))) {
+      missing.push(path);
+      continue;
+    }
+    for (const file of files) {
+      mkdirSync(dirname(join(cache, '_cacache', file)), { recursive: true });
+      copyFileSync(join(SOURCE, file), join(cache, '_cacache', file));
+    }
+  }
+  return missing;
+}
+
+const sealed = await sealingSkip();
+const skip =
+  process.env.CHAOSLAB_NATIVE_ADDON_TEST !== '1'
+    ? 'opt-in: CHAOSLAB_NATIVE_ADDON_TEST=1 (compiles sqlite3.c: minutes)'
+    : !existsSync(SOURCE)
+      ? `no npm cache at ${SOURCE} to fill the staff cache from (CHAOSLAB_NPM_SOURCE_CACHE)`
+      : sealed;
+
+t.test('better-sqlite3 builds sealed and offline, from a staff npm cache and the local Node headers', { skip: skip ?? false }, async (t) => {
+  const dir = realpathSync(t.testdir({}));
+  const cache = join(dir, 'npm-cache');
+  t.same(fillCache(cache), [], "the fixture's tarballs are in the staff cache");
+  const copy = join(dir, 'submission');
+  cpSync(FIXTURE, copy, { recursive: true });
+  for (const path of [dir, cache]) chmodSync(path, 0o755);
+  const { execFileSync } = await import('node:child_process');
+  execFileSync('chmod', ['-R', 'a+rX', cache]);
+  const lease = leaseUid(0);
+  t.teardown(() => lease.release());
+  const previous = process.env.CHAOSLAB_NPM_CACHE;
+  process.env.CHAOSLAB_NPM_CACHE = cache;
+  t.teardown(() => {
+    if (previous === undefined) delete process.env.CHAOSLAB_NPM_CACHE;
+    else process.env.CHAOSLAB_NPM_CACHE = previous;
+  });
+  const built = await runBuild({
+    command: 'npm ci --foreground-scripts && node consumer.mjs',
+    dir: copy,
+    deadlineMs: 1_800_000,
+    uid: lease.uid,
+    logFile: join(dir, 'build.log'),
+  });
+  const log = readFileSync(join(dir, 'build.log'), 'utf8');
+  t.same(built, { ok: true }, log.slice(-2000));
+  t.match(log, /\(offline\)/, 'offline, from the staff cache');
+  t.match(log, /sqlite 3\.\d+/, 'the program used the compiled addon');
+});
