@@ -47,7 +47,8 @@ export interface BuildResult {
   reason?: string;
 }
 
-const BUILD_LIMITS = { cpuSeconds: 1800, processes: 4096, fileSizeBytes: 4 * 1024 ** 3 };
+/** RLIMIT_DATA applies only where no memory cgroup is usable (confine.ts): the same 4 GiB as BUILD_CGROUP. */
+const BUILD_LIMITS = { cpuSeconds: 1800, processes: 4096, fileSizeBytes: 4 * 1024 ** 3, dataBytes: 4 * 1024 ** 3 };
 /** A compiler (g++ on sqlite3.c: ~1 GiB) and a parallel make fit; a runaway does not take the machine. */
 export const BUILD_CGROUP = { pids: 4096, memoryBytes: 4 * 1024 ** 3 };
 
