@@ -6,10 +6,10 @@
 // Opt-in (CHAOSLAB_NATIVE_ADDON_TEST=1): compiling sqlite3.c takes minutes on a loaded machine,
 // past `make test`'s budget. The cache is made from this machine's ~/.npm (or
 // CHAOSLAB_NPM_SOURCE_CACHE): only the fixture's 38 tarballs are copied into a folder the slot's
-// uid can read, outside /tmp (a sealed build has a private, empty /tmp).
+// uid can read, outside /tmp (a sealed build has a private, empty /tmp), in /run.
 import t from 'tap';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { runBuild } from '../../harness/grade/build.js';
@@ -58,7 +58,10 @@ const skip =
       : sealed;
 
 t.test('better-sqlite3 builds sealed and offline, from a staff npm cache and the local Node headers', { skip: skip ?? false }, async (t) => {
-  const dir = realpathSync(t.testdir({}));
+  // Outside this project's tree (npm would take the project's node_modules/.bin and tap's hooks
+  // from the folders above) and outside /tmp (private in a sealed build).
+  const dir = realpathSync(mkdtempSync('/run/chaoslab-native-addon-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const cache = join(dir, 'npm-cache');
   t.same(fillCache(cache), [], "the fixture's tarballs are in the staff cache");
   const copy = join(dir, 'submission');
