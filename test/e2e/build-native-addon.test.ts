@@ -12,9 +12,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { runBuild } from '../../harness/grade/build.js';
-import { leaseUid } from '../../harness/sandbox/uids.js';
-import { sealingSkip } from '../helpers/sandbox.js';
+import { root, runTsChild, sandboxModule, sealingSkip } from '../helpers/sandbox.js';
 
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'native-addon');
 const SOURCE = join(process.env.CHAOSLAB_NPM_SOURCE_CACHE ?? join(homedir(), '.npm'), '_cacache');
@@ -69,21 +67,19 @@ t.test('better-sqlite3 builds sealed and offline, from a staff npm cache and the
   for (const path of [dir, cache]) chmodSync(path, 0o755);
   const { execFileSync } = await import('node:child_process');
   execFileSync('chmod', ['-R', 'a+rX', cache]);
-  const lease = leaseUid(0);
-  t.teardown(() => lease.release());
-  const previous = process.env.CHAOSLAB_NPM_CACHE;
-  process.env.CHAOSLAB_NPM_CACHE = cache;
-  t.teardown(() => {
-    if (previous === undefined) delete process.env.CHAOSLAB_NPM_CACHE;
-    else process.env.CHAOSLAB_NPM_CACHE = previous;
-  });
-  const built = await runBuild({
-    command: 'npm ci --foreground-scripts && node consumer.mjs',
-    dir: copy,
-    deadlineMs: 1_800_000,
-    uid: lease.uid,
-    logFile: join(dir, 'build.log'),
-  });
+  // The build runs in a child Node without tap's hooks: tap adds NODE_OPTIONS (its processinfo
+  // import) to every child this process spawns, and node-gyp, sealed, failed writing its record.
+  const code = [
+    `process.env.CHAOSLAB_NPM_CACHE = ${JSON.stringify(cache)};`,
+    `const { runBuild } = await import(${JSON.stringify(join(root, 'harness', 'grade', 'build.ts'))});`,
+    `const { leaseUid } = await import(${sandboxModule('uids')});`,
+    'const lease = leaseUid(0);',
+    `const built = await runBuild({ command: 'npm ci --foreground-scripts && node consumer.mjs', dir: ${JSON.stringify(copy)}, deadlineMs: 1_800_000, uid: lease.uid, logFile: ${JSON.stringify(join(dir, 'build.log'))} });`,
+    'lease.release();',
+    'console.log(JSON.stringify(built));',
+  ].join('\n');
+  const ran = await runTsChild(code, { timeoutMs: 1_900_000 }).done;
+  const built = JSON.parse(ran.stdout.trim().split('\n').at(-1) ?? 'null') as unknown;
   const log = readFileSync(join(dir, 'build.log'), 'utf8');
   t.same(built, { ok: true }, log.slice(-2000));
   t.match(log, /\(offline\)/, 'offline, from the staff cache');
