@@ -7,7 +7,7 @@
 import { formatBytes } from './bytes.js';
 import type { JournalEntry } from './journal.js';
 import { lossFindings, lossTables } from './loss-check.js';
-import { DEFAULT_LIMITS } from './sandbox/confine.js';
+import { limitsMet } from './sandbox/limit-words.js';
 import { ROOM_INODES } from './sandbox/room-fs.js';
 import { type Finding, statusOf, type Table, type Verdict } from './verdict.js';
 
@@ -67,8 +67,9 @@ export function coreFindings(journal: readonly JournalEntry[]): Finding[] {
 }
 
 /**
- * A sealed consumer that met a limit on disk, named: its room full (the tmpfs quota: ENOSPC
- * inside), a file past RLIMIT_FSIZE (SIGXFSZ), and anything its uid left outside its room.
+ * A sealed consumer that met a limit, named: its room full (the tmpfs quota: ENOSPC inside),
+ * memory (OOM kill in its cgroup), processes (forks pids.max refused), CPU time (SIGXCPU), a
+ * file past RLIMIT_FSIZE (SIGXFSZ), open files (EMFILE), and anything its uid left outside its room.
  */
 export function limitFindings(journal: readonly JournalEntry[]): Finding[] {
   const findings: Finding[] = [];
@@ -80,12 +81,14 @@ export function limitFindings(journal: readonly JournalEntry[]): Finding[] {
         text: `the consumer's room reached its disk limit of ${formatBytes(e.quotaBytes)}${files} (${formatBytes(e.peakBytes)} used at most): writes past it failed with "No space left on device"`,
       });
     }
-    if (e.type === 'process-exit' && e.role === 'consumer' && e.signal === 'SIGXFSZ')
-      findings.push({
-        code: 'file-size-limit',
-        text: `consumer incarnation ${e.incarnation} was killed by SIGXFSZ: it wrote a file past its size limit of ${formatBytes(DEFAULT_LIMITS.fileSizeBytes)} (RLIMIT_FSIZE)`,
-        subject: { process: { role: 'consumer', incarnation: e.incarnation }, t: e.t },
-      });
+    if (e.type === 'process-exit' && e.role === 'consumer')
+      // Sealed exits carry their cgroups' counters (`limits`); only then is an EMFILE the sandbox's limit.
+      for (const met of limitsMet({ signal: e.signal, ...(e.limits ? { limits: e.limits, stderrTail: e.stderrTail } : {}) }, 'sealed runs'))
+        findings.push({
+          code: met.code,
+          text: `consumer incarnation ${e.incarnation} ${met.words}`,
+          subject: { process: { role: 'consumer', incarnation: e.incarnation }, t: e.t },
+        });
     if (e.type === 'leftovers' && e.when === 'after')
       for (const left of e.found)
         findings.push({

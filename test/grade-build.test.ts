@@ -134,3 +134,49 @@ t.test("sealed: no network but its own loopback; with network: true, the host's"
   t.equal(readFileSync(join(dir, 'build.log'), 'utf8'), 'CONNECTED\n', 'with the host network it is reached');
   t.equal(knocks, 1);
 });
+
+t.test("a build's environment: Node's headers for node-gyp, the caches staff named, offline only without network", async (t) => {
+  const { buildEnv, nodePrefix } = await import('../harness/grade/build-env.js');
+  const home = '/srv/build/copy';
+  const here = buildEnv({ network: false, home, from: {} });
+  t.same(here, { env: { npm_config_nodedir: nodePrefix() }, notes: [] }, 'the installed Node has its headers here');
+  t.ok(existsSync(join(nodePrefix(), 'include', 'node', 'node.h')));
+  const none = buildEnv({ network: false, home, from: {}, prefix: t.testdir({}) });
+  t.same(none.env, {});
+  t.match(none.notes, [/Node's headers were not found in .*include\/node.*node-gyp cannot build a native addon without a network/]);
+  const caches = { CHAOSLAB_NPM_CACHE: '/srv/caches/npm', CHAOSLAB_GOMODCACHE: '/srv/caches/gomod', CHAOSLAB_PIP_WHEELS: '/tmp/wheels' };
+  const offline = buildEnv({ network: false, home, from: caches });
+  t.same(offline.env, {
+    npm_config_nodedir: nodePrefix(),
+    npm_config_cache: '/srv/caches/npm',
+    npm_config_logs_dir: '/srv/build/copy/.npm/_logs',
+    npm_config_offline: 'true',
+    GOMODCACHE: '/srv/caches/gomod',
+    GOPROXY: 'off',
+    PIP_FIND_LINKS: '/tmp/wheels',
+    PIP_NO_INDEX: '1',
+  });
+  t.match(offline.notes.at(-1), /CHAOSLAB_PIP_WHEELS=\/tmp\/wheels is out of a sealed build's reach/, 'a cache under /tmp: said');
+  const online = buildEnv({ network: true, home, from: caches });
+  t.notOk('npm_config_offline' in online.env || 'GOPROXY' in online.env || 'PIP_NO_INDEX' in online.env, 'with network: caches, not offline');
+});
+
+t.test('sealed: the build sees the headers, joins its own cgroups, and its log is kept for staff', { skip: skip ?? false }, async (t) => {
+  const dir = t.testdir({ src: {} });
+  const { chmodSync } = await import('node:fs');
+  chmodSync(dir, 0o755);
+  const lease = leaseUid(0);
+  t.teardown(() => lease.release());
+  const built = await runBuild({
+    command: 'test -r "$npm_config_nodedir/include/node/node.h" && echo "headers in $npm_config_nodedir"; grep -c /chaoslab/ /proc/self/cgroup',
+    dir: join(dir, 'src'),
+    deadlineMs: 60_000,
+    uid: lease.uid,
+    logFile: join(dir, 'build.log'),
+    staffLogFile: join(dir, 'staff-build.log'),
+  });
+  t.same(built, { ok: true });
+  const log = readFileSync(join(dir, 'build.log'), 'utf8');
+  t.match(log, /^headers in \/\S+\n2\n$/, 'the headers, and a pids and a memory group');
+  t.equal(readFileSync(join(dir, 'staff-build.log'), 'utf8'), log, 'the same log for staff');
+});

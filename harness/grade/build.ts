@@ -6,16 +6,23 @@
 // host; `network: true` (`grade --build-network`) leaves it in the host's network instead.
 // Unsealed, as the grader's user, supervised as a consumer is (a child that called setsid() is
 // still found and killed), with whatever network the grader has.
+// Both get Node's headers for node-gyp and the package caches staff named (build-env.ts). Sealed,
+// the build has its own pids and memory cgroups (4096 tasks, 4 GiB), and a build killed by a
+// limit is told which one, in words (limit-words.ts). The log goes to the student's folder and,
+// when asked (`staffLogFile`), to staff's.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, chownSync, lchownSync, lstatSync, readdirSync, type Stats, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { onCleanup } from '../cleanup.js';
 import { onAbort } from '../interrupt.js';
-import { confinedCommand } from '../sandbox/confine.js';
+import { type CgroupStats, createProcessCgroup } from '../sandbox/cgroup.js';
+import { confinedCommand, decodeSealedExit } from '../sandbox/confine.js';
+import { limitsMet } from '../sandbox/limit-words.js';
 import { createRunNamespace, type RunNamespace } from '../sandbox/namespace.js';
 import { HeadTailBuffer } from '../sandbox/output.js';
 import { type SupervisedProcess, startProcess } from '../supervisor.js';
+import { buildEnv } from './build-env.js';
 
 export interface BuildRequest {
   command: string;
@@ -26,6 +33,8 @@ export interface BuildRequest {
   uid?: number;
   /** The build's output, capped (head and tail kept). */
   logFile: string;
+  /** A copy of the log for staff (e.g. <out>/.staff/<submission>/build.log). */
+  staffLogFile?: string;
   /** Ctrl-C/SIGTERM: the build is killed at once. */
   signal?: AbortSignal;
   /** Sealed: the host's network (true), or a network namespace of its own, loopback only (default). */
@@ -38,36 +47,46 @@ export interface BuildResult {
   reason?: string;
 }
 
-const BUILD_LIMITS = { cpuSeconds: 1800, processes: 4096, fileSizeBytes: 4 * 1024 ** 3 };
+/** RLIMIT_DATA applies only where no memory cgroup is usable (confine.ts): the same 4 GiB as BUILD_CGROUP. */
+const BUILD_LIMITS = { cpuSeconds: 1800, processes: 4096, fileSizeBytes: 4 * 1024 ** 3, dataBytes: 4 * 1024 ** 3 };
+/** A compiler (g++ on sqlite3.c: ~1 GiB) and a parallel make fit; a runaway does not take the machine. */
+export const BUILD_CGROUP = { pids: 4096, memoryBytes: 4 * 1024 ** 3 };
 
 export async function runBuild(req: BuildRequest): Promise<BuildResult> {
   const log = new HeadTailBuffer(32 * 1024, 96 * 1024);
   let timedOut = false;
-  const ended = req.uid === undefined ? await unsealedBuild(req, log, () => (timedOut = true)) : await sealedBuild(req, req.uid, log, () => (timedOut = true));
+  const network = req.uid === undefined || req.network === true;
+  const { env, notes } = buildEnv({ network, home: req.dir });
+  for (const note of notes) log.push(Buffer.from(`${note}\n`));
+  const ended =
+    req.uid === undefined ? await unsealedBuild(req, env, log, () => (timedOut = true)) : await sealedBuild(req, req.uid, env, log, () => (timedOut = true));
   writeFileSync(req.logFile, log.text());
+  if (req.staffLogFile !== undefined) writeFileSync(req.staffLogFile, log.text());
   if (req.signal?.aborted) return { ok: false, reason: `the build \`${req.command}\` was stopped: grading was interrupted` };
   if (timedOut) return { ok: false, reason: `the build \`${req.command}\` did not finish within its deadline (${Math.round(req.deadlineMs / 1000)} s)` };
   if (ended.code === 0) return { ok: true };
+  const met = limitsMet(ended, 'sealed builds', BUILD_LIMITS);
+  if (met.length > 0) return { ok: false, reason: `the build \`${req.command}\` ${met.map((m) => m.words).join('; ')}; see build.log` };
   return {
     ok: false,
     reason: `the build \`${req.command}\` failed (${ended.code === null ? `signal ${ended.signal ?? 'unknown'}` : `exit status ${ended.code}`}); see build.log`,
   };
 }
 
-type Ended = { code: number | null; signal: string | null };
+type Ended = { code: number | null; signal: string | null; limits?: CgroupStats };
 
 /**
  * Unsealed: supervised as a consumer is (harness/supervisor.ts), so what it started is found
  * even after setsid() (parentage and an inherited tag) and killed when it ends.
  */
-async function unsealedBuild(req: BuildRequest, log: HeadTailBuffer, onDeadline: () => void): Promise<Ended> {
+async function unsealedBuild(req: BuildRequest, env: Record<string, string>, log: HeadTailBuffer, onDeadline: () => void): Promise<Ended> {
   let build: SupervisedProcess;
   try {
     build = startProcess({
       name: 'build',
       command: req.command,
       cwd: req.dir,
-      env: {},
+      env,
       outputLimitBytes: 4096,
       onOutput: (_s, text) => log.push(Buffer.from(text)),
     });
@@ -92,7 +111,7 @@ async function unsealedBuild(req: BuildRequest, log: HeadTailBuffer, onDeadline:
  * Sealed: as the slot's uid in a PID namespace of its own, so SIGKILL to unshare ends all of it;
  * without `network`, in a network namespace of its own, removed (with anything left in it) after.
  */
-async function sealedBuild(req: BuildRequest, uid: number, log: HeadTailBuffer, onDeadline: () => void): Promise<Ended> {
+async function sealedBuild(req: BuildRequest, uid: number, buildEnv: Record<string, string>, log: HeadTailBuffer, onDeadline: () => void): Promise<Ended> {
   chownTree(req.dir, uid);
   let ns: RunNamespace | undefined;
   try {
@@ -102,14 +121,54 @@ async function sealedBuild(req: BuildRequest, uid: number, log: HeadTailBuffer, 
     return { code: null, signal: null };
   }
   try {
-    return await confinedBuild(req, uid, ns, log, onDeadline);
+    return await confinedBuild(req, uid, buildEnv, ns, log, onDeadline);
   } finally {
     await ns?.destroy();
   }
 }
 
-async function confinedBuild(req: BuildRequest, uid: number, ns: RunNamespace | undefined, log: HeadTailBuffer, onDeadline: () => void): Promise<Ended> {
-  const { argv, env } = confinedCommand({ command: req.command, uid, home: req.dir, limits: BUILD_LIMITS, ...(ns ? { netnsPath: ns.path } : {}) });
+async function confinedBuild(
+  req: BuildRequest,
+  uid: number,
+  buildEnv: Record<string, string>,
+  ns: RunNamespace | undefined,
+  log: HeadTailBuffer,
+  onDeadline: () => void,
+): Promise<Ended> {
+  let cgroup: ReturnType<typeof createProcessCgroup>;
+  try {
+    cgroup = createProcessCgroup('build', BUILD_CGROUP);
+  } catch (error) {
+    log.push(Buffer.from(`\nchaoslab: could not make the build's cgroups: ${(error as Error).message}\n`));
+    return { code: null, signal: null };
+  }
+  try {
+    const ended = await spawnConfined(req, uid, buildEnv, cgroup, ns, log, onDeadline);
+    // tini turns a death by signal n into status 128+n: the signal names the limit (SIGXCPU, SIGXFSZ).
+    return { ...decodeSealedExit(ended.code, ended.signal), limits: cgroup.stats() };
+  } finally {
+    await cgroup.remove();
+  }
+}
+
+async function spawnConfined(
+  req: BuildRequest,
+  uid: number,
+  buildEnv: Record<string, string>,
+  cgroup: ReturnType<typeof createProcessCgroup>,
+  ns: RunNamespace | undefined,
+  log: HeadTailBuffer,
+  onDeadline: () => void,
+): Promise<Ended> {
+  const { argv, env } = confinedCommand({
+    command: req.command,
+    uid,
+    home: req.dir,
+    env: buildEnv,
+    cgroup,
+    limits: BUILD_LIMITS,
+    ...(ns ? { netnsPath: ns.path } : {}),
+  });
   const child = spawn(argv[0]!, argv.slice(1), { cwd: req.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (chunk: Buffer) => log.push(chunk));
   child.stderr.on('data', (chunk: Buffer) => log.push(chunk));

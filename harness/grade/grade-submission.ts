@@ -154,6 +154,7 @@ async function gradeCopy(
           dir: copy,
           deadlineMs: setup.buildDeadlineMs,
           logFile: join(studentDir, 'build.log'),
+          staffLogFile: join(staffDir, 'build.log'),
           network,
           ...(setup.signal ? { signal: setup.signal } : {}),
           ...(lease ? { uid: lease.uid } : {}),

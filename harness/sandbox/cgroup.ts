@@ -1,12 +1,17 @@
-// Per-process cgroup v1 groups for the `pids` and `memory` controllers: a fork bomb meets
-// pids.max, a memory hog meets memory.limit_in_bytes (the kernel's OOM killer ends it inside
-// its group), and the group's counters say which limit was hit.
+// Per-process cgroups for the `pids` and `memory` controllers, on cgroup v1 or v2
+// (cgroup-where.ts finds which): a fork bomb meets pids.max, a memory hog meets the memory
+// limit (v1 memory.limit_in_bytes, v2 memory.max; swap around it refused) and the kernel's OOM
+// killer ends it inside its group; the group's counters say which limit was hit. The memory
+// cgroup is the sealed runs' memory cap: it counts pages used, not address space reserved, so
+// runtimes that reserve large virtual ranges (V8's WebAssembly, the JVM, Go) run unhindered.
 //
-// Where: under the harness's OWN group of each controller (read from /proc/self/cgroup), in a
-// `chaoslab/` folder, e.g. /sys/fs/cgroup/pids/chaoslab/<harness pid>-<start>-<n>/ when the
-// harness sits at the root. Nesting keeps whatever limits the harness itself is under, and
-// leaves the machine's other groups alone. The group name starts with the harness's pid and
-// start time, so a later harness can remove groups a crashed one left (sweepStaleCgroups).
+// Where: under the harness's OWN group (read from /proc/self/cgroup), in a `chaoslab/` folder,
+// e.g. /sys/fs/cgroup/pids/chaoslab/<harness pid>-<start>-<n>/ on v1 when the harness sits at
+// the root. Nesting keeps whatever limits the harness itself is under, and leaves the machine's
+// other groups alone. On v2 one folder serves both controllers; they are enabled in the
+// `cgroup.subtree_control` of the harness's group and of `chaoslab/`. The group name starts
+// with the harness's pid and start time, so a later harness can remove groups a crashed one
+// left (sweepStaleCgroups).
 //
 // A process joins by writing its own pid to cgroup.procs before it execs the consumer (the
 // `sh -c 'echo $$ > …'` step of confine.ts), so everything it forks is counted from the first
@@ -14,14 +19,15 @@
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type CgroupHost, type CgroupPlace, type Controller, cgroupMounts, ownGroupIn, placeFor, THIS_MACHINE } from './cgroup-where.js';
 import { isAlive, readStat, sleep } from './proc.js';
 
-export type Controller = 'pids' | 'memory';
+export type { CgroupHost, Controller } from './cgroup-where.js';
 
 export interface CgroupLimits {
   /** pids.max: processes and threads together. */
   pids?: number;
-  /** memory.limit_in_bytes (and memory.memsw.limit_in_bytes where swap is accounted). */
+  /** v1 memory.limit_in_bytes (+ memory.memsw.limit_in_bytes where swap is accounted); v2 memory.max (+ memory.swap.max 0). */
   memoryBytes?: number;
 }
 
@@ -30,17 +36,21 @@ export interface CgroupStats {
   pidsCurrent?: number;
   /** How many forks pids.max refused (pids.events "max"). */
   pidsDenied?: number;
-  /** memory.max_usage_in_bytes. */
+  /** The most memory used (v1 memory.max_usage_in_bytes, v2 memory.peak where the kernel has it). */
   memoryPeakBytes?: number;
-  /** How many times the limit was hit (memory.failcnt). */
+  /** How many times the limit was hit (v1 memory.failcnt, v2 memory.events "max"). */
   memoryLimitHits?: number;
-  /** Processes the OOM killer ended in this group (memory.oom_control "oom_kill"). */
+  /** Processes the OOM killer ended in this group (v1 memory.oom_control, v2 memory.events "oom_kill"). */
   oomKills?: number;
+  /** The memory limit the group had, in bytes (for the words of a finding). */
+  memoryLimitBytes?: number;
+  /** The pids limit the group had. */
+  pidsLimit?: number;
 }
 
 export interface ProcessCgroup {
   readonly name: string;
-  /** Controller -> the group's folder. Only controllers that were usable are present. */
+  /** Controller -> the group's folder (on v2 both are the same folder). Only usable controllers are present. */
   readonly dirs: Partial<Record<Controller, string>>;
   /** The cgroup.procs files a starting process writes its pid to. */
   readonly procsFiles: string[];
@@ -51,63 +61,69 @@ export interface ProcessCgroup {
   remove(timeoutMs?: number): Promise<boolean>;
 }
 
-const FOLDER = 'chaoslab';
 let counter = 0;
 
-/** Where a v1 controller is mounted, from /proc/self/mountinfo; undefined when it is not (or only cgroup v2 is). */
-export function controllerMount(controller: Controller): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync('/proc/self/mountinfo', 'utf8');
-  } catch {
-    return undefined;
-  }
-  for (const line of text.split('\n')) {
-    // "... <mount point> <options> ... - cgroup cgroup rw,memory"
-    const [left, right] = line.split(' - ');
-    if (left === undefined || right === undefined) continue;
-    const [fsType, , superOptions] = right.split(' ');
-    if (fsType !== 'cgroup' || superOptions === undefined) continue;
-    if (superOptions.split(',').includes(controller)) return left.split(' ')[4];
-  }
-  return undefined;
+/** Where a v1 controller is mounted, from /proc/self/mountinfo; undefined when it is not (v2 only, or absent). */
+export function controllerMount(controller: Controller, host: CgroupHost = THIS_MACHINE): string | undefined {
+  return cgroupMounts(host).v1[controller];
 }
 
 /** This process's group for a v1 controller, e.g. "/" or "/process_api/abc". */
-export function ownGroup(controller: Controller): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync('/proc/self/cgroup', 'utf8');
-  } catch {
-    return undefined;
-  }
-  for (const line of text.split('\n')) {
-    const [, controllers, path] = line.split(':');
-    if (controllers !== undefined && path !== undefined && controllers.split(',').includes(controller)) return path;
-  }
-  return undefined;
+export function ownGroup(controller: Controller, host: CgroupHost = THIS_MACHINE): string | undefined {
+  return ownGroupIn(controller, host);
 }
 
 /** The `chaoslab` folder for a controller under this process's own group, or undefined. */
-export function chaoslabParent(controller: Controller): string | undefined {
-  const mount = controllerMount(controller);
-  const group = ownGroup(controller);
-  if (mount === undefined || group === undefined) return undefined;
-  return join(mount, group, FOLDER);
+export function chaoslabParent(controller: Controller, host: CgroupHost = THIS_MACHINE): string | undefined {
+  const place = placeFor(controller, host);
+  return 'parent' in place ? place.parent : undefined;
+}
+
+/**
+ * On v2, a controller reaches a child group only when every group from the harness's own down
+ * enables it in cgroup.subtree_control. Writing "+memory" into a group that holds processes
+ * (the harness's own, unless it sits at the root) fails with EBUSY: then the controller is not
+ * usable here, and the caller says so. One write per folder for all controllers missing there.
+ */
+function enableV2(place: CgroupPlace, controllers: readonly Controller[]): void {
+  if (place.version !== 2) return;
+  for (const dir of [place.own, place.parent]) {
+    const control = join(dir, 'cgroup.subtree_control');
+    const enabled = (readFileSafe(control) ?? '').trim().split(/\s+/);
+    const missing = controllers.filter((controller) => !enabled.includes(controller));
+    if (missing.length === 0) continue;
+    try {
+      writeFileSync(control, missing.map((controller) => `+${controller}`).join(' '));
+    } catch (error) {
+      throw new Error(`cannot enable the ${missing.join(' and ')} controller in ${control}: ${(error as Error).message}`);
+    }
+  }
+}
+
+function readFileSafe(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether a controller can be used here: its parent folder can be created and a child made and removed. */
-export function controllerUsable(controller: Controller): { ok: true; parent: string } | { ok: false; reason: string } {
-  const parent = chaoslabParent(controller);
-  if (parent === undefined) return { ok: false, reason: `no cgroup v1 ${controller} controller mounted` };
-  const trial = join(parent, `probe-${process.pid}-${++counter}`);
+export function controllerUsable(
+  controller: Controller,
+  host: CgroupHost = THIS_MACHINE,
+): { ok: true; parent: string; version: 1 | 2 } | { ok: false; reason: string } {
+  const place = placeFor(controller, host);
+  if (!('parent' in place)) return { ok: false, reason: place.reason };
+  const trial = join(place.parent, `probe-${process.pid}-${++counter}`);
   try {
-    mkdirSync(parent, { recursive: true });
+    mkdirSync(place.parent, { recursive: true });
+    enableV2(place, [controller]);
     mkdirSync(trial);
     rmdirSync(trial);
-    return { ok: true, parent };
+    return { ok: true, parent: place.parent, version: place.version };
   } catch (error) {
-    return { ok: false, reason: `cannot create a ${controller} group under ${parent}: ${(error as Error).message}` };
+    return { ok: false, reason: `cannot create a cgroup v${place.version} ${controller} group under ${place.parent}: ${(error as Error).message}` };
   }
 }
 
@@ -115,67 +131,79 @@ function ownTag(): string {
   return `${process.pid}-${readStat(process.pid)?.start ?? '0'}`;
 }
 
+/** Writes the limits of one controller into its group's folder. */
+function writeLimits(version: 1 | 2, controller: Controller, dir: string, limits: CgroupLimits): void {
+  if (controller === 'pids' && limits.pids !== undefined) writeFileSync(join(dir, 'pids.max'), String(limits.pids));
+  if (controller !== 'memory' || limits.memoryBytes === undefined) return;
+  writeFileSync(join(dir, version === 1 ? 'memory.limit_in_bytes' : 'memory.max'), String(limits.memoryBytes));
+  // No swapping around the limit (the files are absent where swap is not accounted).
+  const swap = version === 1 ? ['memory.memsw.limit_in_bytes', String(limits.memoryBytes)] : ['memory.swap.max', '0'];
+  if (existsSync(join(dir, swap[0]!))) {
+    try {
+      writeFileSync(join(dir, swap[0]!), swap[1]!);
+    } catch {}
+  }
+}
+
 /** Creates one group per usable controller with the given limits. Throws if a limit cannot be written. */
-export function createProcessCgroup(label: string, limits: CgroupLimits, controllers: readonly Controller[] = ['pids', 'memory']): ProcessCgroup {
+export function createProcessCgroup(
+  label: string,
+  limits: CgroupLimits,
+  controllers: readonly Controller[] = ['pids', 'memory'],
+  host: CgroupHost = THIS_MACHINE,
+): ProcessCgroup {
   const name = `${ownTag()}-${++counter}-${label.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40)}`;
   const dirs: Partial<Record<Controller, string>> = {};
+  const versions: Partial<Record<Controller, 1 | 2>> = {};
   try {
-    for (const controller of controllers) {
-      const parent = chaoslabParent(controller);
-      if (parent === undefined) continue;
-      mkdirSync(parent, { recursive: true });
-      const dir = join(parent, name);
-      mkdirSync(dir);
+    const places = controllers.flatMap((controller) => {
+      const place = placeFor(controller, host);
+      return 'parent' in place ? [{ controller, place }] : [];
+    });
+    const v2 = places.filter(({ place }) => place.version === 2);
+    if (v2[0] !== undefined) {
+      mkdirSync(v2[0].place.parent, { recursive: true });
+      enableV2(
+        v2[0].place,
+        v2.map(({ controller }) => controller),
+      );
+    }
+    for (const { controller, place } of places) {
+      mkdirSync(place.parent, { recursive: true });
+      const dir = join(place.parent, name);
+      if (!Object.values(dirs).includes(dir)) mkdirSync(dir);
       dirs[controller] = dir;
-      if (controller === 'pids' && limits.pids !== undefined) writeFileSync(join(dir, 'pids.max'), String(limits.pids));
-      if (controller === 'memory' && limits.memoryBytes !== undefined) {
-        writeFileSync(join(dir, 'memory.limit_in_bytes'), String(limits.memoryBytes));
-        const memsw = join(dir, 'memory.memsw.limit_in_bytes');
-        if (existsSync(memsw)) {
-          try {
-            writeFileSync(memsw, String(limits.memoryBytes)); // no swapping around the limit
-          } catch {}
-        }
-      }
+      versions[controller] = place.version;
+      writeLimits(place.version, controller, dir, limits);
     }
   } catch (error) {
-    for (const dir of Object.values(dirs)) {
+    for (const dir of new Set(Object.values(dirs))) {
       try {
         rmdirSync(dir);
       } catch {}
     }
     throw new Error(`cgroup ${name}: ${(error as Error).message}`);
   }
-  return new Group(name, dirs);
+  return new Group(name, dirs, versions, limits);
 }
 
 function readNumber(path: string): number | undefined {
-  try {
-    const value = Number(readFileSync(path, 'utf8').trim());
-    return Number.isFinite(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  const text = readFileSafe(path);
+  if (text === undefined) return undefined;
+  const value = Number(text.trim());
+  return Number.isFinite(value) ? value : undefined;
 }
 
 function readKeyed(path: string, key: string): number | undefined {
-  try {
-    const match = new RegExp(`^${key}\\s+(\\d+)$`, 'm').exec(readFileSync(path, 'utf8'));
-    return match ? Number(match[1]) : undefined;
-  } catch {
-    return undefined;
-  }
+  const match = new RegExp(`^${key}\\s+(\\d+)$`, 'm').exec(readFileSafe(path) ?? '');
+  return match ? Number(match[1]) : undefined;
 }
 
 function procsOf(dir: string): number[] {
-  try {
-    return readFileSync(join(dir, 'cgroup.procs'), 'utf8')
-      .split('\n')
-      .filter((line) => line !== '')
-      .map(Number);
-  } catch {
-    return [];
-  }
+  return (readFileSafe(join(dir, 'cgroup.procs')) ?? '')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map(Number);
 }
 
 class Group implements ProcessCgroup {
@@ -185,8 +213,10 @@ class Group implements ProcessCgroup {
   constructor(
     readonly name: string,
     readonly dirs: Partial<Record<Controller, string>>,
+    private readonly versions: Partial<Record<Controller, 1 | 2>>,
+    private readonly limits: CgroupLimits,
   ) {
-    this.procsFiles = Object.values(dirs).map((dir) => join(dir, 'cgroup.procs'));
+    this.procsFiles = [...new Set(Object.values(dirs))].map((dir) => join(dir, 'cgroup.procs'));
   }
 
   pids(): number[] {
@@ -196,25 +226,30 @@ class Group implements ProcessCgroup {
   stats(): CgroupStats {
     const stats: CgroupStats = {};
     const { pids, memory } = this.dirs;
+    const set = <K extends keyof CgroupStats>(key: K, value: number | undefined) => {
+      if (value !== undefined) stats[key] = value;
+    };
     if (pids !== undefined) {
-      const current = readNumber(join(pids, 'pids.current'));
-      const denied = readKeyed(join(pids, 'pids.events'), 'max');
-      if (current !== undefined) stats.pidsCurrent = current;
-      if (denied !== undefined) stats.pidsDenied = denied;
+      set('pidsCurrent', readNumber(join(pids, 'pids.current')));
+      set('pidsDenied', readKeyed(join(pids, 'pids.events'), 'max'));
+      set('pidsLimit', this.limits.pids);
     }
-    if (memory !== undefined) {
-      const peak = readNumber(join(memory, 'memory.max_usage_in_bytes'));
-      const hits = readNumber(join(memory, 'memory.failcnt'));
-      const oom = readKeyed(join(memory, 'memory.oom_control'), 'oom_kill');
-      if (peak !== undefined) stats.memoryPeakBytes = peak;
-      if (hits !== undefined) stats.memoryLimitHits = hits;
-      if (oom !== undefined) stats.oomKills = oom;
+    if (memory !== undefined && this.versions.memory === 1) {
+      set('memoryPeakBytes', readNumber(join(memory, 'memory.max_usage_in_bytes')));
+      set('memoryLimitHits', readNumber(join(memory, 'memory.failcnt')));
+      set('oomKills', readKeyed(join(memory, 'memory.oom_control'), 'oom_kill'));
     }
+    if (memory !== undefined && this.versions.memory === 2) {
+      set('memoryPeakBytes', readNumber(join(memory, 'memory.peak'))); // Linux 5.19 and later
+      set('memoryLimitHits', readKeyed(join(memory, 'memory.events'), 'max'));
+      set('oomKills', readKeyed(join(memory, 'memory.events'), 'oom_kill'));
+    }
+    if (memory !== undefined) set('memoryLimitBytes', this.limits.memoryBytes);
     return stats;
   }
 
   remove(timeoutMs = 5000): Promise<boolean> {
-    this.removed ??= removeDirs(Object.values(this.dirs), timeoutMs);
+    this.removed ??= removeDirs([...new Set(Object.values(this.dirs))], timeoutMs);
     return this.removed;
   }
 }
@@ -241,10 +276,10 @@ async function removeDirs(dirs: string[], timeoutMs: number): Promise<boolean> {
 }
 
 /** Removes groups left by harness processes that are gone (crash, SIGKILL); returns how many. */
-export async function sweepStaleCgroups(controllers: readonly Controller[] = ['pids', 'memory']): Promise<number> {
+export async function sweepStaleCgroups(controllers: readonly Controller[] = ['pids', 'memory'], host: CgroupHost = THIS_MACHINE): Promise<number> {
   let swept = 0;
-  for (const controller of controllers) {
-    const parent = chaoslabParent(controller);
+  const parents = new Set(controllers.map((controller) => chaoslabParent(controller, host)));
+  for (const parent of parents) {
     if (parent === undefined || !existsSync(parent)) continue;
     for (const name of readdirSync(parent)) {
       const match = /^(\d+)-(\d+)-/.exec(name);

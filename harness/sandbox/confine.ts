@@ -6,7 +6,7 @@
 //   setpriv --pdeathsig KILL --                     dies (SIGKILL) when the process that spawned it dies
 //   [sh -c 'echo $$ > <pids>/cgroup.procs …; exec "$@"']   joins its cgroups before anything forks
 //   [nsenter --net=/proc/<holder>/ns/net --]        joins the run's network namespace
-//   prlimit --cpu=… --nofile=… --fsize=… --as=… --nproc=… --core=0 --
+//   prlimit --cpu=… --nofile=… --fsize=… [--data=…] --nproc=… --core=0 --
 //   unshare --pid --ipc --fork --kill-child=SIGKILL [--mount-proc] --
 //        └─ fork: pid 1 of a new PID namespace, in IPC and mount namespaces of its own
 //   [sh -c PRIVATE_FS]                              private /tmp, /var/tmp, /dev/shm, /run/lock; / read-only
@@ -35,6 +35,12 @@
 //    (found: /tmp, /var/tmp, /run/lock) can carry anything to a later run. The room stays
 //    writable, and the working directory reachable, also when they lie under one of those.
 //  - rlimits are set before the uid change and cannot be raised again by the consumer.
+//  - No RLIMIT_AS: address space is not memory. V8 reserves large virtual ranges for each
+//    WebAssembly memory (8 GiB RLIMIT_AS made `new WebAssembly.Memory({maximum: 65536})` fail
+//    with "could not allocate memory"), the JVM and Go reserve their heaps the same way. Memory
+//    is capped by the memory cgroup the process joins (cgroup.ts), which counts pages used;
+//    only where it joins none, by RLIMIT_DATA (writable private mappings: a PROT_NONE
+//    reservation costs nothing until it is made writable).
 //
 // Signals (verified on this machine, see test/sandbox-confine.test.ts):
 //  - SIGSTOP sent to tini stops tini only. To stop the consumer, send SIGSTOP to the members of
@@ -64,20 +70,21 @@ export interface Limits {
   openFiles: number;
   /** RLIMIT_FSIZE, bytes one file may grow to (SIGXFSZ / EFBIG beyond). */
   fileSizeBytes: number;
-  /** RLIMIT_AS, bytes of address space; at least 4 GiB (V8 and Go reserve much more than they use). */
-  addressSpaceBytes: number;
+  /** RLIMIT_DATA, bytes of writable private memory: set only where the process joins no memory
+   *  cgroup (the cgroup is the memory cap); at least 256 MiB (a runtime's own start needs ~100). */
+  dataBytes: number;
   /** RLIMIT_NPROC for the slot's uid (a second bound next to pids.max). */
   processes: number;
 }
 
 const GiB = 1024 ** 3;
-export const MIN_ADDRESS_SPACE = 4 * GiB;
+export const MIN_DATA_BYTES = 256 * 1024 ** 2;
 
 export const DEFAULT_LIMITS: Limits = {
   cpuSeconds: 600,
   openFiles: 1024,
   fileSizeBytes: 1 * GiB,
-  addressSpaceBytes: 8 * GiB,
+  dataBytes: 2 * GiB,
   processes: 512,
 };
 
@@ -95,7 +102,7 @@ export interface ConfineOptions {
    *  process already is inside it (the worker design). */
   netnsPath?: string;
   /** Groups to join before anything runs (cgroup.ts). */
-  cgroup?: Pick<ProcessCgroup, 'procsFiles'>;
+  cgroup?: Pick<ProcessCgroup, 'procsFiles' | 'dirs'>;
   limits?: Partial<Limits>;
   /** Mount a /proc of the new PID namespace, so the consumer sees only its own processes
    *  (default true; costs a mount namespace). */
@@ -130,8 +137,7 @@ export function confinedCommand(options: ConfineOptions): { argv: string[]; env:
   ] as const) {
     if (!Number.isInteger(id) || id <= 0) throw new RangeError(`confine: ${what} must be a positive integer (never root), not ${id}`);
   }
-  if (limits.addressSpaceBytes < MIN_ADDRESS_SPACE)
-    throw new RangeError(`confine: address space limit must be at least 4 GiB, not ${limits.addressSpaceBytes}`);
+  if (limits.dataBytes < MIN_DATA_BYTES) throw new RangeError(`confine: the data limit must be at least 256 MiB, not ${limits.dataBytes}`);
   for (const [key, value] of Object.entries(limits)) {
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`confine: limit ${key} must be a positive integer, not ${value}`);
   }
@@ -152,7 +158,7 @@ export function confinedCommand(options: ConfineOptions): { argv: string[]; env:
     `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
     `--nofile=${limits.openFiles}`,
     `--fsize=${limits.fileSizeBytes}`,
-    `--as=${limits.addressSpaceBytes}`,
+    ...(options.cgroup?.dirs.memory === undefined ? [`--data=${limits.dataBytes}`] : []),
     `--nproc=${limits.processes}`,
     '--core=0',
     '--',

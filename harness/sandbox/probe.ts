@@ -24,7 +24,7 @@ export interface SealingProbe {
   reason?: string;
   /** Paths of the programs found. */
   tools: Partial<Record<ToolName, string>>;
-  /** cgroup v1 folders per usable controller; `notes` tell why one is not. */
+  /** cgroup (v1 or v2) folders per usable controller; `notes` tell why one is not. */
   cgroups: { pids?: string; memory?: string; notes: string[] };
   /** The namespace's loopback has ::1 (IPv6 is filtered too). */
   ipv6: boolean;
@@ -94,7 +94,10 @@ async function runProbe(): Promise<SealingProbe> {
   for (const controller of ['pids', 'memory'] as const) {
     const usable = controllerUsable(controller);
     if (usable.ok) cgroups[controller] = usable.parent;
-    else cgroups.notes.push(`${usable.reason}: sealed consumers run without a ${controller} cap`);
+    else
+      cgroups.notes.push(
+        `${usable.reason}: ${controller === 'memory' ? 'sealed consumers’ memory is capped by RLIMIT_DATA instead' : 'sealed consumers run without a pids cap'}`,
+      );
   }
 
   const t = tools as Record<ToolName, string>;
