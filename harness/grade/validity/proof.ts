@@ -47,11 +47,12 @@ export class ProofError extends Error {
 
 export const CLI = join(projectRoot, 'dist', 'harness', 'cli.js');
 
-export async function proveValidity(opts: ProofOptions): Promise<Validity> {
+/** The lab, a new output folder, the rubric and the class of references and mutants (ONLY= chosen). */
+function prepareClass(opts: Pick<ProofOptions, 'lab' | 'out' | 'only' | 'rubric'>, what: string) {
   const lab = labNamed(opts.lab);
   if (!lab) throw new ProofError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
   const out = resolve(opts.out);
-  if (existsSync(out) && readdirSync(out).length > 0) throw new ProofError(`${out} is not empty: give the proof a new folder`);
+  if (existsSync(out) && readdirSync(out).length > 0) throw new ProofError(`${out} is not empty: give the ${what} a new folder`);
   mkdirSync(out, { recursive: true });
   let consumers: ReturnType<typeof loadMatrixConsumers>;
   try {
@@ -59,8 +60,11 @@ export async function proveValidity(opts: ProofOptions): Promise<Validity> {
   } catch (error) {
     throw new ProofError(`ONLY: ${(error as Error).message}`);
   }
-  const rubric = rubricOf(opts);
-  const submissions = validitySubmissions(consumers, projectRoot);
+  return { lab, out, rubric: rubricOf(opts), submissions: validitySubmissions(consumers, projectRoot) };
+}
+
+export async function proveValidity(opts: ProofOptions): Promise<Validity> {
+  const { lab, out, rubric, submissions } = prepareClass(opts, 'proof');
   const notes: string[] = [`rubric ${rubric.file}`, `${submissions.length} submissions: ${submissions.map((s) => s.name).join(', ')}`];
   const timed = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
     const started = Date.now();
@@ -110,19 +114,7 @@ export async function proveValidity(opts: ProofOptions): Promise<Validity> {
  * A grading that exits 2 (some scenario not graded) still counts: its not-graded cells are shown.
  */
 export async function proveStability(opts: Omit<ProofOptions, 'matrix' | 'gradings' | 'reruns'> & { attempts: number; hogs?: number }): Promise<Stability> {
-  const lab = labNamed(opts.lab);
-  if (!lab) throw new ProofError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
-  const out = resolve(opts.out);
-  if (existsSync(out) && readdirSync(out).length > 0) throw new ProofError(`${out} is not empty: give the check a new folder`);
-  mkdirSync(out, { recursive: true });
-  let consumers: ReturnType<typeof loadMatrixConsumers>;
-  try {
-    consumers = consumersNamed(loadMatrixConsumers(lab), opts.only);
-  } catch (error) {
-    throw new ProofError(`ONLY: ${(error as Error).message}`);
-  }
-  const rubric = rubricOf(opts);
-  const submissions = validitySubmissions(consumers, projectRoot);
+  const { lab, out, rubric, submissions } = prepareClass(opts, 'check');
   const classDir = join(out, 'class');
   writeValidityClass(classDir, lab.name, submissions);
   const probe = await probeSealing();
@@ -187,7 +179,7 @@ export function judge(input: {
   return validity;
 }
 
-function rubricOf(opts: ProofOptions): Rubric {
+function rubricOf(opts: Pick<ProofOptions, 'lab' | 'rubric'>): Rubric {
   const file = resolve(opts.rubric ?? join(projectRoot, 'rubrics', `${opts.lab}.yaml`));
   let rubric: Rubric;
   try {
