@@ -33,7 +33,7 @@ Get the real server in one of these ways, then run this script (or 'make setup')
   - a container: docker run -d --network host ghcr.io/shopify/toxiproxy:${TOXIPROXY_VERSION#v}
     then export TOXIPROXY_URL=http://127.0.0.1:8474 (host networking, because chaoslab's proxies
     listen on and connect to 127.0.0.1);
-  - install Go >= 1.22 (https://go.dev/dl/) and run this script again.
+  - install Go >= 1.23 (Toxiproxy v2.12.0's go.mod asks for 1.23.0) (https://go.dev/dl/) and run this script again.
 EOF
   exit 1
 }
