@@ -2,11 +2,12 @@
 // times is stable only when every submission got the same score on every attempt; a differing
 // score fails it, a not-graded attempt leaves it unjudged. Fed class reports, not gradings.
 import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
 import type { ClassReport } from '../harness/grade/class-data.js';
 import { scoreSubmission } from '../harness/grade/score.js';
-import { compareAttempts, renderStabilityTable, stabilityExitStatus, writeStability } from '../harness/grade/validity/stability.js';
+import { compareAttempts, HOG, renderStabilityTable, stabilityExitStatus, writeStability } from '../harness/grade/validity/stability.js';
 import { smallClass, smallRubric } from './helpers/grade.js';
 
 const submissions = [
@@ -83,4 +84,23 @@ t.test('stability.md and stability.json hold the table', async (t) => {
   t.match(md, /\| submission \| kind \| #1 \| #2 \| same \|/);
   t.match(md, /\| bob \| mutant \| 1 \| 4 \| \*\*no\*\* \(sigkill-storm\) \|/);
   t.match(md, /- rubric rubrics\/small\.yaml/);
+});
+
+t.test('a hog ends when the check that started it is killed (SIGKILL fires no exit handler)', async (t) => {
+  // bash starts the hog, says its pid, and is killed with SIGKILL: the hog, reparented, must end.
+  const started = spawnSync('bash', ['-c', 'node -e "$1" $$ </dev/null >/dev/null 2>&1 & echo $!; kill -KILL $$', 'parent', HOG], { encoding: 'utf8' });
+  const pid = Number(started.stdout.trim());
+  t.ok(pid > 0, `the hog's pid (${started.stdout.trim()})`);
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  // Bounded wait, not a timing assertion: a round of its loop is well under a second.
+  for (let i = 0; i < 300 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+  if (alive()) process.kill(pid, 'SIGKILL');
+  t.notOk(alive(), 'the hog is gone');
 });

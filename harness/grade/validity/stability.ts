@@ -106,9 +106,15 @@ export function writeStability(out: string, s: Stability, notes: readonly string
   writeFileSync(join(out, 'stability.md'), renderStabilityMarkdown(s, notes));
 }
 
-/** `count` busy processes (a CPU hog); stop() ends them, and so does this process's exit. */
+/**
+ * A busy loop that ends when its parent (the pid given as its argument) does, whatever ended the
+ * parent (SIGTERM or SIGKILL fire no 'exit' handler): it looks at its parent pid between rounds.
+ */
+export const HOG = 'const parent = Number(process.argv[1]); for (;;) { for (let i = 0; i < 1e7; i++); if (process.ppid !== parent) process.exit(0); }';
+
+/** `count` busy processes (a CPU hog); stop() ends them, and so does this process's exit or death. */
 export function startHogs(count: number): { stop: () => void } {
-  const hogs: ChildProcess[] = Array.from({ length: count }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+  const hogs: ChildProcess[] = Array.from({ length: count }, () => spawn(process.execPath, ['-e', HOG, String(process.pid)], { stdio: 'ignore' }));
   const stop = () => {
     for (const hog of hogs) if (hog.exitCode === null && hog.signalCode === null) hog.kill('SIGKILL');
     process.off('exit', stop);
