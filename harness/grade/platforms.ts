@@ -4,13 +4,13 @@
 // staff folder (<out>/.staff/<name>/). Files are written atomically (a temporary file in the same
 // folder, then a rename), so a reader — or a platform's timeout — only ever finds a whole file.
 
-import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jsonText } from '../report/inert.js';
 import type { GradeData } from './grade-data.js';
 import { gradescopeResults } from './gradescope.js';
 import { submissionJunit } from './junit.js';
 import { prairieLearnResults } from './prairielearn.js';
+import { writeAtomically } from '../report/write-atomically.js';
 
 export interface Platform {
   name: string;
@@ -35,13 +35,7 @@ export const PLATFORMS: readonly Platform[] = [
 /** Every platform's files of one submission. */
 export function writePlatformFiles(studentDir: string, staffDir: string, data: GradeData): void {
   for (const platform of PLATFORMS) {
-    writeAtomically(join(studentDir, platform.file), platform.student(data));
-    if (platform.staff) writeAtomically(join(staffDir, platform.file), platform.staff(data));
+    writeAtomically(join(studentDir, platform.file), platform.student(data), 0o600);
+    if (platform.staff) writeAtomically(join(staffDir, platform.file), platform.staff(data), 0o600);
   }
-}
-
-export function writeAtomically(file: string, text: string): void {
-  const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, text, { mode: 0o600 });
-  renameSync(temporary, file);
 }

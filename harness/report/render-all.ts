@@ -4,7 +4,7 @@
 // page says so. Each file is written under a temporary name and renamed into place, so nobody
 // ever opens half a report.
 
-import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { type JournalEntry, readJournal } from '../journal.js';
 import { type HtmlReport, renderHtml } from './html.js';
@@ -13,6 +13,7 @@ import { switchLatest } from './run-folder.js';
 import type { DiagramOptions } from './sequence-diagram.js';
 import { renderSummary } from './summary.js';
 import type { RunView } from './view.js';
+import { writeAtomically } from './write-atomically.js';
 
 export const REPORT_FILES = ['summary.md', 'report.html', 'junit.xml'] as const;
 
@@ -34,13 +35,6 @@ export interface RenderedRun {
   htmlBytes: number;
   entries: number;
   latest?: string;
-}
-
-function writeAtomically(path: string, text: string): number {
-  const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, text);
-  renameSync(temp, path);
-  return Buffer.byteLength(text);
 }
 
 export function renderRunFolder(runDir: string, options: RenderOptions = {}): RenderedRun {

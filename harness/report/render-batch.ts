@@ -3,7 +3,7 @@
 // every run folder in it has been re-rendered from its journal. Each file is written under a
 // temporary name and renamed into place.
 
-import { renameSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { renderBatchIndex } from './batch-index.js';
 import { renderBatchResults } from './batch-results.js';
@@ -12,14 +12,9 @@ import { type BatchMeta, type BatchRun, type BatchView, batchViewOf, RESULTS_FIL
 import { type JournalEntry, readJournal } from '../journal.js';
 import { renderJunit } from './junit.js';
 import { type RenderedRun, renderRunFolder } from './render-all.js';
+import { writeAtomically } from './write-atomically.js';
 
 export const BATCH_FILES = ['index.html', 'summary.md', RESULTS_FILE, 'junit.xml'] as const;
-
-function writeAtomically(path: string, text: string): void {
-  const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, text);
-  renameSync(temp, path);
-}
 
 /** Writes the batch's files; returns their absolute paths. */
 export function renderBatchFiles(view: BatchView): string[] {
