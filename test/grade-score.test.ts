@@ -74,6 +74,8 @@ t.test('reproducible (the default): a failure is re-run, and costs the points on
   t.equal(runsStillWanted(test, []), 1, 'k runs first');
   t.equal(runsStillWanted(test, [pass]), 0, 'a pass needs no re-run');
   t.equal(runsStillWanted(test, [fail('x')]), 2, 'a failure asks for its 2 re-runs');
+  t.equal(runsStillWanted(test, [{ status: 'interrupted', reasons: [] }]), 0, 'an interrupted run is not re-run: it would be stopped again');
+  t.equal(runsStillWanted(test, [{ status: 'skipped', reasons: ['needs a sealed run'] }]), 0, 'nor a skipped one');
   const once = scoreScenario(test, [fail('ACK 2 sent', '/r/1'), pass, pass]);
   t.match(once, { score: 3, status: 'passed', runs: 3, passed: 2, reruns: 2, harnessErrors: 0, reasons: [] }, 'a failure that does not repeat is not charged');
   const twice = scoreScenario(test, [fail('ACK 2 sent', '/r/1'), pass, fail('ACK 2 sent again', '/r/3')]);
