@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { renderMarkdown, renderTable, summarize, withNotes } from '../dist/harness/bench/figures.js';
-import { loadScenario } from '../dist/harness/scenario/load.js';
+import { loadScenario } from '../dist/harness/catalogue/load.js';
 import { fanOutFigures } from '../dist/harness/bench/fanout-figures.js';
 import { directRun } from './direct.mjs';
 import { fanOutSamples } from './fanout.mjs';

@@ -4,8 +4,8 @@
 // check: the ledger checker on them (reads, compares, invariants). Prints {seconds, maxRssMiB}.
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { checkLedgerRun } from '../dist/harness/labs/ledger/checker.js';
-import { readStore } from '../dist/harness/labs/ledger/store-reader.js';
+import { checkLedgerRun } from '../dist/harness/labs/ledger/check/checker.js';
+import { readStore } from '../dist/harness/labs/ledger/check/store-reader.js';
 
 const [mode, dir, rowsText] = process.argv.slice(2);
 const rows = Number(rowsText);

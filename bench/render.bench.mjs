@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { checkLedgerRun } from '../dist/harness/labs/ledger/checker.js';
+import { checkLedgerRun } from '../dist/harness/labs/ledger/check/checker.js';
 import { renderRunFolder } from '../dist/harness/report/render-all.js';
 
 const EVENTS = Number(process.argv[2] ?? 100_000);

@@ -6,7 +6,7 @@
 import { chmodSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCleanups } from '../dist/harness/cleanup.js';
+import { runCleanups } from '../dist/harness/base/cleanup.js';
 import { formatCost, measureSealingCost } from '../dist/harness/sandbox/cost.js';
 import { probeSealing } from '../dist/harness/sandbox/probe.js';
 import { leaseUid } from '../dist/harness/sandbox/uids.js';

@@ -1,14 +1,14 @@
 #!/usr/bin/env node
-// chaoslab command line entry point (the commands: harness/program.ts).
+// chaoslab command line entry point (the commands: harness/commands/program.ts).
 // Exit status: 0 pass, 1 fail, 2 usage or harness error (2 wins); 141 when the reader of our
 // output went away first (as a process killed by SIGPIPE would report).
 
 import { CommanderError } from 'commander';
-import { runCleanups } from './cleanup.js';
-import { EXIT } from './commands/exit-status.js';
-import { buildProgram } from './program.js';
+import { runCleanups } from './base/cleanup.js';
+import { EXIT } from './base/exit-status.js';
+import { buildProgram } from './commands/program.js';
 import { STAFF_UMASK } from './report/staff-only.js';
-import { terminalText } from './report/inert.js';
+import { terminalText } from './text/inert.js';
 import { exitWithParent } from './sandbox/orphan.js';
 
 // Whatever chaoslab writes (reports, batch and class outputs, grades) is its user's alone: a

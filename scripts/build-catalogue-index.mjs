@@ -1,12 +1,12 @@
 // Part of `make build` (after tsc and build-validators.mjs): the index `chaoslab list` reads
-// instead of parsing every scenario (harness/scenario/catalogue-index.ts). Made only from a
+// instead of parsing every scenario (harness/catalogue/catalogue-index.ts). Made only from a
 // catalogue that loads; otherwise none is written, and list loads every file and reports why.
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { listScenarios } from '../dist/harness/scenario/catalogue.js';
-import { INDEX_FILE, makeIndex } from '../dist/harness/scenario/catalogue-index.js';
-import { projectRoot, scenariosDir } from '../dist/harness/paths.js';
+import { listScenarios } from '../dist/harness/catalogue/catalogue.js';
+import { INDEX_FILE, makeIndex } from '../dist/harness/catalogue/catalogue-index.js';
+import { projectRoot, scenariosDir } from '../dist/harness/base/paths.js';
 
 /** `entry` and every module it imports statically (dynamic imports are not loading's: a lab's run). */
 function staticImports(entry) {

@@ -1,11 +1,11 @@
-// The build's catalogue index (harness/scenario/catalogue-index.ts): `chaoslab list` takes a
+// The build's catalogue index (harness/catalogue/catalogue-index.ts): `chaoslab list` takes a
 // file's entry only while the file's bytes and the loader's modules are those it was made from.
 import { utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { listScenarios } from '../harness/scenario/catalogue.js';
-import { catalogue } from '../harness/scenario/catalogue-files.js';
-import { makeIndex, vouchedScenarios } from '../harness/scenario/catalogue-index.js';
+import { listScenarios } from '../harness/catalogue/catalogue.js';
+import { catalogue } from '../harness/catalogue/catalogue-files.js';
+import { makeIndex, vouchedScenarios } from '../harness/catalogue/catalogue-index.js';
 
 const HEAD = 'description: >-\n  Listed\n  from the index.\nevents: { deltas: [1] }\n';
 

@@ -5,12 +5,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
-import type { ChaosModel } from '../harness/chaos/model.js';
+import type { ChaosModel } from '../harness/lab-api/chaos-model.js';
 import { writeRepro } from '../harness/chaos/repro.js';
 import { scheduleAt } from '../harness/chaos/search.js';
 import { scenarioText } from '../harness/chaos/trial.js';
 import { allLabs } from '../harness/labs/registry.js';
-import { loadScenario } from '../harness/scenario/load.js';
+import { loadScenario } from '../harness/catalogue/load.js';
 
 const labs = await Promise.all(
   allLabs()
@@ -126,8 +126,8 @@ t.test('a repro: an ordinary scenario named repro, its chaos key, its header; th
 });
 
 t.test('ledger: a stall or a fragment without LF on connection 1 comes before whatever ends that connection', async (t) => {
-  const { ledgerChaos } = await import('../harness/labs/ledger/chaos.js');
-  const { placedSteps } = await import('../harness/labs/ledger/chaos-scenario.js');
+  const { ledgerChaos } = await import('../harness/labs/ledger/chaos/chaos.js');
+  const { placedSteps } = await import('../harness/labs/ledger/chaos/scenario.js');
   type Placed = ReturnType<typeof placedSteps>[number];
   const ender = (x: Placed) =>
     ['cut', 'reset', 'lost-ack', 'kill', 'gap', 'conflict', 'malformed'].includes(x.layer) || (x.layer === 'hook' && x.action !== 'stop');

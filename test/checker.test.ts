@@ -3,15 +3,15 @@ import Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { type JournalEntry, JournalWriter, readJournal } from '../harness/journal.js';
-import { checkLedgerRun as checkRun, incarnationFacts } from '../harness/labs/ledger/checker.js';
-import { badValue, describeBadEnvironment, storeWritten } from '../harness/labs/ledger/environment.js';
-import { consumerEnv } from '../harness/labs/ledger/run.js';
-import type { LedgerPlan } from '../harness/labs/ledger/scenario.js';
-import { readStore } from '../harness/labs/ledger/store-reader.js';
+import { type JournalEntry, JournalWriter, readJournal } from '../harness/record/journal.js';
+import { checkLedgerRun as checkRun, incarnationFacts } from '../harness/labs/ledger/check/checker.js';
+import { badValue, describeBadEnvironment, storeWritten } from '../harness/labs/ledger/check/environment.js';
+import { consumerEnv } from '../harness/labs/ledger/run/run.js';
+import type { LedgerPlan } from '../harness/labs/ledger/scenario/load.js';
+import { readStore } from '../harness/labs/ledger/check/store-reader.js';
 import { renderSummary } from '../harness/report/summary.js';
 import type { Scenario } from '../harness/scenario/types.js';
-import { findingTexts } from '../harness/verdict.js';
+import { findingTexts } from '../harness/findings/verdict.js';
 
 /** The checker on a journal whose `scenario` entry holds the plan; its verdict, plus the facts the tests look at. */
 function checkLedgerRun(journal: JournalEntry[]) {

@@ -2,7 +2,7 @@
 // the whole help; --help still prints the help.
 import { CommanderError } from 'commander';
 import t from 'tap';
-import { buildProgram, oneLineError } from '../harness/program.js';
+import { buildProgram, oneLineError } from '../harness/commands/program.js';
 
 async function parse(args: string[]): Promise<{ out: string; err: string; error?: CommanderError }> {
   let out = '';

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import t from 'tap';
 import { type Listed, selectItems, selectScenarios, UnmatchedError } from '../harness/commands/select.js';
-import { UsageError } from '../harness/commands/exit-status.js';
+import { UsageError } from '../harness/base/exit-status.js';
 
 const listed: Listed[] = [
   { name: 'ack-crash', lab: 'ledger', file: '/c/ledger/ack-crash.yaml' },

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { FaultEngine, type Timers } from '../harness/faults/engine.js';
 import type { FaultTarget } from '../harness/faults/effect.js';
-import { type JournalEntry, JournalWriter, readJournal } from '../harness/journal.js';
+import { type JournalEntry, JournalWriter, readJournal } from '../harness/record/journal.js';
 import { ledgerLab } from '../harness/labs/ledger/index.js';
 import type { FaultPlan } from '../harness/scenario/types.js';
-import type { SupervisedProcess } from '../harness/supervisor.js';
+import type { SupervisedProcess } from '../harness/processes/supervisor.js';
 
 /** Timers that fire only when the test advances the clock. */
 class FakeTimers implements Timers {

@@ -1,8 +1,8 @@
 // The CHAOSLAB_FAULT grammar both labs share (harness/faults/plan-grammar.ts), through each lab's
 // parser: the steps of a valid plan, and the exact reason for every way a plan can be wrong.
 import t from 'tap';
-import { parseFaultPlan as parseFeed } from '../harness/labs/feed/fault-plan.js';
-import { parseFaultPlan as parseLedger } from '../harness/labs/ledger/fault-plan.js';
+import { parseFaultPlan as parseFeed } from '../harness/labs/feed/scenario/fault-plan.js';
+import { parseFaultPlan as parseLedger } from '../harness/labs/ledger/scenario/fault-plan.js';
 
 const reason = (result: { ok: true } | { ok: false; reason: string }): string | undefined => (result.ok ? undefined : result.reason);
 

@@ -1,12 +1,12 @@
-// The feed lab's chaos model keeps its fairness rules (harness/labs/feed/chaos-place.ts) in every
+// The feed lab's chaos model keeps its fairness rules (harness/labs/feed/chaos/place.ts) in every
 // schedule it draws, read off the scenario each one makes: what a correct consumer could fail
 // through no fault of its own never turns up. test/chaos-model.test.ts checks that they load.
 import fc from 'fast-check';
 import t from 'tap';
-import { simulate } from '../harness/labs/feed/chain-script.js';
-import { feedChaos } from '../harness/labs/feed/chaos.js';
-import { chainPlanOf } from '../harness/labs/feed/scenario.js';
-import type { FeedFile } from '../harness/labs/feed/scenario-schema.js';
+import { simulate } from '../harness/labs/feed/scenario/chain-script.js';
+import { feedChaos } from '../harness/labs/feed/chaos/chaos.js';
+import { chainPlanOf } from '../harness/labs/feed/scenario/load.js';
+import type { FeedFile } from '../harness/labs/feed/scenario/schema.js';
 
 interface Fault {
   name: string;

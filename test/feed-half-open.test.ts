@@ -3,8 +3,8 @@
 // connected again (the publisher sees every connection the proxy accepts), or it has no idle
 // timeout. Each case changes one thing of a passing run.
 import t from 'tap';
-import type { ConnFacts, ProcessFacts, RunFacts } from '../harness/labs/feed/facts.js';
-import { HALF_OPEN_SLACK_MS, halfOpenProblems, halfOpenSpans } from '../harness/labs/feed/half-open.js';
+import type { ConnFacts, ProcessFacts, RunFacts } from '../harness/labs/feed/check/facts.js';
+import { HALF_OPEN_SLACK_MS, halfOpenProblems, halfOpenSpans } from '../harness/labs/feed/check/half-open.js';
 
 const LIMITS = { idleMs: 2000, backoffCapMs: 500 };
 const ENOUGH = LIMITS.idleMs + 1.5 * LIMITS.backoffCapMs + HALF_OPEN_SLACK_MS;

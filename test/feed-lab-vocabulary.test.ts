@@ -2,7 +2,7 @@
 // is routine, and a store in a few words.
 import t from 'tap';
 import { encodePing, encodePong, encodeReset, encodeRevoke, encodeSnapshot, encodeSubscribe } from '../protocol/feed/encode.js';
-import { feedVocabulary as v } from '../harness/labs/feed/vocabulary.js';
+import { feedVocabulary as v } from '../harness/labs/feed/report/vocabulary.js';
 
 const cursor = (block: number, log = 0) => `1:${String(block).padStart(14, '0')}:${String(log).padStart(4, '0')}`;
 const A = `0x${'a1'.repeat(20)}`;

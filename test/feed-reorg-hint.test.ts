@@ -2,10 +2,10 @@
 // reorganisation (expectedOf) and the hint that names them (revokedKept, judgeStore).
 import { join } from 'node:path';
 import t from 'tap';
-import { simulate } from '../harness/labs/feed/chain-script.js';
-import type { FeedPlan } from '../harness/labs/feed/plan.js';
-import { effectOn, expectedOf, judgeStore, revokedKept, type StoreView } from '../harness/labs/feed/state.js';
-import { loadScenario, type Scenario } from '../harness/scenario/load.js';
+import { simulate } from '../harness/labs/feed/scenario/chain-script.js';
+import type { FeedPlan } from '../harness/labs/feed/scenario/plan.js';
+import { effectOn, expectedOf, judgeStore, revokedKept, type StoreView } from '../harness/labs/feed/check/state.js';
+import { loadScenario, type Scenario } from '../harness/catalogue/load.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const REORG = loadScenario(join(ROOT, 'scenarios', 'feed', 'feed-reorg.yaml')) as Scenario<FeedPlan>;

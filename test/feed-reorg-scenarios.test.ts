@@ -3,10 +3,10 @@
 // is cut off) holds for the seed and script in the file.
 import path from 'node:path';
 import t from 'tap';
-import { simulate } from '../harness/labs/feed/chain-script.js';
-import type { FeedPlan } from '../harness/labs/feed/plan.js';
-import { expectedOf } from '../harness/labs/feed/state.js';
-import { loadScenario, type Scenario } from '../harness/scenario/load.js';
+import { simulate } from '../harness/labs/feed/scenario/chain-script.js';
+import type { FeedPlan } from '../harness/labs/feed/scenario/plan.js';
+import { expectedOf } from '../harness/labs/feed/check/state.js';
+import { loadScenario, type Scenario } from '../harness/catalogue/load.js';
 
 const SCENARIOS = path.join(path.resolve(import.meta.dirname, '..'), 'scenarios', 'feed');
 const load = (name: string) => {

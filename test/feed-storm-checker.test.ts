@@ -3,16 +3,16 @@
 // shapes is caught for its reason; crashes and silence are findings; the figure is drawn.
 import { join } from 'node:path';
 import t from 'tap';
-import type { JournalEntry } from '../harness/journal.js';
-import { SIGTERM_FAULT } from '../harness/labs/feed/facts.js';
-import type { FeedPlan, StormPlan } from '../harness/labs/feed/plan.js';
+import type { JournalEntry } from '../harness/record/journal.js';
+import { SIGTERM_FAULT } from '../harness/labs/feed/check/facts.js';
+import type { FeedPlan, StormPlan } from '../harness/labs/feed/scenario/plan.js';
 import { stormAttempts } from '../harness/labs/feed/storm/attempts.js';
 import { checkStorm, judgeStorm, resetLimitMs, STORM_FIGURE, stepOf } from '../harness/labs/feed/storm/checker.js';
 import { drawStormFigure } from '../harness/labs/feed/storm/figure.js';
 import { preCapSteps, stormPlanOf, stormProblems } from '../harness/labs/feed/storm/scenario.js';
-import { feedVocabulary } from '../harness/labs/feed/vocabulary.js';
+import { feedVocabulary } from '../harness/labs/feed/report/vocabulary.js';
 import { figureSection } from '../harness/report/html.js';
-import { loadScenario } from '../harness/scenario/load.js';
+import { loadScenario } from '../harness/catalogue/load.js';
 import { Prng } from '../publisher/feed/prng.js';
 
 const ROOT = join(import.meta.dirname, '..');

@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import type { JournalEntry } from '../harness/journal.js';
-import { runScenario } from '../harness/runner.js';
-import { loadScenario } from '../harness/scenario/load.js';
+import type { JournalEntry } from '../harness/record/journal.js';
+import { runScenario } from '../harness/run/runner.js';
+import { loadScenario } from '../harness/catalogue/load.js';
 
 t.setTimeout(600_000);
 

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
-import { makeReadOnly, runBuild } from '../harness/grade/build.js';
+import { makeReadOnly, runBuild } from '../harness/grade/build/build.js';
 import { isAlive, listPids, uidOf } from '../harness/sandbox/proc.js';
 import { leaseUid } from '../harness/sandbox/uids.js';
 import { sealingSkip } from './helpers/sandbox.js';
@@ -136,7 +136,7 @@ t.test("sealed: no network but its own loopback; with network: true, the host's"
 });
 
 t.test("a build's environment: Node's headers for node-gyp, the caches staff named, offline only without network", async (t) => {
-  const { buildEnv, nodePrefix } = await import('../harness/grade/build-env.js');
+  const { buildEnv, nodePrefix } = await import('../harness/grade/build/build-env.js');
   const home = '/srv/build/copy';
   const here = buildEnv({ network: false, home, from: {} });
   t.same(here, { env: { npm_config_nodedir: nodePrefix() }, notes: [] }, 'the installed Node has its headers here');

@@ -4,13 +4,13 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { classCsv, csvColumnClash } from '../harness/grade/class-csv.js';
-import { CLASS_FILE, readClassReport, writeClassReport } from '../harness/grade/class-data.js';
-import { classHtml, mostFailed, scoreDistribution } from '../harness/grade/class-html.js';
-import { finishedData } from '../harness/grade/grade-data.js';
-import { gradescopeResults } from '../harness/grade/gradescope.js';
-import { submissionJunit } from '../harness/grade/junit.js';
-import { mergeClassReports } from '../harness/grade/merge.js';
+import { classCsv, csvColumnClash } from '../harness/grade/class/class-csv.js';
+import { CLASS_FILE, readClassReport, writeClassReport } from '../harness/grade/class/class-data.js';
+import { classHtml, mostFailed, scoreDistribution } from '../harness/grade/class/class-html.js';
+import { finishedData } from '../harness/grade/platforms/grade-data.js';
+import { gradescopeResults } from '../harness/grade/platforms/gradescope.js';
+import { submissionJunit } from '../harness/grade/platforms/junit.js';
+import { mergeClassReports } from '../harness/grade/class/merge.js';
 import type { Provenance } from '../harness/grade/provenance.js';
 import { dictReader, smallClass, smallRubric } from './helpers/grade.js';
 

@@ -1,22 +1,22 @@
-// The platform files of a submission (harness/grade/platforms.ts): Gradescope's results.json for
+// The platform files of a submission (harness/grade/platforms/platforms.ts): Gradescope's results.json for
 // the student's folder and, with the staff-only parts, for upload; PrairieLearn's; each checked
 // against a JSON Schema transcribed from the platform's specification, including the partial
 // files written while a submission is graded (progressive.ts). And the provenance they carry.
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { finishedData } from '../harness/grade/grade-data.js';
-import { gradescopeResults, STAFF_TEST_NAME } from '../harness/grade/gradescope.js';
-import { submissionJunit } from '../harness/grade/junit.js';
-import { PLATFORMS } from '../harness/grade/platforms.js';
-import { PRAIRIELEARN_LIMIT, prairieLearnResults } from '../harness/grade/prairielearn.js';
+import { finishedData } from '../harness/grade/platforms/grade-data.js';
+import { gradescopeResults, STAFF_TEST_NAME } from '../harness/grade/platforms/gradescope.js';
+import { submissionJunit } from '../harness/grade/platforms/junit.js';
+import { PLATFORMS } from '../harness/grade/platforms/platforms.js';
+import { PRAIRIELEARN_LIMIT, prairieLearnResults } from '../harness/grade/platforms/prairielearn.js';
 import { Progress } from '../harness/grade/progressive.js';
 import { chaoslabVersion, replayCommand, scenarioSeeds, submissionHash } from '../harness/grade/provenance.js';
 import { checkRubric } from '../harness/grade/rubric.js';
 import { type RunOutcome, scoreSubmission, ungradable } from '../harness/grade/score.js';
-import { scenariosDir } from '../harness/paths.js';
-import { resolveScenario } from '../harness/scenario/catalogue.js';
-import { loadScenario } from '../harness/scenario/load.js';
+import { scenariosDir } from '../harness/base/paths.js';
+import { resolveScenario } from '../harness/catalogue/catalogue.js';
+import { loadScenario } from '../harness/catalogue/load.js';
 import { platformProblems } from './helpers/platform-schemas.js';
 
 const rubric = checkRubric(

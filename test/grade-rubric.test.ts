@@ -3,8 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { checkRubric, loadRubric, maxScore, RubricError, shownName } from '../harness/grade/rubric.js';
-import { projectRoot, scenariosDir } from '../harness/paths.js';
-import { listScenarios } from '../harness/scenario/catalogue.js';
+import { projectRoot, scenariosDir } from '../harness/base/paths.js';
+import { listScenarios } from '../harness/catalogue/catalogue.js';
 
 const LABS = ['ledger', 'feed'];
 

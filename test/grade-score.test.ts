@@ -1,9 +1,9 @@
 // Scores come from the runs' statuses as the verdicts gave them; the rubric's rate turns the pass
 // rate into points (rate all: all k repeats pass or nothing); harness errors are never charged.
 import t from 'tap';
-import { gradescopeResults } from '../harness/grade/gradescope.js';
-import { finishedData } from '../harness/grade/grade-data.js';
-import { submissionJunit } from '../harness/grade/junit.js';
+import { gradescopeResults } from '../harness/grade/platforms/gradescope.js';
+import { finishedData } from '../harness/grade/platforms/grade-data.js';
+import { submissionJunit } from '../harness/grade/platforms/junit.js';
 import type { RubricTest } from '../harness/grade/rubric.js';
 import { pointsFor, type RunOutcome, runsStillWanted, scoreScenario, scoreSubmission, ungradable } from '../harness/grade/score.js';
 import { smallRubric } from './helpers/grade.js';

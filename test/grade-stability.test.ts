@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
-import type { ClassReport } from '../harness/grade/class-data.js';
+import type { ClassReport } from '../harness/grade/class/class-data.js';
 import { scoreSubmission } from '../harness/grade/score.js';
 import { compareAttempts, HOG, renderStabilityTable, stabilityExitStatus, writeStability } from '../harness/grade/validity/stability.js';
 import { smallClass, smallRubric } from './helpers/grade.js';

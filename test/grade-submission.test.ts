@@ -9,7 +9,7 @@ import { chmodSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync
 import { join } from 'node:path';
 import t from 'tap';
 import { type GradeSetup, gradeSubmission, STAFF_DIR } from '../harness/grade/grade-submission.js';
-import { openWorkspace } from '../harness/grade/workspace.js';
+import { openWorkspace } from '../harness/grade/build/workspace.js';
 import { smallRubric } from './helpers/grade.js';
 import { platformProblems } from './helpers/platform-schemas.js';
 

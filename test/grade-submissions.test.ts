@@ -3,7 +3,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { listSubmissions, parseShard, shardOf } from '../harness/grade/submissions.js';
+import { listSubmissions, parseShard, shardOf } from '../harness/grade/class/submissions.js';
 
 t.test('immediate sub-folders, sorted; every other entry skipped with its reason', async (t) => {
   const dir = t.testdir({ bob: {}, alice: { nested: {} }, '.git': {}, 'notes.txt': '', out: {}, 'tab\there': {}, 'back\\slash': {}, 'line\nfeed': {} });

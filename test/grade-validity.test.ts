@@ -5,20 +5,20 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { join } from 'node:path';
 import t from 'tap';
 import { writeClassOutputs } from '../harness/commands/grade-action.js';
-import { type ClassReport, CLASS_SCHEMA } from '../harness/grade/class-data.js';
+import { type ClassReport, CLASS_SCHEMA } from '../harness/grade/class/class-data.js';
 import { loadRubric, type Rubric } from '../harness/grade/rubric.js';
 import { type RunOutcome, scoreSubmission } from '../harness/grade/score.js';
-import { finishedData } from '../harness/grade/grade-data.js';
-import { gradescopeResults } from '../harness/grade/gradescope.js';
-import { submissionJunit } from '../harness/grade/junit.js';
+import { finishedData } from '../harness/grade/platforms/grade-data.js';
+import { gradescopeResults } from '../harness/grade/platforms/gradescope.js';
+import { submissionJunit } from '../harness/grade/platforms/junit.js';
 import { absoluteCommand, validitySubmissions, writeValidityClass } from '../harness/grade/validity/class-folder.js';
 import { cellKey, compareGradings, differingCells, exitStatusOf, expectedCell, type MatrixFile, withReruns } from '../harness/grade/validity/compare.js';
 import { outputProblems } from '../harness/grade/validity/outputs.js';
 import { judge, ProofError, proveValidity, readMatrix } from '../harness/grade/validity/proof.js';
 import { renderMarkdown, renderTable } from '../harness/grade/validity/render.js';
 import { labNamed } from '../harness/labs/registry.js';
-import { consumersNamed, loadMatrixConsumers } from '../harness/mutants.js';
-import { projectRoot } from '../harness/paths.js';
+import { consumersNamed, loadMatrixConsumers } from '../harness/run/mutants.js';
+import { projectRoot } from '../harness/base/paths.js';
 import { smallClass, smallRubric } from './helpers/grade.js';
 
 const rubric = smallRubric();

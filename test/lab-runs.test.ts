@@ -3,11 +3,11 @@
 // scenario per lab walks the paths a happy path never takes (crash hooks, restarts, the
 // independent mid-run reads), and the reference consumer must pass it.
 import t from 'tap';
-import type { JournalEntry } from '../harness/journal.js';
-import { runScenario } from '../harness/runner.js';
-import { resolveScenario } from '../harness/scenario/catalogue.js';
-import { loadScenario } from '../harness/scenario/load.js';
-import { scenariosDir } from '../harness/paths.js';
+import type { JournalEntry } from '../harness/record/journal.js';
+import { runScenario } from '../harness/run/runner.js';
+import { resolveScenario } from '../harness/catalogue/catalogue.js';
+import { loadScenario } from '../harness/catalogue/load.js';
+import { scenariosDir } from '../harness/base/paths.js';
 
 t.setTimeout(600_000);
 

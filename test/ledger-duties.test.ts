@@ -1,12 +1,12 @@
-// The ledger's wire duties (harness/labs/ledger/duties.ts), judged from hand-made transcripts:
+// The ledger's wire duties (harness/labs/ledger/check/duties.ts), judged from hand-made transcripts:
 // every EVENT read is acknowledged, a Conflict is never acknowledged nor read past, an exit
 // fault's event is never acknowledged, and `final_last: resync` expects the cursor the first
 // RESYNC answered. None needs a per-incarnation ACK list.
 import t from 'tap';
-import type { JournalEntry } from '../harness/journal.js';
-import type { IncarnationFacts } from '../harness/labs/ledger/checker.js';
-import { expectedFinalLast } from '../harness/labs/ledger/checker.js';
-import { conflictProblems, connectionsOf, exitFaultAckProblems, unacknowledgedProblems } from '../harness/labs/ledger/duties.js';
+import type { JournalEntry } from '../harness/record/journal.js';
+import type { IncarnationFacts } from '../harness/labs/ledger/check/checker.js';
+import { expectedFinalLast } from '../harness/labs/ledger/check/checker.js';
+import { conflictProblems, connectionsOf, exitFaultAckProblems, unacknowledgedProblems } from '../harness/labs/ledger/check/duties.js';
 
 const SCRIPT = [7, 5, -3, 4, 2, -6].map((delta, seq) => ({ seq, delta }));
 const NONE = new Set<number>();

@@ -1,8 +1,8 @@
-// The harness's own stalls (harness/run/loop-lag.ts): a blocked event loop is measured, and a
+// The harness's own stalls (harness/record/loop-lag.ts): a blocked event loop is measured, and a
 // stall as long as half the consumer's timeout becomes a harness error naming both numbers.
 // The block is made here (a busy wait), so load can only make the measured lag larger.
 import t from 'tap';
-import { stallError, watchLoopLag } from '../harness/run/loop-lag.js';
+import { stallError, watchLoopLag } from '../harness/record/loop-lag.js';
 
 t.test('a blocked event loop shows as lag', async (t) => {
   const lag = watchLoopLag(20);

@@ -6,19 +6,19 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runBatch } from '../harness/batch.js';
-import { combinedStatus, EXIT } from '../harness/commands/exit-status.js';
-import { judgeRow, renderMatrixMarkdown } from '../harness/mutants.js';
+import { runBatch } from '../harness/run/batch.js';
+import { combinedStatus, EXIT } from '../harness/base/exit-status.js';
+import { judgeRow, renderMatrixMarkdown } from '../harness/run/mutants.js';
 import { agreementProblems } from '../harness/report/agreement.js';
 import { totalsLine } from '../harness/report/batch-view.js';
 import { createConsoleReporter, outcomeLines } from '../harness/report/console.js';
 import { overallStatus, resultsJson } from '../harness/report/run-json.js';
-import { runScenario } from '../harness/runner.js';
-import { resolveScenario } from '../harness/scenario/catalogue.js';
+import { runScenario } from '../harness/run/runner.js';
+import { resolveScenario } from '../harness/catalogue/catalogue.js';
 import { lossFaultOf } from '../harness/scenario/faults.js';
-import { loadScenario } from '../harness/scenario/load.js';
-import { scenariosDir } from '../harness/paths.js';
-import type { JournalEntry } from '../harness/journal.js';
+import { loadScenario } from '../harness/catalogue/load.js';
+import { scenariosDir } from '../harness/base/paths.js';
+import type { JournalEntry } from '../harness/record/journal.js';
 
 t.setTimeout(300_000);
 

@@ -1,15 +1,15 @@
 // Real packet loss (harness/sandbox/loss.ts, harness/faults/loss.ts): the nftables chain on the
 // consumer's proxy port in a run namespace, its counters, the loopback that carries real
-// packets; and the loss check (harness/loss-check.ts) that judges the counters.
+// packets; and the loss check (harness/judge/loss-check.ts) that judges the counters.
 import t from 'tap';
-import { runCleanups } from '../harness/cleanup.js';
-import { coreFindings, coreTables, withCoreFindings } from '../harness/core-findings.js';
+import { runCleanups } from '../harness/base/cleanup.js';
+import { coreFindings, coreTables, withCoreFindings } from '../harness/judge/core-findings.js';
 import { applyLoss } from '../harness/faults/loss.js';
-import type { JournalEntry } from '../harness/journal.js';
-import { bernoulliKl, LOSS_ALPHA, lossFindings, lossInterval, lossTables, measureLoss } from '../harness/loss-check.js';
+import type { JournalEntry } from '../harness/record/journal.js';
+import { bernoulliKl, LOSS_ALPHA, lossFindings, lossInterval, lossTables, measureLoss } from '../harness/judge/loss-check.js';
 import { installLoss, LOOPBACK_LINK_ARGS, lossRules, lossRuleset, parseLossCounters, readLossCounters, removeLoss } from '../harness/sandbox/loss.js';
 import { createRunNamespace } from '../harness/sandbox/namespace.js';
-import type { Verdict } from '../harness/verdict.js';
+import type { Verdict } from '../harness/findings/verdict.js';
 import { sealingSkip } from './helpers/sandbox.js';
 
 const skip = await sealingSkip();

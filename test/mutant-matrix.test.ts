@@ -1,8 +1,8 @@
-// Which runs each size of the mutant matrix makes (harness/mutants.ts matrixItems), and the
+// Which runs each size of the mutant matrix makes (harness/run/mutants.ts matrixItems), and the
 // language and mutant filters; the matrix's judgement itself is proven end to end by test/e2e/matrix.test.ts.
 import t from 'tap';
-import type { BatchItem } from '../harness/batch.js';
-import { consumersIn, consumersNamed, type MatrixConsumer, matrixItems, mutantName } from '../harness/mutants.js';
+import type { BatchItem } from '../harness/run/batch.js';
+import { consumersIn, consumersNamed, type MatrixConsumer, matrixItems, mutantName } from '../harness/run/mutants.js';
 
 const scenario = (name: string) => ({ name }) as BatchItem['scenario'];
 const scenarios = ['happy', 'a', 'b', 'c', 'unjudged'].map(scenario);

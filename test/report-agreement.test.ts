@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import type { JournalEntry } from '../harness/journal.js';
+import type { JournalEntry } from '../harness/record/journal.js';
 import { agreementProblems } from '../harness/report/agreement.js';
 import { createConsoleReporter, outcomeLines } from '../harness/report/console.js';
 import { renderRunFolder } from '../harness/report/render-all.js';

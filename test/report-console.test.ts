@@ -5,7 +5,7 @@
 import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import type { JournalEntry } from '../harness/journal.js';
+import type { JournalEntry } from '../harness/record/journal.js';
 import { createConsoleReporter } from '../harness/report/console.js';
 import { viewOf } from '../harness/report/view.js';
 import { batchViewOf } from '../harness/report/batch-view.js';

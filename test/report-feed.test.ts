@@ -5,8 +5,8 @@
 // (a slow reader's thousands of frames) collapse as ledger runs do, and a finding about one
 // cursor highlights that frame, not every frame of its block.
 import t from 'tap';
-import type { JournalEntry, JournalEvent } from '../harness/journal.js';
-import type { Vocabulary } from '../harness/lab.js';
+import type { JournalEntry, JournalEvent } from '../harness/record/journal.js';
+import type { Vocabulary } from '../harness/lab-api/lab.js';
 import { createConsoleReporter } from '../harness/report/console.js';
 import { gapWords, READ_MOMENTS } from '../harness/report/diagram-model.js';
 import { renderHtml } from '../harness/report/html.js';

@@ -12,17 +12,17 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
-import type { ChaosModel } from '../harness/chaos/model.js';
+import type { ChaosModel } from '../harness/lab-api/chaos-model.js';
 import { writeRepro } from '../harness/chaos/repro.js';
-import { classCsv } from '../harness/grade/class-csv.js';
-import { CLASS_FILE, writeClassReport } from '../harness/grade/class-data.js';
-import { classHtml } from '../harness/grade/class-html.js';
-import { finishedData } from '../harness/grade/grade-data.js';
-import { gradescopeResults } from '../harness/grade/gradescope.js';
-import { submissionJunit } from '../harness/grade/junit.js';
-import { prairieLearnResults } from '../harness/grade/prairielearn.js';
+import { classCsv } from '../harness/grade/class/class-csv.js';
+import { CLASS_FILE, writeClassReport } from '../harness/grade/class/class-data.js';
+import { classHtml } from '../harness/grade/class/class-html.js';
+import { finishedData } from '../harness/grade/platforms/grade-data.js';
+import { gradescopeResults } from '../harness/grade/platforms/gradescope.js';
+import { submissionJunit } from '../harness/grade/platforms/junit.js';
+import { prairieLearnResults } from '../harness/grade/platforms/prairielearn.js';
 import { labNamed } from '../harness/labs/registry.js';
-import { judgeRow, renderMatrixMarkdown } from '../harness/mutants.js';
+import { judgeRow, renderMatrixMarkdown } from '../harness/run/mutants.js';
 import { agreementProblems } from '../harness/report/agreement.js';
 import { batchViewOf } from '../harness/report/batch-view.js';
 import { createConsoleReporter } from '../harness/report/console.js';
@@ -37,11 +37,11 @@ import {
   markupText,
   safeHref,
   terminalText,
-} from '../harness/report/inert.js';
+} from '../harness/text/inert.js';
 import { renderRunFolder } from '../harness/report/render-all.js';
 import { renderBatchFiles } from '../harness/report/render-batch.js';
 import { resultsJson, runJson } from '../harness/report/run-json.js';
-import { loadScenario } from '../harness/scenario/load.js';
+import { loadScenario } from '../harness/catalogue/load.js';
 import { smallClass, smallRubric } from './helpers/grade.js';
 import { HOSTILE_VALUE, HOSTILE_VALUES, hostileRun, rawUnsafe, SHOWN_ESCAPE, withoutOwnStyling } from './helpers/hostile.js';
 import { writeRunFolder } from './helpers/journals.js';

@@ -3,13 +3,13 @@
 // JSON reporter show them — and that an older journal without them still renders.
 import path from 'node:path';
 import t from 'tap';
-import type { JournalEntry } from '../harness/journal.js';
-import { scenariosDir } from '../harness/paths.js';
+import type { JournalEntry } from '../harness/record/journal.js';
+import { scenariosDir } from '../harness/base/paths.js';
 import { renderHtml } from '../harness/report/html.js';
 import { overallStatus, resultsJson, runJson } from '../harness/report/run-json.js';
 import { renderSummary } from '../harness/report/summary.js';
 import { viewOf } from '../harness/report/view.js';
-import { harnessEnv, reproduceLine, reproduceOf, scenarioArgument, shellWord, typedCommand } from '../harness/reproduce.js';
+import { harnessEnv, reproduceLine, reproduceOf, scenarioArgument, shellWord, typedCommand } from '../harness/record/reproduce.js';
 import { golden } from './helpers/journals.js';
 
 const ackCrash = { name: 'ack-crash', file: path.join(scenariosDir, 'ledger', 'ack-crash.yaml') };

@@ -2,8 +2,8 @@
 // process tree lookup on real processes, and each kind of far end the attributor tells apart.
 import { join } from 'node:path';
 import t from 'tap';
-import { JournalWriter } from '../harness/journal.js';
-import { ProcessRunner } from '../harness/processes.js';
+import { JournalWriter } from '../harness/record/journal.js';
+import { ProcessRunner } from '../harness/processes/processes.js';
 import { attributor } from '../harness/run/attribute.js';
 import { childrenOf } from '../harness/sandbox/proc.js';
 import type { PeerProcess } from '../harness/sandbox/peer.js';

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCleanups } from '../harness/cleanup.js';
+import { runCleanups } from '../harness/base/cleanup.js';
 import { createProcessCgroup } from '../harness/sandbox/cgroup.js';
 import {
   type ConfineOptions,
@@ -28,7 +28,7 @@ import { isAlive, readStat, sleep } from '../harness/sandbox/proc.js';
 import { checkReachable, createRoom, prepareRunFolder, protectEvidence } from '../harness/sandbox/room.js';
 import { requireTool } from '../harness/sandbox/tools.js';
 import { leaseUid, type UidLease } from '../harness/sandbox/uids.js';
-import { startProcess } from '../harness/supervisor.js';
+import { startProcess } from '../harness/processes/supervisor.js';
 import { launch, ownCgroupsLeft, processesOfUid, runSealed, sealingSkip, stillAlive, waitFor } from './helpers/sandbox.js';
 
 const skip = await sealingSkip();

@@ -4,7 +4,7 @@ import t from 'tap';
 import { chmodSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCleanups } from '../harness/cleanup.js';
+import { runCleanups } from '../harness/base/cleanup.js';
 import { formatCost, measureSealingCost } from '../harness/sandbox/cost.js';
 import { leaseUid } from '../harness/sandbox/uids.js';
 import { sealingSkip } from './helpers/sandbox.js';

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCleanups } from '../harness/cleanup.js';
+import { runCleanups } from '../harness/base/cleanup.js';
 import {
   allowPorts,
   firewallRuleset,

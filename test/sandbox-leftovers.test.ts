@@ -7,7 +7,7 @@ import { existsSync, lchownSync, mkdirSync, readFileSync, symlinkSync, writeFile
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import t from 'tap';
-import { formatBytes, parseBytes } from '../harness/bytes.js';
+import { formatBytes, parseBytes } from '../harness/text/bytes.js';
 import { describeLeftover, findLeftovers, ownedIpc, removeLeftovers, walkRoots, worldWritableDirs } from '../harness/sandbox/leftovers.js';
 import { leaseUid } from '../harness/sandbox/uids.js';
 

@@ -2,8 +2,8 @@
 // cgroup), processes (forks refused by pids.max), CPU time (SIGXCPU), file size (SIGXFSZ), open
 // files (EMFILE); as a run's findings and in a build's reason alike.
 import t from 'tap';
-import { limitFindings } from '../harness/core-findings.js';
-import type { JournalEntry } from '../harness/journal.js';
+import { limitFindings } from '../harness/judge/core-findings.js';
+import type { JournalEntry } from '../harness/record/journal.js';
 import { limitsMet } from '../harness/sandbox/limit-words.js';
 
 const GiB = 1024 ** 3;

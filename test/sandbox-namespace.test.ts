@@ -3,7 +3,7 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { runCleanups } from '../harness/cleanup.js';
+import { runCleanups } from '../harness/base/cleanup.js';
 import { createRunNamespace, type RunNamespace } from '../harness/sandbox/namespace.js';
 import { isAlive, namespaceOf } from '../harness/sandbox/proc.js';
 import { requireTool } from '../harness/sandbox/tools.js';

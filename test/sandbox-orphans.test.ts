@@ -6,7 +6,7 @@ import t from 'tap';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCleanups } from '../harness/cleanup.js';
+import { runCleanups } from '../harness/base/cleanup.js';
 import { sweepStaleCgroups } from '../harness/sandbox/cgroup.js';
 import { isAlive } from '../harness/sandbox/proc.js';
 import { dieWithParentCommand, exitWithParent, writeDieWithParentWrapper } from '../harness/sandbox/orphan.js';

@@ -75,7 +75,7 @@ t.test("a room mount whose harness died is kept and unmounted by the next one; a
 });
 
 t.test('disk limits and leftovers are findings, named', async (t) => {
-  const { limitFindings } = await import('../harness/core-findings.js');
+  const { limitFindings } = await import('../harness/judge/core-findings.js');
   const exit = {
     t: 2,
     type: 'process-exit',

@@ -11,8 +11,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import t, { type Test } from 'tap';
-import { readFeedStore } from '../harness/labs/feed/store-reader.js';
-import { readStore } from '../harness/labs/ledger/store-reader.js';
+import { readFeedStore } from '../harness/labs/feed/check/store-reader.js';
+import { readStore } from '../harness/labs/ledger/check/store-reader.js';
 import { asOwner, readGuarded, type StoreGuard } from '../harness/sandbox/store-file.js';
 
 const isRoot = process.geteuid?.() === 0;

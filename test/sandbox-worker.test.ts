@@ -8,7 +8,7 @@ import t from 'tap';
 import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCleanups } from '../harness/cleanup.js';
+import { runCleanups } from '../harness/base/cleanup.js';
 import { allowPorts, installFirewall, readFirewallCounters } from '../harness/sandbox/firewall.js';
 import { createRunNamespace } from '../harness/sandbox/namespace.js';
 import { namespaceOf } from '../harness/sandbox/proc.js';
@@ -58,7 +58,7 @@ for (const t of targets) { const [name, port] = t.split('='); let got = '';
     const worker = runTsChild(
       [
         `const { startToxiproxy, locateToxiproxyServer } = await import(${mod('harness/toxiproxy/server.ts')});`,
-        `const { startProcess } = await import(${mod('harness/supervisor.ts')});`,
+        `const { startProcess } = await import(${mod('harness/processes/supervisor.ts')});`,
         `const { confinedArgv, shellCommandLine } = await import(${mod('harness/sandbox/confine.ts')});`,
         `const { dieWithParentCommand, writeDieWithParentWrapper } = await import(${mod('harness/sandbox/orphan.ts')});`,
         `const { peerOfSocket, classifyPeer } = await import(${mod('harness/sandbox/peer.ts')});`,

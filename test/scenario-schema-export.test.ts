@@ -16,8 +16,8 @@ import {
   schemaHeaderFor,
   staleSchemas,
   writeSchemas,
-} from '../harness/scenario/export-schema.js';
-import { loadScenario } from '../harness/scenario/load.js';
+} from '../harness/catalogue/export-schema.js';
+import { loadScenario } from '../harness/catalogue/load.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SCHEMAS = path.join(ROOT, SCHEMA_DIR);

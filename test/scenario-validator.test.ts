@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { parse } from 'yaml';
 import { allLabs } from '../harness/labs/registry.js';
-import { projectRoot, scenariosDir } from '../harness/paths.js';
-import { compileValidator, precompiledValidator, schemaOfLab, standaloneSource, type Validator, validatorOf } from '../harness/scenario/validator.js';
+import { projectRoot, scenariosDir } from '../harness/base/paths.js';
+import { compileValidator, precompiledValidator, schemaOfLab, standaloneSource, type Validator, validatorOf } from '../harness/catalogue/validator.js';
 
 const requireHere = createRequire(import.meta.url);
 /** A generated file's validator, evaluated as the CommonJS module it is. */

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { parseFaultPlan } from '../harness/labs/ledger/fault-plan.js';
-import { defaultExpectExit, type LedgerPlan } from '../harness/labs/ledger/scenario.js';
-import { listScenarios, resolveScenario, UnknownScenarioError } from '../harness/scenario/catalogue.js';
+import { parseFaultPlan } from '../harness/labs/ledger/scenario/fault-plan.js';
+import { defaultExpectExit, type LedgerPlan } from '../harness/labs/ledger/scenario/load.js';
+import { listScenarios, resolveScenario, UnknownScenarioError } from '../harness/catalogue/catalogue.js';
 import { generateDeltas, mulberry32 } from '../harness/scenario/generate.js';
-import { loadScenario as loadAny, type Scenario, ScenarioError, type ScenarioProblem } from '../harness/scenario/load.js';
+import { loadScenario as loadAny, type Scenario, ScenarioError, type ScenarioProblem } from '../harness/catalogue/load.js';
 
 /** A ledger scenario (every file these tests write speaks the default lab). */
 const loadScenario = (file: string): Scenario<LedgerPlan> => loadAny(file) as Scenario<LedgerPlan>;

@@ -4,12 +4,12 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JournalEntry } from '../harness/journal.js';
-import { scenariosDir } from '../harness/paths.js';
-import { runScenario } from '../harness/runner.js';
+import type { JournalEntry } from '../harness/record/journal.js';
+import { scenariosDir } from '../harness/base/paths.js';
+import { runScenario } from '../harness/run/runner.js';
 import { fixSocketBuffers } from '../harness/sandbox/socket-buffers.js';
-import { resolveScenario } from '../harness/scenario/catalogue.js';
-import { loadScenario } from '../harness/scenario/load.js';
+import { resolveScenario } from '../harness/catalogue/catalogue.js';
+import { loadScenario } from '../harness/catalogue/load.js';
 
 t.test('fixSocketBuffers writes min, default and max of each buffer', async (t) => {
   const dir = t.testdir({ tcp_rmem: '4096\t131072\t6291456\n', tcp_wmem: '4096\t16384\t4194304\n' });

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { startProcess, withDeadline, type StartOptions, type SupervisedProcess } from '../harness/supervisor.js';
-import { runCleanups } from '../harness/cleanup.js';
+import { startProcess, withDeadline, type StartOptions, type SupervisedProcess } from '../harness/processes/supervisor.js';
+import { runCleanups } from '../harness/base/cleanup.js';
 
 // Every process started here carries this marker, so the last test can prove none survived.
 const MARK = `CHAOSLAB_TEST_MARK=${randomBytes(8).toString('hex')}`;
@@ -357,7 +357,7 @@ t.test('runCleanups() kills a running tree', async (t) => {
 // The harness itself exits: process.exit() (synchronous 'exit' hook), an uncaught exception,
 // or SIGTERM (cleanup.ts runs the registered cleanups). Each runs in a child Node process.
 const harnessScript = `
-import { startProcess } from ${JSON.stringify(fileURLToPath(new URL('../harness/supervisor.js', import.meta.url)))};
+import { startProcess } from ${JSON.stringify(fileURLToPath(new URL('../harness/processes/supervisor.js', import.meta.url)))};
 const p = startProcess({
   name: 'consumer#child',
   command: 'sleep 1000 & echo "child $!"; setsid sleep 1000 & echo "escapee $!"; wait',

@@ -7,10 +7,10 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { projectRoot } from '../harness/paths.js';
+import { projectRoot } from '../harness/base/paths.js';
 import { locateToxiproxyServer, startToxiproxy, type ToxiproxyServer } from '../harness/toxiproxy/server.js';
 import { REQUEST_TIMEOUT_MS, ToxiproxyAdapter, ToxiproxyApiError, type ProxyHandle } from '../harness/toxiproxy/adapter.js';
-import { runCleanups } from '../harness/cleanup.js';
+import { runCleanups } from '../harness/base/cleanup.js';
 
 // ---- helpers ---------------------------------------------------------------------------------
 

@@ -7,12 +7,12 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
-import { runCleanups } from '../harness/cleanup.js';
-import type { JournalEntry } from '../harness/journal.js';
+import { runCleanups } from '../harness/base/cleanup.js';
+import type { JournalEntry } from '../harness/record/journal.js';
 import { labNamed } from '../harness/labs/registry.js';
-import { sleepUntilEnded, untilEnded } from '../harness/processes.js';
+import { sleepUntilEnded, untilEnded } from '../harness/processes/processes.js';
 import { executeRun } from '../harness/run/execute.js';
-import { loadScenario } from '../harness/scenario/load.js';
+import { loadScenario } from '../harness/catalogue/load.js';
 import { httpRequest } from '../harness/toxiproxy/http.js';
 import { root } from './helpers/cli.js';
 

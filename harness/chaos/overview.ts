@@ -3,7 +3,7 @@
 // their repros said first, the closing line of the console, and chaos.json (docs/chaos.md).
 
 import { join } from 'node:path';
-import { shellQuote } from '../paths.js';
+import { shellQuote } from '../base/paths.js';
 import { type BatchSection, batchViewOf, ownCommandLine } from '../report/batch-view.js';
 import { renderBatchFiles } from '../report/render-batch.js';
 import { switchLatest } from '../report/run-folder.js';

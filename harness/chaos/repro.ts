@@ -7,10 +7,10 @@
 
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { shellQuote } from '../paths.js';
-import { terminalText } from '../report/inert.js';
-import { loadScenario } from '../scenario/load.js';
-import type { ChaosModel, ChaosWhere } from './model.js';
+import { shellQuote } from '../base/paths.js';
+import { terminalText } from '../text/inert.js';
+import { loadScenario } from '../catalogue/load.js';
+import type { ChaosModel, ChaosWhere } from '../lab-api/chaos-model.js';
 import { steadiness } from './overview.js';
 import type { Failure } from './search.js';
 import { scenarioText } from './trial.js';

@@ -14,9 +14,9 @@
 // "i" with `fc.check`.
 
 import fc from 'fast-check';
-import type { Lab } from '../lab.js';
-import type { SealMode } from '../sealing.js';
-import type { ChaosModel, ChaosWhere } from './model.js';
+import type { Lab } from '../lab-api/lab.js';
+import type { SealMode } from '../run/sealing.js';
+import type { ChaosModel, ChaosWhere } from '../lab-api/chaos-model.js';
 import { type Trial, runTrial } from './trial.js';
 
 export interface ChaosOptions {

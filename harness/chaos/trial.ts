@@ -5,13 +5,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import type { Lab } from '../lab.js';
+import type { Lab } from '../lab-api/lab.js';
 import type { RunStatus, RunView } from '../report/view.js';
-import { runScenario } from '../runner.js';
-import { loadScenario } from '../scenario/load.js';
-import type { SealMode } from '../sealing.js';
-import { findingTexts } from '../verdict.js';
-import type { ChaosModel, ChaosWhere } from './model.js';
+import { runScenario } from '../run/runner.js';
+import { loadScenario } from '../catalogue/load.js';
+import type { SealMode } from '../run/sealing.js';
+import { findingTexts } from '../findings/verdict.js';
+import type { ChaosModel, ChaosWhere } from '../lab-api/chaos-model.js';
 
 export interface TrialRequest {
   lab: Lab;

@@ -31,7 +31,7 @@ export function register(program: Command): void {
     .option('--quick', 'skip the catalogue figures (the long part); the same as BENCH_QUICK=1')
     .option('--full', 'also the larger sizes')
     .action(async (opts: BenchOptions) => {
-      const { projectRoot } = await import('../paths.js');
+      const { projectRoot } = await import('../base/paths.js');
       process.exitCode = await runNode(benchArgs(projectRoot, opts));
     });
 }

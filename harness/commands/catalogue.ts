@@ -9,7 +9,7 @@ export function register(program: Command): void {
     .description('check scenario files without running them')
     .argument('<files...>', 'scenario files')
     .action(async (files: string[]) => {
-      const { loadScenario } = await import('../scenario/load.js');
+      const { loadScenario } = await import('../catalogue/load.js');
       for (const file of files) {
         loadScenario(file);
         process.stdout.write(`${file}: ok\n`);
@@ -21,9 +21,9 @@ export function register(program: Command): void {
     .description('list the scenario catalogue: name and what each proves')
     .action(async () => {
       const [{ catalogue }, { vouchedScenarios }, { projectRoot, scenariosDir }] = await Promise.all([
-        import('../scenario/catalogue-files.js'),
-        import('../scenario/catalogue-index.js'),
-        import('../paths.js'),
+        import('../catalogue/catalogue-files.js'),
+        import('../catalogue/catalogue-index.js'),
+        import('../base/paths.js'),
       ]);
       // Files the build's index vouches for are not parsed again; the loader is imported only for the others.
       const entries = catalogue(scenariosDir);
@@ -31,7 +31,7 @@ export function register(program: Command): void {
       const scenarios =
         known.size === entries.length && new Set(entries.map((e) => e.name)).size === entries.length
           ? entries.map((e) => known.get(e.file)!)
-          : (await import('../scenario/catalogue.js')).listScenarios(scenariosDir, undefined, known);
+          : (await import('../catalogue/catalogue.js')).listScenarios(scenariosDir, undefined, known);
       const width = Math.max(...scenarios.map((s) => s.name.length));
       // With several labs, each line names its lab.
       const labs = new Set(scenarios.map((s) => s.lab));

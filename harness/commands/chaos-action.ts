@@ -8,17 +8,17 @@ import { chaosJson, closingLine, finishBatch, sectionsOf } from '../chaos/overvi
 import { writeRepro } from '../chaos/repro.js';
 import { scheduleAt, searchChaos } from '../chaos/search.js';
 import { runTrial } from '../chaos/trial.js';
-import { interruptible } from '../interrupt.js';
+import { interruptible } from '../base/interrupt.js';
 import { labNamed, labNames } from '../labs/registry.js';
-import { reportsDirOf } from '../paths.js';
-import { jsonText, terminalText } from '../report/inert.js';
+import { reportsDirOf } from '../base/paths.js';
+import { jsonText, terminalText } from '../text/inert.js';
 import { ensureDir } from '../report/run-folder.js';
 import { closeFolder, makePassable } from '../report/staff-only.js';
-import { typedCommand } from '../reproduce.js';
-import { newRunId } from '../runner.js';
-import { sealing } from '../sealing.js';
+import { typedCommand } from '../record/reproduce.js';
+import { newRunId } from '../run/runner.js';
+import { sealing } from '../run/sealing.js';
 import type { ChaosCommandOptions } from './chaos.js';
-import { EXIT, EXIT_SIGNAL, UsageError } from './exit-status.js';
+import { EXIT, EXIT_SIGNAL, UsageError } from '../base/exit-status.js';
 import { sealModeOf } from './run.js';
 
 export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { relative } from 'node:path';
-import { reportsDirOf } from '../paths.js';
+import { reportsDirOf } from '../base/paths.js';
 import { addOutOption } from './out-option.js';
 
 export interface CleanCommandOptions {

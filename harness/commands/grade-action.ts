@@ -5,25 +5,25 @@
 // naming each such manifest (docs/grading.md, "Class outputs").
 import { chmodSync, existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { CLASS_FILE, type ClassReport, CLASS_SCHEMA, type Sealing, writeClassReport } from '../grade/class-data.js';
-import { classCsv, csvColumnClash } from '../grade/class-csv.js';
-import { classHtml } from '../grade/class-html.js';
+import { CLASS_FILE, type ClassReport, CLASS_SCHEMA, type Sealing, writeClassReport } from '../grade/class/class-data.js';
+import { classCsv, csvColumnClash } from '../grade/class/class-csv.js';
+import { classHtml } from '../grade/class/class-html.js';
 import { gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
 import { loadRubric, type Rubric, RubricError } from '../grade/rubric.js';
 import type { SubmissionScore } from '../grade/score.js';
 import { gradingStatus, notStarted } from '../grade/status.js';
-import { type ClassFolder, listSubmissions, parseShard, type Shard } from '../grade/submissions.js';
-import { openWorkspace, placesProblem } from '../grade/workspace.js';
-import { interruptible } from '../interrupt.js';
+import { type ClassFolder, listSubmissions, parseShard, type Shard } from '../grade/class/submissions.js';
+import { openWorkspace, placesProblem } from '../grade/build/workspace.js';
+import { interruptible } from '../base/interrupt.js';
 import { labNames } from '../labs/registry.js';
-import { terminalText } from '../report/inert.js';
-import { projectRoot, scenariosDir } from '../paths.js';
+import { terminalText } from '../text/inert.js';
+import { projectRoot, scenariosDir } from '../base/paths.js';
 import { makePassable } from '../report/staff-only.js';
 import { decideSealing, probeSealing, sealModeFromEnv } from '../sandbox/probe.js';
-import { resolveScenario } from '../scenario/catalogue.js';
-import { loadScenario } from '../scenario/load.js';
+import { resolveScenario } from '../catalogue/catalogue.js';
+import { loadScenario } from '../catalogue/load.js';
 import type { Scenario } from '../scenario/types.js';
-import { EXIT, EXIT_SIGNAL, UsageError } from './exit-status.js';
+import { EXIT, EXIT_SIGNAL, UsageError } from '../base/exit-status.js';
 import { DEFAULT_LAB, type GradeOptions } from './grade.js';
 
 export async function gradeAction(dir: string | undefined, opts: GradeOptions): Promise<void> {

@@ -15,7 +15,13 @@ export function register(program: Command): void {
     .requiredOption('--out <dir>', 'where the merged class report is written')
     .action(async (dirs: string[], opts: MergeOptions) => {
       const [{ cpSync, existsSync, mkdirSync }, { join, relative, resolve }, { readClassReport }, { mergeClassReports }, { writeClassOutputs }] =
-        await Promise.all([import('node:fs'), import('node:path'), import('../grade/class-data.js'), import('../grade/merge.js'), import('./grade-action.js')]);
+        await Promise.all([
+          import('node:fs'),
+          import('node:path'),
+          import('../grade/class/class-data.js'),
+          import('../grade/class/merge.js'),
+          import('./grade-action.js'),
+        ]);
       const parts = dirs.map((dir) => ({ dir, report: readClassReport(dir) }));
       const merged = mergeClassReports(parts);
       const out = resolve(opts.out);

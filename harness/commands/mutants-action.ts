@@ -2,8 +2,8 @@
 // its judgement, and whether every run's reports agree with its verdict.
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { runBatch } from '../batch.js';
-import { interruptible } from '../interrupt.js';
+import { runBatch } from '../run/batch.js';
+import { interruptible } from '../base/interrupt.js';
 import { allLabs, labNamed, labNames } from '../labs/registry.js';
 import {
   cellOf,
@@ -16,14 +16,14 @@ import {
   type MatrixScope,
   matrixItems,
   renderMatrixMarkdown,
-} from '../mutants.js';
-import { projectRoot, reportsDirOf, scenariosDir } from '../paths.js';
-import { typedCommand } from '../reproduce.js';
+} from '../run/mutants.js';
+import { projectRoot, reportsDirOf, scenariosDir } from '../base/paths.js';
+import { typedCommand } from '../record/reproduce.js';
 import { agreementProblems } from '../report/agreement.js';
-import { catalogue, listScenarios } from '../scenario/catalogue.js';
-import { vouchedScenarios } from '../scenario/catalogue-index.js';
-import { loadScenario } from '../scenario/load.js';
-import { EXIT, EXIT_SIGNAL, UsageError } from './exit-status.js';
+import { catalogue, listScenarios } from '../catalogue/catalogue.js';
+import { vouchedScenarios } from '../catalogue/catalogue-index.js';
+import { loadScenario } from '../catalogue/load.js';
+import { EXIT, EXIT_SIGNAL, UsageError } from '../base/exit-status.js';
 import type { MutantsOptions } from './mutants.js';
 import { sealModeOf } from './run.js';
 

@@ -1,4 +1,4 @@
-// `chaoslab mutants`: each lab's mutant matrix (see harness/mutants.ts, and ./mutants-action.ts
+// `chaoslab mutants`: each lab's mutant matrix (see harness/run/mutants.ts, and ./mutants-action.ts
 // for the work). Exit 0 only when every reference passes everything, every mutant is caught by
 // its killer for its reason, and every run's console line, summary.md, junit.xml and
 // report.html agree with its verdict.

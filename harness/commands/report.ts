@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { EXIT } from './exit-status.js';
+import { EXIT } from '../base/exit-status.js';
 
 export interface ReportCommandOptions {
   junit?: string;
@@ -27,8 +27,8 @@ export function register(program: Command): void {
           import('../report/render-all.js'),
           import('../report/render-batch.js'),
           import('../report/run-folder.js'),
-          import('../report/format.js'),
-          import('../report/inert.js'),
+          import('../text/format.js'),
+          import('../text/inert.js'),
         ]);
       const cwd = process.cwd();
       const show = (f: string) => relative(cwd, f) || f;

@@ -1,14 +1,14 @@
 // `chaoslab run`'s work, loaded only when a run starts (harness/commands/run.ts defines the
 // command): one run, or a batch; the console on stdout, or on stderr under one JSON document.
-import { runBatch } from '../batch.js';
-import { interruptible } from '../interrupt.js';
-import { reportsDirOf } from '../paths.js';
+import { runBatch } from '../run/batch.js';
+import { interruptible } from '../base/interrupt.js';
+import { reportsDirOf } from '../base/paths.js';
 import { type ScenarioOutcome, createConsoleReporter } from '../report/console.js';
-import { jsonText } from '../report/inert.js';
+import { jsonText } from '../text/inert.js';
 import { type RunJson, resultsJson, runJson } from '../report/run-json.js';
-import { typedCommand } from '../reproduce.js';
-import { runScenario } from '../runner.js';
-import { EXIT, EXIT_SIGNAL, combinedStatus } from './exit-status.js';
+import { typedCommand } from '../record/reproduce.js';
+import { runScenario } from '../run/runner.js';
+import { EXIT, EXIT_SIGNAL, combinedStatus } from '../base/exit-status.js';
 import { type RunCommandOptions, sealModeOf } from './run.js';
 import type { Selection } from './select.js';
 

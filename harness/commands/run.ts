@@ -1,9 +1,9 @@
 // `chaoslab run`: one scenario, several (names, globs, --all, --only), or each many times
 // (--repeat, the dstest habit), against one consumer. Several runs make a batch.
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { formatBytes, parseBytes } from '../bytes.js';
+import { formatBytes, parseBytes } from '../text/bytes.js';
 import { DEFAULT_ROOM_QUOTA_BYTES } from '../sandbox/room-fs.js';
-import type { SealMode } from '../sealing.js';
+import type { SealMode } from '../run/sealing.js';
 import { addOutOption } from './out-option.js';
 
 export interface RunCommandOptions {
@@ -101,10 +101,10 @@ export function register(program: Command): void {
     // mistake in the scenario names stay quick.
     .action(async (names: string[], opts: RunCommandOptions) => {
       // The sealing probe (a trial namespace: child processes) runs while the scenarios load;
-      // the runner awaits the same answer later (harness/sealing.ts), errors and all. Sealed,
+      // the runner awaits the same answer later (harness/run/sealing.ts), errors and all. Sealed,
       // the first run's namespace and worker are made meanwhile too (harness/run/sealed.ts).
       const cwd = process.cwd();
-      void import('../sealing.js')
+      void import('../run/sealing.js')
         .then(({ sealing }) => sealing(sealModeOf(opts.seal), opts.toxiproxyUrl))
         .then(async (decision) => decision.sealed && (await import('../run/sealed.js')).prewarmSealedPlace(cwd))
         .catch(() => {});

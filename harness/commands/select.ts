@@ -4,14 +4,14 @@
 
 import { minimatch } from 'minimatch';
 import { statSync } from 'node:fs';
-import type { BatchItem } from '../batch.js';
+import type { BatchItem } from '../run/batch.js';
 import { labNamed, labNames } from '../labs/registry.js';
-import { projectRoot, scenariosDir } from '../paths.js';
-import { catalogue, listScenarios } from '../scenario/catalogue.js';
-import { vouchedScenarios } from '../scenario/catalogue-index.js';
-import { loadScenario } from '../scenario/load.js';
+import { projectRoot, scenariosDir } from '../base/paths.js';
+import { catalogue, listScenarios } from '../catalogue/catalogue.js';
+import { vouchedScenarios } from '../catalogue/catalogue-index.js';
+import { loadScenario } from '../catalogue/load.js';
 import { closest } from '../scenario/problems.js';
-import { UsageError } from './exit-status.js';
+import { UsageError } from '../base/exit-status.js';
 
 export interface SelectOptions {
   all?: boolean;

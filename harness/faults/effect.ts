@@ -1,8 +1,8 @@
 // The small interface every fault effect implements (after Toxiproxy's one-file-per-toxic):
 // apply it now, and get back how to lift it.
-import type { JournalEvent } from '../journal.js';
+import type { JournalEvent } from '../record/journal.js';
 import type { NamespaceExec } from '../sandbox/loss.js';
-import type { SupervisedProcess } from '../supervisor.js';
+import type { SupervisedProcess } from '../processes/supervisor.js';
 import type { ProxyHandle } from '../toxiproxy/adapter.js';
 
 export interface FaultTarget {

@@ -1,7 +1,7 @@
 // Packet loss on the consumer's path (harness/sandbox/loss.ts): installed in the run's network
 // namespace on the proxy's listening port; lifted by reading the counters back, then removing
 // the table. The counters go to the journal as a `loss` entry, the evidence the loss check
-// (harness/loss-check.ts) judges. Unsealed runs never get here: the runner skips them.
+// (harness/judge/loss-check.ts) judges. Unsealed runs never get here: the runner skips them.
 import type { FaultEffect } from '../scenario/types.js';
 import { installLoss, LOSS_TABLE, lossRules, readLossCounters, removeLoss } from '../sandbox/loss.js';
 import type { Effect } from './effect.js';

@@ -11,22 +11,22 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { runBatch } from '../batch.js';
+import { runBatch } from '../run/batch.js';
 import { closeFolder, makePassable, PASSABLE } from '../report/staff-only.js';
 import { resolveProgram, SEALED_PATH } from '../sandbox/room.js';
 import { leaseUid } from '../sandbox/uids.js';
-import type { RunResult } from '../runner.js';
+import type { RunResult } from '../run/runner.js';
 import type { Scenario } from '../scenario/types.js';
-import { makeReadOnly, runBuild } from './build.js';
-import type { Sealing } from './class-data.js';
+import { makeReadOnly, runBuild } from './build/build.js';
+import type { Sealing } from './class/class-data.js';
 import { ManifestError, readManifest } from './manifest.js';
-import { copySubmission, SubmissionFileError } from './no-follow.js';
+import { copySubmission, SubmissionFileError } from './build/no-follow.js';
 import { Progress } from './progressive.js';
 import { submissionHash } from './provenance.js';
 import type { Rubric } from './rubric.js';
 import { type RunOutcome, runsStillWanted, type SubmissionScore, scoreSubmission, ungradable } from './score.js';
 import type { NotGradedKind } from './status.js';
-import type { Workspace } from './workspace.js';
+import type { Workspace } from './build/workspace.js';
 
 export const STAFF_DIR = '.staff';
 /** Batches per submission: the k runs, then re-runs of failures and replacements of harness errors. */

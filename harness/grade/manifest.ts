@@ -8,7 +8,7 @@
 import { existsSync, lstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { readSubmissionFile, SubmissionFileError } from './no-follow.js';
+import { readSubmissionFile, SubmissionFileError } from './build/no-follow.js';
 
 export interface Manifest {
   lab?: string;

@@ -5,9 +5,9 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { Sealing } from './class-data.js';
-import type { GradeData } from './grade-data.js';
-import { writePlatformFiles } from './platforms.js';
+import type { Sealing } from './class/class-data.js';
+import type { GradeData } from './platforms/grade-data.js';
+import { writePlatformFiles } from './platforms/platforms.js';
 import { chaoslabVersion, type Provenance, type ReplayTarget, replayCommand, scenarioSeeds, scenarioSetHash } from './provenance.js';
 import type { Rubric } from './rubric.js';
 import type { RunOutcome, SubmissionScore } from './score.js';

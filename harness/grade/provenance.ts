@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { harnessVersion, projectRoot, shellQuote } from '../paths.js';
+import { harnessVersion, projectRoot, shellQuote } from '../base/paths.js';
 import type { Scenario } from '../scenario/types.js';
 import type { Rubric } from './rubric.js';
 

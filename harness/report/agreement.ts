@@ -8,8 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { outcomeLines } from './console.js';
-import { escapeMarkup } from './format.js';
-import { markdownText, terminalText } from './inert.js';
+import { escapeMarkup } from '../text/format.js';
+import { markdownText, terminalText } from '../text/inert.js';
 import { tableRow } from './html.js';
 import { attr } from './junit.js';
 import { markdownRow } from './summary.js';

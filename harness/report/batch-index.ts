@@ -4,10 +4,10 @@
 // report.html (same Content-Security-Policy, same look): the filters are radio buttons and CSS.
 
 import { type BatchRun, type BatchView, runPath, statusesOf, totalsLine } from './batch-view.js';
-import { seconds } from './format.js';
+import { seconds } from '../text/format.js';
 import { CSS } from './html.js';
 import { html, type Markup, PAGE_POLICY, raw } from './html-template.js';
-import { safeHref } from './inert.js';
+import { safeHref } from '../text/inert.js';
 
 /** A status as a safe token for ids, classes and attribute selectors (any status string a run may have). */
 const token = (status: string): string => status.replace(/[^a-z0-9-]/gi, '_');

@@ -3,7 +3,7 @@
 // the folder can be moved or uploaded as a CI artifact whole.
 
 import { type BatchView, runPath } from './batch-view.js';
-import { jsonText } from './inert.js';
+import { jsonText } from '../text/inert.js';
 
 /** Bumped when a field changes meaning or goes away (new fields do not bump it). */
 export const RESULTS_SCHEMA = 1;

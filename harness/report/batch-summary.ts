@@ -3,8 +3,8 @@
 // then the passes in one compact table. Drawn from the runs' views only; every value quoted by inert.ts.
 
 import { type BatchRun, type BatchView, failuresFirst, runPath, totalsLine } from './batch-view.js';
-import { seconds } from './format.js';
-import { markdownCode, markdownLink, markdownText } from './inert.js';
+import { seconds } from '../text/format.js';
+import { markdownCode, markdownLink, markdownText } from '../text/inert.js';
 import { stderrMarkdown } from './summary.js';
 
 const cell = markdownText;

@@ -5,7 +5,7 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { typedCommand } from '../reproduce.js';
+import { typedCommand } from '../record/reproduce.js';
 import type { RunView } from './view.js';
 
 export interface BatchRun {

@@ -10,12 +10,12 @@
 // escape sequences this console writes are its own colours and status line.
 
 import { dirname, join, relative, resolve } from 'node:path';
-import type { JournalEntry } from '../journal.js';
-import type { Vocabulary } from '../lab.js';
+import type { JournalEntry } from '../record/journal.js';
+import type { Vocabulary } from '../lab-api/lab.js';
 import { colorEnabled } from './color.js';
 import { type BatchView, totalsLine } from './batch-view.js';
-import { seconds, showLine } from './format.js';
-import { terminalText as inert } from './inert.js';
+import { seconds, showLine } from '../text/format.js';
+import { terminalText as inert } from '../text/inert.js';
 import { latestTarget } from './run-folder.js';
 import { type RunStatus, type RunView, reasonsOf, type StderrTail } from './view.js';
 import { vocabularyFor } from './vocabulary.js';

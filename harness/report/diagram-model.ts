@@ -4,9 +4,9 @@
 // lab's vocabulary calls routine — collapse into one labelled band, so a 100 000-event run draws a
 // few hundred rows, not 400 000.
 
-import type { JournalEntry } from '../journal.js';
-import type { Vocabulary } from '../lab.js';
-import { describeUnknown, showLine } from './format.js';
+import type { JournalEntry } from '../record/journal.js';
+import type { Vocabulary } from '../lab-api/lab.js';
+import { describeUnknown, showLine } from '../text/format.js';
 
 export type LaneKind = 'publisher' | 'consumer' | 'control' | 'other';
 

@@ -2,7 +2,7 @@
 // is built from `html\`…\`` pieces, so a value can only reach the page unescaped by being made
 // with `html` (or `raw`, for the SVG the diagram drew with its own escaping).
 
-import { escapeMarkup } from './format.js';
+import { escapeMarkup } from '../text/format.js';
 
 export class Markup {
   constructor(readonly text: string) {}

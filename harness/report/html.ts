@@ -4,11 +4,11 @@
 // diagram; faults; each process's output; the scenario file. Everything judged comes from the
 // verdict (the view); the journal only supplies what happened, for the diagram and the output.
 
-import type { JournalEntry } from '../journal.js';
-import type { Vocabulary } from '../lab.js';
-import type { Figure, Table, TableRow } from '../verdict.js';
+import type { JournalEntry } from '../record/journal.js';
+import type { Vocabulary } from '../lab-api/lab.js';
+import type { Figure, Table, TableRow } from '../findings/verdict.js';
 import { KNOWN_TYPES } from './diagram-model.js';
-import { cellText, count, describeUnknown, seconds } from './format.js';
+import { cellText, count, describeUnknown, seconds } from '../text/format.js';
 import { html, type Markup, PAGE_POLICY, raw } from './html-template.js';
 import { type DiagramOptions, lineColors, renderSequenceDiagram, type SequenceDiagram } from './sequence-diagram.js';
 import { type RunStatus, type RunView, viewOf } from './view.js';

@@ -8,9 +8,9 @@
 
 import { hostname as osHostname } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
-import { type JournalEntry, readJournal } from '../journal.js';
-import { escapeMarkup } from './format.js';
-import { markupAttribute } from './inert.js';
+import { type JournalEntry, readJournal } from '../record/journal.js';
+import { escapeMarkup } from '../text/format.js';
+import { markupAttribute } from '../text/inert.js';
 import { type RunView, reasonsOf, viewOf } from './view.js';
 
 export interface JunitRun {

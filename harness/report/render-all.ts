@@ -6,7 +6,7 @@
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type JournalEntry, readJournal } from '../journal.js';
+import { type JournalEntry, readJournal } from '../record/journal.js';
 import { type HtmlReport, renderHtml } from './html.js';
 import { renderJunitRun } from './junit.js';
 import { switchLatest } from './run-folder.js';

@@ -9,7 +9,7 @@ import { renderBatchIndex } from './batch-index.js';
 import { renderBatchResults } from './batch-results.js';
 import { renderBatchSummary } from './batch-summary.js';
 import { type BatchMeta, type BatchRun, type BatchView, batchViewOf, RESULTS_FILE, readBatchMeta } from './batch-view.js';
-import { type JournalEntry, readJournal } from '../journal.js';
+import { type JournalEntry, readJournal } from '../record/journal.js';
 import { renderJunit } from './junit.js';
 import { type RenderedRun, renderRunFolder } from './render-all.js';
 import { writeAtomically } from './write-atomically.js';

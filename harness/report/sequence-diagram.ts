@@ -3,9 +3,9 @@
 // the lab's colours, shaded bands for every active fault. The findings' positions and times pick
 // what is highlighted; nothing is parsed back out of sentences.
 
-import type { JournalEntry } from '../journal.js';
-import type { Vocabulary } from '../lab.js';
-import type { Finding } from '../verdict.js';
+import type { JournalEntry } from '../record/journal.js';
+import type { Vocabulary } from '../lab-api/lab.js';
+import type { Finding } from '../findings/verdict.js';
 import { Collapser } from './collapse.js';
 import {
   type BandGroup,
@@ -20,7 +20,7 @@ import {
   type Row,
   type SequenceDiagram,
 } from './diagram-model.js';
-import { clip, count, escapeMarkup, seconds } from './format.js';
+import { clip, count, escapeMarkup, seconds } from '../text/format.js';
 
 export type { DiagramOptions, SequenceDiagram };
 

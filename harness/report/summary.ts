@@ -2,10 +2,10 @@
 // (the verdict as written), so it says exactly what the console and report.html say. Every value
 // is quoted by inert.ts: text escaped, commands and ids as code spans, the diff and stderr fenced.
 
-import type { JournalEntry } from '../journal.js';
-import type { Table, TableRow } from '../verdict.js';
-import { cellText } from './format.js';
-import { markdownBlock, markdownCode, markdownText } from './inert.js';
+import type { JournalEntry } from '../record/journal.js';
+import type { Table, TableRow } from '../findings/verdict.js';
+import { cellText } from '../text/format.js';
+import { markdownBlock, markdownCode, markdownText } from '../text/inert.js';
 import { type RunView, reasonsOf, type StderrTail, viewOf } from './view.js';
 
 const cell = (v: string | number | null): string => markdownText(cellText(v));

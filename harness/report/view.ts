@@ -3,10 +3,10 @@
 // judges: a run without a verdict is either interrupted (stopped by a signal, or no run-end at
 // all) or a harness error.
 
-import type { JournalEntry } from '../journal.js';
-import { type Reproduce, reproduceLine } from '../reproduce.js';
-import type { Figure, Finding, Table, Verdict } from '../verdict.js';
-import { clip, describeUnknown, seconds, showLine } from './format.js';
+import type { JournalEntry } from '../record/journal.js';
+import { type Reproduce, reproduceLine } from '../record/reproduce.js';
+import type { Figure, Finding, Table, Verdict } from '../findings/verdict.js';
+import { clip, describeUnknown, seconds, showLine } from '../text/format.js';
 
 export type RunStatus = Verdict['status'] | 'interrupted';
 

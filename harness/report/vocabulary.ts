@@ -1,7 +1,7 @@
 // The lab's words for the reports, by the protocol a journal names; a journal of a lab this
 // harness does not have still renders, with every line shown as plain.
 
-import type { Vocabulary } from '../lab.js';
+import type { Vocabulary } from '../lab-api/lab.js';
 import { labNamed } from '../labs/registry.js';
 
 const plain: Vocabulary = {

@@ -7,12 +7,12 @@
 // consumer: the run cannot be judged, and says why. Nothing holding the far end any more counts
 // the same: the harness cannot tell whose it was.
 
-import type { Role } from '../journal.js';
-import type { ProcessRunner } from '../processes.js';
+import type { Role } from '../record/journal.js';
+import type { ProcessRunner } from '../processes/processes.js';
 import { findPeerProcess, type PeerProcess } from '../sandbox/peer.js';
 import type { SocketEnds } from '../../publisher/transcript.js';
-import type { ProcessRef } from '../verdict.js';
-import type { Attribution } from '../wire-journal.js';
+import type { ProcessRef } from '../findings/verdict.js';
+import type { Attribution } from '../record/wire-journal.js';
 
 /** The far end's process in words: "pid 4242 (node /x/cli.js run ack-crash)". */
 export const describePeer = (peer: PeerProcess): string => `pid ${peer.pid} (${peer.cmdline.join(' ').slice(0, 160) || peer.comm})`;

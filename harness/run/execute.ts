@@ -9,16 +9,16 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { onCleanup } from '../cleanup.js';
-import { coreFindings, coreTables, withCoreFindings } from '../core-findings.js';
+import { onCleanup } from '../base/cleanup.js';
+import { coreFindings, coreTables, withCoreFindings } from '../judge/core-findings.js';
 import { FaultEngine } from '../faults/engine.js';
-import { JOURNAL_SCHEMA, type JournalEntry, JournalWriter } from '../journal.js';
-import type { RunContext } from '../lab.js';
+import { JOURNAL_SCHEMA, type JournalEntry, JournalWriter } from '../record/journal.js';
+import type { RunContext } from '../lab-api/lab.js';
 import { labNamed } from '../labs/registry.js';
-import { harnessVersion } from '../paths.js';
-import { onAbort } from '../interrupt.js';
-import { ProcessRunner } from '../processes.js';
-import type { Reproduce } from '../reproduce.js';
+import { harnessVersion } from '../base/paths.js';
+import { onAbort } from '../base/interrupt.js';
+import { ProcessRunner } from '../processes/processes.js';
+import type { Reproduce } from '../record/reproduce.js';
 import { execHere } from '../sandbox/loss.js';
 import { fixSocketBuffers } from '../sandbox/socket-buffers.js';
 import { DEFAULT_STORE_LIMIT_BYTES, type StoreGuard } from '../sandbox/store-file.js';
@@ -26,10 +26,10 @@ import type { Scenario } from '../scenario/types.js';
 import { type ProxyHandle, ToxiproxyAdapter } from '../toxiproxy/adapter.js';
 import { startToxiproxy, type ToxiproxyServer } from '../toxiproxy/server.js';
 import type { RunStatus } from '../report/view.js';
-import type { Verdict } from '../verdict.js';
-import { wireRecorder } from '../wire-journal.js';
+import type { Verdict } from '../findings/verdict.js';
+import { wireRecorder } from '../record/wire-journal.js';
 import { attributor } from './attribute.js';
-import { Confinement } from './confinement.js';
+import { Confinement } from '../processes/confinement.js';
 
 export interface RunRequest {
   scenario: Scenario;

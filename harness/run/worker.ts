@@ -7,7 +7,7 @@
 // says it is alive every second: a worker stuck in a call that cannot be interrupted (SQLite
 // opening a named pipe a consumer swapped in) falls silent, and the runner kills it.
 
-import type { JournalEntry } from '../journal.js';
+import type { JournalEntry } from '../record/journal.js';
 import { startToxiproxy } from '../toxiproxy/server.js';
 import { type Executed, executeRun, type FirewallCounters, type RunRequest } from './execute.js';
 

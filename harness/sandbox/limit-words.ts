@@ -3,7 +3,7 @@
 // (EMFILE). One source for a run's findings (core-findings.ts) and a build's reason (build.ts),
 // so both say the same thing about the same limit.
 
-import { formatBytes } from '../bytes.js';
+import { formatBytes } from '../text/bytes.js';
 import type { CgroupStats } from './cgroup.js';
 import { DEFAULT_LIMITS, type Limits } from './confine.js';
 

@@ -15,7 +15,7 @@
 // processes started inside must carry their own (confine.ts does), so nothing survives.
 
 import { spawn } from 'node:child_process';
-import { onCleanup } from '../cleanup.js';
+import { onCleanup } from '../base/cleanup.js';
 import { isAlive, namespaceOf, pidsInNamespace, readStat, sleep } from './proc.js';
 import { requireTool, runTool, type ToolResult } from './tools.js';
 

@@ -13,7 +13,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { formatBytes } from '../bytes.js';
+import { formatBytes } from '../text/bytes.js';
 
 export type RefusalKind =
   | 'symlink'

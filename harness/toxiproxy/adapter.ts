@@ -13,7 +13,7 @@
 
 import { Proxy as ClientProxy, Toxiproxy, ToxiproxyError } from 'toxiproxy-node-client';
 import type { ToxicType } from 'toxiproxy-node-client';
-import { onCleanup } from '../cleanup.js';
+import { onCleanup } from '../base/cleanup.js';
 import { type HttpAnswer, httpRequest } from './http.js';
 
 export type ToxicStream = 'upstream' | 'downstream';

@@ -14,11 +14,11 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
-import { dieWithHarness } from '../orphans.js';
+import { dieWithHarness } from '../base/orphans.js';
 import { holdsListener } from '../sandbox/peer.js';
 import { readStat } from '../sandbox/proc.js';
-import { onCleanup } from '../cleanup.js';
-import { toolsBinDir } from '../paths.js';
+import { onCleanup } from '../base/cleanup.js';
+import { toolsBinDir } from '../base/paths.js';
 import { httpRequest } from './http.js';
 
 export interface ToxiproxyServer {

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
 import { parse } from 'yaml';
-import { readJournal } from '../../harness/journal.js';
-import { ledgerChaos } from '../../harness/labs/ledger/chaos.js';
-import type { LedgerSchedule } from '../../harness/labs/ledger/chaos-scenario.js';
+import { readJournal } from '../../harness/record/journal.js';
+import { ledgerChaos } from '../../harness/labs/ledger/chaos/chaos.js';
+import type { LedgerSchedule } from '../../harness/labs/ledger/chaos/scenario.js';
 import { chaoslab, survivors } from '../helpers/cli.js';
 import { fileTestdir, processesNamingSettled } from '../helpers/fixture.js';
 

@@ -3,7 +3,7 @@
 // journal must show what each scenario is about (the cut and the replay after it, the resends,
 // the crashes and the durable cursors after them), and nothing may be left running.
 import t, { type Test } from 'tap';
-import type { JournalEntry } from '../../harness/journal.js';
+import type { JournalEntry } from '../../harness/record/journal.js';
 import { chaoslab, onlyRun, survivors } from '../helpers/cli.js';
 
 t.setTimeout(1_200_000);

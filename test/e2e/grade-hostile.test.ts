@@ -17,7 +17,7 @@ import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, rmSync,
 import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
-import { type JournalEntry, readJournal } from '../../harness/journal.js';
+import { type JournalEntry, readJournal } from '../../harness/record/journal.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { chaoslab, cli, root, survivors } from '../helpers/cli.js';
 import { fileTestdir, processesNamingSettled, processesRunning } from '../helpers/fixture.js';

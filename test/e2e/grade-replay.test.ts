@@ -8,7 +8,7 @@ import { chmodSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { STAFF_DIR } from '../../harness/grade/grade-submission.js';
-import { STAFF_TEST_NAME } from '../../harness/grade/gradescope.js';
+import { STAFF_TEST_NAME } from '../../harness/grade/platforms/gradescope.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { chaoslab, cli, root } from '../helpers/cli.js';
 import { fileTestdir } from '../helpers/fixture.js';

@@ -12,7 +12,7 @@ import { judge } from '../../harness/grade/validity/proof.js';
 import { renderTable } from '../../harness/grade/validity/render.js';
 import { loadRubric } from '../../harness/grade/rubric.js';
 import { labNamed } from '../../harness/labs/registry.js';
-import { consumersNamed, loadMatrixConsumers } from '../../harness/mutants.js';
+import { consumersNamed, loadMatrixConsumers } from '../../harness/run/mutants.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { chaoslab, root } from '../helpers/cli.js';
 import { fileTestdir, processesNamingSettled } from '../helpers/fixture.js';

@@ -17,7 +17,7 @@ import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { SEALED_WORKSPACES } from '../../harness/grade/workspace.js';
+import { SEALED_WORKSPACES } from '../../harness/grade/build/workspace.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { fileTestdir, processesNamingSettled } from '../helpers/fixture.js';
 import { dictReader } from '../helpers/grade.js';

@@ -7,8 +7,8 @@ import { execa, type ResultPromise } from 'execa';
 import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import type { JournalEntry } from '../../harness/journal.js';
-import { readJournal } from '../../harness/journal.js';
+import type { JournalEntry } from '../../harness/record/journal.js';
+import { readJournal } from '../../harness/record/journal.js';
 import { cli, root, survivors } from '../helpers/cli.js';
 
 t.setTimeout(600_000);

@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { type JournalEntry, readJournal } from '../../harness/journal.js';
+import { type JournalEntry, readJournal } from '../../harness/record/journal.js';
 import { ownedIpc } from '../../harness/sandbox/leftovers.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { roomMounts } from '../../harness/sandbox/room-fs.js';

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { readJournal } from '../../harness/journal.js';
+import { readJournal } from '../../harness/record/journal.js';
 import { probeSealing } from '../../harness/sandbox/probe.js';
 import { UID_BASE, UID_SLOTS } from '../../harness/sandbox/uids.js';
 import { chaoslab, onlyRun, root, survivors } from '../helpers/cli.js';

@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type JournalEntry, readJournal } from '../../harness/journal.js';
+import { type JournalEntry, readJournal } from '../../harness/record/journal.js';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 export const cli = join(root, 'dist', 'harness', 'cli.js');

@@ -1,6 +1,6 @@
 // A small rubric and class for the grading tests, and grades.csv as course staff's scripts read it.
 import { spawnSync } from 'node:child_process';
-import { type ClassReport, CLASS_SCHEMA } from '../../harness/grade/class-data.js';
+import { type ClassReport, CLASS_SCHEMA } from '../../harness/grade/class/class-data.js';
 import { checkRubric, type Rubric } from '../../harness/grade/rubric.js';
 import { type RunOutcome, scoreSubmission, ungradable } from '../../harness/grade/score.js';
 

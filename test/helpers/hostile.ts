@@ -3,10 +3,10 @@
 // so every output is tried with the same bytes; a run that carries them everywhere a consumer can
 // put them; and the checks that say an output kept them inert.
 
-import type { JournalEntry } from '../../harness/journal.js';
-import { checkLedgerRun } from '../../harness/labs/ledger/checker.js';
-import type { LedgerPlan } from '../../harness/labs/ledger/scenario.js';
-import type { StoreSnapshot } from '../../harness/labs/ledger/store-reader.js';
+import type { JournalEntry } from '../../harness/record/journal.js';
+import { checkLedgerRun } from '../../harness/labs/ledger/check/checker.js';
+import type { LedgerPlan } from '../../harness/labs/ledger/scenario/load.js';
+import type { StoreSnapshot } from '../../harness/labs/ledger/check/store-reader.js';
 import type { Scenario } from '../../harness/scenario/types.js';
 import { find, golden, insertAfter, replace, withOutput, withVerdict } from './journals.js';
 

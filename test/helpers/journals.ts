@@ -9,8 +9,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { JOURNAL_SCHEMA, type JournalEntry, type JournalEvent, readJournal } from '../../harness/journal.js';
-import type { Verdict } from '../../harness/verdict.js';
+import { JOURNAL_SCHEMA, type JournalEntry, type JournalEvent, readJournal } from '../../harness/record/journal.js';
+import type { Verdict } from '../../harness/findings/verdict.js';
 
 /** The golden journals: scenario, then the consumer (the reference client unless a mutant is named). */
 export const GOLDEN_NAMES = [

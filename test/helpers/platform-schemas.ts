@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
-import { PRAIRIELEARN_LIMIT } from '../../harness/grade/prairielearn.js';
+import { PRAIRIELEARN_LIMIT } from '../../harness/grade/platforms/prairielearn.js';
 
 const dir = join(import.meta.dirname, '..', 'fixtures', 'platform-schemas');
 const ajv = new Ajv({ allErrors: true, strict: false });

@@ -7,7 +7,7 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { stringify } from 'yaml';
-import { type MatrixConsumer, mutantName } from '../../mutants.js';
+import { type MatrixConsumer, mutantName } from '../../run/mutants.js';
 
 export interface ValiditySubmission {
   /** The folder's name: ref-typescript, gap-skip-py. */

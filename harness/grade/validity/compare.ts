@@ -4,7 +4,7 @@
 // neither passed nor failed (a harness error, a skip) judges nothing: the proof then cannot
 // conclude. Data in, data out: the proof (./proof.ts) reads the files, ./render.ts prints.
 
-import type { ClassReport } from '../class-data.js';
+import type { ClassReport } from '../class/class-data.js';
 import type { ScenarioScore } from '../score.js';
 import type { ValiditySubmission } from './class-folder.js';
 

@@ -5,9 +5,9 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { escapeMarkup } from '../../report/format.js';
-import type { ClassReport } from '../class-data.js';
-import type { GradescopeResults } from '../gradescope.js';
+import { escapeMarkup } from '../../text/format.js';
+import type { ClassReport } from '../class/class-data.js';
+import type { GradescopeResults } from '../platforms/gradescope.js';
 import { shownName } from '../rubric.js';
 import type { SubmissionScore } from '../score.js';
 

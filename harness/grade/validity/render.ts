@@ -2,7 +2,7 @@
 // each grading's, how many cells agree), every problem on a line of its own, and a one-line
 // verdict; validity.md adds the cells themselves (submissions × scenarios).
 
-import { markdownBlock, markdownText } from '../../report/inert.js';
+import { markdownBlock, markdownText } from '../../text/inert.js';
 import type { CellComparison, Validity } from './compare.js';
 
 const pad = (text: string | number, width: number) => String(text).padEnd(width);

@@ -7,8 +7,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { markdownText } from '../../report/inert.js';
-import type { ClassReport } from '../class-data.js';
+import { markdownText } from '../../text/inert.js';
+import type { ClassReport } from '../class/class-data.js';
 import type { ValiditySubmission } from './class-folder.js';
 
 export interface StabilityRow {

@@ -4,14 +4,14 @@
 // consumer and with the chain's end.
 
 import { join } from 'node:path';
-import type { ChaosModel } from '../../chaos/model.js';
-import { defineLab, type RunContext } from '../../lab.js';
-import { projectRoot, shellQuote } from '../../paths.js';
-import { checkFeedRun } from './checker.js';
-import { type FeedPlan, feedScenario } from './scenario.js';
-import { feedRowBound, readFeedStore } from './store-reader.js';
+import type { ChaosModel } from '../../lab-api/chaos-model.js';
+import { defineLab, type RunContext } from '../../lab-api/lab.js';
+import { projectRoot, shellQuote } from '../../base/paths.js';
+import { checkFeedRun } from './check/checker.js';
+import { type FeedPlan, feedScenario } from './scenario/load.js';
+import { feedRowBound, readFeedStore } from './check/store-reader.js';
 import { checkStorm } from './storm/checker.js';
-import { feedVocabulary } from './vocabulary.js';
+import { feedVocabulary } from './report/vocabulary.js';
 
 export const feedLab = defineLab<FeedPlan>({
   name: 'feed',
@@ -52,7 +52,7 @@ export const feedLab = defineLab<FeedPlan>({
   },
   // Imported when a run starts: loading and listing scenarios need none of the publisher.
   run: async (ctx: RunContext<FeedPlan>) =>
-    ctx.scenario.lab.storm ? (await import('./storm/run.js')).runStorm(ctx, ctx.scenario.lab.storm) : (await import('./run.js')).runFeed(ctx),
+    ctx.scenario.lab.storm ? (await import('./storm/run.js')).runStorm(ctx, ctx.scenario.lab.storm) : (await import('./run/run.js')).runFeed(ctx),
   check: (ctx: RunContext<FeedPlan>) =>
     ctx.scenario.lab.storm
       ? checkStorm(ctx.journal.entries, ctx.scenario.lab, ctx.scenario.lab.storm)
@@ -72,5 +72,5 @@ export const feedLab = defineLab<FeedPlan>({
   referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'feed', 'typescript', 'client.js'))}`,
   mutantIndex: join(projectRoot, 'consumer', 'feed', 'mutants', 'index.yaml'),
   happyPath: 'feed-happy-path',
-  chaos: async () => (await import('./chaos.js')).feedChaos as ChaosModel,
+  chaos: async () => (await import('./chaos/chaos.js')).feedChaos as ChaosModel,
 });

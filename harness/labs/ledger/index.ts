@@ -2,13 +2,13 @@
 // (RESUME, EVENT, ACK, RESYNC), consumers that run to their exit and are restarted by the harness.
 
 import { join } from 'node:path';
-import type { ChaosModel } from '../../chaos/model.js';
-import { defineLab, type RunContext } from '../../lab.js';
-import { projectRoot, shellQuote } from '../../paths.js';
-import { checkLedgerRun } from './checker.js';
-import { type LedgerPlan, ledgerScenario } from './scenario.js';
-import { ledgerRowBound, readStore } from './store-reader.js';
-import { ledgerVocabulary } from './vocabulary.js';
+import type { ChaosModel } from '../../lab-api/chaos-model.js';
+import { defineLab, type RunContext } from '../../lab-api/lab.js';
+import { projectRoot, shellQuote } from '../../base/paths.js';
+import { checkLedgerRun } from './check/checker.js';
+import { type LedgerPlan, ledgerScenario } from './scenario/load.js';
+import { ledgerRowBound, readStore } from './check/store-reader.js';
+import { ledgerVocabulary } from './report/vocabulary.js';
 
 export const ledgerLab = defineLab<LedgerPlan>({
   name: 'ledger',
@@ -25,7 +25,7 @@ export const ledgerLab = defineLab<LedgerPlan>({
     },
   },
   // Imported when a run starts: loading and listing scenarios need none of the publisher.
-  run: async (ctx) => (await import('./run.js')).runLedger(ctx),
+  run: async (ctx) => (await import('./run/run.js')).runLedger(ctx),
   check: (ctx: RunContext<LedgerPlan>) =>
     checkLedgerRun(ctx.journal.entries, ctx.scenario, (role, db) => {
       const store =
@@ -39,5 +39,5 @@ export const ledgerLab = defineLab<LedgerPlan>({
   referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'ledger', 'typescript', 'client.js'))}`,
   mutantIndex: join(projectRoot, 'consumer', 'ledger', 'mutants', 'index.yaml'),
   happyPath: 'happy-path',
-  chaos: async () => (await import('./chaos.js')).ledgerChaos as ChaosModel,
+  chaos: async () => (await import('./chaos/chaos.js')).ledgerChaos as ChaosModel,
 });

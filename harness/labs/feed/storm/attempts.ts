@@ -5,7 +5,7 @@
 // measured wait) to the server's accept; n counts the attempts since the last connection on
 // which the server sent a snapshot or an event (contract section 6).
 
-import type { JournalEntry } from '../../../journal.js';
+import type { JournalEntry } from '../../../record/journal.js';
 
 export interface StormAttempt {
   process: number;

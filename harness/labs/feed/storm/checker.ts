@@ -4,10 +4,10 @@
 // the cap separately: storm/ks.ts); n back to 0 after a connection that delivered data (the
 // first retry of every later restart); every process alive until SIGTERM, then exit 0.
 
-import type { JournalEntry } from '../../../journal.js';
-import { type Finding, type Figure, statusOf, type Table, type Verdict } from '../../../verdict.js';
-import { SIGTERM_FAULT } from '../facts.js';
-import type { FeedPlan, StormPlan } from '../plan.js';
+import type { JournalEntry } from '../../../record/journal.js';
+import { type Finding, type Figure, statusOf, type Table, type Verdict } from '../../../findings/verdict.js';
+import { SIGTERM_FAULT } from '../check/facts.js';
+import type { FeedPlan, StormPlan } from '../scenario/plan.js';
 import { type StormAttempt, stormAttempts } from './attempts.js';
 import { BIN_MS, simulateCrowd } from './crowd.js';
 import { KS_ALPHA, KS_TOLERANCE, type KsResult, ksTest, quantile, shapeOf } from './ks.js';

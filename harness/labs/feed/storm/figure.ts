@@ -3,8 +3,8 @@
 // marked; on the right the same restart played by 50 000 clients that draw their delays from
 // the measured ones, against a twin without jitter, in accepts per second.
 
-import { escapeMarkup } from '../../../report/format.js';
-import type { Figure } from '../../../verdict.js';
+import { escapeMarkup } from '../../../text/format.js';
+import type { Figure } from '../../../findings/verdict.js';
 import { STORM_FIGURE, type StormFigureData } from './checker.js';
 
 const W = 560;

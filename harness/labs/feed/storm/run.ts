@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { encodeSnapshot } from '../../../../protocol/feed/encode.js';
 import type { TranscriptEntry } from '../../../../publisher/transcript.js';
-import type { RunContext } from '../../../lab.js';
-import type { StartedProcess } from '../../../processes.js';
-import { simulate } from '../chain-script.js';
-import { SIGTERM_EXIT_MS, SIGTERM_FAULT } from '../facts.js';
-import type { FeedPlan, StormPlan } from '../plan.js';
+import type { RunContext } from '../../../lab-api/lab.js';
+import type { StartedProcess } from '../../../processes/processes.js';
+import { simulate } from '../scenario/chain-script.js';
+import { SIGTERM_EXIT_MS, SIGTERM_FAULT } from '../check/facts.js';
+import type { FeedPlan, StormPlan } from '../scenario/plan.js';
 import { preCapSteps } from './scenario.js';
 import { StormServer, streamName } from './server.js';
 

@@ -2,8 +2,8 @@
 
 import type { RawProblem } from '../../../scenario/problems.js';
 import type { CoreFile } from '../../../scenario/schema.js';
-import type { StormPlan } from '../plan.js';
-import { DEFAULTS, type FeedFile, STORM_DEFAULTS } from '../scenario-schema.js';
+import type { StormPlan } from '../scenario/plan.js';
+import { DEFAULTS, type FeedFile, STORM_DEFAULTS } from '../scenario/schema.js';
 
 /** Start-up and the end of the run, around the rounds (20 processes start slowly on a loaded machine). */
 export const STORM_OVERHEAD_MS = 30_000;

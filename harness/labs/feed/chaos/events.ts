@@ -1,0 +1,162 @@
+// The feed chaos placement's part on the chain's events (./place.ts places the rest): the
+// server's misbehaviour on events the simulated chain produces for the followed accounts, process
+// 1's hooks (an `exit` only where it must fire), and the quiet account of a quiet stale-cursor
+// schedule. The simulated chain is remembered: one schedule is placed for its scenario, its words
+// and its layers.
+
+import { SimChain } from '../../../../publisher/feed/chain.js';
+import { ChainScript, chainConfig, type SimulatedChain, simulate } from '../scenario/chain-script.js';
+import type { Placed } from './place.js';
+import { CHAIN, MALFORMED, type Step } from './steps.js';
+import type { ChainPlan } from '../scenario/plan.js';
+
+/** Steps that can end a connection of the consumer under test (or its process). */
+const CLOSING = new Set<Placed['layer']>([
+  'cut',
+  'byte-limit',
+  'reset',
+  'half-open',
+  'kill',
+  'malformed',
+  'number-amount',
+  'stall',
+  'deep-reorg',
+  'stale-cursor',
+  'loss',
+  'slow-reader',
+]);
+export const closes = (p: Placed): boolean =>
+  CLOSING.has(p.layer) || (p.layer === 'reorg' && p.away !== undefined) || (p.layer === 'hook' && !p.item.startsWith('stop@'));
+
+const blockOf = (cursor: string): number => Number(cursor.split(':')[1]);
+
+const sims = new Map<string, SimulatedChain>();
+/** simulate(), remembered: the same schedule is placed for its scenario, its words and its layers. */
+export function sim(chain: ChainPlan, topics: readonly number[]): SimulatedChain {
+  const key = JSON.stringify([chain, topics]);
+  let s = sims.get(key);
+  if (!s) {
+    if (sims.size > 200) sims.clear();
+    s = simulate(chain, topics);
+    sims.set(key, s);
+  }
+  return s;
+}
+
+/** The account (1..11 of 12) with no event around the stale-cursor cut, starting the search at `at`. */
+export function quietAccount(chain: ChainPlan, w: { from: number; to: number }, at: number): number | undefined {
+  const all = sim(
+    chain,
+    Array.from({ length: chain.accounts }, (_, i) => i),
+  );
+  const busy = new Set<string>();
+  for (const e of all.produced) {
+    const b = blockOf(e.cursor);
+    if (b < w.from - 3 || b > w.to + 3) continue;
+    const p = e.payload as Record<string, unknown>;
+    for (const k of ['from', 'to', 'owner', 'spender']) if (typeof p[k] === 'string') busy.add(p[k] as string);
+  }
+  for (let k = 0; k < chain.accounts - 1; k++) {
+    const q = 1 + ((at + k) % (chain.accounts - 1));
+    if (!busy.has(all.topics[q]!)) return q;
+  }
+  return undefined;
+}
+
+/** Server misbehaviour on events the script produces for the followed accounts (1-based, as `event:` counts them). */
+export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, placed: readonly Placed[]): Placed[] {
+  const produced = chain.produced;
+  if (produced.length === 0) return [];
+  // The server finds a rule's event by its cursor, and acts on the first event sent with it: after
+  // a reorganisation a cursor comes again, on another block's event (maybe not a Transfer). So an
+  // anchor is always the first event with its cursor.
+  const first = new Map<string, number>();
+  for (const [i, e] of produced.entries()) if (!first.has(e.cursor)) first.set(e.cursor, i);
+  const anchorFrom = (i: number, transfer: boolean): number | undefined => {
+    for (let k = 0; k < produced.length; k++) {
+      const j = (i + k) % produced.length;
+      if (first.get(produced[j]!.cursor) === j && (!transfer || produced[j]!.type === 'Transfer')) return j;
+    }
+    return undefined;
+  };
+  const heavyLink = placed.some((p) => p.layer === 'slicer' || p.layer === 'bandwidth' || p.layer === 'loss');
+  const out: Placed[] = [];
+  const taken = new Set<string>();
+  for (const x of steps) {
+    if (x.layer !== 'resend' && x.layer !== 'malformed' && x.layer !== 'number-amount' && x.layer !== 'unknown-op' && x.layer !== 'stall') continue;
+    let i = anchorFrom(x.at % produced.length, false);
+    let form = x.layer === 'malformed' ? MALFORMED[x.form % MALFORMED.length]! : undefined;
+    if (form === 'oversized' && heavyLink) form = 'trailing-comma';
+    if (i !== undefined && (x.layer === 'number-amount' || form === 'noncanonical-amount')) {
+      const t = anchorFrom(i, true);
+      if (t === undefined) form = 'trailing-comma';
+      i = t ?? (x.layer === 'number-amount' ? undefined : i);
+    }
+    if (i === undefined) continue;
+    const connection = x.layer === 'unknown-op' ? 1 : x.connection;
+    const key = `${i}/${connection}`;
+    if (taken.has(key)) continue; // the server takes the first rule for an event on a connection
+    taken.add(key);
+    const at = { event: i + 1, cursor: produced[i]!.cursor };
+    if (x.layer === 'resend') out.push({ layer: 'resend', ...at, count: x.count, connection });
+    else if (x.layer === 'malformed') out.push({ layer: 'malformed', ...at, form: form!, connection });
+    else if (x.layer === 'number-amount') out.push({ layer: 'number-amount', ...at, connection });
+    else if (x.layer === 'unknown-op') out.push({ layer: 'unknown-op', ...at });
+    else out.push({ layer: 'stall', ...at, ...(x.forever ? {} : { ms: x.ms }), connection });
+  }
+  return out;
+}
+
+/** Process 1's CHAOSLAB_FAULT items, each made a `stop` where an `exit` might never fire. */
+export function hooks(steps: readonly Step[], chain: SimulatedChain, placed: readonly Placed[], slow: boolean, abandons: () => boolean): Placed[] {
+  const drawn = steps.filter((x): x is Extract<Step, { layer: 'hook' }> => x.layer === 'hook');
+  if (drawn.length === 0) return [];
+  // The events process 1 surely applies: above the first snapshot (taken once both have
+  // subscribed, at the safe height; later when a raise rolled it back), unless a later snapshot
+  // (a stale cursor, a revoke into the snapshot) skips some.
+  const snapshotRetaken = drawn.some((x) => x.point === 'snapshot' && x.action === 'raise' && x.at % 2 === 0);
+  const above = CHAIN.initialBlocks - CHAIN.confirmations + 2 + (snapshotRetaken ? 4 : 0);
+  const skipped = placed.some((p) => p.layer === 'stale-cursor' || p.layer === 'deep-reorg');
+  const applied = skipped ? 0 : chain.events.filter((e) => blockOf(e.cursor) > above).length;
+  // The first revoke: a shallow reorganisation abandons delivered events on a link nothing disturbs.
+  const quietLink = !slow && !placed.some((p) => closes(p) && p.layer !== 'kill') && !drawn.some((x) => x.action === 'raise');
+  const revokeSure = quietLink && placed.some((p) => p.layer === 'reorg') && abandons();
+  const nth = (x: Extract<Step, { layer: 'hook' }>) =>
+    x.point === 'apply' || x.point === 'commit' ? 1 + (x.at % Math.max(1, Math.min(applied, 40))) : 1 + (x.at % 2);
+  // A raise inside event n's transaction rolls it back: that event never reaches commit:n.
+  const rolledBack = new Set(drawn.filter((x) => x.action === 'raise' && x.point === 'apply').map(nth));
+  const out: Placed[] = [];
+  const points = new Set<string>();
+  let stops = 0;
+  for (const x of drawn) {
+    const n = nth(x);
+    const sure =
+      x.point === 'apply' ? applied >= 1 : x.point === 'commit' ? applied >= 1 && !rolledBack.has(n) : x.point === 'snapshot' ? n === 1 : n === 1 && revokeSure;
+    const madeStop = x.action === 'exit' && !sure;
+    const action = madeStop ? 'stop' : x.action;
+    const key = `${x.point}:${n}`;
+    if (points.has(key) || (action === 'stop' && stops > 0)) continue;
+    points.add(key);
+    if (action === 'stop') stops++;
+    out.push({ layer: 'hook', item: `${action}@${key}`, madeStop });
+  }
+  return out;
+}
+
+/**
+ * Whether the script's first reorganisation abandons an event of the followed accounts below its
+ * top block (delivered a block before it happens, so the connection surely holds it).
+ */
+export function abandonsEvents(plan: ChainPlan, topics: readonly number[]): boolean {
+  const chain = new SimChain(chainConfig(plan));
+  const followed = new Set(topics.map((i) => chain.accounts[i]!));
+  const script = new ChainScript(chain, plan);
+  script.mineInitial();
+  for (let step = script.next(); step; step = script.next()) {
+    const change = script.perform(step);
+    if (change.kind !== 'reorg') continue;
+    const top = Math.max(...change.abandoned.map((b) => b.number));
+    return change.abandoned.some((b) => b.number < top && b.logs.some((l) => followed.has(l.from) || followed.has(l.to)));
+  }
+  return false;
+}

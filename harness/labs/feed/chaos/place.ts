@@ -1,0 +1,250 @@
+// Where a feed chaos schedule's steps take effect: the chain and its script first (reorganisations
+// on blocks the script mines one by one), then every fault on a block the script mines, then
+// misbehaviour on events the simulated chain produces, then the hooks. Rules that keep every
+// schedule fair to a correct consumer, whatever else it holds:
+//   - nothing lossy starts in the first second of the script, so the first snapshot is installed
+//     before the link can lose it (hook counts rest on it);
+//   - one half-open link, with feed-half-open's heartbeats (the server must not notice first), and
+//     no cut, pause or packet loss beside it: a consumer that cannot reach the server in the
+//     half-open stretch would be taken for one without an idle timeout;
+//   - an `exit` hook only where it must fire (the checker holds a process still running with an
+//     exit hook against it): apply/commit within the events surely applied, the first snapshot,
+//     the first revoke only on a quiet link; otherwise it becomes a `stop`. One `stop` at most
+//     (a SIGSTOP fault could swallow a second and shift the reads);
+//   - an unknown op only on connection 1 of a schedule where nothing closes a connection (the
+//     checker takes any later consumer-side close of that connection for a refusal);
+//   - no toxic for a slow reader (a toxic's change waits for the blocked write), nor a bad frame
+//     (the server's `reset slow-consumer` may close the connection before the consumer reads it,
+//     and the checker holds the open connection against it); the oversized frame (1 MiB) never
+//     through a slicer, a starved link or loss.
+// ./events.ts places what rides on the chain's events; ./words.ts says the result in
+// words; ./scenario.ts writes it as a scenario file.
+
+import { abandonsEvents, closes, hooks, misbehaviour, quietAccount, sim } from './events.js';
+import { CHAIN, type MALFORMED, SLOW, type Step, type StreamSchedule, TOPIC_SETS } from './steps.js';
+import type { ChainPlan } from '../scenario/plan.js';
+
+export type Placed =
+  | { layer: 'cut'; from: number; to: number }
+  | { layer: 'latency'; from: number; up: boolean; latency: number; jitter: number; ms: number }
+  | { layer: 'slicer'; from: number; up: boolean; size: number; ms: number }
+  | { layer: 'bandwidth'; from: number; rate: number; ms: number }
+  | { layer: 'byte-limit'; from: number; up: boolean; bytes: number; ms: number }
+  | { layer: 'reset'; from: number; up: boolean; ms: number }
+  | { layer: 'half-open'; from: number; ms: number }
+  | { layer: 'kill'; at: number }
+  | { layer: 'pause'; from: number; ms: number }
+  | { layer: 'hook'; item: string; madeStop: boolean }
+  | { layer: 'resend'; event: number; cursor: string; count: number; connection: number }
+  | { layer: 'malformed'; event: number; cursor: string; form: (typeof MALFORMED)[number]; connection: number }
+  | { layer: 'number-amount'; event: number; cursor: string; connection: number }
+  | { layer: 'unknown-op'; event: number; cursor: string }
+  | { layer: 'stall'; event: number; cursor: string; ms?: number; connection: number }
+  | { layer: 'reorg'; after: number; depth: number; length: number; away?: { from: number; to: number } }
+  | { layer: 'deep-reorg'; after: number; depth: number; length: number }
+  | { layer: 'stale-cursor'; retentionBlocks: number; from: number; to: number; quiet?: number }
+  | { layer: 'loss'; percent: number }
+  | { layer: 'slow-reader'; from: number; ms: number };
+
+export interface Link {
+  serverPingMs: number;
+  serverIdleMs: number;
+  consumerPingMs: number;
+  consumerIdleMs: number;
+}
+
+export interface Placement {
+  timeScale: number;
+  chain: ChainPlan;
+  topics: number[];
+  blocks: number;
+  link: Link;
+  steps: Placed[];
+  convergeMs: number;
+}
+
+const placements = new WeakMap<StreamSchedule, Placement>();
+export function place(s: StreamSchedule): Placement {
+  let p = placements.get(s);
+  if (!p) {
+    p = compute(s);
+    placements.set(s, p);
+  }
+  return p;
+}
+
+/** The safe height when the script starts: where both consumers' first snapshots are taken. */
+const FIRST_SNAPSHOT = CHAIN.initialBlocks - CHAIN.confirmations;
+
+function compute(s: StreamSchedule): Placement {
+  const timeScale = s.slow ? SLOW.timeScale : 0.1;
+  const period = CHAIN.blockIntervalMs * timeScale;
+  const first = <L extends Step['layer']>(layer: L) => s.steps.find((x): x is Extract<Step, { layer: L }> => x.layer === layer);
+  const halfOpen = s.slow ? undefined : first('half-open');
+  const stale = halfOpen ? undefined : first('stale-cursor');
+  const loss = halfOpen ? undefined : first('loss');
+  // A slow reader backs the link up: Toxiproxy answers a toxic's change only once the blocked
+  // write to the consumer is through (seconds, not the 15 s the harness waits). Its `reset
+  // slow-consumer` may close a connection before it reads a bad frame there.
+  const dropped = new Set<Step['layer']>([
+    ...(halfOpen ? (['cut', 'pause'] as const) : []),
+    ...(s.slow ? (['latency', 'slicer', 'bandwidth', 'byte-limit', 'reset', 'malformed', 'number-amount'] as const) : []),
+  ]);
+  const steps = s.steps.filter((x) => {
+    if (x.layer === 'half-open' || x.layer === 'stale-cursor' || x.layer === 'loss') return x === halfOpen || x === stale || x === loss;
+    if (x.layer === 'deep-reorg' && stale) return false; // retention may have deleted what it would reach
+    return !dropped.has(x.layer);
+  });
+
+  // The script: long enough for a stale-cursor cut, which must outlast retention and the safe height.
+  const minStart = Math.max(1, Math.ceil((s.slow ? 500 : 1000) / period) - 1);
+  const staleBlocks = stale ? Math.max(stale.retention + 1, CHAIN.confirmations) + 2 + stale.extra : 0;
+  // A slow reader's second without reading needs blocks produced meanwhile, and after.
+  const slowBlocks = s.slow ? Math.ceil((1.5 * SLOW.stopMs) / period) : 0;
+  const blocks = Math.max(s.blocks, staleBlocks + minStart + 3, slowBlocks + minStart + 3);
+  const lastBlock = CHAIN.initialBlocks + blocks;
+
+  // Reorganisations, in block order, each after the head the previous one left.
+  const reorgs: Extract<Placed, { layer: 'reorg' | 'deep-reorg' }>[] = [];
+  let free = CHAIN.initialBlocks + minStart;
+  for (const r of steps.filter((x): x is Extract<Step, { layer: 'reorg' | 'deep-reorg' }> => x.layer === 'reorg' || x.layer === 'deep-reorg')) {
+    if (free >= lastBlock) break;
+    const after = free + 1 + (r.at % (lastBlock - free));
+    // A deep one forks at or below the first snapshots (the safe height when the script starts).
+    const depth = r.layer === 'reorg' ? 1 + ((r.depth - 1) % CHAIN.confirmations) : after - (2 + (r.depth % (FIRST_SNAPSHOT - 1))) + 1;
+    const length = depth + r.extra;
+    reorgs.push({ layer: r.layer, after, depth, length });
+    free = after - depth + length;
+  }
+  // The blocks the script mines one by one (a reorganisation's new branch is not among them).
+  const mined: number[] = [];
+  for (let head = CHAIN.initialBlocks; head < lastBlock; ) {
+    mined.push(++head);
+    const r = reorgs.find((x) => x.after === head);
+    if (r) head = r.after - r.depth + r.length;
+  }
+  const len = mined.length;
+  const point = (at: number) => mined[minStart + (at % Math.max(1, len - minStart))] ?? mined[len - 1]!;
+  /** A window [from, to) of `k` mined blocks starting at a mined block, or undefined when the script has no room. */
+  const window = (at: number, k: number): { from: number; to: number } | undefined => {
+    const room = len - 1 - minStart;
+    if (room < 1) return undefined;
+    const i = minStart + (at % room);
+    return { from: mined[i]!, to: mined[Math.min(i + k, len - 1)]! };
+  };
+
+  const placed: Placed[] = s.slow ? [{ layer: 'slow-reader', from: mined[minStart] ?? mined[len - 1]!, ms: SLOW.stopMs }] : [];
+  let quietTopic: number | undefined;
+  let staleWindow: { from: number; to: number } | undefined;
+  const reorgOf = new Map(steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').map((x, i) => [x, reorgs[i]]));
+  for (const x of steps) {
+    switch (x.layer) {
+      case 'cut': {
+        const w = window(x.at, x.blocks);
+        if (w) placed.push({ layer: 'cut', ...w });
+        break;
+      }
+      case 'stale-cursor': {
+        if (len - 1 - minStart < 1) break;
+        const room = len - 1 - minStart - staleBlocks;
+        const i = minStart + (room > 0 ? x.at % (room + 1) : 0);
+        staleWindow = { from: mined[i]!, to: mined[Math.min(i + staleBlocks, len - 1)]! };
+        placed.push({ layer: 'stale-cursor', retentionBlocks: x.retention, ...staleWindow });
+        break;
+      }
+      case 'reorg': {
+        const r = reorgOf.get(x);
+        if (!r) break;
+        const away = x.away && !halfOpen ? awayWindow(r, x, mined, minStart) : undefined;
+        placed.push({ ...r, ...(away ? { away } : {}) });
+        break;
+      }
+      case 'deep-reorg': {
+        const r = reorgOf.get(x);
+        if (r) placed.push(r);
+        break;
+      }
+      case 'latency':
+      case 'slicer':
+      case 'bandwidth':
+      case 'byte-limit':
+      case 'reset':
+      case 'half-open':
+      case 'pause': {
+        const { at, ...rest } = x;
+        placed.push({ ...rest, from: point(at) } as Placed);
+        break;
+      }
+      case 'kill':
+        placed.push({ layer: 'kill', at: point(x.at) });
+        break;
+      case 'loss':
+        placed.push(x);
+        break;
+      default:
+        break; // misbehaviour and hooks: below, once the chain is known
+    }
+  }
+
+  // The chain, and the followed accounts: a quiet one for a quiet stale-cursor schedule.
+  const quiet = stale?.quiet === true;
+  const chain: ChainPlan = {
+    seed: s.seed,
+    chainId: 1,
+    accounts: quiet ? 12 : 6,
+    confirmations: CHAIN.confirmations,
+    blockIntervalMs: CHAIN.blockIntervalMs,
+    logsPerBlock: s.slow ? { ...SLOW.logs } : quiet ? { min: 0, max: 2 } : { min: 0, max: 3 },
+    approvalShare: 0.1,
+    ...(s.bigAmounts ? {} : { amountBits: 48 }),
+    initialBlocks: CHAIN.initialBlocks,
+    lastBlock,
+    ...(stale ? { retentionMs: stale.retention * CHAIN.blockIntervalMs } : {}),
+    reorgs: reorgs.map(({ after, depth, length, layer }) => ({ afterBlock: after, depth, length, deep: layer === 'deep-reorg' })),
+  };
+  if (quiet && staleWindow) {
+    quietTopic = quietAccount(chain, staleWindow, stale.at);
+    const p = placed.find((x) => x.layer === 'stale-cursor');
+    if (p && p.layer === 'stale-cursor' && quietTopic !== undefined) p.quiet = quietTopic;
+  }
+  const topics = quiet ? [quietTopic ?? 1] : s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
+  const chainSim = sim(chain, topics);
+
+  placed.push(...misbehaviour(steps, chainSim, placed));
+  placed.push(...hooks(steps, chainSim, placed, s.slow, () => abandonsEvents(chain, topics)));
+  // An unknown op is judged by what happens to its connection afterwards: nothing else may close it.
+  const kept = placed.filter((p) => p.layer !== 'unknown-op' || (!s.slow && !placed.some(closes)));
+
+  const worst = (up: boolean) => Math.max(0, ...kept.map((p) => (p.layer === 'latency' && p.up === up ? p.latency + p.jitter : 0)));
+  const link: Link = halfOpen
+    ? { serverPingMs: 500, serverIdleMs: 20_000, consumerPingMs: 1000, consumerIdleMs: Math.max(2000, 1000 + worst(false) + 300) }
+    : s.slow
+      ? { serverPingMs: 1000, serverIdleMs: 5000 + worst(true), consumerPingMs: 2000, consumerIdleMs: Math.max(4000, 2000 + worst(false) + 300) }
+      : {
+          serverPingMs: s.serverPing,
+          serverIdleMs: 5000 + worst(true),
+          consumerPingMs: 1000,
+          consumerIdleMs: Math.max(kept.some((p) => p.layer === 'unknown-op') ? 4000 : 2000, 2 * s.serverPing + worst(false) + 300),
+        };
+  const count = (layer: Placed['layer']) => kept.filter((p) => p.layer === layer).length;
+  // Only a failing consumer waits it out: a correct one converges well before.
+  const convergeMs =
+    6000 + 1500 * count('kill') + link.consumerIdleMs * count('stall') + (halfOpen ? halfOpen.ms : 0) + (loss ? 8000 : 0) + (s.slow ? 10_000 : 0);
+  return { timeScale, chain, topics, blocks, link, steps: kept, convergeMs: Math.min(convergeMs, 60_000) };
+}
+
+/** The cut of a reorganisation "while away": from inside the abandoned blocks until after the reorganisation. */
+function awayWindow(
+  r: { after: number; depth: number },
+  x: { awayAt: number; awayFor: number },
+  mined: readonly number[],
+  minStart: number,
+): { from: number; to: number } | undefined {
+  const fork = r.after - r.depth + 1;
+  const inside = r.after - (x.awayAt % Math.max(1, r.after - fork));
+  // A block an earlier reorganisation's new branch produced is never mined one by one: no fault point.
+  const from = mined.includes(inside) ? inside : r.after;
+  const i = mined.indexOf(r.after);
+  if (from < (mined[minStart] ?? Number.POSITIVE_INFINITY) || i < 0 || i + 1 >= mined.length) return undefined;
+  return { from, to: mined[Math.min(i + 1 + x.awayFor, mined.length - 1)]! };
+}

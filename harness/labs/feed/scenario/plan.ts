@@ -1,0 +1,79 @@
+// The feed lab's part of the run plan: every default filled, accounts and anchors resolved
+// against the simulated chain, virtual durations turned into real ones.
+
+import type { BadEnvironment } from '../../../judge/environment-duty.js';
+import type { FeedMisbehaviour } from '../../../../publisher/feed/misbehaviour.js';
+
+export interface ChainPlan {
+  seed: number;
+  chainId: number;
+  accounts: number;
+  confirmations: number;
+  /** Virtual milliseconds between blocks. */
+  blockIntervalMs: number;
+  logsPerBlock: { min: number; max: number };
+  approvalShare: number;
+  /** Amounts have at most this many bits; unset: the whole uint256 range. */
+  amountBits?: number;
+  /** Blocks mined before the listeners open (1..initialBlocks). */
+  initialBlocks: number;
+  /** The script's last block: it mines initialBlocks+1 .. lastBlock (reorganisations may add more on their way). */
+  lastBlock: number;
+  retentionMs?: number;
+  /** In the order they happen (by after_block, then file order). */
+  reorgs: { afterBlock: number; depth: number; length: number; deep: boolean }[];
+}
+
+export interface FeedPlan {
+  chain: ChainPlan;
+  /** The followed accounts (CHAOSLAB_TOPICS), and their indexes into the chain's accounts. */
+  topics: string[];
+  topicIndexes: number[];
+  server: {
+    queueLimit: number;
+    pingMs: number;
+    idleMs: number;
+    /** Anchored to cursors of the simulated chain. */
+    misbehaviour: FeedMisbehaviour[];
+    /** Each rule's anchor in the file's words, for the reports ("event 14", "block 30"). */
+    anchors: string[];
+  };
+  consumer: {
+    clientId: string;
+    pingMs: number;
+    idleMs: number;
+    backoffBaseMs: number;
+    backoffCapMs: number;
+    applyDelayMs: number;
+    processes: { fault?: string }[];
+    restart: { max: number; delayMs: number };
+    /** A bad environment (`consumer.env`, `consumer.unset`): the scenario grades the duty to exit 64 before connecting. */
+    badEnvironment?: BadEnvironment;
+  };
+  time: {
+    /** Virtual milliseconds the script runs. */
+    durationMs: number;
+    /** Real milliseconds between two blocks: block interval x time_scale. */
+    blockPeriodMs: number;
+    /** Real milliseconds of the whole script, confirmation blocks included. */
+    scriptMs: number;
+    convergeMs: number;
+    startMs: number;
+    /** Worst real round trip the scenario's latency toxics add (both directions, jitter included). */
+    latencyMs: number;
+  };
+  /** quietPing: wait for a ping in a quiet moment after convergence, and its pong. */
+  expect: { processes?: number; quietPing: boolean };
+  /** A restart storm instead of the chain script (storm/run.ts). */
+  storm?: StormPlan;
+}
+
+export interface StormPlan {
+  processes: number;
+  rounds: number;
+  roundMs: number;
+  /** The hard end of a round, for each process. */
+  roundMaxMs: number;
+  minAtCap: number;
+  maxAttempts: number;
+}

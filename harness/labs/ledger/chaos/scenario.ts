@@ -1,0 +1,348 @@
+// A ledger chaos schedule (./chaos.ts draws them) as a scenario file, and its fault steps in
+// words. Positions are drawn as plain numbers and taken modulo the script, so any schedule a
+// shrink reaches still makes a valid scenario. Two rules keep every schedule fair to a correct
+// consumer, whatever else it holds:
+//   - timeouts: a "standard" schedule waits at most CHAOSLAB_TIMEOUT_MS (3 s) per network await,
+//     so it may stall the link; a "patient" one (60 s, past the 10 s deadline) sends a fragment
+//     without LF that only the 64-byte rule can refuse, so it may not stall;
+//   - process 1 is the one with the contract's hooks (CHAOSLAB_FAULT); a step that could end it
+//     cleanly (exit 0) before its first exit/raise hook fires — a cut, a reset, an upstream byte
+//     limit, a half-open link whose end closes it, a pause past the publisher's ACK deadline —
+//     starts after that hook's event, so the hook's "exit non-zero" stays a fair expectation;
+//     packet loss has no position (it may close a connection anywhere), so with loss the hook's
+//     exit status is not judged.
+
+import type { ChaosWhere } from '../../../lab-api/chaos-model.js';
+import { generateDeltas } from '../../../scenario/generate.js';
+
+export type Step =
+  | { layer: 'cut'; at: number; ms: number }
+  | { layer: 'latency'; at: number; up: boolean; latency: number; ms: number }
+  | { layer: 'slicer'; at: number; up: boolean; size: number; delay: number; ms: number }
+  | { layer: 'bandwidth'; at: number; rate: number; ms: number }
+  | { layer: 'reset'; at: number }
+  | { layer: 'lost-ack'; at: number; bytes: number }
+  | { layer: 'half-open'; at: number; ms: number }
+  | { layer: 'kill'; at: number; onAck: boolean }
+  | { layer: 'pause'; at: number; ms: number }
+  | { layer: 'hook'; action: 'exit' | 'raise' | 'stop'; point: 'apply' | 'ack'; at: number }
+  | { layer: 'duplicate'; at: number; connection: number }
+  | { layer: 'gap'; at: number; connection: number }
+  | { layer: 'conflict'; at: number; back: number; delta: number; connection: number }
+  | { layer: 'malformed'; at: number; form: number; connection: number }
+  | { layer: 'stall'; at: number; connection: number }
+  | { layer: 'oversized'; at: number; connection: number }
+  | { layer: 'retention'; connection: number; to: number }
+  | { layer: 'loss'; percent: number };
+
+export type LedgerSchedule =
+  | {
+      kind: 'stream';
+      count: number;
+      seed: number;
+      window: number;
+      redeliver: boolean;
+      forgetAcked: boolean;
+      patient: boolean;
+      steps: Step[];
+    }
+  | { kind: 'bad-environment'; variable: number; value: number };
+
+// The publisher's ACK deadline stays below the consumer's timeout (a consumer that swallows an
+// error and stays connected is then closed on and exits 0, which the hook's expectation catches),
+// and both well above a commit's sync on a loaded machine.
+export const TIMEOUTS = {
+  standard: { timeoutMs: 5000, deadlineMs: 25_000 },
+  patient: { timeoutMs: 60_000, deadlineMs: 12_000 },
+  ackDeadlineMs: 3000,
+} as const;
+
+/** The malformed line forms of the catalogue's `malformed-*` scenarios, for EVENT `seq` with `delta`. */
+export const MALFORMED: readonly { name: string; line(seq: number, delta: number): string }[] = [
+  { name: 'CRLF', line: (s, d) => `EVENT ${s} ${d}\r\n` },
+  { name: 'delta out of range', line: (s) => `EVENT ${s} 1001\n` },
+  { name: 'double space', line: (s, d) => `EVENT  ${s} ${d}\n` },
+  { name: 'empty line', line: () => '\n' },
+  { name: 'extra field', line: (s, d) => `EVENT ${s} ${d} 0\n` },
+  { name: 'leading zero', line: (s, d) => `EVENT 0${s} ${d}\n` },
+  { name: 'lowercase', line: (s, d) => `event ${s} ${d}\n` },
+  { name: 'minus zero', line: (s) => `EVENT ${s} -0\n` },
+  { name: 'non-ASCII', line: (s, d) => `EVENT ${s} ${d}\xe9\n` },
+  { name: 'over 64 bytes', line: (s, d) => `${`EVENT ${s} ${d}`.padEnd(70, ' ')}\n` },
+  { name: 'plus sign', line: (s, d) => `EVENT ${s} +${Math.abs(d)}\n` },
+  { name: 'tab', line: (s, d) => `EVENT\t${s} ${d}\n` },
+];
+
+/** Bad environments: a variable and the values the contract calls invalid (null: the variable left out). */
+export const BAD_ENVIRONMENT: readonly { variable: string; values: readonly (string | null)[] }[] = [
+  { variable: 'CHAOSLAB_TIMEOUT_MS', values: ['0', '-5', 'soon', '', '1.5', null] },
+  { variable: 'CHAOSLAB_PORT', values: ['0', '70000', 'http', ''] },
+  { variable: 'CHAOSLAB_DB', values: [null, ''] },
+  { variable: 'CHAOSLAB_HOST', values: [null, ''] },
+];
+
+const ENDS_PROCESS_ONE_CLEANLY = new Set<Step['layer']>(['cut', 'lost-ack', 'reset', 'half-open', 'pause']);
+
+type Stream = Extract<LedgerSchedule, { kind: 'stream' }>;
+
+/** A schedule's steps where they take effect: positions inside the script, shifted past process 1's first hook; packet loss only where sealed. */
+export function placedSteps(s: Stream, where: ChaosWhere): Step[] {
+  const seq = (at: number) => at % s.count;
+  const hooks = s.steps.filter((x): x is Extract<Step, { layer: 'hook' }> => x.layer === 'hook' && x.action !== 'stop');
+  const firstHook = hooks.length ? Math.min(...hooks.map((h) => seq(h.at))) : undefined;
+  const placed: Step[] = [];
+  let lossSeen = false;
+  for (const step of s.steps) {
+    if (step.layer === 'loss') {
+      // One loss per scenario: the first; none where runs are not sealed (the run would be skipped).
+      if (!lossSeen && where.sealed) placed.push(step);
+      lossSeen = true;
+      continue;
+    }
+    if (step.layer === 'retention') {
+      // The log moves forward: to 1 at least.
+      placed.push({ ...step, to: 1 + (step.to % (s.count - 1)) });
+      continue;
+    }
+    let at = seq(step.at);
+    if (firstHook !== undefined && ENDS_PROCESS_ONE_CLEANLY.has(step.layer) && at <= firstHook) {
+      const after = s.count - firstHook - 1;
+      if (after <= 0) continue; // nothing after the hook: the step has no room
+      at = firstHook + 1 + (at % after);
+    }
+    placed.push({ ...step, at } as Step);
+  }
+  return silenceWhileConnectionOneLasts(placed);
+}
+
+/** Steps that surely end connection 1 at their event (a correct consumer hangs up on a bad line). */
+const ENDS_CONNECTION_ONE = new Set<Step['layer']>(['cut', 'reset', 'lost-ack', 'kill', 'hook', 'gap', 'conflict', 'malformed']);
+
+/**
+ * A stall or a fragment without LF on connection 1 goes before the first step that surely ends
+ * that connection: they are the only catches of no-timeout and unbounded-line, and one placed
+ * past an earlier hook, kill or cut never fired (the 2 escapes of a 3-seed proof). The
+ * publisher may fall silent anywhere, so the move is as fair as the draw.
+ */
+function silenceWhileConnectionOneLasts(steps: Step[]): Step[] {
+  const ends = steps.flatMap((x) => {
+    if (!ENDS_CONNECTION_ONE.has(x.layer) || !('at' in x)) return [];
+    if (x.layer === 'hook' && x.action === 'stop') return [];
+    if ('connection' in x && x.connection !== 1) return [];
+    return [x.at];
+  });
+  const end = ends.length ? Math.min(...ends) : undefined;
+  return steps.map((x) =>
+    (x.layer === 'stall' || x.layer === 'oversized') && x.connection === 1 && end !== undefined && end > 0 && x.at >= end ? { ...x, at: x.at % end } : x,
+  );
+}
+
+/** The scenario file (the lab's keys and the core's faults and timeouts) for a schedule. */
+export function ledgerChaosScenario(schedule: LedgerSchedule, where: ChaosWhere): Record<string, unknown> {
+  if (schedule.kind === 'bad-environment') {
+    const { variable, value } = badEnvironmentOf(schedule);
+    return {
+      deadline_ms: 10_000,
+      events: { generate: { count: 5, seed: 1 } },
+      consumer: value === null ? { unset: [variable] } : { env: { [variable]: value } },
+    };
+  }
+  const steps = placedSteps(schedule, where);
+  const deltas = generateDeltas({ count: schedule.count, seed: schedule.seed, min: -1000, max: 1000 });
+  const { timeoutMs, deadlineMs } = schedule.patient ? TIMEOUTS.patient : TIMEOUTS.standard;
+  const faults: Record<string, unknown>[] = [];
+  const misbehave: Record<string, unknown>[] = [];
+  const moves: { connection: number; to: number }[] = [];
+  const hooks: string[] = [];
+  steps.forEach((step, i) => {
+    const name = `${step.layer}-${i + 1}`;
+    const before = (at: number) => ({ before_event: at });
+    switch (step.layer) {
+      case 'cut':
+        faults.push({ name, network: { down: true }, start: before(step.at), end: { after_ms: step.ms } });
+        break;
+      case 'latency':
+        faults.push({ name, network: toxic('latency', step.up, { latency: step.latency, jitter: 0 }), start: before(step.at), end: { after_ms: step.ms } });
+        break;
+      case 'slicer':
+        faults.push({
+          name,
+          network: toxic('slicer', step.up, { average_size: step.size, size_variation: 0, delay: step.delay }),
+          start: before(step.at),
+          end: { after_ms: step.ms },
+        });
+        break;
+      case 'bandwidth':
+        faults.push({ name, network: toxic('bandwidth', false, { rate: step.rate }), start: before(step.at), end: { after_ms: step.ms } });
+        break;
+      case 'reset':
+        faults.push({ name, network: toxic('reset_peer', false, { timeout: 0 }), start: before(step.at), end: { incarnation_exit: true } });
+        break;
+      case 'lost-ack':
+        faults.push({ name, network: toxic('limit_data', true, { bytes: step.bytes }), start: before(step.at), end: { incarnation_exit: true } });
+        break;
+      case 'half-open':
+        faults.push({ name: `${name}-down`, network: toxic('timeout', false, { timeout: 0 }), start: before(step.at), end: { after_ms: step.ms } });
+        faults.push({ name: `${name}-up`, network: toxic('timeout', true, { timeout: 0 }), start: before(step.at), end: { after_ms: step.ms } });
+        break;
+      case 'kill':
+        faults.push({ name, process: { signal: 'SIGKILL' }, start: step.onAck ? { on_ack: step.at } : before(step.at) });
+        break;
+      case 'pause':
+        faults.push({ name, process: { signal: 'SIGSTOP' }, start: before(step.at), end: { after_ms: step.ms } });
+        break;
+      case 'loss':
+        faults.push({ name, loss: { percent: step.percent }, start: { incarnation: 1 } });
+        break;
+      case 'hook':
+        hooks.push(`${step.action}@${step.point}:${step.at}`);
+        break;
+      case 'duplicate':
+        misbehave.push({ action: 'duplicate', seq: step.at, connection: step.connection });
+        break;
+      case 'gap':
+        misbehave.push({ action: 'skip', seq: step.at, connection: step.connection });
+        break;
+      case 'conflict': {
+        const c = conflictOf(step, deltas);
+        if (c) misbehave.push({ action: 'insert', seq: step.at, bytes: `EVENT ${c.seq} ${c.delta}\n`, connection: step.connection });
+        break;
+      }
+      case 'malformed':
+        misbehave.push({
+          action: 'insert',
+          seq: step.at,
+          bytes: MALFORMED[step.form % MALFORMED.length]!.line(step.at, deltas[step.at]!),
+          connection: step.connection,
+        });
+        break;
+      case 'stall':
+        misbehave.push({ action: 'silence', seq: step.at, connection: step.connection });
+        break;
+      case 'oversized':
+        // One rule, so the publisher falls silent only after the fragment: on a later connection
+        // EVENT `at` may be behind the consumer's cursor, and a silence at `at + 1` alone stalled a
+        // patient schedule (found by chaos-proof against the reference).
+        misbehave.push({ action: 'silence', seq: step.at, bytes: 'A', repeat: 10240, connection: step.connection });
+        break;
+      case 'retention':
+        moves.push({ connection: step.connection, to: step.to });
+        break;
+    }
+  });
+  const plan = [...new Set(hooks)].join(',');
+  const ending = hooks.some((h) => !h.startsWith('stop@')) && !steps.some((x) => x.layer === 'loss');
+  return {
+    timeout_ms: timeoutMs,
+    deadline_ms: deadlineMs,
+    events: { generate: { count: schedule.count, seed: schedule.seed } },
+    publisher: {
+      window: schedule.window,
+      redeliver_unacked: schedule.redeliver,
+      forget_acked: schedule.forgetAcked,
+      ack_deadline_ms: TIMEOUTS.ackDeadlineMs,
+      ...(moves.length ? { retention_moves: dedupeMoves(moves) } : {}),
+      ...(misbehave.length ? { misbehave: dedupeMisbehave(misbehave) } : {}),
+    },
+    consumer: {
+      // Restarts may end either way (the final state judges them); process 1 exits non-zero when a hook ends it.
+      incarnations: [{ ...(plan ? { fault: plan } : {}), expect_exit: ending ? 'nonzero' : 'any' }],
+      // At most 30 processes: a reference needed 8 at most in 200 random runs (six steps end a
+      // few processes each), and a mutant that never completes (no-duplicate-ack waits out the
+      // publisher's ACK deadline each time, 3 s) is as plainly wrong at 30 as at 100, in 100 s, not 320.
+      restart: { until: 'complete', max: 30, delay_ms: 100 },
+    },
+    // A retention move may leave the log behind the consumer: then it must stop where RESYNC found it.
+    ...(moves.length ? { expect: { final_last: 'resync' } } : {}),
+    ...(faults.length ? { faults } : {}),
+  };
+}
+
+const toxic = (type: string, up: boolean, attributes: Record<string, number>) => ({ toxic: type, stream: up ? 'upstream' : 'downstream', attributes });
+
+/** The conflicting line: an earlier seq again, with a delta the script does not give it (none before seq 0). */
+function conflictOf(step: Extract<Step, { layer: 'conflict' }>, deltas: readonly number[]): { seq: number; delta: number } | undefined {
+  if (step.at === 0) return undefined;
+  const seq = step.at - 1 - (step.back % step.at);
+  const delta = step.delta === deltas[seq] ? (step.delta === 1000 ? 999 : step.delta + 1) : step.delta;
+  return { seq, delta };
+}
+
+/** One rule per (seq, connection): the publisher takes the first rule for an EVENT. */
+function dedupeMisbehave(rules: Record<string, unknown>[]): Record<string, unknown>[] {
+  const seen = new Set<string>();
+  return rules.filter((r) => {
+    const key = `${r.seq}/${r.connection}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** One move per connection: the first. */
+const dedupeMoves = (moves: { connection: number; to: number }[]) => moves.filter((m, i) => moves.findIndex((x) => x.connection === m.connection) === i);
+
+function badEnvironmentOf(s: Extract<LedgerSchedule, { kind: 'bad-environment' }>): { variable: string; value: string | null } {
+  const entry = BAD_ENVIRONMENT[s.variable % BAD_ENVIRONMENT.length]!;
+  return { variable: entry.variable, value: entry.values[s.value % entry.values.length]! };
+}
+
+/** The layers a schedule draws on, by the names of LEDGER_CHAOS_LAYERS. */
+export function ledgerChaosLayers(schedule: LedgerSchedule, where: ChaosWhere): string[] {
+  if (schedule.kind === 'bad-environment') return ['bad-environment'];
+  return [...new Set([...placedSteps(schedule, where).map((s) => s.layer), ...(schedule.forgetAcked ? ['forget-acked'] : [])])];
+}
+
+/** The schedule's fault steps in words, as they take effect. */
+export function ledgerChaosSteps(schedule: LedgerSchedule, where: ChaosWhere): string[] {
+  if (schedule.kind === 'bad-environment') {
+    const { variable, value } = badEnvironmentOf(schedule);
+    return [value === null ? `bad environment: ${variable} left out` : `bad environment: ${variable}=${JSON.stringify(value)}`];
+  }
+  const deltas = generateDeltas({ count: schedule.count, seed: schedule.seed, min: -1000, max: 1000 });
+  return placedSteps(schedule, where).flatMap((step) => stepWords(step, deltas));
+}
+
+function stepWords(step: Step, deltas: readonly number[]): string[] {
+  const on = (c: number) => `on connection ${c}`;
+  switch (step.layer) {
+    case 'cut':
+      return [`proxy down before EVENT ${step.at} for ${step.ms} ms`];
+    case 'latency':
+      return [`latency ${step.latency} ms ${step.up ? 'upstream' : 'downstream'} from EVENT ${step.at} for ${step.ms} ms`];
+    case 'slicer':
+      return [`${step.up ? 'upstream' : 'downstream'} sliced into ${step.size}-byte pieces ${step.delay} ms apart from EVENT ${step.at} for ${step.ms} ms`];
+    case 'bandwidth':
+      return [`downstream limited to ${step.rate} KB/s from EVENT ${step.at} for ${step.ms} ms`];
+    case 'reset':
+      return [`connection reset from EVENT ${step.at} (until that process exits)`];
+    case 'lost-ack':
+      return [`upstream cut after ${step.bytes} more bytes from EVENT ${step.at} (an ACK lost)`];
+    case 'half-open':
+      return [`half-open link (no data either way) from EVENT ${step.at} for ${step.ms} ms`];
+    case 'kill':
+      return [`SIGKILL ${step.onAck ? `when ACK ${step.at} arrives` : `before EVENT ${step.at}`}`];
+    case 'pause':
+      return [`SIGSTOP before EVENT ${step.at} for ${step.ms} ms`];
+    case 'loss':
+      return [`packet loss ${step.percent} % both ways`];
+    case 'hook':
+      return [`process 1's hook ${step.action}@${step.point}:${step.at}`];
+    case 'duplicate':
+      return [`EVENT ${step.at} sent twice ${on(step.connection)}`];
+    case 'gap':
+      return [`EVENT ${step.at} skipped (a gap) ${on(step.connection)}`];
+    case 'conflict': {
+      const c = conflictOf(step, deltas);
+      return c ? [`conflicting \`EVENT ${c.seq} ${c.delta}\` before EVENT ${step.at} ${on(step.connection)}`] : [];
+    }
+    case 'malformed':
+      return [`malformed line (${MALFORMED[step.form % MALFORMED.length]!.name}) before EVENT ${step.at} ${on(step.connection)}`];
+    case 'stall':
+      return [`publisher silent from EVENT ${step.at} ${on(step.connection)}`];
+    case 'oversized':
+      return [`10 KiB without LF instead of EVENT ${step.at} ${on(step.connection)}`];
+    case 'retention':
+      return [`retention moves to ${step.to} when connection ${step.connection} opens`];
+  }
+}

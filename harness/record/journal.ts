@@ -1,0 +1,172 @@
+// The run's journal: JSON Lines, one synchronous append per entry, so a crash or Ctrl-C
+// still leaves everything up to that moment readable. The writer also keeps every entry in
+// memory: the checker judges from that record — what the harness itself saw — never from the
+// file, which is the harness's output, not its input. Schema: docs/journal.md.
+
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import type { TranscriptEvent } from '../../publisher/transcript.js';
+import type { ProcessRef, Verdict } from '../findings/verdict.js';
+import type { Reproduce } from './reproduce.js';
+import type { CgroupStats } from '../sandbox/cgroup.js';
+import type { Peer } from './wire-journal.js';
+
+/** 2: labs (a `protocol` per run), findings in the verdict, connection owners on `wire` opens. */
+export const JOURNAL_SCHEMA = 2;
+
+export type Role = 'consumer' | 'control';
+
+export type JournalEvent =
+  | {
+      type: 'run-start';
+      schema: number;
+      runId: string;
+      scenario: { name: string; file: string; description: string };
+      harnessVersion: string;
+      node: string;
+      platform: string;
+      cwd: string;
+      /** The lab. */
+      protocol: string;
+      consumerCommand: string;
+      controlCommand: string;
+      /** Whether the run was sealed, and why (not). */
+      sealing?: string;
+      /** The command line and CHAOSLAB_* environment that re-run this run by hand, in `cwd` (absent in older journals). */
+      reproduce?: Reproduce;
+    }
+  /** `identity`: how the harness knows the server is the one this run started (or that it does not check). */
+  | { type: 'toxiproxy'; url: string; version: string; owned: boolean; identity?: string }
+  /** The scenario as loaded: its source text and the resolved plan (script, settings, expectations). */
+  | { type: 'scenario'; source: string; plan: unknown }
+  | { type: 'stream'; role: Role; stream: string; host: string; port: number; db: string }
+  | { type: 'proxy'; action: 'create' | 'remove'; name: string; listen?: string; upstream?: string }
+  | { type: 'process-start'; role: Role; incarnation: number; pid: number; command: string; env: Record<string, string>; sealed?: { uid: number } }
+  | { type: 'process-stopped'; role: Role; incarnation: number }
+  | { type: 'process-continued'; role: Role; incarnation: number }
+  | {
+      type: 'process-exit';
+      role: Role;
+      incarnation: number;
+      code: number | null;
+      signal: string | null;
+      killedBy?: 'deadline' | 'harness';
+      durationMs: number;
+      stdoutTail: string;
+      stderrTail: string;
+      stdoutBytes: number;
+      stderrBytes: number;
+      /** Sealed runs: what the process's cgroups counted (refused forks, OOM kills, peak memory). */
+      limits?: CgroupStats;
+    }
+  /**
+   * A line on the wire, as the publisher saw it; on `open`, the process that owns the connection.
+   * `truncated`: characters of this line left out; `omitted` (on `close`): the consumer's lines left
+   * out once its connection reached the journal's bound (harness/record/wire-journal.ts).
+   */
+  | ({
+      type: 'wire';
+      stream: string;
+      conn: number;
+      owner?: ProcessRef;
+      /** On `open` of a consumer's connection in an unsealed run: the process at the other end. */
+      peer?: Peer;
+      truncated?: number;
+      omitted?: { lines: number; chars: number };
+    } & TranscriptEvent)
+  /** A sealed run: the consumer's uid, and what its firewall let through and refused. */
+  | { type: 'seal'; uid: number; allowed: { packets: number; bytes: number }; rejected: { packets: number; bytes: number } }
+  /**
+   * A sealed run's room (a tmpfs with a disk quota), before the verdict: its quota, what it holds
+   * and held at most (sampled every 100 ms and at each exit), whether it was full (less than 1 %
+   * free, or no inode left).
+   */
+  | { type: 'room'; name: string; quotaBytes: number; usedBytes: number; peakBytes: number; files: number; full: boolean }
+  /**
+   * What the consumer's uid owned outside its room (files in the world-writable `folders`, SysV
+   * IPC objects), removed by the harness; `notRemoved`: what could not be, with why. `before` the
+   * first process: an earlier holder's; `after` the run: the consumer's.
+   */
+  | { type: 'leftovers'; when: 'before' | 'after'; uid: number; found: string[]; notRemoved: string[]; folders: string[]; tookMs: number }
+  /** The harness read a consumer's store through an independent connection; `store` is the lab's snapshot. */
+  | { type: 'store-read'; role: Role; incarnation?: number; when: StoreReadWhen; db: string; store: unknown }
+  | { type: 'fault'; action: 'apply' | 'lift'; name: string; kind: 'toxic' | 'proxy-down' | 'signal' | 'loss'; detail: string; incarnation?: number }
+  /**
+   * A loss fault was lifted: its nftables rules, and the named counters read back just before the
+   * table was removed (`dropped` + `passed` = every packet to or from the consumer's proxy port).
+   */
+  | {
+      type: 'loss';
+      name: string;
+      percent: number;
+      port: number;
+      rules: string[];
+      dropped: { packets: number; bytes: number };
+      passed: { packets: number; bytes: number };
+    }
+  | { type: 'verdict'; verdict: Verdict }
+  | { type: 'harness-error'; message: string }
+  /** `interrupted`: stopped (SIGINT/SIGTERM) before its own end; `by` the signal, `at` the journal time it came. */
+  | { type: 'run-end'; status: 'pass' | 'fail' | 'error' | 'interrupted' | 'skipped'; interrupted?: { by: string; at: number } };
+
+export type JournalEntry = { t: number } & JournalEvent;
+
+/**
+ * When the harness read a store: after a process exited, while it stopped itself, at the end;
+ * a lab may read at moments of its own too (the feed lab: at each subscribe, and while it waits
+ * for convergence), which reports name in the words of the lab's `Vocabulary.readMoments`.
+ */
+export type StoreReadWhen = 'after-exit' | 'while-stopped' | 'final' | 'at-subscribe' | 'converging';
+
+export class JournalWriter {
+  private fd: number | undefined;
+  /** Everything written, in order: the harness's own record of the run. */
+  readonly entries: JournalEntry[] = [];
+
+  constructor(
+    readonly path: string,
+    private readonly clock: () => number,
+    /** Sees every entry right after it is on disk (e.g. the live console). */
+    private readonly listener?: (entry: JournalEntry) => void,
+  ) {
+    this.fd = openSync(path, 'a');
+  }
+
+  write(event: JournalEvent): void {
+    if (this.fd === undefined) return;
+    const entry = { t: Math.round(this.clock() * 1000) / 1000, ...event } as JournalEntry;
+    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+    this.entries.push(entry);
+    this.listener?.(entry);
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/**
+ * Reads a journal back. A last line cut short by a crash is ignored; any other bad line is an
+ * error that names the file and line, because a journal with a hole would mislead the checker.
+ */
+export function readJournal(path: string): JournalEntry[] {
+  const text = readFileSync(path, 'utf8');
+  const lines = text.split('\n');
+  const entries: JournalEntry[] = [];
+  lines.forEach((line, index) => {
+    if (line.trim() === '') return;
+    let entry: unknown;
+    try {
+      entry = JSON.parse(line);
+    } catch (error) {
+      const isTruncatedTail = index === lines.length - 1 && !text.endsWith('\n');
+      if (!isTruncatedTail) throw new Error(`${path}:${index + 1}: not a JSON journal entry (${(error as Error).message})`);
+      return;
+    }
+    const { t, type } = (entry ?? {}) as { t?: unknown; type?: unknown };
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry) || typeof t !== 'number' || typeof type !== 'string')
+      throw new Error(`${path}:${index + 1}: not a journal entry (an object with a number \`t\` and a string \`type\`): ${line.slice(0, 80)}`);
+    entries.push(entry as JournalEntry);
+  });
+  return entries;
+}

@@ -1,0 +1,199 @@
+// The mutant matrix: every consumer (references and mutants) against scenarios, judged by
+// what a grader needs — references pass everything; every mutant passes happy-path (it is a
+// near miss) and is caught by its designated killer for the reason its header names.
+
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { parse } from 'yaml';
+import type { BatchItem } from './batch.js';
+import type { Lab } from '../lab-api/lab.js';
+import { markdownLink, markdownText } from '../text/inert.js';
+import type { RunResult } from './runner.js';
+import { findingTexts } from '../findings/verdict.js';
+
+export interface MatrixConsumer {
+  /** "typescript" for a reference, "ack-before-commit (python)" for a mutant. */
+  label: string;
+  kind: 'reference' | 'mutant';
+  /** typescript or python: a reference's name in index.yaml is its language. */
+  language: string;
+  command: string;
+  killer?: string;
+  reason?: RegExp;
+}
+
+export interface Cell {
+  scenario: string;
+  status: RunResult['status'];
+  /** First reason, or the harness error. */
+  reason: string;
+  reasons: string[];
+  runDir: string;
+}
+
+export interface MatrixRow {
+  consumer: MatrixConsumer;
+  cells: Cell[];
+  ok: boolean;
+  /** One line: how the row was judged. */
+  note: string;
+}
+
+/** A mutant's command in each language, run from the project root. */
+const commandOf = (lab: string) => ({
+  typescript: (name: string) => `node dist/consumer/${lab}/mutants/${name}.js`,
+  python: (name: string) => `python3 consumer/${lab}/mutants/${name}.py`,
+});
+
+/** Reads a lab's consumer/<lab>/mutants/index.yaml; a mistake names the file and the entry. */
+export function loadMatrixConsumers(lab: Pick<Lab, 'name' | 'mutantIndex'>): MatrixConsumer[] {
+  const indexFile = lab.mutantIndex;
+  const COMMAND = commandOf(lab.name);
+  const doc = parse(readFileSync(indexFile, 'utf8')) as {
+    references?: { name?: string; command?: string }[];
+    mutants?: { name?: string; languages?: string[]; killer?: string; reason?: string }[];
+  };
+  const fail = (where: string, what: string): never => {
+    throw new Error(`${indexFile}: ${where}: ${what}`);
+  };
+  const consumers: MatrixConsumer[] = (doc.references ?? []).map((r, i) => ({
+    label: r.name ?? fail(`references[${i}]`, 'needs a name'),
+    kind: 'reference' as const,
+    language: r.name ?? '',
+    command: r.command ?? fail(`references[${i}]`, 'needs a command'),
+  }));
+  for (const [i, m] of (doc.mutants ?? []).entries()) {
+    const where = `mutants[${i}]${m.name ? ` (${m.name})` : ''}`;
+    const name = m.name ?? fail(where, 'needs a name');
+    const killer = m.killer ?? fail(where, 'needs a killer scenario');
+    const reason = new RegExp(m.reason ?? fail(where, 'needs the reason it must be caught for'));
+    for (const language of m.languages ?? fail(where, 'needs languages')) {
+      const command = COMMAND[language as keyof typeof COMMAND] ?? fail(where, `unknown language "${language}" (typescript or python)`);
+      consumers.push({ label: `${name} (${language})`, kind: 'mutant', language, command: command(name), killer, reason });
+    }
+  }
+  return consumers;
+}
+
+/**
+ * How much of the matrix to run:
+ * - full: every consumer against every scenario (`make mutants`);
+ * - quick: references against every scenario, each mutant against the happy path and its killer;
+ * - killers: references against the happy path and every killer only, each mutant against the
+ *   happy path and its killer — every judgement the matrix makes, at the cost of the fewest
+ *   runs (what `make test` runs for a lab whose runs take seconds of real time each).
+ */
+export type MatrixScope = 'full' | 'quick' | 'killers';
+
+export function matrixItems(
+  consumers: MatrixConsumer[],
+  scenarios: BatchItem['scenario'][],
+  scope: MatrixScope,
+  happyPath: string,
+): (BatchItem & { consumer: MatrixConsumer })[] {
+  const judged = new Set([happyPath, ...consumers.flatMap((c) => (c.killer ? [c.killer] : []))]);
+  const runs = (consumer: MatrixConsumer, name: string): boolean => {
+    if (scope === 'full') return true;
+    if (consumer.kind === 'mutant') return name === happyPath || name === consumer.killer;
+    return scope === 'quick' || judged.has(name);
+  };
+  return consumers.flatMap((consumer) =>
+    scenarios
+      .filter((s) => runs(consumer, s.name))
+      .map((scenario) => ({ scenario, consumer, consumerCommand: consumer.command, label: `${consumer.label} × ${scenario.name}` })),
+  );
+}
+
+/** The mutant's name in index.yaml ("gap-skip" for "gap-skip (python)"); a reference has none. */
+export const mutantName = (consumer: MatrixConsumer): string | undefined =>
+  consumer.kind === 'mutant' ? consumer.label.replace(/ \([a-z]+\)$/, '') : undefined;
+
+/**
+ * The references and only the mutants named (every language of each), or everyone when `names`
+ * is undefined; a name index.yaml does not have is an error naming the ones it has.
+ */
+export function consumersNamed(consumers: MatrixConsumer[], names: readonly string[] | undefined): MatrixConsumer[] {
+  if (names === undefined) return consumers;
+  const known = new Set(consumers.map(mutantName).filter((n): n is string => n !== undefined));
+  const unknown = names.filter((n) => !known.has(n));
+  if (unknown.length) throw new Error(`no mutant ${unknown.join(', ')}; mutants: ${[...known].join(', ')}`);
+  return consumers.filter((c) => c.kind === 'reference' || names.includes(mutantName(c)!));
+}
+
+/** The consumers of one language (references and mutants), or all of them. */
+export function consumersIn(consumers: MatrixConsumer[], language: string | undefined): MatrixConsumer[] {
+  return language === undefined ? consumers : consumers.filter((c) => c.language === language);
+}
+
+export function judgeRow(consumer: MatrixConsumer, cells: Cell[], happyPath: string): MatrixRow {
+  // A skipped run (packet loss, unsealed) is no failure: it was never run.
+  const failed = cells.filter((c) => c.status !== 'pass' && c.status !== 'skipped');
+  if (consumer.kind === 'reference') {
+    const ok = failed.length === 0;
+    const skipped = cells.filter((c) => c.status === 'skipped').length;
+    const passes = skipped ? `passes all ${cells.length - skipped} scenarios run (${skipped} skipped)` : `passes all ${cells.length} scenarios`;
+    return { consumer, cells, ok, note: ok ? passes : failed.map((c) => `FAILS ${c.scenario}: ${c.reason}`).join('; ') };
+  }
+  const happy = cells.find((c) => c.scenario === happyPath);
+  const killer = cells.find((c) => c.scenario === consumer.killer);
+  if (happy?.status !== 'pass') return { consumer, cells, ok: false, note: `not a near miss: fails ${happyPath} (${happy?.reason ?? 'not run'})` };
+  if (!killer) return { consumer, cells, ok: false, note: `its killer ${consumer.killer} was not run` };
+  if (killer.status === 'pass') return { consumer, cells, ok: false, note: `SURVIVED ${killer.scenario}` };
+  // Its killer needs what this machine cannot give (a sealed run): not judged here, not failed.
+  if (killer.status === 'skipped') return { consumer, cells, ok: true, note: `not judged here: its killer ${killer.scenario} was skipped (see its report)` };
+  if (killer.status === 'error') return { consumer, cells, ok: false, note: `harness error in ${killer.scenario}: ${killer.reason}` };
+  const match = killer.reasons.find((r) => consumer.reason!.test(r));
+  return match
+    ? { consumer, cells, ok: true, note: `caught by ${killer.scenario}: ${match}` }
+    : {
+        consumer,
+        cells,
+        ok: false,
+        note: `caught by ${killer.scenario}, but not for its named reason /${consumer.reason!.source}/: ${killer.reasons.join(' | ')}`,
+      };
+}
+
+export function cellOf(scenario: string, result: RunResult): Cell {
+  const reasons = result.error ? [result.error] : result.verdict ? findingTexts(result.verdict) : [];
+  return { scenario, status: result.status, reason: reasons[0] ?? '', reasons, runDir: result.runDir };
+}
+
+/** matrix.md: rows consumers, columns scenarios; a cell is ✓ (pass) or ✗ with its reason below. */
+export function renderMatrixMarkdown(rows: MatrixRow[], scenarios: string[], batchDir: string): string {
+  const cell = (row: MatrixRow, s: string) => {
+    const c = row.cells.find((x) => x.scenario === s);
+    if (!c) return '';
+    const mark = c.status === 'pass' ? '✓' : c.status === 'fail' ? '✗' : c.status === 'skipped' ? '–' : '!';
+    return s === row.consumer.killer ? `**${mark}**` : mark;
+  };
+  const lines = [
+    `# chaoslab mutant matrix — ${rows.every((r) => r.ok) ? 'OK' : 'PROBLEMS'}`,
+    '',
+    '✓ pass, ✗ caught (fail), ! harness error, – skipped (needs a sealed run), **bold** = the designated killer, blank = not run.',
+    '',
+    '## Verdicts',
+    '',
+    '| consumer | judged | how |',
+    '|---|---|---|',
+    ...rows.map((r) => `| ${markdownText(r.consumer.label)} | ${r.ok ? 'ok' : '**PROBLEM**'} | ${markdownText(r.note)} |`),
+    '',
+    '## Matrix',
+    '',
+    `| consumer | ${scenarios.join(' | ')} |`,
+    `|---|${scenarios.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${markdownText(r.consumer.label)} | ${scenarios.map((s) => cell(r, s)).join(' | ')} |`),
+    '',
+    '## Why each cell failed',
+    '',
+    ...rows.flatMap((r) =>
+      r.cells
+        .filter((c) => c.status !== 'pass')
+        .map(
+          (c) =>
+            `- ${markdownText(`${r.consumer.label} × ${c.scenario}: ${c.reason}`)} (${markdownLink('run', `${relative(batchDir, c.runDir)}/report.html`)})`,
+        ),
+    ),
+    '',
+  ];
+  return lines.join('\n');
+}
