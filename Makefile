@@ -21,7 +21,7 @@ help:
 	@echo "make chaos-proof [LABS=ledger,feed] [JOBS=2] [FEED_JOBS=6]                   what chaos finds: references, every mutant over 3 seeds, repros replayed"
 	@echo "make grade-validity [LAB=ledger|feed] [JOBS=2] [MATRIX=..] [ONLY=a,b] [STABILITY=5 HOG=1] chaoslab grade on the references and mutants against the full matrix"
 	@echo "make setup                                                                  install everything (done by the targets above)"
-	@echo "make lint                                                                   Biome (format, lint) and a type check of the tests too; make format rewrites"
+	@echo "make lint                                                                   Biome, a type check of the tests too, and the import graph (no circle, no import up a layer); make format rewrites"
 	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
 	@echo "make node-versions [JOBS=2]                                                 ack-crash and the quick mutant matrix under Node 24 and 26 (from npm)"
 	@echo "make bench [BENCH_QUICK=1]                                                  what a run costs, each figure beside its floor (docs/benchmarks.md)"
@@ -62,7 +62,7 @@ scenario: setup
 	 if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run "$$target" --consumer "$$CONSUMER"; \
 	 else node dist/harness/cli.js run "$$target"; fi
 
-# The browser test (test/report-browser.test.ts) opens report.html in Debian's chromium through
+# The browser test (test/harness/report/browser.test.ts) opens report.html in Debian's chromium through
 # playwright-core (a devDependency). Installs chromium when it is missing and apt can; never
 # fails: without it, that one test skips and says why.
 browser:
@@ -131,7 +131,7 @@ chaos-proof: setup
 	node scripts/chaos-proof.mjs
 
 # The scenario JSON Schema for editors, generated from harness/scenario/schema.ts and the labs'
-# parts; test/scenario-schema-export.test.ts fails when the files are not current.
+# parts; test/harness/catalogue/export-schema.test.ts fails when the files are not current.
 schema: build
 	node scripts/export-schema.mjs
 
@@ -144,9 +144,11 @@ node-versions: setup
 	bash scripts/node-versions.sh
 
 # Biome: formatting and lint rules in one pass; `make test` runs it first.
+# The import graph (.dependency-cruiser.cjs): no circle, no import up a layer (docs/ARCHITECTURE.md).
 lint: deps
 	npx biome check .
 	npx tsc -p tsconfig.test.json
+	npx depcruise harness publisher consumer protocol --output-type err
 
 format: deps
 	npx biome check --write .

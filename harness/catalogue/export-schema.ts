@@ -1,7 +1,7 @@
 // The scenario JSON Schema as files for editors (`make schema` writes them to schemas/): one per
 // lab, exactly what the loader validates with (`scenarioSchemaFor`), and a combined one that picks
 // the lab by `protocol` (if/then/else; no `protocol` means the default lab, as in the loader).
-// Generated, never edited: test/scenario-schema-export.test.ts fails when they are not current.
+// Generated, never edited: test/harness/catalogue/export-schema.test.ts fails when they are not current.
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

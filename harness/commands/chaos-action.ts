@@ -17,9 +17,25 @@ import { closeFolder, makePassable } from '../report/staff-only.js';
 import { typedCommand } from '../record/reproduce.js';
 import { newRunId } from '../run/runner.js';
 import { sealing } from '../run/sealing.js';
-import type { ChaosCommandOptions } from './chaos.js';
 import { EXIT, EXIT_SIGNAL, UsageError } from '../base/exit-status.js';
-import { sealModeOf } from './run.js';
+import { sealModeOf } from './options.js';
+
+export interface ChaosCommandOptions {
+  lab?: string;
+  consumer?: string;
+  seed?: number;
+  runs: number;
+  budget: number;
+  keepGoing?: boolean;
+  shrinkRuns: number;
+  steadyRuns: number;
+  path?: string;
+  out?: string;
+  reports?: string;
+  toxiproxyUrl?: string;
+  seal?: boolean;
+  storeLimit?: number;
+}
 
 export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   const labName = opts.lab ?? 'ledger';

@@ -4,24 +4,8 @@
 // written), 2 a harness error (2 wins), 130/143 after Ctrl-C/SIGTERM.
 import { type Command, InvalidArgumentError } from 'commander';
 import { addOutOption } from './out-option.js';
-import { nonNegativeInt, positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './run.js';
-
-export interface ChaosCommandOptions {
-  lab?: string;
-  consumer?: string;
-  seed?: number;
-  runs: number;
-  budget: number;
-  keepGoing?: boolean;
-  shrinkRuns: number;
-  steadyRuns: number;
-  path?: string;
-  out?: string;
-  reports?: string;
-  toxiproxyUrl?: string;
-  seal?: boolean;
-  storeLimit?: number;
-}
+import { nonNegativeInt, positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './options.js';
+import type { ChaosCommandOptions } from './chaos-action.js';
 
 export const DEFAULT_BUDGET = '15m';
 

@@ -24,7 +24,25 @@ import { resolveScenario } from '../catalogue/catalogue.js';
 import { loadScenario } from '../catalogue/load.js';
 import type { Scenario } from '../scenario/types.js';
 import { EXIT, EXIT_SIGNAL, UsageError } from '../base/exit-status.js';
-import { DEFAULT_LAB, type GradeOptions } from './grade.js';
+import { DEFAULT_LAB } from './options.js';
+
+export interface GradeOptions {
+  consumer?: string;
+  name: string;
+  rubric?: string;
+  /** Without --rubric: whose rubric (default ledger); with it: must be the rubric's lab. */
+  lab?: string;
+  jobs: number;
+  shard?: string;
+  out: string;
+  unsealed?: boolean;
+  deadline: number;
+  buildDeadline: number;
+  buildNetwork?: boolean;
+  storeLimit?: number;
+  submission?: string;
+  only?: string[];
+}
 
 export async function gradeAction(dir: string | undefined, opts: GradeOptions): Promise<void> {
   if ((dir === undefined) === (opts.consumer === undefined)) throw new UsageError('give a class folder or --consumer "<command>" (one of them)');

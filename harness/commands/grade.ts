@@ -4,28 +4,8 @@
 // could not do its job (bad rubric, sealing unavailable without --unsealed, a harness error, a
 // manifest naming another lab than the rubric's).
 import type { Command } from 'commander';
-import { positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './run.js';
-
-/** The lab graded when neither --lab nor --rubric says which. */
-export const DEFAULT_LAB = 'ledger';
-
-export interface GradeOptions {
-  consumer?: string;
-  name: string;
-  rubric?: string;
-  /** Without --rubric: whose rubric (default ledger); with it: must be the rubric's lab. */
-  lab?: string;
-  jobs: number;
-  shard?: string;
-  out: string;
-  unsealed?: boolean;
-  deadline: number;
-  buildDeadline: number;
-  buildNetwork?: boolean;
-  storeLimit?: number;
-  submission?: string;
-  only?: string[];
-}
+import { DEFAULT_LAB, positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './options.js';
+import type { GradeOptions } from './grade-action.js';
 
 export function register(program: Command): void {
   program

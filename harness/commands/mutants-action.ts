@@ -24,8 +24,19 @@ import { catalogue, listScenarios } from '../catalogue/catalogue.js';
 import { vouchedScenarios } from '../catalogue/catalogue-index.js';
 import { loadScenario } from '../catalogue/load.js';
 import { EXIT, EXIT_SIGNAL, UsageError } from '../base/exit-status.js';
-import type { MutantsOptions } from './mutants.js';
-import { sealModeOf } from './run.js';
+import { sealModeOf } from './options.js';
+
+export interface MutantsOptions {
+  quick?: boolean;
+  killers?: boolean;
+  language?: string;
+  mutant?: string;
+  jobs: number;
+  out?: string;
+  reports?: string;
+  lab?: string;
+  seal?: boolean;
+}
 
 const LANGUAGES = ['typescript', 'python'];
 

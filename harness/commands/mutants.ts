@@ -4,19 +4,8 @@
 // report.html agree with its verdict.
 import type { Command } from 'commander';
 import { addOutOption } from './out-option.js';
-import { positiveInt } from './run.js';
-
-export interface MutantsOptions {
-  quick?: boolean;
-  killers?: boolean;
-  language?: string;
-  mutant?: string;
-  jobs: number;
-  out?: string;
-  reports?: string;
-  lab?: string;
-  seal?: boolean;
-}
+import { positiveInt } from './options.js';
+import type { MutantsOptions } from './mutants-action.js';
 
 export function register(program: Command): void {
   addOutOption(

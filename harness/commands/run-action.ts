@@ -9,8 +9,31 @@ import { type RunJson, resultsJson, runJson } from '../report/run-json.js';
 import { typedCommand } from '../record/reproduce.js';
 import { runScenario } from '../run/runner.js';
 import { EXIT, EXIT_SIGNAL, combinedStatus } from '../base/exit-status.js';
-import { type RunCommandOptions, sealModeOf } from './run.js';
+import { sealModeOf } from './options.js';
 import type { Selection } from './select.js';
+
+/** `chaoslab run`'s options, as commander parsed them (./run.ts defines them). */
+export interface RunCommandOptions {
+  consumer?: string;
+  out?: string;
+  reports?: string;
+  toxiproxyUrl?: string;
+  quiet?: boolean;
+  verbose?: boolean;
+  all?: boolean;
+  only?: string;
+  jobs: number;
+  repeat: number;
+  lab?: string;
+  /** --seal: true, --no-seal: false, neither: undefined (CHAOSLAB_SEAL, else auto). */
+  seal?: boolean;
+  /** --room-quota, in bytes. */
+  roomQuota?: number;
+  reporter: 'console' | 'json';
+  json?: boolean;
+  /** --store-limit: the largest consumer store the checker reads, in bytes. */
+  storeLimit?: number;
+}
 
 export async function runAction({ items, batch, batchName }: Selection, opts: RunCommandOptions): Promise<void> {
   const cwd = process.cwd();

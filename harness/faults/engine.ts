@@ -3,7 +3,7 @@
 // events (an incarnation starting or exiting) and times. Every apply and lift goes to the journal.
 // Time comes from an injectable timer, so tests can drive `at_ms` and `after_ms` without sleeping.
 
-import type { FaultPointSpec } from '../lab-api/lab.js';
+import type { FaultPointSpec } from '../scenario/fault-points.js';
 import type { JournalWriter } from '../record/journal.js';
 import type { FaultPlan, Trigger } from '../scenario/types.js';
 import type { AppliedEffect, FaultTarget } from './effect.js';

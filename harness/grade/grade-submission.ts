@@ -25,7 +25,7 @@ import { Progress } from './progressive.js';
 import { submissionHash } from './provenance.js';
 import type { Rubric } from './rubric.js';
 import { type RunOutcome, runsStillWanted, type SubmissionScore, scoreSubmission, ungradable } from './score.js';
-import type { NotGradedKind } from './status.js';
+import type { NotGradedKind } from './not-graded.js';
 import type { Workspace } from './build/workspace.js';
 
 export const STAFF_DIR = '.staff';

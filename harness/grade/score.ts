@@ -8,7 +8,7 @@
 
 import type { Provenance } from './provenance.js';
 import { maxScore, type Rate, type Rubric, type RubricTest, type Visibility } from './rubric.js';
-import type { NotGraded } from './status.js';
+import type { NotGraded } from './not-graded.js';
 
 /** The rate's rule in a student's words (results.json, junit). */
 export const RATE_RULE: Record<Rate, string> = {

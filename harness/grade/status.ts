@@ -7,15 +7,8 @@
 import type { Rubric } from './rubric.js';
 import { type SubmissionScore, ungradable } from './score.js';
 
-/** Why a submission was not graded, as a word a spreadsheet filter can use (docs/grading.md, "Class outputs"). */
-export const NOT_GRADED_KINDS = ['manifest', 'wrong-lab', 'files', 'build-failed', 'cannot-start', 'harness-error', 'interrupted'] as const;
-export type NotGradedKind = (typeof NOT_GRADED_KINDS)[number];
-
-export interface NotGraded {
-  kind: NotGradedKind;
-  /** In words, naming the file or run at fault. */
-  reason: string;
-}
+export { NOT_GRADED_KINDS, type NotGraded, type NotGradedKind } from './not-graded.js';
+import type { NotGradedKind } from './not-graded.js';
 
 /** "graded", or the kind of reason it was not. */
 export const statusOf = (sub: SubmissionScore): 'graded' | NotGradedKind => sub.notGraded?.kind ?? 'graded';

@@ -17,22 +17,12 @@ import type { ProcessRunner } from '../processes/processes.js';
 import type { RawProblem } from '../scenario/problems.js';
 import type { PatternMessage } from '../scenario/schema-problems.js';
 import type { CoreFile, LabSchemaPart } from '../scenario/schema.js';
+import type { FaultPointSpec } from '../scenario/fault-points.js';
 import type { Scenario } from '../scenario/types.js';
+
+export type { FaultPointSpec };
 import type { HostPort, ProxyHandle } from '../toxiproxy/adapter.js';
 import type { Figure, ProcessRef, Verdict } from '../findings/verdict.js';
-
-/** A point in a lab's traffic where a fault can start (or end): `before_event: 7`. */
-export interface FaultPointSpec {
-  description: string;
-  /** `seq`: a position of the script (checked against it); `ordinal`: the n-th occurrence, n ≥ 1. */
-  value: 'seq' | 'ordinal';
-  /** May also end a fault. */
-  canEnd: boolean;
-  /** `random_events` draws its positions at this point (one point per lab at most). */
-  random?: boolean;
-  /** The point in words, for the journal ("before EVENT 7"). */
-  describe(value: number): string;
-}
 
 /** The lab's part of loading a scenario. `file` has passed the schema. */
 export interface LabScenario<Plan> {

@@ -1,6 +1,6 @@
 // The labs, by the name a scenario's `protocol` gives. The one module that imports labs: the core
 // reaches them only through this map and the interface in harness/lab-api/lab.ts
-// (test/lab-boundary.test.ts holds every other module to that).
+// (test/harness/labs/boundary.test.ts holds every other module to that).
 
 import type { Lab } from '../lab-api/lab.js';
 import { feedLab } from './feed/index.js';

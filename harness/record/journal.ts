@@ -8,7 +8,14 @@ import type { TranscriptEvent } from '../../publisher/transcript.js';
 import type { ProcessRef, Verdict } from '../findings/verdict.js';
 import type { Reproduce } from './reproduce.js';
 import type { CgroupStats } from '../sandbox/cgroup.js';
-import type { Peer } from './wire-journal.js';
+
+/**
+ * Who is at the other end of a connection, as far as the harness can tell (unsealed runs):
+ * `proxy`, this run's Toxiproxy; `direct`, a process of this run of the stream's own role (for a
+ * consumer: around the proxy); `stray`, any other process (another run's Toxiproxy or harness, a
+ * stranger); `unknown`, nothing holds the far end any more.
+ */
+export type Peer = { pid: number; comm: string; via: 'proxy' | 'direct' | 'stray' } | { via: 'unknown' };
 
 /** 2: labs (a `protocol` per run), findings in the verdict, connection owners on `wire` opens. */
 export const JOURNAL_SCHEMA = 2;

@@ -4,7 +4,7 @@
 
 import path from 'node:path';
 import { scenariosDir, shellQuote } from '../base/paths.js';
-import type { SealMode } from '../run/sealing.js';
+import type { SealMode } from '../sandbox/probe.js';
 
 export interface Reproduce {
   /** `chaoslab run …`, to be typed in the run's cwd. */

@@ -4,7 +4,7 @@
 // traffic stays far below both; a consumer flooding the socket cannot flood the journal.
 
 import type { SocketEnds, TranscriptEntry } from '../../publisher/transcript.js';
-import type { JournalWriter } from './journal.js';
+import type { JournalWriter, Peer } from './journal.js';
 import type { ProcessRef } from '../findings/verdict.js';
 
 export const WIRE_LIMITS = {
@@ -13,14 +13,6 @@ export const WIRE_LIMITS = {
   /** Characters a consumer's lines may take in the journal, per connection (100 000 ACKs take about 1 MB). */
   recvCharsPerConnection: 8 * 1024 * 1024,
 };
-
-/**
- * Who is at the other end of a connection, as far as the harness can tell (unsealed runs):
- * `proxy`, this run's Toxiproxy; `direct`, a process of this run of the stream's own role (for a
- * consumer: around the proxy); `stray`, any other process (another run's Toxiproxy or harness, a
- * stranger); `unknown`, nothing holds the far end any more.
- */
-export type Peer = { pid: number; comm: string; via: 'proxy' | 'direct' | 'stray' } | { via: 'unknown' };
 
 /** What the harness makes of a new connection: who is at its far end, and whose it is after all. */
 export interface Attribution {

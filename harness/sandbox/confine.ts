@@ -42,7 +42,7 @@
 //    only where it joins none, by RLIMIT_DATA (writable private mappings: a PROT_NONE
 //    reservation costs nothing until it is made writable).
 //
-// Signals (verified on this machine, see test/sandbox-confine.test.ts):
+// Signals (verified on this machine, see test/harness/sandbox/confine.test.ts):
 //  - SIGSTOP sent to tini stops tini only. To stop the consumer, send SIGSTOP to the members of
 //    the PID namespace (signalSealed does); SIGCONT likewise. SIGCONT and SIGTERM sent to tini
 //    are forwarded to the consumer's process group, but a member that left the group (setsid)

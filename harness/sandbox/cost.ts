@@ -1,7 +1,7 @@
 // What sealing costs: start-to-exit of `bash -c true` run plainly (as the supervisor does today)
 // and through the sealed chain, piece by piece, interleaved so machine load hits every variant
 // alike; plus the one-off cost per run (namespace, firewall, teardown). Used by
-// bench/sandbox.bench.mjs and printed by test/sandbox-cost.test.ts; never asserted.
+// bench/sandbox.bench.mjs and printed by test/harness/sandbox/cost.test.ts; never asserted.
 
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';

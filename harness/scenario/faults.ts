@@ -1,7 +1,7 @@
 // The `faults` layer of a scenario file, which every lab shares: the checks its schema cannot
 // express, and its resolution into plan entries (durations scaled, random points drawn).
 
-import type { FaultPointSpec } from '../lab-api/lab.js';
+import type { FaultPointSpec } from './fault-points.js';
 import { mulberry32, uniformInt } from './generate.js';
 import type { RawProblem, Segment } from './problems.js';
 import type { FaultFile, RandomEventsFile, TriggerFile } from './schema.js';

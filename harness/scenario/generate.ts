@@ -1,6 +1,6 @@
 // Deterministic seeded delta generator for `events.generate` in scenario files.
 //
-// Algorithm (fixed; changing it changes every generated scenario, and test/scenario.test.ts
+// Algorithm (fixed; changing it changes every generated scenario, and test/harness/catalogue/load.test.ts
 // pins the first outputs so such a change cannot go unnoticed):
 //
 // 1. PRNG: mulberry32 (Tommy Ettinger's 32-bit generator, widely used in JavaScript), exactly:

@@ -10,7 +10,7 @@
 // additive, so every v1 file stays valid.
 
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
-import type { FaultPointSpec } from '../lab-api/lab.js';
+import type { FaultPointSpec } from './fault-points.js';
 import { NAME_PATTERN } from './schema-problems.js';
 
 export const TOXIC_TYPES = ['latency', 'bandwidth', 'slow_close', 'timeout', 'slicer', 'limit_data', 'reset_peer'] as const;

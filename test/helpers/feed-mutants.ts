@@ -1,5 +1,5 @@
 // The feed lab's mutants (consumer/feed/mutants/index.yaml) as processes for
-// test/feed-mutant.test.ts, the reference of each language beside them, and the reconnect waits
+// test/consumer/feed/mutants.test.ts, the reference of each language beside them, and the reconnect waits
 // a scripted server sees. Not a test file itself (.taprc runs test/*.test.ts).
 
 import { readFileSync } from 'node:fs';

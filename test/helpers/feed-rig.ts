@@ -1,4 +1,4 @@
-// Rig for the feed lab's consumer tests (test/feed-consumer.test.ts, test/feed-mutant.test.ts):
+// Rig for the feed lab's consumer tests (test/consumer/feed/consumer.test.ts, test/consumer/feed/mutants.test.ts):
 // a scripted NDJSON server on 127.0.0.1 that records every line a consumer sends (with its
 // arrival time), builders for the server's frames, the contract environment, and independent
 // read-only reads of the consumer's SQLite store. Not a test file itself (.taprc runs

@@ -6,8 +6,7 @@
 
 import { SimChain } from '../../../../publisher/feed/chain.js';
 import { ChainScript, chainConfig, type SimulatedChain, simulate } from '../scenario/chain-script.js';
-import type { Placed } from './place.js';
-import { CHAIN, MALFORMED, type Step } from './steps.js';
+import { CHAIN, MALFORMED, type Placed, type Step } from './steps.js';
 import type { ChainPlan } from '../scenario/plan.js';
 
 /** Steps that can end a connection of the consumer under test (or its process). */

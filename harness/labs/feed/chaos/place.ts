@@ -21,30 +21,10 @@
 // words; ./scenario.ts writes it as a scenario file.
 
 import { abandonsEvents, closes, hooks, misbehaviour, quietAccount, sim } from './events.js';
-import { CHAIN, type MALFORMED, SLOW, type Step, type StreamSchedule, TOPIC_SETS } from './steps.js';
-import type { ChainPlan } from '../scenario/plan.js';
+import { CHAIN, type Placed, SLOW, type Step, type StreamSchedule, TOPIC_SETS } from './steps.js';
 
-export type Placed =
-  | { layer: 'cut'; from: number; to: number }
-  | { layer: 'latency'; from: number; up: boolean; latency: number; jitter: number; ms: number }
-  | { layer: 'slicer'; from: number; up: boolean; size: number; ms: number }
-  | { layer: 'bandwidth'; from: number; rate: number; ms: number }
-  | { layer: 'byte-limit'; from: number; up: boolean; bytes: number; ms: number }
-  | { layer: 'reset'; from: number; up: boolean; ms: number }
-  | { layer: 'half-open'; from: number; ms: number }
-  | { layer: 'kill'; at: number }
-  | { layer: 'pause'; from: number; ms: number }
-  | { layer: 'hook'; item: string; madeStop: boolean }
-  | { layer: 'resend'; event: number; cursor: string; count: number; connection: number }
-  | { layer: 'malformed'; event: number; cursor: string; form: (typeof MALFORMED)[number]; connection: number }
-  | { layer: 'number-amount'; event: number; cursor: string; connection: number }
-  | { layer: 'unknown-op'; event: number; cursor: string }
-  | { layer: 'stall'; event: number; cursor: string; ms?: number; connection: number }
-  | { layer: 'reorg'; after: number; depth: number; length: number; away?: { from: number; to: number } }
-  | { layer: 'deep-reorg'; after: number; depth: number; length: number }
-  | { layer: 'stale-cursor'; retentionBlocks: number; from: number; to: number; quiet?: number }
-  | { layer: 'loss'; percent: number }
-  | { layer: 'slow-reader'; from: number; ms: number };
+export type { Placed };
+import type { ChainPlan } from '../scenario/plan.js';
 
 export interface Link {
   serverPingMs: number;

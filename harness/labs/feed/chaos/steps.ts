@@ -91,3 +91,26 @@ export const BAD_ENVIRONMENT: readonly { env: Record<string, string | null> }[] 
 
 /** The storm of test/fixtures/scenarios/feed-restart-storm-small.yaml: the backoff judged over 4 processes. */
 export const STORM = { processes: 4, rounds: 2, roundMs: 8000, minAtCap: 4, baseMs: 250, capMs: 2000 } as const;
+
+/** A step placed on the script (./place.ts places them): positions resolved to blocks, events and connections. */
+export type Placed =
+  | { layer: 'cut'; from: number; to: number }
+  | { layer: 'latency'; from: number; up: boolean; latency: number; jitter: number; ms: number }
+  | { layer: 'slicer'; from: number; up: boolean; size: number; ms: number }
+  | { layer: 'bandwidth'; from: number; rate: number; ms: number }
+  | { layer: 'byte-limit'; from: number; up: boolean; bytes: number; ms: number }
+  | { layer: 'reset'; from: number; up: boolean; ms: number }
+  | { layer: 'half-open'; from: number; ms: number }
+  | { layer: 'kill'; at: number }
+  | { layer: 'pause'; from: number; ms: number }
+  | { layer: 'hook'; item: string; madeStop: boolean }
+  | { layer: 'resend'; event: number; cursor: string; count: number; connection: number }
+  | { layer: 'malformed'; event: number; cursor: string; form: (typeof MALFORMED)[number]; connection: number }
+  | { layer: 'number-amount'; event: number; cursor: string; connection: number }
+  | { layer: 'unknown-op'; event: number; cursor: string }
+  | { layer: 'stall'; event: number; cursor: string; ms?: number; connection: number }
+  | { layer: 'reorg'; after: number; depth: number; length: number; away?: { from: number; to: number } }
+  | { layer: 'deep-reorg'; after: number; depth: number; length: number }
+  | { layer: 'stale-cursor'; retentionBlocks: number; from: number; to: number; quiet?: number }
+  | { layer: 'loss'; percent: number }
+  | { layer: 'slow-reader'; from: number; ms: number };

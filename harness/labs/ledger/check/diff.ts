@@ -4,7 +4,7 @@
 
 import type { Scenario } from '../../../scenario/types.js';
 import { acksList, compareAcks } from './acks.js';
-import type { IncarnationFacts } from './checker.js';
+import type { IncarnationFacts } from './incarnations.js';
 import type { LedgerPlan } from '../scenario/load.js';
 import { count, type Expected, type StoreState, seqList, stateLine } from './state.js';
 

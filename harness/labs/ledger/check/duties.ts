@@ -12,7 +12,7 @@
 import { grammarBreak } from '../../../../protocol/ledger/wire.js';
 import type { JournalEntry } from '../../../record/journal.js';
 import type { Finding } from '../../../findings/verdict.js';
-import type { IncarnationFacts } from './checker.js';
+import type { IncarnationFacts } from './incarnations.js';
 import { parseFaultPlan } from '../scenario/fault-plan.js';
 import { scriptDeltaOf } from './state.js';
 

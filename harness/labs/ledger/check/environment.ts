@@ -6,28 +6,11 @@
 import { type BadEnvironment, describeBadEnvironment, environmentDutyDiff, environmentDutyProblems } from '../../../judge/environment-duty.js';
 import type { JournalEntry } from '../../../record/journal.js';
 import type { Finding } from '../../../findings/verdict.js';
-import type { IncarnationFacts } from './checker.js';
-import { FAULT_PLAN_PATTERN } from '../scenario/schema.js';
+import type { IncarnationFacts } from './incarnations.js';
+import { badValue } from '../scenario/environment-values.js';
 import type { StoreSnapshot } from './store-reader.js';
 
-const FAULT_PLAN = new RegExp(FAULT_PLAN_PATTERN);
-const POSITIVE = /^[1-9][0-9]*$/;
-
-/** Why `value` is not a valid `name` under the contract (section 1), or undefined when it is valid. */
-export function badValue(name: string, value: string): string | undefined {
-  switch (name) {
-    case 'CHAOSLAB_PORT':
-      return POSITIVE.test(value) && Number(value) <= 65535 ? undefined : 'not a TCP port 1..65535';
-    case 'CHAOSLAB_TIMEOUT_MS':
-      return POSITIVE.test(value) && Number(value) <= 2 ** 31 - 1 ? undefined : 'not a positive number of milliseconds';
-    case 'CHAOSLAB_FAULT':
-      return FAULT_PLAN.test(value) ? undefined : value === '' ? 'set but empty' : 'not a fault plan';
-    default:
-      return value === '' ? 'empty' : undefined;
-  }
-}
-
-export { describeBadEnvironment };
+export { badValue, describeBadEnvironment };
 
 /** The connections the publisher saw from consumer process `incarnation`. */
 const connectionsOf = (journal: readonly JournalEntry[], stream: string, incarnation: number): number =>

@@ -3,7 +3,7 @@
 
 import type { JournalEntry } from '../../../record/journal.js';
 import type { Finding } from '../../../findings/verdict.js';
-import type { IncarnationFacts } from './checker.js';
+import type { IncarnationFacts } from './incarnations.js';
 import { type FaultStep, parseFaultPlan } from '../scenario/fault-plan.js';
 import type { LedgerPlan } from '../scenario/load.js';
 import { scriptDeltaOf } from './state.js';

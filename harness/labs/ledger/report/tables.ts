@@ -2,7 +2,7 @@
 // control — each judged against its own expectation) and one row per consumer incarnation.
 
 import type { Table } from '../../../findings/verdict.js';
-import type { IncarnationFacts } from '../check/checker.js';
+import type { IncarnationFacts } from '../check/incarnations.js';
 import { acksList } from '../check/acks.js';
 import { type Expected, type StoreState, stateLine } from '../check/state.js';
 

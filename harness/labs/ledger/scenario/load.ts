@@ -7,7 +7,7 @@ import type { LabScenario } from '../../../lab-api/lab.js';
 import { generateDeltas } from '../../../scenario/generate.js';
 import type { RawProblem, Segment } from '../../../scenario/problems.js';
 import { FAULT_SHAPE, parseFaultPlan } from './fault-plan.js';
-import { badValue } from '../check/environment.js';
+import { badValue } from './environment-values.js';
 import { badEnvironmentValueProblems } from '../../../judge/environment-duty.js';
 import { DEFAULTS, FAULT_PLAN_PATTERN, type LedgerFile, ledgerProperties } from './schema.js';
 

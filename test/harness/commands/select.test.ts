@@ -1,0 +1,102 @@
+// Which scenarios `chaoslab run` picks from its arguments: several names, globs, files, --all,
+// --only, --lab, and one usage error naming every word that matched nothing.
+import path from 'node:path';
+import t from 'tap';
+import { type Listed, selectItems, selectScenarios, UnmatchedError } from '../../../harness/commands/select.js';
+import { UsageError } from '../../../harness/base/exit-status.js';
+
+const listed: Listed[] = [
+  { name: 'ack-crash', lab: 'ledger', file: '/c/ledger/ack-crash.yaml' },
+  { name: 'ack-lost', lab: 'ledger', file: '/c/ledger/ack-lost.yaml' },
+  { name: 'gap', lab: 'ledger', file: '/c/ledger/gap.yaml' },
+  { name: 'feed-happy-path', lab: 'feed', file: '/c/feed/feed-happy-path.yaml' },
+];
+const noFiles = () => false;
+const names = (s: ReturnType<typeof selectScenarios>) => s.picked.map((p) => p.name ?? p.file);
+
+t.test('one name is a single run; several names run each, in the order given', async (t) => {
+  const one = selectScenarios(['gap'], {}, listed, noFiles);
+  t.same(names(one), ['gap']);
+  t.equal(one.batch, false);
+  const two = selectScenarios(['ack-crash', 'gap'], {}, listed, noFiles);
+  t.same(names(two), ['ack-crash', 'gap']);
+  t.equal(two.batch, true);
+  t.same(names(selectScenarios(['gap', 'ack-crash', 'gap'], {}, listed, noFiles)), ['gap', 'ack-crash'], 'each once');
+});
+
+t.test('globs, mixed with names; --only is one more glob', async (t) => {
+  t.same(names(selectScenarios(['ack-*', 'gap'], {}, listed, noFiles)), ['ack-crash', 'ack-lost', 'gap']);
+  const glob = selectScenarios(['gap*'], {}, listed, noFiles);
+  t.same(names(glob), ['gap']);
+  t.equal(glob.batch, true, 'a glob is a batch even when it matches one scenario');
+  t.same(names(selectScenarios([], { only: 'ack-*' }, listed, noFiles)), ['ack-crash', 'ack-lost']);
+  t.same(names(selectScenarios(['gap'], { only: 'ack-c*' }, listed, noFiles)), ['gap', 'ack-crash']);
+});
+
+t.test('--all and --lab', async (t) => {
+  t.same(
+    names(selectScenarios([], { all: true }, listed, noFiles)),
+    listed.map((l) => l.name),
+  );
+  t.same(names(selectScenarios([], { all: true, lab: 'feed' }, listed, noFiles)), ['feed-happy-path']);
+  t.same(names(selectScenarios(['*'], { lab: 'ledger' }, listed, noFiles)), ['ack-crash', 'ack-lost', 'gap']);
+  t.throws(() => selectScenarios(['gap'], { all: true }, listed, noFiles), { message: /give scenario names or --all, not both \(got "gap"\)/ });
+  t.throws(() => selectScenarios([], { all: true, lab: 'nolab' }, listed, noFiles), { message: /no scenario in the nolab lab/ });
+  t.throws(() => selectScenarios([], {}, listed, noFiles), { message: /name a scenario, or use --all/ });
+});
+
+t.test('an existing file wins over a name', async (t) => {
+  const s = selectScenarios(['gap', './mine.yaml'], {}, listed, (w) => w === './mine.yaml' || w === 'gap');
+  t.same(
+    s.picked.map((p) => p.file),
+    ['gap', './mine.yaml'],
+  );
+});
+
+t.test('words that match nothing: one usage error naming each, with a suggestion only where one is close', async (t) => {
+  const typo = t.throws(() => selectScenarios(['ack-crsh'], {}, listed, noFiles)) as Error;
+  t.ok(typo instanceof UnmatchedError && typo instanceof UsageError);
+  t.equal(typo.message, 'unknown scenario "ack-crsh" (did you mean "ack-crash"?)');
+  t.notMatch(typo.message, /gap/, 'no list of every name');
+  const several = t.throws(() => selectScenarios(['gap', 'nope-*', 'zzzzzz'], {}, listed, noFiles)) as UnmatchedError;
+  t.same(several.words, ['nope-*', 'zzzzzz']);
+  t.equal(several.message, 'no scenario matches "nope-*", "zzzzzz" (see `chaoslab list`)');
+  const inLab = t.throws(() => selectScenarios(['feed-happy-path'], { lab: 'ledger' }, listed, noFiles)) as Error;
+  t.match(inLab.message, /unknown scenario "feed-happy-path" in the ledger lab/);
+  t.match(
+    (t.throws(() => selectScenarios(['gapp', 'ack-lst'], {}, listed, noFiles)) as Error).message,
+    /^unknown scenarios "gapp" \(did you mean "gap"\?\), "ack-lst" \(did you mean "ack-lost"\?\)$/,
+  );
+});
+
+t.test('selectItems on the real catalogue', async (t) => {
+  const opts = { repeat: 1 };
+  const single = selectItems(['ack-crash'], opts);
+  t.equal(single.batch, false);
+  t.same(
+    single.items.map((i) => i.label),
+    ['ack-crash'],
+  );
+  const two = selectItems(['ack-crash', 'gap'], opts);
+  t.equal(two.batch, true);
+  t.same(
+    two.items.map((i) => i.label),
+    ['ack-crash', 'gap'],
+  );
+  t.equal(two.batchName, 'ack-crash-gap', 'a batch is named after what was asked');
+  const glob = selectItems(['ack-*'], { ...opts, repeat: 2 });
+  t.ok(glob.items.length >= 4 && glob.items.every((i) => /^ack-\S+ #[12]$/.test(i.label)), glob.items.map((i) => i.label).join(', '));
+  t.equal(glob.batchName, 'only-ack-x2', 'a batch of several scenarios is not named after the first');
+  t.equal(selectItems(['gap'], { ...opts, repeat: 3 }).batchName, 'gap-x3');
+  const all = selectItems([], { ...opts, all: true, lab: 'ledger' });
+  t.equal(all.batchName, 'ledger-catalogue');
+  t.ok(all.items.every((i) => i.scenario.protocol === 'ledger'));
+  const file = path.join(import.meta.dirname, '../../..', 'scenarios', 'ledger', 'gap.yaml');
+  t.equal(selectItems([file], opts).items[0]?.scenario.name, 'gap', 'a file path');
+  t.throws(() => selectItems(['ack-crash'], { ...opts, lab: 'nolab' }), { message: /unknown lab "nolab"; labs: / });
+  t.throws(() => selectItems(['ack-crash', 'feed-happy-path'], { ...opts, consumer: 'x' }), { message: /span the ledger and feed labs/ });
+  t.same(
+    selectItems(['gap'], { ...opts, consumer: 'python3 c.py' }).items.map((i) => i.consumerCommand),
+    ['python3 c.py'],
+  );
+});
