@@ -22,7 +22,7 @@ record cuts-pass cuts
 record malformed-plus-sign-lenient malformed-plus-sign "node dist/consumer/ledger/mutants/lenient-parser.js"
 record mid-transaction-split-commit mid-transaction-visibility "node dist/consumer/ledger/mutants/split-commit.js"
 record duplicate-delivery-no-dedupe duplicate-delivery "node dist/consumer/ledger/mutants/no-dedupe.js"
-# The feed lab (reference consumer): what the feed report tests render (test/report-feed.test.ts).
+# The feed lab (reference consumer): what the feed report tests render (test/harness/report/feed.test.ts).
 record feed-happy-path-pass feed-happy-path
 record feed-acceptance-pass feed-acceptance
 record feed-crash-apply-pass feed-crash-apply

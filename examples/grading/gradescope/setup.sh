@@ -3,7 +3,7 @@
 # The autograder zip holds this file, run_autograder, course.conf (the lab and the timeout) and a
 # `chaoslab/` folder: a clone of this project (optionally with your own rubric).
 # Not run on Gradescope by us: written to Gradescope's documented contract (Ubuntu base image,
-# /autograder/source holding the zip's contents); shellcheck-ed by test/grading-examples.test.ts.
+# /autograder/source holding the zip's contents); shellcheck-ed by test/examples/grading.test.ts.
 set -euxo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
