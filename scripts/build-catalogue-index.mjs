@@ -23,9 +23,9 @@ function staticImports(entry) {
   return [...seen];
 }
 
-const validators = join(projectRoot, 'dist', 'harness', 'scenario', 'validators');
+const validators = join(projectRoot, 'dist', 'harness', 'catalogue', 'validators');
 const loader = [
-  ...staticImports(join(projectRoot, 'dist', 'harness', 'scenario', 'load.js')),
+  ...staticImports(join(projectRoot, 'dist', 'harness', 'catalogue', 'load.js')),
   ...readdirSync(validators).map((f) => join(validators, f)),
   createRequire(import.meta.url).resolve('yaml/package.json'),
 ];

@@ -1,5 +1,5 @@
 // The scenario validators: ajv's standalone code, generated at build time into
-// dist/harness/scenario/validators/<lab>.cjs (scripts/build-validators.mjs), so that `chaoslab
+// dist/harness/catalogue/validators/<lab>.cjs (scripts/build-validators.mjs), so that `chaoslab
 // list` and `validate` neither import nor run ajv's compiler (about 120 ms). Each generated file
 // carries the hash of the schema it was made from; a missing or stale one (source runs under tap,
 // a `tsc` without the generator) falls back to compiling the schema here, with the same options,

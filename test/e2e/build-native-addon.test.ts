@@ -71,7 +71,7 @@ t.test('better-sqlite3 builds sealed and offline, from a staff npm cache and the
   // import) to every child this process spawns, and node-gyp, sealed, failed writing its record.
   const code = [
     `process.env.CHAOSLAB_NPM_CACHE = ${JSON.stringify(cache)};`,
-    `const { runBuild } = await import(${JSON.stringify(join(root, 'harness', 'grade', 'build.ts'))});`,
+    `const { runBuild } = await import(${JSON.stringify(join(root, 'harness', 'grade', 'build', 'build.ts'))});`,
     `const { leaseUid } = await import(${sandboxModule('uids')});`,
     'const lease = leaseUid(0);',
     `const built = await runBuild({ command: 'npm ci --foreground-scripts && node consumer.mjs', dir: ${JSON.stringify(copy)}, deadlineMs: 1_800_000, uid: lease.uid, logFile: ${JSON.stringify(join(dir, 'build.log'))} });`,
