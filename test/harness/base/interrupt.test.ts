@@ -84,8 +84,8 @@ t.test('signals: the first aborts, the second cleans up and exits 130, the third
 
 t.test('real signals to a process: SIGINT aborts, SIGINT again exits 130 after the cleanups', async (t) => {
   const script = `
-    const { interruptible } = await import(${JSON.stringify(join(root, 'dist', 'harness', 'interrupt.js'))});
-    const { onCleanup } = await import(${JSON.stringify(join(root, 'dist', 'harness', 'cleanup.js'))});
+    const { interruptible } = await import(${JSON.stringify(join(root, 'dist', 'harness', 'base', 'interrupt.js'))});
+    const { onCleanup } = await import(${JSON.stringify(join(root, 'dist', 'harness', 'base', 'cleanup.js'))});
     onCleanup('say', () => console.log('cleaned'));
     const stop = interruptible({ onInterrupt: (s) => console.log('interrupted', s, stop.signal.aborted) });
     process.kill(process.pid, 'SIGINT');
