@@ -14,8 +14,8 @@
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { encodeRealEvent, eventOf } from '../dist/publisher/feed/outbox-events.js';
-import { OutboxReader } from '../dist/publisher/feed/outbox-reader.js';
+import { encodeRealEvent, eventOf } from '../dist/publisher/feed/outbox/events.js';
+import { OutboxReader } from '../dist/publisher/feed/outbox/reader.js';
 import { startFeedLab } from '../dist/publisher/feed/lab.js';
 
 const { values } = parseArgs({

@@ -3,12 +3,12 @@
 // the tests; the harness will plug it in through its lab seam.
 
 import type { TranscriptSink } from '../transcript.js';
-import { type ChainConfig, SimChain } from './chain.js';
-import { OutboxIndexer } from './indexer.js';
-import { BlockProducer, type ScriptedReorg } from './producer.js';
-import { type Scheduler, realScheduler } from './scheduler.js';
-import { FeedPublisher } from './server.js';
-import type { FeedStreamConfig } from './stream.js';
+import { type ChainConfig, SimChain } from './chain/chain.js';
+import { OutboxIndexer } from './outbox/indexer.js';
+import { BlockProducer, type ScriptedReorg } from './chain/producer.js';
+import { type Scheduler, realScheduler } from './server/scheduler.js';
+import { FeedPublisher } from './server/server.js';
+import type { FeedStreamConfig } from './server/stream.js';
 
 export interface FeedLabOptions {
   chain: ChainConfig;

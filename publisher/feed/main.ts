@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { startFeedLab } from './lab.js';
-import type { ScriptedReorg } from './producer.js';
-import { realScheduler } from './scheduler.js';
+import type { ScriptedReorg } from './chain/producer.js';
+import { realScheduler } from './server/scheduler.js';
 
 const integer = (min: number) => (value: string) => {
   const n = Number(value);

@@ -10,7 +10,7 @@ import { compareCursors, parseCursor } from '../../protocol/feed/cursor.js';
 import { encodeSubscribe } from '../../protocol/feed/encode.js';
 import { FrameError, type ServerFrame, type TransferPayload, parseServerFrame } from '../../protocol/feed/frames.js';
 import { NdjsonSplitter } from '../../protocol/feed/lines.js';
-import type { SimChain } from '../../publisher/feed/chain.js';
+import type { SimChain } from '../../publisher/feed/chain/chain.js';
 import { type FeedLab, type FeedLabOptions, startFeedLab } from '../../publisher/feed/lab.js';
 import type { TranscriptEntry } from '../../publisher/transcript.js';
 

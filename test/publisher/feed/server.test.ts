@@ -3,10 +3,10 @@ import t from 'tap';
 import { formatCursor } from '../../../protocol/feed/cursor.js';
 import { encodePing, encodePong, encodeSubscribe } from '../../../protocol/feed/encode.js';
 import { FrameError, parseServerFrame } from '../../../protocol/feed/frames.js';
-import { SimChain } from '../../../publisher/feed/chain.js';
-import { OutboxIndexer } from '../../../publisher/feed/indexer.js';
-import { ManualScheduler } from '../../../publisher/feed/scheduler.js';
-import { FeedPublisher } from '../../../publisher/feed/server.js';
+import { SimChain } from '../../../publisher/feed/chain/chain.js';
+import { OutboxIndexer } from '../../../publisher/feed/outbox/indexer.js';
+import { ManualScheduler } from '../../../publisher/feed/server/scheduler.js';
+import { FeedPublisher } from '../../../publisher/feed/server/server.js';
 import { FeedClient, applyFrames, chainBalances, chainEvents, sleep, startRig, waitFor } from '../../helpers/feed-lab.js';
 
 const cursorOf = (chain: SimChain, block: number, logIndex: number) => formatCursor({ chainId: chain.chainId, blockNumber: block, logIndex });

@@ -4,7 +4,7 @@
 // schedule. The simulated chain is remembered: one schedule is placed for its scenario, its words
 // and its layers.
 
-import { SimChain } from '../../../../publisher/feed/chain.js';
+import { SimChain } from '../../../../publisher/feed/chain/chain.js';
 import { ChainScript, chainConfig, type SimulatedChain, simulate } from '../scenario/chain-script.js';
 import { CHAIN, MALFORMED, type Placed, type Step } from './steps.js';
 import type { ChainPlan } from '../scenario/plan.js';

@@ -3,7 +3,7 @@
 // Only a window around that entry is kept, so a list of 100 000 events costs a few rows.
 
 import { isDeepStrictEqual } from 'node:util';
-import type { RealEvent } from '../../../../publisher/feed/misbehaviour.js';
+import type { RealEvent } from '../../../../publisher/feed/server/misbehaviour.js';
 import { shortAccount, shortAmount, shortCursor } from '../report/words.js';
 
 /** One entry of an activity list, in a few words: "23:1 Transfer 1 234 0xa1a1…a1a1 → 0xb2b2…b2b2". */

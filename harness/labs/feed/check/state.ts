@@ -6,7 +6,7 @@
 // so the two stores are never compared with each other directly.
 
 import { isDeepStrictEqual } from 'node:util';
-import type { RealEvent } from '../../../../publisher/feed/misbehaviour.js';
+import type { RealEvent } from '../../../../publisher/feed/server/misbehaviour.js';
 import { type ActivityComparison, compareActivity } from './activity.js';
 import type { SimulatedChain } from '../scenario/chain-script.js';
 import type { FeedStoreSnapshot } from './store-reader.js';

@@ -11,10 +11,10 @@
 
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SimChain } from '../../../../publisher/feed/chain.js';
-import type { FeedStreamHooks } from '../../../../publisher/feed/connection.js';
-import { OutboxIndexer } from '../../../../publisher/feed/indexer.js';
-import { FeedPublisher } from '../../../../publisher/feed/server.js';
+import { SimChain } from '../../../../publisher/feed/chain/chain.js';
+import type { FeedStreamHooks } from '../../../../publisher/feed/server/connection.js';
+import { OutboxIndexer } from '../../../../publisher/feed/outbox/indexer.js';
+import { FeedPublisher } from '../../../../publisher/feed/server/server.js';
 import type { TranscriptEntry } from '../../../../publisher/transcript.js';
 import { rawTopLevelMember } from '../../../../protocol/feed/raw-json.js';
 import { withBadEnvironment } from '../../../judge/environment-duty.js';

@@ -5,11 +5,11 @@
 // very same calls, in the same order, which gives the very same chain (its PRNG sees the same
 // sequence), so the expected state is derived from the script alone, never from a consumer.
 
-import type { ChainLog } from '../../../../publisher/feed/activity.js';
-import { type Block, type ChainChange, type ChainConfig, SimChain } from '../../../../publisher/feed/chain.js';
-import { hash32 } from '../../../../publisher/feed/hash.js';
-import type { RealEvent } from '../../../../publisher/feed/misbehaviour.js';
-import { eventOf } from '../../../../publisher/feed/outbox-events.js';
+import type { ChainLog } from '../../../../publisher/feed/chain/activity.js';
+import { type Block, type ChainChange, type ChainConfig, SimChain } from '../../../../publisher/feed/chain/chain.js';
+import { hash32 } from '../../../../publisher/feed/chain/hash.js';
+import type { RealEvent } from '../../../../publisher/feed/server/misbehaviour.js';
+import { eventOf } from '../../../../publisher/feed/outbox/events.js';
 import type { ChainPlan } from './plan.js';
 
 export const chainConfig = (p: ChainPlan): ChainConfig => ({

@@ -4,7 +4,7 @@
 // deadline the run fits in) and the resolved plan (accounts and anchors resolved against the
 // simulated chain, defaults filled, virtual time scaled into real time).
 
-import type { FeedMisbehaviour } from '../../../../publisher/feed/misbehaviour.js';
+import type { FeedMisbehaviour } from '../../../../publisher/feed/server/misbehaviour.js';
 import type { LabScenario } from '../../../lab-api/lab.js';
 import type { RawProblem, Segment } from '../../../scenario/problems.js';
 import { CORE_DEFAULTS, type CoreFile } from '../../../scenario/schema.js';

@@ -2,7 +2,7 @@
 // against the simulated chain, virtual durations turned into real ones.
 
 import type { BadEnvironment } from '../../../judge/environment-duty.js';
-import type { FeedMisbehaviour } from '../../../../publisher/feed/misbehaviour.js';
+import type { FeedMisbehaviour } from '../../../../publisher/feed/server/misbehaviour.js';
 
 export interface ChainPlan {
   seed: number;

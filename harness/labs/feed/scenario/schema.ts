@@ -98,7 +98,7 @@ const reorgSchema = {
 
 const chainSchema = {
   type: 'object',
-  description: 'The simulated chain (publisher/feed/chain.ts): fully determined by its seed and this script.',
+  description: 'The simulated chain (publisher/feed/chain/chain.ts): fully determined by its seed and this script.',
   additionalProperties: false,
   required: ['seed'],
   properties: {
@@ -189,7 +189,7 @@ const timeSchema = {
 const misbehaviourSchema = {
   type: 'object',
   description:
-    'Deliberate server misbehaviour on one connection of the stream of the consumer under test, anchored to the event about to be sent (publisher/feed/misbehaviour.ts). Anchor with exactly one of `event` or `block`.',
+    'Deliberate server misbehaviour on one connection of the stream of the consumer under test, anchored to the event about to be sent (publisher/feed/server/misbehaviour.ts). Anchor with exactly one of `event` or `block`.',
   additionalProperties: false,
   required: ['action'],
   properties: {

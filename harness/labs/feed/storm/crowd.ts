@@ -2,7 +2,7 @@
 // a crowd (50 000 clients) whose delays follow the measured distribution, against a twin crowd
 // without jitter. Seeded, so a run's report always shows the same crowd.
 
-import { Prng } from '../../../../publisher/feed/prng.js';
+import { Prng } from '../../../../publisher/feed/chain/prng.js';
 
 export const BIN_MS = 100;
 export const CROWD = 50_000;

@@ -5,8 +5,8 @@
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { encodePing, encodePong, encodeReset, encodeRevoke, encodeSnapshot, encodeSubscribe } from '../../../../protocol/feed/encode.js';
-import type { RealEvent } from '../../../../publisher/feed/misbehaviour.js';
-import { encodeRealEvent } from '../../../../publisher/feed/outbox-events.js';
+import type { RealEvent } from '../../../../publisher/feed/server/misbehaviour.js';
+import { encodeRealEvent } from '../../../../publisher/feed/outbox/events.js';
 import { simulate } from '../../../../harness/labs/feed/scenario/chain-script.js';
 import { checkFeedRun } from '../../../../harness/labs/feed/check/checker.js';
 import { type ReadWhen, SIGTERM_FAULT } from '../../../../harness/labs/feed/check/facts.js';

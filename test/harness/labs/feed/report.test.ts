@@ -5,8 +5,8 @@
 import { join } from 'node:path';
 import t from 'tap';
 import { encodePing, encodePong, encodeReset, encodeRevoke, encodeSnapshot, encodeSubscribe } from '../../../../protocol/feed/encode.js';
-import type { RealEvent } from '../../../../publisher/feed/misbehaviour.js';
-import { encodeRealEvent } from '../../../../publisher/feed/outbox-events.js';
+import type { RealEvent } from '../../../../publisher/feed/server/misbehaviour.js';
+import { encodeRealEvent } from '../../../../publisher/feed/outbox/events.js';
 import { compareActivity, entryWords } from '../../../../harness/labs/feed/check/activity.js';
 import { simulate } from '../../../../harness/labs/feed/scenario/chain-script.js';
 import { newFeedLabeller } from '../../../../harness/labs/feed/report/labels.js';

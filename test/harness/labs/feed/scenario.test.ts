@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { FEED_SCENARIO_HEAD as HEAD } from '../../../helpers/feed-lab.js';
 import t, { type Test } from 'tap';
-import { SimChain } from '../../../../publisher/feed/chain.js';
+import { SimChain } from '../../../../publisher/feed/chain/chain.js';
 import { ChainScript, chainConfig, confirmationBlocks, simulate } from '../../../../harness/labs/feed/scenario/chain-script.js';
 import { parseFaultPlan } from '../../../../harness/labs/feed/scenario/fault-plan.js';
 import { HALF_OPEN_SLACK_MS } from '../../../../harness/labs/feed/check/half-open.js';

@@ -13,7 +13,7 @@ import { preCapSteps, stormPlanOf, stormProblems } from '../../../../../harness/
 import { feedVocabulary } from '../../../../../harness/labs/feed/report/vocabulary.js';
 import { figureSection } from '../../../../../harness/report/html.js';
 import { loadScenario } from '../../../../../harness/catalogue/load.js';
-import { Prng } from '../../../../../publisher/feed/prng.js';
+import { Prng } from '../../../../../publisher/feed/chain/prng.js';
 
 const ROOT = join(import.meta.dirname, '../../../../..');
 const scenario = loadScenario(join(ROOT, 'scenarios', 'feed', 'feed-restart-storm.yaml'));

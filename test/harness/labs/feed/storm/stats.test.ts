@@ -4,7 +4,7 @@
 import t from 'tap';
 import { BIN_MS, histogram, simulateCrowd } from '../../../../../harness/labs/feed/storm/crowd.js';
 import { KS_ALPHA, KS_TOLERANCE, ksDistance, ksTest, ksThreshold, quantile, shapeOf, uniformCdf } from '../../../../../harness/labs/feed/storm/ks.js';
-import { Prng } from '../../../../../publisher/feed/prng.js';
+import { Prng } from '../../../../../publisher/feed/chain/prng.js';
 
 const BASE = 250;
 const CAP = 2000;

@@ -4,9 +4,9 @@
 // stream. A stall makes the writer send nothing at all until it is over.
 
 import type { Socket } from 'node:net';
-import type { TranscriptEvent } from '../transcript.js';
+import type { TranscriptEvent } from '../../transcript.js';
 import { type FeedMisbehaviour, type RealEvent, malformedLine, misbehaviourAt, numberAmountLine, unknownOpLine } from './misbehaviour.js';
-import { encodeRealEvent } from './outbox-events.js';
+import { encodeRealEvent } from '../outbox/events.js';
 import type { Cancel, Scheduler } from './scheduler.js';
 
 export type QueuedFrame = { kind: 'event'; event: RealEvent; line: string; hooked?: boolean } | { kind: 'frame'; line: string };

@@ -2,7 +2,7 @@
 // cursor it can also say "before the first log of a block" (log index -1): where a replay
 // resumes after a revoke, which voids a whole block.
 
-import { type Cursor, formatCursor, parseCursor } from '../../protocol/feed/cursor.js';
+import { type Cursor, formatCursor, parseCursor } from '../../../protocol/feed/cursor.js';
 
 export interface Position {
   block: number;

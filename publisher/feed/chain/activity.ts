@@ -3,7 +3,7 @@
 // exactly 2^256-1, held mostly by one account, so amounts cover the whole uint256 range while
 // no balance can ever leave it.
 
-import { MAX_UINT256 } from '../../protocol/feed/amount.js';
+import { MAX_UINT256 } from '../../../protocol/feed/amount.js';
 import type { Prng } from './prng.js';
 
 export type LogType = 'Transfer' | 'Approval';

@@ -3,9 +3,9 @@
 // and applies retention. Each change is one transaction: a reader never sees half a reorg.
 
 import Database from 'better-sqlite3';
-import { MAX_UINT256 } from '../../protocol/feed/amount.js';
-import type { Block, ChainChange } from './chain.js';
-import { OUTBOX_SCHEMA } from './outbox-schema.js';
+import { MAX_UINT256 } from '../../../protocol/feed/amount.js';
+import type { Block, ChainChange } from '../chain/chain.js';
+import { OUTBOX_SCHEMA } from './schema.js';
 
 export interface IndexerInit {
   chainId: number;

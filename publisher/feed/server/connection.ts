@@ -4,16 +4,16 @@
 // everything pending is dropped and the consumer is told so with `reset slow-consumer`.
 
 import type { Socket } from 'node:net';
-import { encodePing, encodePong, encodeReset, encodeRevoke, encodeSnapshot } from '../../protocol/feed/encode.js';
-import { FrameError, type ResetReason, type SubscribeFrame, parseClientFrame } from '../../protocol/feed/frames.js';
-import { NdjsonSplitter } from '../../protocol/feed/lines.js';
-import { type CloseParty, endsOf, type TranscriptEvent } from '../transcript.js';
+import { encodePing, encodePong, encodeReset, encodeRevoke, encodeSnapshot } from '../../../protocol/feed/encode.js';
+import { FrameError, type ResetReason, type SubscribeFrame, parseClientFrame } from '../../../protocol/feed/frames.js';
+import { NdjsonSplitter } from '../../../protocol/feed/lines.js';
+import { type CloseParty, endsOf, type TranscriptEvent } from '../../transcript.js';
 import { type DeliveryState, planDelivery, planResume, planSnapshot } from './delivery.js';
 import { Heartbeat } from './heartbeat.js';
 import type { FeedMisbehaviour } from './misbehaviour.js';
-import { encodeRealEvent, eventOf } from './outbox-events.js';
-import type { OutboxReader } from './outbox-reader.js';
-import { cursorAt, positionOf } from './position.js';
+import { encodeRealEvent, eventOf } from '../outbox/events.js';
+import type { OutboxReader } from '../outbox/reader.js';
+import { cursorAt, positionOf } from '../outbox/position.js';
 import type { Cancel, Scheduler } from './scheduler.js';
 import { FrameWriter, forTranscript } from './writer.js';
 

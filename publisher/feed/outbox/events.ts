@@ -2,11 +2,11 @@
 // type: a Transfer moves `amount` from `from` to `to`; an Approval lets `spender` move up to
 // `amount` of `owner`'s tokens (and changes no balance).
 
-import { formatCursor } from '../../protocol/feed/cursor.js';
-import { encodeEvent } from '../../protocol/feed/encode.js';
-import type { EventPayload } from '../../protocol/feed/frames.js';
-import type { RealEvent } from './misbehaviour.js';
-import type { OutboxRow } from './outbox-schema.js';
+import { formatCursor } from '../../../protocol/feed/cursor.js';
+import { encodeEvent } from '../../../protocol/feed/encode.js';
+import type { EventPayload } from '../../../protocol/feed/frames.js';
+import type { RealEvent } from '../server/misbehaviour.js';
+import type { OutboxRow } from './schema.js';
 
 export function eventOf(row: OutboxRow): RealEvent {
   const cursor = formatCursor({ chainId: row.chain_id, blockNumber: row.block_number, logIndex: row.log_index });

@@ -3,10 +3,10 @@
 // Its connections share the stream's settings, hooks, misbehaviour and subscribe count.
 
 import type { Socket } from 'node:net';
-import type { TranscriptEvent, TranscriptSink } from '../transcript.js';
+import type { TranscriptEvent, TranscriptSink } from '../../transcript.js';
 import { type ConnectionSettings, FeedConnection, type FeedStreamHooks, type StreamContext } from './connection.js';
 import type { FeedMisbehaviour } from './misbehaviour.js';
-import type { OutboxReader } from './outbox-reader.js';
+import type { OutboxReader } from '../outbox/reader.js';
 import type { Scheduler } from './scheduler.js';
 
 export interface FeedStreamConfig {

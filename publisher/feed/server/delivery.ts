@@ -7,9 +7,9 @@
 // resume cursor, its snapshot, an event sent or queued). A reorganisation rewinds `read` to
 // the fork point, and is revoked only if `held` reaches it.
 
-import type { OutboxReader, ReorgRecord } from './outbox-reader.js';
-import type { OutboxRow } from './outbox-schema.js';
-import { type Position, comparePositions, positionAfterBlock, positionBeforeBlock, positionOf } from './position.js';
+import type { OutboxReader, ReorgRecord } from '../outbox/reader.js';
+import type { OutboxRow } from '../outbox/schema.js';
+import { type Position, comparePositions, positionAfterBlock, positionBeforeBlock, positionOf } from '../outbox/position.js';
 
 /** The answer to `subscribe` with a cursor. */
 export type ResumePlan =

@@ -3,8 +3,8 @@
 // them, hands each change to the indexer and then says "the outbox changed".
 
 import type { ChainChange, ReorgRequest, SimChain } from './chain.js';
-import type { OutboxIndexer } from './indexer.js';
-import type { Cancel, Scheduler } from './scheduler.js';
+import type { OutboxIndexer } from '../outbox/indexer.js';
+import type { Cancel, Scheduler } from '../server/scheduler.js';
 
 export interface ScriptedReorg extends ReorgRequest {
   /** Performed right after block `afterBlock` is mined. */

@@ -3,7 +3,7 @@
 // queries of one decision in `read()`, a read transaction, so they see one committed state.
 
 import Database from 'better-sqlite3';
-import type { OutboxRow } from './outbox-schema.js';
+import type { OutboxRow } from './schema.js';
 import type { Position } from './position.js';
 
 export interface SafeSnapshot {

@@ -3,9 +3,9 @@
 // frame carries that event's real cursor with content that differs from the real event (the
 // amount is off by one), so a consumer that applies it ends up with a visibly wrong store.
 
-import { MAX_UINT256 } from '../../protocol/feed/amount.js';
-import { MAX_LINE_BYTES } from '../../protocol/feed/lines.js';
-import type { EventPayload } from '../../protocol/feed/frames.js';
+import { MAX_UINT256 } from '../../../protocol/feed/amount.js';
+import { MAX_LINE_BYTES } from '../../../protocol/feed/lines.js';
+import type { EventPayload } from '../../../protocol/feed/frames.js';
 
 /** How a `malformed` frame is broken: each makes the frame invalid under the contract. */
 export type MalformedForm = 'trailing-comma' | 'truncated' | 'unpadded-cursor' | 'other-chain' | 'missing-block-hash' | 'oversized' | 'noncanonical-amount';

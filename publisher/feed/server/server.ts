@@ -3,9 +3,9 @@
 // indexer in the same process) or by polling SQLite's data_version (any other writer).
 
 import { performance } from 'node:perf_hooks';
-import { type Listening, listenFor } from '../listener.js';
-import type { TranscriptSink } from '../transcript.js';
-import { OutboxReader } from './outbox-reader.js';
+import { type Listening, listenFor } from '../../listener.js';
+import type { TranscriptSink } from '../../transcript.js';
+import { OutboxReader } from '../outbox/reader.js';
 import { type Cancel, type Scheduler, realScheduler } from './scheduler.js';
 import { FeedStream, type FeedStreamConfig } from './stream.js';
 
