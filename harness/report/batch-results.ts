@@ -1,8 +1,10 @@
-// results.json: a batch for machines — every run's status, leading finding and findings, as the
-// run's verdict says them (schema: docs/reports.md). Paths are relative to the batch folder, so
-// the folder can be moved or uploaded as a CI artifact whole.
+// results.json: a batch for machines — its name, times and totals, then each run's record as
+// `--reporter json` prints it (run-json.ts), drawn from the run's verdict (schema:
+// docs/reports.md). Paths are relative to the batch folder, so the folder can be moved or
+// uploaded as a CI artifact whole.
 
-import { type BatchView, runPath } from './batch-view.js';
+import type { BatchView } from './batch-view.js';
+import { runJson } from './run-json.js';
 import { jsonText } from '../text/inert.js';
 
 /** Bumped when a field changes meaning or goes away (new fields do not bump it). */
@@ -16,22 +18,7 @@ export function renderBatchResults(view: BatchView): string {
     endedAt: view.endedAt,
     commandLine: view.commandLine,
     totals: { runs: view.runs.length, ...view.totals, notStarted: view.notStarted?.length ?? 0 },
-    runs: view.runs.map((run) => {
-      const x = run.view;
-      return {
-        label: run.label,
-        scenario: x.name,
-        lab: x.protocol,
-        consumer: x.consumerCommand,
-        status: x.status,
-        durationMs: Math.round(x.durationMs),
-        runDir: runPath(view, run),
-        headline: x.headline,
-        findings: x.findings.map((f) => ({ code: f.code, text: f.text, ...(f.subject ? { subject: f.subject } : {}) })),
-        harnessErrors: x.harnessErrors.map((f) => ({ code: f.code, text: f.text })),
-        stderrTail: x.stderrTail ? { incarnation: x.stderrTail.incarnation, lines: x.stderrTail.lines } : null,
-      };
-    }),
+    runs: view.runs.map((run) => runJson(run.view, run.runDir, { label: run.label, base: view.dir })),
     /** Never started: an interrupt came first. */
     notStarted: view.notStarted ?? [],
     ...(view.sections?.length ? { sections: view.sections } : {}),

@@ -1,9 +1,10 @@
 // Small, synchronous readers of /proc shared by the sandbox modules: one process's stat line,
-// which namespaces a process is in, who is in a namespace, who a process's children are.
+// which namespaces a process is in, who is in a namespace, who a process's children are. The
+// supervisor's poller (processes/process-tree.ts) reads every stat line through them too.
 // Every reader returns undefined (or an empty list) for a process that is gone or not ours to
 // read: processes come and go between two reads and the callers treat "gone" as an answer.
 
-import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync } from 'node:fs';
 
 export interface ProcStat {
   pid: number;
@@ -19,31 +20,59 @@ export interface ProcStat {
 
 export type NamespaceKind = 'net' | 'pid' | 'mnt' | 'user' | 'pid_for_children';
 
-export function parseStat(pid: number, text: string): ProcStat | undefined {
+/** One stat line is far shorter (comm holds at most 64 bytes); reused, as a poller reads every process's. */
+const STAT_BUFFER = Buffer.allocUnsafe(4096);
+const SPACE = 0x20;
+const OPEN_PAREN = 0x28;
+const CLOSE_PAREN = 0x29;
+
+/** The fields of a stat line in `bytes[0, length)`, decoding only the fields it returns. */
+export function parseStat(pid: number, bytes: Buffer, length = bytes.length): ProcStat | undefined {
   // "pid (comm) state ppid pgrp session tty_nr ... starttime(22nd field) ..."; comm may hold
   // spaces and parentheses, so fields are counted after the last ')'.
-  const open = text.indexOf('(');
-  const close = text.lastIndexOf(')');
+  const open = bytes.indexOf(OPEN_PAREN);
+  const close = bytes.lastIndexOf(CLOSE_PAREN, length - 1);
   if (open < 0 || close < open) return undefined;
-  const fields = text.slice(close + 2).split(' ');
+  const fields: string[] = [];
+  let from = close + 2;
+  while (fields.length < 20 && from < length) {
+    let to = bytes.indexOf(SPACE, from);
+    if (to < 0 || to > length) to = length;
+    fields.push(bytes.toString('latin1', from, to));
+    from = to + 1;
+  }
   const [state, ppid, pgid, sid] = fields;
-  const start = fields[19];
-  if (state === undefined || ppid === undefined || pgid === undefined || sid === undefined || start === undefined) return undefined;
-  return { pid, comm: text.slice(open + 1, close), state, ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), start };
+  const start = fields[19]?.trimEnd();
+  if (state === undefined || ppid === undefined || pgid === undefined || sid === undefined || !start) return undefined;
+  const comm = bytes.toString('latin1', open + 1, close);
+  return { pid, comm, state, ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), start };
 }
 
 export function readStat(pid: number): ProcStat | undefined {
+  let fd: number;
   try {
-    return parseStat(pid, readFileSync(`/proc/${pid}/stat`, 'latin1'));
+    fd = openSync(`/proc/${pid}/stat`, 'r');
   } catch {
-    return undefined;
+    return undefined; // gone
   }
+  try {
+    return parseStat(pid, STAT_BUFFER, readSync(fd, STAT_BUFFER, 0, STAT_BUFFER.length, 0));
+  } catch {
+    return undefined; // gone between the open and the read
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A process in this state runs or can run again: not a zombie, not dead. */
+export function isRunningState(state: string): boolean {
+  return state !== 'Z' && state !== 'X';
 }
 
 /** Alive means not gone and not a zombie: a zombie runs nothing and holds nothing but its pid. */
 export function isAlive(pid: number, start?: string): boolean {
   const stat = readStat(pid);
-  if (stat === undefined || stat.state === 'Z' || stat.state === 'X') return false;
+  if (stat === undefined || !isRunningState(stat.state)) return false;
   return start === undefined || stat.start === start;
 }
 
@@ -61,6 +90,17 @@ export function listPids(): number[] {
     if (code >= 48 && code <= 57) pids.push(Number(name));
   }
   return pids;
+}
+
+/** The stat of every process on the machine but those in `skip` (a process gone meanwhile is left out). */
+export function scanProcesses(skip?: ReadonlySet<number>): ProcStat[] {
+  const stats: ProcStat[] = [];
+  for (const pid of listPids()) {
+    if (skip?.has(pid)) continue;
+    const stat = readStat(pid);
+    if (stat) stats.push(stat);
+  }
+  return stats;
 }
 
 /** "net:[4026532281]" for `kind` of `pid`; undefined when the process is gone or a zombie. */
@@ -93,12 +133,9 @@ export function pidsInNamespace(kind: NamespaceKind, id: string): number[] {
 
 /** Live children of `pid` (a scan of every stat line: /proc/<pid>/task/<tid>/children is not always built in). */
 export function childrenOf(pid: number): number[] {
-  const found: number[] = [];
-  for (const other of listPids()) {
-    const stat = readStat(other);
-    if (stat && stat.ppid === pid && stat.state !== 'Z' && stat.state !== 'X') found.push(other);
-  }
-  return found;
+  return scanProcesses()
+    .filter((stat) => stat.ppid === pid && isRunningState(stat.state))
+    .map((stat) => stat.pid);
 }
 
 /** Real uid of a process (the owner of its /proc directory), undefined when gone. */

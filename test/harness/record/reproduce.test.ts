@@ -100,7 +100,7 @@ t.test('the JSON shape of a run and of several', async (t) => {
   const passing = viewOf(golden('ack-crash-pass'));
   const run = runJson(failing, '/reports/b/r1', { label: 'ack-crash #1', base: '/reports/b' });
   t.same(Object.keys(run).sort(), [
-    'consumerCommand',
+    'consumer',
     'diff',
     'durationMs',
     'findings',
@@ -110,9 +110,11 @@ t.test('the JSON shape of a run and of several', async (t) => {
     'label',
     'reports',
     'reproduce',
+    'runDir',
     'runId',
     'scenario',
     'status',
+    'stderrTail',
   ]);
   t.equal(run.status, 'fail');
   t.equal(run.label, 'ack-crash #1');
@@ -120,6 +122,7 @@ t.test('the JSON shape of a run and of several', async (t) => {
   t.equal(run.lab, 'ledger');
   t.equal(run.headline, failing.headline);
   t.ok(run.findings.length > 0 && run.findings.every((f) => typeof f.code === 'string' && typeof f.text === 'string'));
+  t.equal(run.runDir, 'r1', 'the run folder, as reports.dir');
   t.same(run.reports, { dir: 'r1', journal: 'r1/journal.jsonl', summary: 'r1/summary.md', html: 'r1/report.html', junit: 'r1/junit.xml' });
   t.equal(run.reproduce?.command, "chaoslab run ack-crash --consumer 'python3 c.py'");
   t.equal(runJson(passing, '/abs/run').reports.html, '/abs/run/report.html', 'absolute without a base');
@@ -127,7 +130,7 @@ t.test('the JSON shape of a run and of several', async (t) => {
   t.same(
     { schema: doc.schema, status: doc.status, total: doc.total, counts: doc.counts },
     {
-      schema: 1,
+      schema: 2,
       status: 'fail',
       total: 2,
       counts: { pass: 1, fail: 1, error: 0, interrupted: 0, skipped: 0 },

@@ -12,6 +12,7 @@ import { cannotStartFinding, coreFindings, withCoreFindings } from '../../../har
 import type { JournalEntry } from '../../../harness/record/journal.js';
 import { renderBatchIndex } from '../../../harness/report/batch-index.js';
 import { RESULTS_SCHEMA, renderBatchResults } from '../../../harness/report/batch-results.js';
+import { resultsJson, runJson } from '../../../harness/report/run-json.js';
 import { renderBatchSummary } from '../../../harness/report/batch-summary.js';
 import { type BatchRun, batchViewOf, failuresFirst, ownCommandLine, readBatchMeta, statusesOf, totalsLine } from '../../../harness/report/batch-view.js';
 import { renderRunFolder } from '../../../harness/report/render-all.js';
@@ -91,6 +92,21 @@ t.test('results.json: every run, its verdict and findings as the view has them, 
   t.same(fail.stderrTail, { incarnation: 1, lines: ['Traceback (most recent call last):', '  File "<string>", line 1, in <module>', 'ValueError: 1'] });
   t.equal(data.runs[0].stderrTail, null);
   t.match(data.runs[2].headline, /^the run did not finish/);
+});
+
+t.test('results.json holds each run as --reporter json does: one record, paths relative to the batch folder', async (t) => {
+  const dir = t.testdir();
+  const { view } = batchFolder(dir);
+  const batchRuns = JSON.parse(renderBatchResults(view)).runs as Record<string, unknown>[];
+  const printed = resultsJson(view.runs.map((run) => runJson(run.view, run.runDir, { label: run.label }))).runs;
+  t.equal(batchRuns.length, printed.length);
+  for (const [i, run] of batchRuns.entries()) {
+    const alone = printed[i]!;
+    t.same(Object.keys(run), Object.keys(alone), `${alone.label}: the same fields, in the same order`);
+    t.same({ ...run, runDir: '', reports: {} }, { ...alone, runDir: '', reports: {} }, `${alone.label}: the same values but the paths`);
+    t.equal(join(dir, run.runDir as string), alone.runDir, 'runDir: relative in results.json, absolute on stdout');
+    t.equal(join(dir, (run.reports as { html: string }).html), alone.reports.html);
+  }
 });
 
 t.test('summary.md for $GITHUB_STEP_SUMMARY: totals, then failures with finding and stderr, then passes', async (t) => {

@@ -342,6 +342,35 @@ t.test('through the supervisor, sealed: each continue() lets a self-stopping con
   await p.kill('harness');
 });
 
+t.test('through the supervisor, sealed: signal() delivers once to each process, never again through tini', sealed, async (t) => {
+  // tini forwards what it receives to the consumer's group: a signal sent to tini as well (as the
+  // supervisor did before `sealed`) reached the consumer twice, and a consumer that restores the
+  // default action after its first SIGTERM died of the second. Each process counts its SIGTERMs.
+  const counter = join(work, 'count-terms.mjs');
+  writeFileSync(
+    counter,
+    `import { appendFileSync } from 'node:fs';
+const [name, dir] = process.argv.slice(2);
+process.on('SIGTERM', () => appendFileSync(dir + '/terms', name + '\\n'));
+appendFileSync(dir + '/up', name + '\\n');
+setInterval(() => {}, 1000);
+`,
+  );
+  const node = `${process.execPath} ${counter}`;
+  const argv = confinedArgv(options(`${node} child "$HOME" & setsid ${node} escapee "$HOME" & exec ${node} main "$HOME"`));
+  const p = startProcess({ name: 'consumer#sealed-terms', command: shellCommandLine(argv), cwd: work, env: {}, sealed: true });
+  const lines = (file: string) => (existsSync(join(room, file)) ? readFileSync(join(room, file), 'utf8').split('\n').filter(Boolean).sort() : []);
+  await waitFor('three counters up', () => lines('up').length === 3, 10_000);
+  track(p.pid);
+  p.signal('SIGTERM');
+  await waitFor('three SIGTERMs counted', () => lines('terms').length >= 3);
+  await sleep(500); // room for a forwarded second one to show
+  t.same(lines('terms'), ['child', 'escapee', 'main'], 'each process saw SIGTERM exactly once');
+  await p.kill('harness');
+  rmSync(join(room, 'terms'), { force: true });
+  rmSync(join(room, 'up'), { force: true });
+});
+
 t.test('nothing leaked', sealed, async (t) => {
   t.same(stillAlive(seen), [], 'no process seen in a sealed tree is alive');
   t.same(processesOfUid(lease!.uid), [], `no process runs as uid ${lease!.uid}`);

@@ -340,16 +340,9 @@ export async function runFeed(ctx: RunContext<FeedPlan>): Promise<void> {
       detail: `SIGTERM to ${role === 'control' ? 'the control consumer' : `consumer incarnation ${started.incarnation}`} (pid ${started.proc.pid}): the script is over; it must exit 0 within ${SIGTERM_EXIT_MS / 1000} s`,
       ...(role === 'consumer' ? { incarnation: started.incarnation } : {}),
     });
-    // SEAM: SupervisedProcess.signal() sends to the process group and then to every member again,
-    // so a consumer would get SIGTERM twice (sealed: three times, tini forwards it too), and one
-    // that restores the default action after the first (as the references do on their way out)
-    // dies of the second. One kill of the group delivers it once: to the consumer itself when
-    // bash exec'd it, and to tini when sealed, which forwards it to the consumer's own group.
-    try {
-      process.kill(-started.proc.pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
+    // Once to each process: a second SIGTERM would kill a consumer that restored the default
+    // action after the first, as the references do on their way out (processes/tree-signals.ts).
+    started.proc.signal('SIGTERM');
     started.proc.continue(); // a process stopped by its own hook only sees SIGTERM once continued
     const timer = setTimeout(() => void started.proc.kill('harness'), SIGTERM_KILL_MS);
     void started.proc.exited.then(() => clearTimeout(timer));

@@ -123,11 +123,7 @@ export async function runStorm(ctx: RunContext<FeedPlan>, storm: StormPlan): Pro
       detail: `SIGTERM to consumer process ${p.incarnation} (pid ${p.proc.pid}): the storm is over; it must exit 0 within ${SIGTERM_EXIT_MS / 1000} s`,
       incarnation: p.incarnation,
     });
-    try {
-      process.kill(-p.proc.pid, 'SIGTERM'); // once, to the group (see run.ts)
-    } catch {
-      // already gone
-    }
+    p.proc.signal('SIGTERM'); // once to each process (processes/tree-signals.ts)
     const timer = setTimeout(() => void p.proc.kill('harness'), SIGTERM_KILL_MS);
     void p.proc.exited.then(() => clearTimeout(timer));
   }
