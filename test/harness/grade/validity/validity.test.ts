@@ -259,7 +259,7 @@ t.test('proveValidity(): the class from index.yaml, the matrix and two gradings 
     'feed.yaml': 'lab: feed\nscenarios:\n  - { name: feed-happy-path, points: 1, feedback: "a" }\n',
     full: { x: '' },
   });
-  const graded = loadRubric(join(dir, 'rubric.yaml'), ['ledger', 'feed']);
+  const graded = loadRubric(join(dir, 'rubric.yaml'), labNames());
   const pass: RunOutcome = { status: 'pass', reasons: [] };
   const fail: RunOutcome = { status: 'fail', reasons: ['seq 3 missing below the cursor'] };
   const names = ['ref-typescript', 'ref-python', 'gap-skip-ts', 'gap-skip-py'];
