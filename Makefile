@@ -17,9 +17,9 @@ help:
 	@echo "make test                                                                   run the test suite"
 	@echo "make catalogue [CONSUMER=...] [JOBS=2]                                      run every scenario against one consumer"
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
-	@echo "make chaos [LAB=ledger] [CONSUMER=...] [SEED=n] [RUNS=100] [BUDGET=15m]        random fault schedules; a failure is shrunk into reports/<run>/repro.yaml"
-	@echo "make chaos-proof [LABS=ledger,feed] [JOBS=2] [FEED_JOBS=6]                   what chaos finds: references, every mutant over 3 seeds, repros replayed"
-	@echo "make grade-validity [LAB=ledger|feed] [JOBS=2] [MATRIX=..] [ONLY=a,b] [STABILITY=5 HOG=1] chaoslab grade on the references and mutants against the full matrix"
+	@echo "make chaos [LAB=<lab>] [CONSUMER=...] [SEED=n] [RUNS=100] [BUDGET=15m]        random fault schedules; a failure is shrunk into reports/<run>/repro.yaml"
+	@echo "make chaos-proof [LABS=a,b] [JOBS=2] [FEED_JOBS=6]                          what chaos finds (every lab with a chaos model): references, every mutant over 3 seeds, repros replayed"
+	@echo "make grade-validity [LAB=<lab>] [JOBS=2] [MATRIX=..] [ONLY=a,b] [STABILITY=5 HOG=1] chaoslab grade on the references and mutants against the full matrix"
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make lint                                                                   Biome, a type check of the tests too, and the import graph (no circle, no import up a layer); make format rewrites"
 	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
@@ -185,7 +185,8 @@ grade: setup
 .PHONY: grade-validity
 export MATRIX ONLY RERUNS STABILITY HOG
 grade-validity: setup
-	@args=(--lab "$${LAB:-ledger}" --jobs "$${JOBS:-2}"); \
+	@args=(--jobs "$${JOBS:-2}"); \
+	 if [ -n "$${LAB:-}" ]; then args+=(--lab "$$LAB"); fi; \
 	 if [ -n "$${MATRIX:-}" ]; then args+=(--matrix "$$MATRIX"); fi; \
 	 if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY"); fi; \
 	 if [ -n "$${RUBRIC:-}" ]; then args+=(--rubric "$$RUBRIC"); fi; \

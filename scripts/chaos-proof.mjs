@@ -9,7 +9,7 @@
 // Prints a table and writes it to reports/chaos-proof/<stamp>.md with the figures as JSON beside
 // it. Exit 0 when the references never failed and every repro replayed as it should; 1
 // otherwise; 2 when the proof itself could not run. A mutant that escapes is marked, not an error.
-// LABS=ledger,feed JOBS=2 FEED_JOBS=6 RUNS=200 REF_PARTS=4 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 REPLAYS=5 ONLY=<mutant,...>.
+// LABS=<lab,...> (default: every lab with a chaos model, from the registry) JOBS=2 FEED_JOBS=6 RUNS=200 REF_PARTS=4 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 REPLAYS=5 ONLY=<mutant,...>.
 // Each lab has its own pool, both at once: a ledger run keeps a core busy, a feed run mostly waits
 // for its blocks (6 at once use half a core), so JOBS (default 2) ledger commands run beside
 // FEED_JOBS (default 6) feed commands; when one lab's pool is done, the other's gets one more.
@@ -20,7 +20,8 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
+import { allLabs, labNamed } from '../dist/harness/labs/registry.js';
+import { loadMatrixConsumers } from '../dist/harness/run/mutants.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'dist', 'harness', 'cli.js');
@@ -32,20 +33,36 @@ const list = (v, d) =>
         .map((s) => s.trim())
         .filter(Boolean)
     : d;
-const LABS = list(env.LABS, ['ledger', 'feed']);
+const LABS = list(
+  env.LABS,
+  allLabs()
+    .filter((lab) => lab.chaos)
+    .map((lab) => lab.name),
+);
 const JOBS = Number(env.JOBS || 2);
 const RUNS = Number(env.RUNS || 200);
 const REF_PARTS = Math.max(1, Math.min(Number(env.REF_PARTS || 4), RUNS));
-const JOBS_OF = { ledger: JOBS, feed: Number(env.FEED_JOBS || 6) };
+// A lab's pool is JOBS commands, but the feed lab's (its runs mostly wait for their blocks): FEED_JOBS.
+const JOBS_OF = { feed: Number(env.FEED_JOBS || 6) };
 const SEEDS = list(env.SEEDS, ['1', '2', '3']);
 const SHRINK_RUNS = Number(env.SHRINK_RUNS || 30);
 const MUTANT_RUNS = Number(env.MUTANT_RUNS || 50);
 const ONLY = list(env.ONLY, undefined);
 const REPLAYS = Number(env.REPLAYS || 5);
-const REFERENCES = {
-  ledger: ['node dist/consumer/ledger/typescript/client.js', 'python3 consumer/ledger/python/client.py'],
-  feed: ['node dist/consumer/feed/typescript/client.js', 'python3 consumer/feed/python/client.py'],
+/** Each lab's consumers, as its mutant index lists them (references and mutants, with their commands). */
+const consumersOf = (lab) => {
+  const found = labNamed(lab);
+  if (!found) throw new Error(`LABS: no lab named "${lab}"`);
+  return loadMatrixConsumers(found);
 };
+const REFERENCES = Object.fromEntries(
+  LABS.map((lab) => [
+    lab,
+    consumersOf(lab)
+      .filter((c) => c.kind === 'reference')
+      .map((c) => c.command),
+  ]),
+);
 const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 const out = join(root, 'reports', 'chaos-proof', stamp);
 mkdirSync(out, { recursive: true });
@@ -105,10 +122,12 @@ const replayFailures = (dir, r) => {
   }
 };
 
+/** The lab's TypeScript mutants (ONLY: some of them), each with its command. */
 const mutantsOf = (lab) =>
-  parse(readFileSync(join(root, 'consumer', lab, 'mutants', 'index.yaml'), 'utf8'))
-    .mutants.filter((m) => m.languages.includes('typescript') && (!ONLY || ONLY.includes(m.name)))
-    .map((m) => m.name);
+  consumersOf(lab)
+    .filter((c) => c.kind === 'mutant' && c.language === 'typescript')
+    .map((c) => ({ name: c.label.replace(/ \([a-z]+\)$/, ''), command: c.command }))
+    .filter((m) => !ONLY || ONLY.includes(m.name));
 
 const started = Date.now();
 const log = (line) => process.stdout.write(`${line}\n`);
@@ -146,13 +165,12 @@ for (const lab of LABS)
     });
   }
 for (const lab of LABS)
-  for (const mutant of mutantsOf(lab))
+  for (const { name: mutant, command: consumer } of mutantsOf(lab))
     for (const seed of SEEDS)
       tasks.push({
         lab,
         run: async () => {
           const dir = join(out, `${lab}-${mutant}-${seed}`);
-          const consumer = `node dist/consumer/${lab}/mutants/${mutant}.js`;
           const r = await chaoslab([
             'chaos',
             '--lab',

@@ -1,4 +1,4 @@
-// `make grade-validity [LAB=ledger|feed] [JOBS=N] [MATRIX=<matrix.json>] [ONLY=a,b] [RUBRIC=<file>] [OUT=<dir>]`:
+// `make grade-validity [LAB=<lab>] [JOBS=N] [MATRIX=<matrix.json>] [ONLY=a,b] [RUBRIC=<file>] [OUT=<dir>]`:
 // the validity proof of `chaoslab grade` (harness/grade/validity/proof.ts). A class of the lab's
 // references and mutants, graded twice with the lab's rubric, against the full mutant matrix
 // (run here, or MATRIX=). Prints a table and a one-line verdict.
@@ -11,14 +11,15 @@ import { parseArgs } from 'node:util';
 import { exitStatusOf } from '../dist/harness/grade/validity/compare.js';
 import { ProofError, proveStability, proveValidity } from '../dist/harness/grade/validity/proof.js';
 import { stabilityExitStatus } from '../dist/harness/grade/validity/stability.js';
+import { labNames } from '../dist/harness/labs/registry.js';
 
 const USAGE =
-  'usage: node scripts/grade-validity.mjs [--lab ledger|feed] [--jobs N] [--matrix <matrix.json>] [--only mutant,mutant] [--rubric <file>] [--reruns N] [--stability N [--hog n]] [--out <dir>] [--quiet]';
+  'usage: node scripts/grade-validity.mjs [--lab <lab> (default: the first lab)] [--jobs N] [--matrix <matrix.json>] [--only mutant,mutant] [--rubric <file>] [--reruns N] [--stability N [--hog n]] [--out <dir>] [--quiet]';
 let values;
 try {
   ({ values } = parseArgs({
     options: {
-      lab: { type: 'string', default: 'ledger' },
+      lab: { type: 'string' },
       jobs: { type: 'string', default: '2' },
       matrix: { type: 'string' },
       only: { type: 'string' },
@@ -34,6 +35,8 @@ try {
   console.error(`${error.message}\n${USAGE}`);
   process.exit(2);
 }
+// Without --lab, the registry's first lab (the one a scenario file without `protocol` speaks).
+values.lab ??= labNames()[0];
 const jobs = Number(values.jobs);
 if (!Number.isInteger(jobs) || jobs < 1) {
   console.error(`--jobs must be a whole number >= 1, not ${values.jobs}\n${USAGE}`);

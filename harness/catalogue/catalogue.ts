@@ -1,10 +1,10 @@
 // The scenario catalogue: `scenarios/<lab>/<name>.yaml`, one folder per lab. Names are unique
 // across labs, so `chaoslab run ack-crash` needs no lab.
 
-import { statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { catalogue } from './catalogue-files.js';
-import { loadScenario } from './load.js';
+import { loadScenario, type Scenario } from './load.js';
 import { closest, displayPath, ScenarioError, type ScenarioProblem } from '../scenario/problems.js';
 import { NAME_PATTERN } from '../scenario/schema-problems.js';
 
@@ -87,6 +87,27 @@ export function listScenarios(root: string, lab?: string, known?: ReadonlyMap<st
     try {
       const s = loadScenario(entry.file);
       out.push({ name: s.name, description: s.description, file: s.file, lab: s.protocol });
+    } catch (error) {
+      if (!(error instanceof ScenarioError)) throw error;
+      problems.push(...error.problems);
+    }
+  }
+  if (problems.length > 0) throw new ScenarioError(problems);
+  return out;
+}
+
+/**
+ * Loads every scenario file of one lab's own folder (`Lab.scenariosDir`: the catalogue's
+ * `scenarios/<lab>/`, or a folder of the lab's elsewhere), sorted by name. If any file is bad,
+ * throws one ScenarioError with the problems of all bad files.
+ */
+export function loadLabScenarios(dir: string): Scenario[] {
+  const out: Scenario[] = [];
+  const problems: ScenarioProblem[] = [];
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.yaml')) : [];
+  for (const f of files.sort((a, b) => a.localeCompare(b))) {
+    try {
+      out.push(loadScenario(path.join(dir, f)));
     } catch (error) {
       if (!(error instanceof ScenarioError)) throw error;
       problems.push(...error.problems);

@@ -38,7 +38,8 @@ export interface ChaosCommandOptions {
 }
 
 export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
-  const labName = opts.lab ?? 'ledger';
+  // The registry's first lab when --lab does not say (chaos --help says so).
+  const labName = opts.lab ?? labNames()[0]!;
   const lab = labNamed(labName);
   if (!lab) throw new UsageError(`unknown lab "${labName}"; labs: ${labNames().join(', ')}`);
   if (!lab.chaos) throw new UsageError(`the ${lab.name} lab draws no chaos schedules`);

@@ -4,7 +4,7 @@
 // written), 2 a harness error (2 wins), 130/143 after Ctrl-C/SIGTERM.
 import { type Command, InvalidArgumentError } from 'commander';
 import { addOutOption } from './out-option.js';
-import { nonNegativeInt, positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './options.js';
+import { DEFAULT_LAB_HELP, nonNegativeInt, positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './options.js';
 import type { ChaosCommandOptions } from './chaos-action.js';
 
 export const DEFAULT_BUDGET = '15m';
@@ -34,7 +34,7 @@ export function register(program: Command): void {
   const command = program
     .command('chaos')
     .description('seeded random fault schedules against one consumer; a confirmed failure is shrunk and written as a replayable scenario (repro.yaml)')
-    .option('--lab <name>', 'the lab whose layers the schedules draw from (ledger, feed; default ledger)')
+    .option('--lab <name>', `the lab whose layers the schedules draw from (default: ${DEFAULT_LAB_HELP})`)
     .option('--consumer <command>', "shell command line of the consumer under test (default: the lab's TypeScript reference)")
     .option('--seed <n>', 'seed of the draw: the same seed gives the same schedules (default: a random one, printed first)', seedOption)
     .option('--runs <n>', 'schedules to try at most', positiveInt, 100)

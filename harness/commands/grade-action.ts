@@ -24,13 +24,12 @@ import { resolveScenario } from '../catalogue/catalogue.js';
 import { loadScenario } from '../catalogue/load.js';
 import type { Scenario } from '../scenario/types.js';
 import { EXIT, EXIT_SIGNAL, UsageError } from '../base/exit-status.js';
-import { DEFAULT_LAB } from './options.js';
 
 export interface GradeOptions {
   consumer?: string;
   name: string;
   rubric?: string;
-  /** Without --rubric: whose rubric (default ledger); with it: must be the rubric's lab. */
+  /** Without --rubric: whose rubric (default: the registry's first lab); with it: must be the rubric's lab. */
   lab?: string;
   jobs: number;
   shard?: string;
@@ -183,7 +182,8 @@ export function writeClassOutputs(outDir: string, report: ClassReport): void {
 
 /** The rubric (--rubric, or the lab's own); a --lab that the rubric's lab contradicts is an error naming both. */
 function loadRubricOf(opts: GradeOptions): Rubric {
-  const lab = opts.lab ?? DEFAULT_LAB;
+  // The registry's first lab when neither --lab nor --rubric says which (grade --help says so).
+  const lab = opts.lab ?? labNames()[0]!;
   if (!opts.rubric && !labNames().includes(lab)) throw new UsageError(`unknown lab "${lab}"; labs: ${labNames().join(', ')}`);
   const file = resolve(opts.rubric ?? join(projectRoot, 'rubrics', `${lab}.yaml`));
   let rubric: Rubric;

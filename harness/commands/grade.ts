@@ -4,7 +4,7 @@
 // could not do its job (bad rubric, sealing unavailable without --unsealed, a harness error, a
 // manifest naming another lab than the rubric's).
 import type { Command } from 'commander';
-import { DEFAULT_LAB, positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './options.js';
+import { DEFAULT_LAB_HELP, positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './options.js';
 import type { GradeOptions } from './grade-action.js';
 
 export function register(program: Command): void {
@@ -15,7 +15,7 @@ export function register(program: Command): void {
     .option('--consumer <command>', 'grade this one command, run from the current directory, instead of a class folder')
     .option('--name <name>', 'with --consumer: the submission name in the outputs', 'consumer')
     .option('--rubric <file>', "the rubric (default: the lab's rubrics/<lab>.yaml)")
-    .option('--lab <name>', `the lab whose rubric is used (default ${DEFAULT_LAB}); with --rubric, it must be the rubric's lab`)
+    .option('--lab <name>', `the lab whose rubric is used (default: ${DEFAULT_LAB_HELP}); with --rubric, it must be the rubric's lab`)
     .option('--jobs <n>', "a submission's runs at the same time", positiveInt, 1)
     .option('--shard <i/n>', "grade only shard i of n (1-based; a stable hash of each submission's folder name)")
     .option('--out <dir>', 'where results are written: <out>/<submission>/results.json …, <out>/grades.csv, <out>/index.html', 'grades')

@@ -17,12 +17,10 @@ import {
   matrixItems,
   renderMatrixMarkdown,
 } from '../run/mutants.js';
-import { projectRoot, reportsDirOf, scenariosDir } from '../base/paths.js';
+import { projectRoot, reportsDirOf } from '../base/paths.js';
 import { typedCommand } from '../record/reproduce.js';
 import { agreementProblems } from '../report/agreement.js';
-import { catalogue, listScenarios } from '../catalogue/catalogue.js';
-import { vouchedScenarios } from '../catalogue/catalogue-index.js';
-import { loadScenario } from '../catalogue/load.js';
+import { loadLabScenarios } from '../catalogue/catalogue.js';
 import { EXIT, EXIT_SIGNAL, UsageError } from '../base/exit-status.js';
 import { sealModeOf } from './options.js';
 
@@ -85,8 +83,8 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
       throw new UsageError(`--mutant: ${lab.name}: ${(error as Error).message}`);
     }
     // Listed from the build's index where it vouches for a file: each is loaded once, here.
-    const known = vouchedScenarios(catalogue(scenariosDir), scenariosDir, projectRoot);
-    const scenarios = listScenarios(scenariosDir, lab.name, known).map((s) => loadScenario(s.file));
+    // The lab's own scenario folder (scenarios/<lab>/ for the catalogue's labs), each file loaded once.
+    const scenarios = loadLabScenarios(lab.scenariosDir);
     const items = matrixItems(consumers, scenarios, scope, lab.happyPath);
     let done = 0;
     process.stdout.write(

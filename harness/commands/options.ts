@@ -43,5 +43,9 @@ export const addRoomQuotaOption = (command: Command): Command =>
     sizeOption(MIN_ROOM_QUOTA),
   );
 
-/** The lab graded when neither --lab nor --rubric says which. */
-export const DEFAULT_LAB = 'ledger';
+/**
+ * How help words a lab option's default: the registry's first lab (the one a scenario file without
+ * `protocol` speaks). Not its name: the program is built before any lab is loaded, and no list
+ * outside a lab's folder names the labs.
+ */
+export const DEFAULT_LAB_HELP = 'the first lab: the one a scenario file without `protocol` speaks';

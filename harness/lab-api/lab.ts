@@ -133,9 +133,21 @@ export interface Lab<Plan = unknown> {
   vocabulary: Vocabulary;
   /** The largest consumer store (file + WAL) the checker reads; default DEFAULT_STORE_LIMIT_BYTES (64 MiB); `--store-limit` overrides it. */
   storeLimitBytes?: number;
+  /**
+   * The lab a scenario file without `protocol` speaks (format v1 had one lab), and so the first in
+   * the registry's order: the default of commands that need one lab. At most one lab says so.
+   */
+  isDefault?: boolean;
+  /** The folder of its scenario files (absolute): `scenarios/<lab>/` for a lab of the catalogue. */
+  scenariosDir: string;
+  /**
+   * The folder of its consumers (absolute): `consumer/<lab>/`, mutants in its `mutants/`, run as
+   * `python3 <folder>/mutants/<name>.py` and `node dist/<folder>/mutants/<name>.js` from the project root.
+   */
+  consumerDir: string;
   /** The reference consumer: the default consumer under test, and the control. */
   referenceCommand: string;
-  /** consumer/<lab>/mutants/index.yaml. */
+  /** Its mutant index: `<consumerDir>/mutants/index.yaml`. */
   mutantIndex: string;
   /** The scenario every mutant must pass (a near miss). */
   happyPath: string;

@@ -3,7 +3,8 @@
 // near miss) and is caught by its designated killer for the reason its header names.
 
 import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
+import { projectRoot } from '../base/paths.js';
 import { parse } from 'yaml';
 import type { BatchItem } from './batch.js';
 import type { Lab } from '../lab-api/lab.js';
@@ -39,16 +40,19 @@ export interface MatrixRow {
   note: string;
 }
 
-/** A mutant's command in each language, run from the project root. */
-const commandOf = (lab: string) => ({
-  typescript: (name: string) => `node dist/consumer/${lab}/mutants/${name}.js`,
-  python: (name: string) => `python3 consumer/${lab}/mutants/${name}.py`,
-});
+/** A mutant's command in each language, run from the project root, in the lab's own consumer folder. */
+const commandOf = (consumerDir: string) => {
+  const folder = relative(projectRoot, consumerDir);
+  return {
+    typescript: (name: string) => `node ${join('dist', folder, 'mutants', `${name}.js`)}`,
+    python: (name: string) => `python3 ${join(folder, 'mutants', `${name}.py`)}`,
+  };
+};
 
-/** Reads a lab's consumer/<lab>/mutants/index.yaml; a mistake names the file and the entry. */
-export function loadMatrixConsumers(lab: Pick<Lab, 'name' | 'mutantIndex'>): MatrixConsumer[] {
+/** Reads a lab's mutant index (consumer/<lab>/mutants/index.yaml); a mistake names the file and the entry. */
+export function loadMatrixConsumers(lab: Pick<Lab, 'name' | 'mutantIndex' | 'consumerDir'>): MatrixConsumer[] {
   const indexFile = lab.mutantIndex;
-  const COMMAND = commandOf(lab.name);
+  const COMMAND = commandOf(lab.consumerDir);
   const doc = parse(readFileSync(indexFile, 'utf8')) as {
     references?: { name?: string; command?: string }[];
     mutants?: { name?: string; languages?: string[]; killer?: string; reason?: string }[];

@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { parse } from 'yaml';
+import { labNamed } from '../../harness/labs/registry.js';
 import { chaoslab } from '../helpers/cli.js';
 
 // Six minutes each on a quiet CI machine; a loaded one (another suite, a CPU hog) can take twice that or more.
@@ -33,12 +34,12 @@ async function matrix(t: Test, lab: string, args: string[], folder: string, lang
   };
   const rows = matrix.rows;
   t.equal(matrix.lab, lab);
-  const index = parse(readFileSync(join(process.cwd(), 'consumer', lab, 'mutants', 'index.yaml'), 'utf8')) as Index;
+  const index = parse(readFileSync(labNamed(lab)!.mutantIndex, 'utf8')) as Index;
   const mutants = (index.mutants ?? []).flatMap((m) => m.languages.filter((l) => !language || l === language).map((l) => ({ ...m, language: l })));
   t.equal(rows.filter((r) => r.kind === 'mutant').length, mutants.length, `every mutant${language ? ` in ${language}` : ' in every language'}`);
   t.ok(mutants.length > 0, 'the lab has mutants');
-  const scenarios = readdirSync(join(process.cwd(), 'scenarios', lab)).filter((f) => f.endsWith('.yaml')).length;
-  const judged = new Set([lab === 'ledger' ? 'happy-path' : 'feed-happy-path', ...mutants.map((m) => m.killer)]).size;
+  const scenarios = readdirSync(labNamed(lab)!.scenariosDir).filter((f) => f.endsWith('.yaml')).length;
+  const judged = new Set([labNamed(lab)!.happyPath, ...mutants.map((m) => m.killer)]).size;
   const referenceRuns = args.includes('--killers') ? judged : scenarios;
   for (const row of rows) {
     t.ok(row.ok, `${row.consumer}: ${row.note}`);

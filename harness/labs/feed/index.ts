@@ -69,6 +69,8 @@ export const feedLab = defineLab<FeedPlan>({
           },
         }),
   vocabulary: feedVocabulary,
+  scenariosDir: join(projectRoot, 'scenarios', 'feed'),
+  consumerDir: join(projectRoot, 'consumer', 'feed'),
   referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'feed', 'typescript', 'client.js'))}`,
   mutantIndex: join(projectRoot, 'consumer', 'feed', 'mutants', 'index.yaml'),
   happyPath: 'feed-happy-path',

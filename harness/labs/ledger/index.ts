@@ -36,6 +36,9 @@ export const ledgerLab = defineLab<LedgerPlan>({
       return store;
     }),
   vocabulary: ledgerVocabulary,
+  isDefault: true,
+  scenariosDir: join(projectRoot, 'scenarios', 'ledger'),
+  consumerDir: join(projectRoot, 'consumer', 'ledger'),
   referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'ledger', 'typescript', 'client.js'))}`,
   mutantIndex: join(projectRoot, 'consumer', 'ledger', 'mutants', 'index.yaml'),
   happyPath: 'happy-path',

@@ -19,10 +19,9 @@ const labs = await Promise.all(
 );
 
 t.test('the labs with a chaos model', async (t) => {
-  t.same(
-    labs.map((l) => l.lab.name),
-    ['ledger', 'feed'],
-  );
+  // Not a closed list: a new lab with a chaos model joins the checks below by its folder alone.
+  const names = labs.map((l) => l.lab.name);
+  for (const name of ['ledger', 'feed']) t.ok(names.includes(name), `${name} has one (${names.join(', ')})`);
 });
 
 for (const { lab, model } of labs) {
