@@ -7,7 +7,7 @@
 // a course.conf without a lab is an error for staff, and a SIGTERM in the middle of grading (as a
 // timeout would) still leaves a valid results.json with the test that had finished.
 import { execa } from 'execa';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -38,7 +38,8 @@ function autograder(t: Test, conf: string, manifest: object, rubric?: string): s
   mkdirSync(join(dir, 'tmp'));
   writeFileSync(join(dir, 'source', 'course.conf'), conf);
   if (rubric) writeFileSync(join(dir, 'source', 'rubric.yaml'), rubric);
-  copyFileSync(join(root, 'consumer', 'feed', 'python', 'client.py'), join(dir, 'submission', 'client.py'));
+  // client.py and the package beside it (its parts); a stray __pycache__ is not the submission's.
+  cpSync(join(root, 'consumer', 'feed', 'python'), join(dir, 'submission'), { recursive: true, filter: (src) => !src.endsWith('__pycache__') });
   writeFileSync(join(dir, 'submission', 'chaoslab.json'), JSON.stringify(manifest));
   return dir;
 }

@@ -12,8 +12,7 @@
 // number (off by one from the chain's): this consumer applies it, keeps it (the real event is a
 // duplicate of its cursor later), and never closes the connection.
 // Python twin: consumer/feed/mutants/number-amount-accepted.py.
-import { main } from '../typescript/feed-client.js';
-import { parseFrame } from '../typescript/frames.js';
+import { main, parseFrame } from '../typescript/feed-client.js';
 
 await main({
   parseFrame(line) {

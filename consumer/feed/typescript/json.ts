@@ -1,4 +1,5 @@
-// A small strict JSON reader for the feed lab's frames (RFC 8259), self-contained.
+// A small strict JSON reader (RFC 8259) for the frames of consumer/feed/CONTRACT.md, section 2:
+// the wire's reader that keeps the text JSON.parse throws away.
 //
 // Why not JSON.parse: the contract needs three things JSON.parse throws away.
 //   - The text of each number: a ping `id` must be "a JSON integer >= 0, no fraction, no

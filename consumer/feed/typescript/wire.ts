@@ -1,17 +1,23 @@
-// The feed lab's wire, consumer side: NDJSON framing and the validation of every frame the
-// server may send (consumer/feed/CONTRACT.md, section 2). Self-contained on purpose: the
-// reference consumer must not depend on the publisher's code, so a bug there cannot hide a
-// bug here.
+// The wire, consumer side: NDJSON framing and the validation of every frame the server may send
+// (consumer/feed/CONTRACT.md, section 2), and the two frames a consumer sends.
+//
+// The line limit, the line splitter, amounts, accounts and the subscribe encoder come from
+// protocol/feed/, the wire code the publisher uses too. Sharing it cannot hide a consumer bug
+// behind a publisher bug: chaoslab judges the consumer by reading its SQLite store and the
+// server's transcript on its own, never through this code. What stays here is what the
+// consumer must do and the publisher's parser does not: keep the exact text of the payload
+// and of a ping id (json.ts reads them; JSON.parse would round them), and take the contract's
+// forms as they are (any chain id, any ping id, an empty hash).
 
+import { AmountError, parseAmount } from '../../../protocol/feed/amount.js';
+import { encodeSubscribe } from '../../../protocol/feed/encode.js';
+import { isAccount } from '../../../protocol/feed/frames.js';
+import { MAX_LINE_BYTES } from '../../../protocol/feed/lines.js';
 import { type Json, type JsonObject, JsonError, decodeUtf8, parseJson } from './json.js';
 
-/** At most 1 MiB per line, the LF not counted. */
-export const MAX_LINE_BYTES = 1024 * 1024;
-export const MAX_AMOUNT = 2n ** 256n - 1n;
+export { MAX_LINE_BYTES };
 
 export const CURSOR_RE = /^(0|[1-9][0-9]*):[0-9]{14}:[0-9]{4}$/;
-export const ACCOUNT_RE = /^0x[0-9a-f]{40}$/;
-const AMOUNT_RE = /^(0|[1-9][0-9]*)$/;
 const ID_RE = /^(0|[1-9][0-9]*)$/;
 
 /** A frame that must not be applied: the connection is closed and opened again. */
@@ -97,17 +103,19 @@ function cursorField(obj: JsonObject, name: string, where: string): string {
 }
 
 function accountText(text: string, what: string): string {
-  if (!ACCOUNT_RE.test(text)) throw new InvalidFrame(`${what} ${JSON.stringify(text)} is not 0x + 40 lowercase hex digits`);
+  if (!isAccount(text)) throw new InvalidFrame(`${what} ${JSON.stringify(text)} is not 0x + 40 lowercase hex digits`);
   return text;
 }
 
 /** A canonical decimal string from 0 to 2^256 - 1 (never a JSON number). */
 export function amountOf(v: Json, what: string): bigint {
   if (v.kind !== 'string') throw new InvalidFrame(`${what} is not a string (amounts are decimal strings)`);
-  if (!AMOUNT_RE.test(v.value)) throw new InvalidFrame(`${what} ${JSON.stringify(v.value.slice(0, 100))} is not a canonical decimal integer`);
-  const n = BigInt(v.value);
-  if (n > MAX_AMOUNT) throw new InvalidFrame(`${what} is above 2^256 - 1`);
-  return n;
+  try {
+    return parseAmount(v.value);
+  } catch (err) {
+    if (err instanceof AmountError) throw new InvalidFrame(`${what}: ${err.message}`);
+    throw err;
+  }
 }
 
 function idField(obj: JsonObject, where: string): string {
@@ -191,51 +199,9 @@ export function cursorsOf(frame: Frame): string[] {
   return [];
 }
 
-// ---------------------------------------------------------------- line framing
-
-export type SplitResult = { lines: Buffer[]; overflow: boolean };
-
-/**
- * Splits a byte stream on LF. A fragment that already holds more than MAX_LINE_BYTES without
- * an LF can never become a valid line: `overflow` reports it at once, so a peer can make us
- * neither wait for nor store the rest of an endless line.
- */
-export class LineSplitter {
-  private parts: Buffer[] = [];
-  private size = 0;
-
-  push(chunk: Buffer): SplitResult {
-    const lines: Buffer[] = [];
-    let pos = 0;
-    for (;;) {
-      const lf = chunk.indexOf(0x0a, pos);
-      if (lf === -1) {
-        if (pos < chunk.length) {
-          this.parts.push(chunk.subarray(pos));
-          this.size += chunk.length - pos;
-        }
-        return { lines, overflow: this.size > MAX_LINE_BYTES };
-      }
-      const piece = chunk.subarray(pos, lf);
-      if (this.size + piece.length > MAX_LINE_BYTES) return { lines, overflow: true };
-      lines.push(this.parts.length === 0 ? Buffer.from(piece) : Buffer.concat([...this.parts, piece]));
-      this.parts = [];
-      this.size = 0;
-      pos = lf + 1;
-    }
-  }
-
-  /** Bytes of an unterminated line held so far. */
-  get pending(): number {
-    return this.size;
-  }
-}
-
 // ---------------------------------------------------------------- frames we send
 
-export function encodeFrame(frame: Record<string, unknown>): string {
-  return `${JSON.stringify(frame)}\n`;
-}
+export { encodeSubscribe };
 
 /** `{"op":"pong","id":<the same digits>}` — built by hand so the id is never rounded. */
 export function encodePingPong(op: 'ping' | 'pong', id: string): string {
