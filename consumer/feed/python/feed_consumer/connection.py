@@ -13,8 +13,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from .hooks import fire_faults
-from .store import read_state
-from .wire import MAX_LINE_BYTES, InvalidFrame, chain_of, encode_ping_pong
+from .wire import MAX_LINE_BYTES, InvalidFrame, encode_ping_pong
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -59,15 +58,13 @@ class Session:
     """What one consumer process holds while it runs. `steps` is the module every named step is
     looked up in at call time (client.py, or a mutant's patched copy of its names)."""
 
-    def __init__(self, config: Config, con: sqlite3.Connection, steps: ModuleType):
+    def __init__(self, config: Config, con: sqlite3.Connection, steps: ModuleType, chain_id: str | None):
         self.config = config
         self.con = con
         self.steps = steps
         self.followed = frozenset(config.topics)
         self.snapshot_needed = False  # in memory only
-        st = read_state(con)
-        stored = st.cursor or st.snapshot_cursor
-        self.chain_id: str | None = chain_of(stored) if stored else None
+        self.chain_id = chain_id  # of the stored cursor (main_loop reads it), None before the first frame
         self.counters = {"apply": 0, "revoke": 0, "snapshot": 0}
         self.conn: Connection | None = None
         self.stopping = False

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from .backoff import Reconnects
 from .connection import Connection, Session, Stopped, close, log, next_item
 from .environment import EXIT_ENV, EXIT_ERROR, EXIT_OK, EnvError
-from .wire import encode_frame
+from .store import read_state
+from .wire import chain_of, encode_frame
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -125,7 +126,9 @@ def run_client(env: dict[str, str], steps: ModuleType) -> int:
     except (sqlite3.Error, ValueError, OSError) as err:
         log(f"CHAOSLAB_DB={config.db!r} cannot be opened as the feed store: {err} (exit 64)")
         return EXIT_ENV
-    s = Session(config, con, steps)
+    stored = read_state(con)
+    cursor = stored.cursor or stored.snapshot_cursor
+    s = Session(config, con, steps, chain_of(cursor) if cursor else None)
 
     def on_signal(signum, frame):  # noqa: ARG001
         s.stopping = True  # the wakeup fd interrupts the select in progress
