@@ -21,7 +21,7 @@ help:
 	@echo "make chaos-proof [LABS=a,b] [JOBS=2] [FEED_JOBS=6]                          what chaos finds (every lab with a chaos model): references, every mutant over 3 seeds, repros replayed"
 	@echo "make grade-validity [LAB=<lab>] [JOBS=2] [MATRIX=..] [ONLY=a,b] [STABILITY=5 HOG=1] chaoslab grade on the references and mutants against the full matrix"
 	@echo "make setup                                                                  install everything (done by the targets above)"
-	@echo "make lint                                                                   Biome, a type check of the tests too, and the import graph (no circle, no import up a layer); make format rewrites"
+	@echo "make lint                                                                   Biome, a type check of the tests too, the import graph (no circle, no import up a layer) and function length; make format rewrites"
 	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
 	@echo "make node-versions [JOBS=2]                                                 ack-crash and the quick mutant matrix under Node 24 and 26 (from npm)"
 	@echo "make bench [BENCH_QUICK=1]                                                  what a run costs, each figure beside its floor (docs/benchmarks.md)"
@@ -149,6 +149,7 @@ lint: deps
 	npx biome check .
 	npx tsc -p tsconfig.test.json
 	npx depcruise harness publisher consumer protocol --output-type err
+	node scripts/check-function-length.mjs --skip consumer --known scripts/long-functions.txt
 
 format: deps
 	npx biome check --write .

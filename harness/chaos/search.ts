@@ -105,28 +105,7 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
     harnessErrors: [],
     trials: [],
   };
-  const runOne = o.trial ?? runTrial;
-  const run: RunSchedule = async (schedule, name, label) => {
-    const trial = await runOne({
-      lab: o.lab,
-      model: o.model,
-      schedule,
-      where: o.where,
-      name,
-      description: `chaoslab chaos, seed ${o.seed}: ${label}. Fault steps: ${o.model.steps(schedule, o.where).join('; ') || 'none'}.`,
-      batchDir: o.batchDir,
-      consumerCommand: o.consumerCommand,
-      cwd: o.cwd,
-      ...(o.seal ? { seal: o.seal } : {}),
-      ...(o.toxiproxyUrl ? { toxiproxyUrl: o.toxiproxyUrl } : {}),
-      ...(o.storeLimitBytes ? { storeLimitBytes: o.storeLimitBytes } : {}),
-      ...(o.signal ? { signal: o.signal } : {}),
-      ...(o.invokedAs ? { invokedAs: o.invokedAs } : {}),
-    });
-    outcome.trials.push({ label, trial });
-    if (trial.status === 'error') outcome.harnessErrors.push(trial);
-    return trial;
-  };
+  const run = trialRunner(o, outcome);
   const stopped = (): ChaosOutcome['stoppedBy'] | undefined => (o.signal?.aborted ? 'interrupted' : Date.now() >= deadline ? 'budget' : undefined);
 
   for (const [index, schedule] of draws.entries()) {
@@ -178,6 +157,32 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
   }
   if (o.signal?.aborted) outcome.stoppedBy = 'interrupted';
   return outcome;
+}
+
+/** Runs one schedule as a trial, kept in the outcome (and among its harness errors when the run could not be judged). */
+function trialRunner(o: ChaosOptions, outcome: ChaosOutcome): RunSchedule {
+  const runOne = o.trial ?? runTrial;
+  return async (schedule, name, label) => {
+    const trial = await runOne({
+      lab: o.lab,
+      model: o.model,
+      schedule,
+      where: o.where,
+      name,
+      description: `chaoslab chaos, seed ${o.seed}: ${label}. Fault steps: ${o.model.steps(schedule, o.where).join('; ') || 'none'}.`,
+      batchDir: o.batchDir,
+      consumerCommand: o.consumerCommand,
+      cwd: o.cwd,
+      ...(o.seal ? { seal: o.seal } : {}),
+      ...(o.toxiproxyUrl ? { toxiproxyUrl: o.toxiproxyUrl } : {}),
+      ...(o.storeLimitBytes ? { storeLimitBytes: o.storeLimitBytes } : {}),
+      ...(o.signal ? { signal: o.signal } : {}),
+      ...(o.invokedAs ? { invokedAs: o.invokedAs } : {}),
+    });
+    outcome.trials.push({ label, trial });
+    if (trial.status === 'error') outcome.harnessErrors.push(trial);
+    return trial;
+  };
 }
 
 /** A schedule that failed twice: the search's failure or a shrink candidate, with its fast-check path. */

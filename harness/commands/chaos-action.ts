@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { chaosJson, closingLine, finishBatch, sectionsOf } from '../chaos/overview.js';
 import { writeRepro } from '../chaos/repro.js';
 import { scheduleAt, searchChaos } from '../chaos/search.js';
-import { runTrial } from '../chaos/trial.js';
+import { runTrial, type TrialRequest } from '../chaos/trial.js';
 import { interruptible } from '../base/interrupt.js';
 import { labNamed, labNames } from '../labs/registry.js';
 import { reportsDirOf } from '../base/paths.js';
@@ -73,24 +73,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   makePassable(ensureDir(batchDir));
   try {
     if (opts.path !== undefined) {
-      const schedule = await scheduleAt(model.schedules(), seed, opts.path);
-      const trial = await runTrial({
-        ...common,
-        lab,
-        model,
-        schedule,
-        where,
-        name: 'schedule',
-        description: `chaoslab chaos, seed ${seed}, path ${opts.path}. Fault steps: ${model.steps(schedule, where).join('; ') || 'none'}.`,
-        batchDir,
-        consumerCommand,
-        signal: stop.signal,
-      });
-      process.stdout.write(
-        `${trial.status.toUpperCase()}  ${terminalText(trial.headline)}\n  scenario: ${terminalText(trial.file)}\n  report: ${terminalText(join(trial.runDir, 'report.html'))}\n`,
-      );
-      finishBatch(batchDir, reportsDir, startedAt, [{ label: `path ${opts.path}`, trial }], []);
-      process.exitCode = trial.status === 'pass' || trial.status === 'skipped' ? EXIT.pass : trial.status === 'fail' ? EXIT.fail : EXIT.error;
+      await replayPath({ ...common, lab, model, where, seed, path: opts.path, batchDir, reportsDir, startedAt, consumerCommand, signal: stop.signal });
       return;
     }
     let written = 0;
@@ -122,4 +105,26 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
     const by = stop.by();
     if (by) process.exitCode = EXIT_SIGNAL[by];
   }
+}
+
+/** `--seed S --path P`: the one schedule at that seed and path, run as a trial; the exit status is its verdict's. */
+async function replayPath(
+  run: Omit<TrialRequest, 'schedule' | 'name' | 'description'> & { seed: number; path: string; reportsDir: string; startedAt: string },
+): Promise<void> {
+  const { model, seed, path, where, batchDir, reportsDir, startedAt, ...rest } = run;
+  const schedule = await scheduleAt(model.schedules(), seed, path);
+  const trial = await runTrial({
+    ...rest,
+    model,
+    schedule,
+    where,
+    name: 'schedule',
+    description: `chaoslab chaos, seed ${seed}, path ${path}. Fault steps: ${model.steps(schedule, where).join('; ') || 'none'}.`,
+    batchDir,
+  });
+  process.stdout.write(
+    `${trial.status.toUpperCase()}  ${terminalText(trial.headline)}\n  scenario: ${terminalText(trial.file)}\n  report: ${terminalText(join(trial.runDir, 'report.html'))}\n`,
+  );
+  finishBatch(batchDir, reportsDir, startedAt, [{ label: `path ${path}`, trial }], []);
+  process.exitCode = trial.status === 'pass' || trial.status === 'skipped' ? EXIT.pass : trial.status === 'fail' ? EXIT.fail : EXIT.error;
 }

@@ -8,7 +8,7 @@ import { join, relative, resolve } from 'node:path';
 import { CLASS_FILE, type ClassReport, CLASS_SCHEMA, type Sealing, writeClassReport } from '../grade/class/class-data.js';
 import { classCsv, csvColumnClash } from '../grade/class/class-csv.js';
 import { classHtml } from '../grade/class/class-html.js';
-import { gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
+import { type GradeSetup, gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
 import { loadRubric, type Rubric, RubricError } from '../grade/rubric.js';
 import type { SubmissionScore } from '../grade/score.js';
 import { gradingStatus, notStarted } from '../grade/status.js';
@@ -44,20 +44,7 @@ export interface GradeOptions {
 }
 
 export async function gradeAction(dir: string | undefined, opts: GradeOptions): Promise<void> {
-  if ((dir === undefined) === (opts.consumer === undefined)) throw new UsageError('give a class folder or --consumer "<command>" (one of them)');
-  if (opts.shard && opts.consumer) throw new UsageError('--shard splits a class folder; it does not apply to --consumer');
-  let shard: Shard | undefined;
-  try {
-    shard = opts.shard ? parseShard(opts.shard) : undefined;
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  if (dir !== undefined && !existsSync(dir)) throw new UsageError(`${dir}: no such class folder`);
-  // The name becomes a folder of the output: one plain name, as a class folder's sub-folders are.
-  if (opts.consumer && !/^[^./\\\0-\x1f][^/\\\0-\x1f]*$/.test(opts.name))
-    throw new UsageError(`--name ${JSON.stringify(opts.name)}: must be a plain folder name`);
-  if (opts.submission !== undefined && dir === undefined)
-    throw new UsageError('--submission picks a sub-folder of a class folder; it does not apply to --consumer');
+  const shard = checkedUsage(dir, opts);
   const rubric = onlyScenarios(loadRubricOf(opts), opts.only);
   const clash = csvColumnClash(rubric.tests.map((t) => t.name));
   if (clash) throw new UsageError(`${rubric.file}: ${clash}`);
@@ -106,30 +93,14 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   };
   let harnessError = false;
   const workspace = openWorkspace(sealing.sealed);
+  const request = submissionRequest(opts, { rubric, scenarios, sealing, outDir, workspace, signal: stop.signal, say });
   try {
     for (const source of sources) {
       if (stop.signal.aborted) {
         report.submissions.push(notStarted(source.name, rubric, stop.by()));
         continue;
       }
-      const graded = await gradeSubmission(
-        {
-          rubric,
-          scenarios,
-          sealing,
-          jobs: opts.jobs,
-          outDir,
-          deadlineMs: opts.deadline * 1000,
-          buildDeadlineMs: opts.buildDeadline * 1000,
-          workspace,
-          ...(opts.buildNetwork ? { buildNetwork: true } : {}),
-          ...(opts.storeLimit ? { storeLimitBytes: opts.storeLimit } : {}),
-          signal: stop.signal,
-          log: (line) => say(terminalText(line)),
-          replayOptions: replayOptions(opts, sealing),
-        },
-        source,
-      );
+      const graded = await gradeSubmission(request, source);
       harnessError ||= graded.harnessError;
       const score = gradingStatus(graded.score, graded.harnessError, stop.signal.aborted ? (stop.by() ?? 'SIGINT') : undefined);
       report.submissions.push(score);
@@ -150,6 +121,53 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     setTimeout(() => process.exit(EXIT_SIGNAL[by]), 2000).unref();
     return;
   }
+  sayClosing(report, harnessError, say);
+}
+
+/** What grading one submission needs, the same for every submission of the class. */
+function submissionRequest(
+  opts: GradeOptions,
+  run: Pick<GradeSetup, 'rubric' | 'scenarios' | 'sealing' | 'outDir' | 'workspace' | 'signal'> & { say: (line: string) => void },
+): GradeSetup {
+  const { rubric, scenarios, sealing, outDir, workspace, signal, say } = run;
+  return {
+    rubric,
+    scenarios,
+    sealing,
+    jobs: opts.jobs,
+    outDir,
+    deadlineMs: opts.deadline * 1000,
+    buildDeadlineMs: opts.buildDeadline * 1000,
+    workspace,
+    ...(opts.buildNetwork ? { buildNetwork: true } : {}),
+    ...(opts.storeLimit ? { storeLimitBytes: opts.storeLimit } : {}),
+    signal,
+    log: (line) => say(terminalText(line)),
+    replayOptions: replayOptions(opts, sealing),
+  };
+}
+
+/** The command line's rules a grade starts only under (one of a class folder and --consumer, a plain --name, ...); its shard, if any. */
+function checkedUsage(dir: string | undefined, opts: GradeOptions): Shard | undefined {
+  let shard: Shard | undefined;
+  if ((dir === undefined) === (opts.consumer === undefined)) throw new UsageError('give a class folder or --consumer "<command>" (one of them)');
+  if (opts.shard && opts.consumer) throw new UsageError('--shard splits a class folder; it does not apply to --consumer');
+  try {
+    shard = opts.shard ? parseShard(opts.shard) : undefined;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (dir !== undefined && !existsSync(dir)) throw new UsageError(`${dir}: no such class folder`);
+  // The name becomes a folder of the output: one plain name, as a class folder's sub-folders are.
+  if (opts.consumer && !/^[^./\\\0-\x1f][^/\\\0-\x1f]*$/.test(opts.name))
+    throw new UsageError(`--name ${JSON.stringify(opts.name)}: must be a plain folder name`);
+  if (opts.submission !== undefined && dir === undefined)
+    throw new UsageError('--submission picks a sub-folder of a class folder; it does not apply to --consumer');
+  return shard;
+}
+
+/** What the class's grading leaves to be said: submissions not graded, harness errors, manifests of another lab; and the exit status. */
+function sayClosing(report: ClassReport, harnessError: boolean, say: (line: string) => void): void {
   const notGraded = report.submissions.filter((s) => s.notGraded);
   if (notGraded.length) say(`chaoslab grade: ${notGraded.length} of ${report.submissions.length} submission(s) not graded (not failed): see the status column`);
   if (harnessError) say('chaoslab grade: some scenarios are not graded: their runs kept ending in harness errors (exit 2; grade those submissions again)');

@@ -90,7 +90,7 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
     process.stdout.write(
       `${lab.name} mutant matrix: ${items.length} runs (${consumers.length} consumers × ${scenarios.length} scenarios${size}), ${opts.jobs} at a time\n`,
     );
-    const disagreements: { label: string; runDir: string; problems: string[] }[] = [];
+    const disagreements: Disagreement[] = [];
     // The consumers' commands are relative to the project root, so the runs start there.
     const { batchDir, results, notStarted } = await runBatch(
       `${lab.name}-mutants${scope === 'full' ? '' : `-${scope}`}${opts.language ? `-${opts.language}` : ''}${opts.mutant ? '-some' : ''}`,
@@ -124,29 +124,36 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
       ),
     );
     const names = scenarios.map((s) => s.name).filter((name) => items.some((item) => item.scenario.name === name));
-    writeFileSync(join(batchDir, 'matrix.md'), renderMatrixMarkdown(rows, names, batchDir));
-    writeFileSync(
-      join(batchDir, 'matrix.json'),
-      JSON.stringify(
-        {
-          lab: lab.name,
-          rows: rows.map((r) => ({ consumer: r.consumer.label, kind: r.consumer.kind, ok: r.ok, note: r.note, cells: r.cells })),
-          agreement: { runs: results.length, disagreements },
-        },
-        null,
-        2,
-      ),
-    );
-    process.stdout.write('\n');
-    for (const row of rows) process.stdout.write(`${row.ok ? 'ok     ' : 'PROBLEM'}  ${row.consumer.label.padEnd(38)} ${row.note}\n`);
-    for (const d of disagreements) process.stdout.write(`DISAGREE ${d.label}: ${d.problems.join('; ')} (${relative(process.cwd(), d.runDir)})\n`);
-    process.stdout.write(
-      `${lab.name}: reports agree with the verdict in ${results.length - disagreements.length} of ${results.length} runs — matrix: ${relative(process.cwd(), join(batchDir, 'matrix.md'))}, every run: ${relative(process.cwd(), join(batchDir, 'index.html'))}\n`,
-    );
+    writeMatrix(lab.name, batchDir, rows, names, results.length, disagreements);
     passed += rows.filter((r) => r.ok).length;
     failed += rows.filter((r) => !r.ok).length + disagreements.length;
   }
   // Rows judged ok pass; rows that are not, and runs whose reports disagree with their verdict, fail.
   process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
   process.exitCode = failed === 0 ? EXIT.pass : EXIT.fail;
+}
+
+type Disagreement = { label: string; runDir: string; problems: string[] };
+
+/** A lab's judged matrix: matrix.md and matrix.json in the batch folder, a line per row and per disagreement on stdout. */
+function writeMatrix(labName: string, batchDir: string, rows: MatrixRow[], names: string[], runs: number, disagreements: Disagreement[]): void {
+  writeFileSync(join(batchDir, 'matrix.md'), renderMatrixMarkdown(rows, names, batchDir));
+  writeFileSync(
+    join(batchDir, 'matrix.json'),
+    JSON.stringify(
+      {
+        lab: labName,
+        rows: rows.map((r) => ({ consumer: r.consumer.label, kind: r.consumer.kind, ok: r.ok, note: r.note, cells: r.cells })),
+        agreement: { runs, disagreements },
+      },
+      null,
+      2,
+    ),
+  );
+  process.stdout.write('\n');
+  for (const row of rows) process.stdout.write(`${row.ok ? 'ok     ' : 'PROBLEM'}  ${row.consumer.label.padEnd(38)} ${row.note}\n`);
+  for (const d of disagreements) process.stdout.write(`DISAGREE ${d.label}: ${d.problems.join('; ')} (${relative(process.cwd(), d.runDir)})\n`);
+  process.stdout.write(
+    `${labName}: reports agree with the verdict in ${runs - disagreements.length} of ${runs} runs — matrix: ${relative(process.cwd(), join(batchDir, 'matrix.md'))}, every run: ${relative(process.cwd(), join(batchDir, 'index.html'))}\n`,
+  );
 }

@@ -7,7 +7,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { outcomeLines } from './console.js';
+import { outcomeLines } from './console-lines.js';
 import { escapeMarkup } from '../text/format.js';
 import { markdownText, terminalText } from '../text/inert.js';
 import { tableRow } from './html.js';

@@ -7,31 +7,17 @@ import type { JournalEntry } from '../record/journal.js';
 import type { Vocabulary } from '../lab-api/lab.js';
 import type { Finding } from '../findings/verdict.js';
 import { Collapser } from './collapse.js';
-import {
-  type BandGroup,
-  type DiagramOptions,
-  ESSENTIAL,
-  IRREGULAR,
-  LANDMARK,
-  type Lane,
-  model,
-  msgLabel,
-  msgText,
-  type Row,
-  type SequenceDiagram,
-} from './diagram-model.js';
-import { clip, count, escapeMarkup, seconds } from '../text/format.js';
+import { type DiagramOptions, ESSENTIAL, IRREGULAR, LANDMARK, type Lane, type Row, type SequenceDiagram } from './diagram-model.js';
+import { model } from './diagram-parse.js';
+import { HEAD_H, LANE_W, LEFT, type Layout, ROW_H, rowHeight, rowSvg } from './sequence-rows.js';
+import { clip, escapeMarkup } from '../text/format.js';
+
+export { bandLabel } from './sequence-rows.js';
 
 export type { DiagramOptions, SequenceDiagram };
 
 // ---------------------------------------------------------------------------------------------
 // Layout and drawing
-
-const LEFT = 92;
-const LANE_W = 200;
-const ROW_H = 20;
-const HEAD_H = 52;
-const BAND_LINE = 15;
 
 /** At most this many positions the findings name stay visible, uncollapsed. */
 const FOCUS_MAX = 200;
@@ -47,11 +33,6 @@ export const lineColors = (vocabulary: Vocabulary): Record<string, string> => ({
   error: ERROR_COLOR,
 });
 
-function rowHeight(row: Row): number {
-  if (row.kind === 'band') return Math.max(2, row.groups.length) * BAND_LINE + 12;
-  return ROW_H;
-}
-
 /** Renders the diagram: a pure function of the journal, the lab's vocabulary and the findings. */
 export function renderSequenceDiagram(
   journal: readonly JournalEntry[],
@@ -59,10 +40,41 @@ export function renderSequenceDiagram(
   findings: readonly Finding[],
   options: DiagramOptions = {},
 ): SequenceDiagram {
+  const { lanes, rows } = collapsedRows(journal, vocabulary, findings, options);
+  const layout = layoutOf(lanes, rows, lineColors(vocabulary), vocabulary.positionWord);
+  const bands = faultBands(rows);
+  const heads = (top: number): string => lanes.map((l) => laneHead(l, layout.x.get(l.id)!, top)).join('');
+  const out = [
+    ...svgHead(layout),
+    ...bands.map((b, k) => faultBandSvg(b, k, layout)),
+    ...lifelines(rows, layout),
+    heads(6),
+    heads(layout.bodyEnd + 8),
+    ...rows.map((row, i) => rowSvg(row, i, layout)),
+    '</svg>',
+  ];
+  const bandRows = rows.filter((r) => r.kind === 'band');
+  return {
+    svg: out.join('\n'),
+    lanes,
+    arrows: rows.filter((r) => r.kind === 'msg').length,
+    bands: bandRows.length,
+    collapsed: bandRows.reduce((sum, r) => sum + r.count, 0),
+    faults: bands.length,
+    rows: rows.length,
+  };
+}
+
+/** The journal's rows, uneventful runs collapsed; too many rows even so (a reconnect storm, say): more telling traffic collapses too. */
+function collapsedRows(
+  journal: readonly JournalEntry[],
+  vocabulary: Vocabulary,
+  findings: readonly Finding[],
+  options: DiagramOptions,
+): { lanes: Lane[]; rows: Row[] } {
   const context = options.context ?? 3;
   const minHidden = options.minHidden ?? 6;
   const maxRows = options.maxRows ?? 2500;
-  const COLORS = lineColors(vocabulary);
   // A bounded focus: a finding about 50 000 seqs must not keep 200 000 rows from collapsing.
   const focus = new Set(options.focusSeqs ?? findings.flatMap((f) => f.subject?.seqs ?? []).slice(0, FOCUS_MAX));
   const times = new Set(findings.flatMap((f) => (f.subject?.t === undefined ? [] : [f.subject.t])));
@@ -74,10 +86,12 @@ export function renderSequenceDiagram(
     collapser.flush();
     return { lanes, rows: collapser.rows };
   };
-  // Too many rows even so (a reconnect storm, say): collapse more telling traffic too.
-  let { lanes, rows } = build(IRREGULAR);
-  for (let level = LANDMARK; rows.length > maxRows && level <= ESSENTIAL; level++) ({ lanes, rows } = build(level));
+  let built = build(IRREGULAR);
+  for (let level = LANDMARK; built.rows.length > maxRows && level <= ESSENTIAL; level++) built = build(level);
+  return built;
+}
 
+function layoutOf(lanes: Lane[], rows: Row[], colors: Record<string, string>, positionWord: string | undefined): Layout {
   const x = new Map(lanes.map((l, i) => [l.id, LEFT + LANE_W / 2 + i * LANE_W]));
   const width = LEFT + lanes.length * LANE_W + 170;
   const ys: number[] = [];
@@ -87,18 +101,24 @@ export function renderSequenceDiagram(
     y += rowHeight(row);
   }
   const bodyEnd = y + 6;
-  const height = bodyEnd + HEAD_H;
+  return { lanes, x, ys, width, bodyEnd, height: bodyEnd + HEAD_H, colors, positionWord };
+}
 
-  const out: string[] = [];
-  out.push(
+/** The svg element, an arrow head per line colour, and the style. */
+function svgHead({ width, height, colors }: Layout): string[] {
+  return [
     `<svg xmlns="http://www.w3.org/2000/svg" class="sequence" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="sequence diagram">`,
     '<defs>',
-    ...Object.entries(COLORS).map(
+    ...Object.entries(colors).map(
       ([cls, color]) =>
         `<marker id="arrow-${cls}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="${color}"/></marker>`,
     ),
     '</defs>',
-    `<style>
+    STYLE,
+  ];
+}
+
+const STYLE = `<style>
 .sequence text{font:11px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;fill:#222}
 .sequence .t{fill:#888;font-size:10px}
 .sequence .head{font:bold 12px system-ui,sans-serif}
@@ -117,12 +137,19 @@ export function renderSequenceDiagram(
 .sequence .halo{fill:#c0162b;fill-opacity:.13;stroke:#c0162b;stroke-width:1.5}
 .sequence .culprit text{font-weight:bold}
 .sequence .culprit-tag{fill:#c0162b;font-weight:bold}
-</style>`,
-  );
+</style>`;
 
-  // Fault bands (background), from each apply row to its lift row (or the end of the run).
+interface FaultBand {
+  from: number;
+  to: number;
+  label: string;
+  lifted: boolean;
+}
+
+/** Fault bands (background), from each apply row to its lift row (or the end of the run). */
+function faultBands(rows: Row[]): FaultBand[] {
   const open = new Map<string, { row: number; label: string }[]>();
-  const faultBands: { from: number; to: number; label: string; lifted: boolean }[] = [];
+  const bands: FaultBand[] = [];
   rows.forEach((row, i) => {
     if (row.kind !== 'note' || !row.fault) return;
     const stack = open.get(row.fault.name) ?? [];
@@ -130,26 +157,29 @@ export function renderSequenceDiagram(
     if (row.fault.action === 'apply') stack.push({ row: i, label: row.fault.label });
     else {
       const start = stack.shift();
-      faultBands.push({ from: start ? start.row : 0, to: i, label: start?.label ?? row.fault.label, lifted: true });
+      bands.push({ from: start ? start.row : 0, to: i, label: start?.label ?? row.fault.label, lifted: true });
     }
   });
-  for (const stack of open.values()) for (const s of stack) faultBands.push({ from: s.row, to: rows.length - 1, label: s.label, lifted: false });
-  faultBands.sort((a, b) => a.from - b.from);
-  faultBands.forEach((b, k) => {
-    const top = ys[b.from]! - 4;
-    const bottom = b.lifted ? ys[b.to]! + ROW_H - 4 : bodyEnd;
-    const inset = (k % 3) * 4;
-    // Network faults sit between the publisher and the consumer under test: the band starts at
-    // the publisher's lane, leaving the control consumer (which has no proxy) unshaded.
-    const left = x.get('publisher')! - LANE_W / 2 + 6 + inset;
-    out.push(
-      `<g class="fault-band" data-fault="${escapeMarkup(b.label)}"><title>${escapeMarkup(`fault ${b.label}${b.lifted ? '' : ' (never lifted)'}`)}</title>` +
-        `<rect x="${left}" y="${top}" width="${width - left - 6}" height="${Math.max(ROW_H, bottom - top)}" rx="3"/>` +
-        `<text x="${width - 10}" y="${top + 12}" text-anchor="end">⚡ ${escapeMarkup(clip(b.label, 60))}${b.lifted ? '' : ' (still active)'}</text></g>`,
-    );
-  });
+  for (const stack of open.values()) for (const s of stack) bands.push({ from: s.row, to: rows.length - 1, label: s.label, lifted: false });
+  return bands.sort((a, b) => a.from - b.from);
+}
 
-  // Lifelines: the publisher all along; a process from its start to its exit.
+function faultBandSvg(b: FaultBand, k: number, { ys, x, width, bodyEnd }: Layout): string {
+  const top = ys[b.from]! - 4;
+  const bottom = b.lifted ? ys[b.to]! + ROW_H - 4 : bodyEnd;
+  const inset = (k % 3) * 4;
+  // Network faults sit between the publisher and the consumer under test: the band starts at
+  // the publisher's lane, leaving the control consumer (which has no proxy) unshaded.
+  const left = x.get('publisher')! - LANE_W / 2 + 6 + inset;
+  return (
+    `<g class="fault-band" data-fault="${escapeMarkup(b.label)}"><title>${escapeMarkup(`fault ${b.label}${b.lifted ? '' : ' (never lifted)'}`)}</title>` +
+    `<rect x="${left}" y="${top}" width="${width - left - 6}" height="${Math.max(ROW_H, bottom - top)}" rx="3"/>` +
+    `<text x="${width - 10}" y="${top + 12}" text-anchor="end">⚡ ${escapeMarkup(clip(b.label, 60))}${b.lifted ? '' : ' (still active)'}</text></g>`
+  );
+}
+
+/** Lifelines: the publisher all along; a process from its start to its exit. */
+function lifelines(rows: Row[], { lanes, x, ys, bodyEnd }: Layout): string[] {
   const first = new Map<string, number>();
   const last = new Map<string, number>();
   const ended = new Set<string>();
@@ -163,6 +193,7 @@ export function renderSequenceDiagram(
     }
     if (row.kind === 'mark' && (row.cls === 'exit' || row.cls === 'crash' || row.cls === 'kill')) ended.add(row.lane);
   });
+  const out: string[] = [];
   for (const l of lanes) {
     const cx = x.get(l.id)!;
     out.push(`<line class="life idle" x1="${cx}" y1="${HEAD_H}" x2="${cx}" y2="${bodyEnd}"/>`);
@@ -174,116 +205,15 @@ export function renderSequenceDiagram(
       out.push(`<line class="life" x1="${cx}" y1="${y1}" x2="${cx}" y2="${y2}"/>`);
     }
   }
-
-  // Lane titles, top and bottom.
-  const heads = (top: number): string =>
-    lanes
-      .map((l) => {
-        const cx = x.get(l.id)!;
-        return (
-          `<g class="lane-head" data-lane="${escapeMarkup(l.id)}"><rect x="${cx - LANE_W / 2 + 8}" y="${top}" width="${LANE_W - 16}" height="38" rx="5" fill="${l.kind === 'publisher' ? '#e8eefb' : l.kind === 'control' ? '#eef6ee' : l.kind === 'consumer' ? '#fbf3e6' : '#f0f0f0'}" stroke="#aaa"/>` +
-          `<text class="head" x="${cx}" y="${top + 16}" text-anchor="middle">${escapeMarkup(l.title)}</text>` +
-          `<text class="sub" x="${cx}" y="${top + 30}" text-anchor="middle">${escapeMarkup(clip(l.subtitle, 34))}</text></g>`
-        );
-      })
-      .join('');
-  out.push(heads(6), heads(bodyEnd + 8));
-
-  let arrows = 0;
-  let bands = 0;
-  let collapsed = 0;
-  rows.forEach((row, i) => {
-    const top = ys[i]!;
-    const mid = top + ROW_H / 2 - 4;
-    if (row.kind === 'band') {
-      bands++;
-      collapsed += row.count;
-      const xs = row.groups
-        .flatMap((g) => [g.from, g.to])
-        .filter(Boolean)
-        .map((id) => x.get(id)!);
-      const x0 = xs.length ? Math.min(...xs) - LANE_W / 2 + 14 : LEFT + 4;
-      const x1 = xs.length ? Math.max(...xs) + LANE_W / 2 - 14 : width - 10;
-      const h = rowHeight(row) - 6;
-      const lines = row.groups.map((g) => bandLabel(g, lanes, vocabulary.positionWord));
-      out.push(
-        `<g class="collapsed" data-count="${row.count}"><title>${escapeMarkup(`${count(row.count)} uneventful lines collapsed, ${seconds(row.t)} – ${seconds(row.t1)}\n${lines.join('\n')}`)}</title>` +
-          `<rect x="${x0}" y="${top - 3}" width="${Math.max(40, x1 - x0)}" height="${h}" rx="4"/>` +
-          `<text class="t" x="${LEFT - 6}" y="${top + 9}" text-anchor="end">${(row.t / 1000).toFixed(3)}</text>` +
-          `<text class="t" x="${LEFT - 6}" y="${top + 9 + BAND_LINE}" text-anchor="end">…${(row.t1 / 1000).toFixed(3)}</text>` +
-          lines.map((text, k) => `<text x="${(x0 + x1) / 2}" y="${top + 10 + k * BAND_LINE}" text-anchor="middle">${escapeMarkup(text)}</text>`).join('') +
-          '</g>',
-      );
-      return;
-    }
-    const time = `<text class="t" x="${LEFT - 6}" y="${mid + 4}" text-anchor="end">${(row.t / 1000).toFixed(3)}</text>`;
-    if (row.kind === 'msg') {
-      arrows++;
-      const x1 = x.get(row.from)!;
-      const x2 = x.get(row.to)!;
-      const dir = x2 > x1 ? 1 : -1;
-      const color = COLORS[row.cls] ?? COLORS.other!;
-      const room = Math.floor((Math.abs(x2 - x1) - 16) / 6.7);
-      const halo = row.culprit
-        ? `<rect class="halo" x="${Math.min(x1, x2) - 4}" y="${top - 4}" width="${Math.abs(x2 - x1) + 8}" height="${ROW_H}" rx="4"/><text class="culprit-tag" x="${Math.max(x1, x2) + 10}" y="${mid + 4}">◀ named in the verdict</text>`
-        : '';
-      const text = msgText(row);
-      const label = msgLabel(row);
-      out.push(
-        `<g class="msg msg-${row.cls}${row.culprit ? ' culprit' : ''}" data-t="${row.t}"><title>${escapeMarkup(`${seconds(row.t)}  ${row.from} → ${row.to}  ${text}`)}</title>${time}${halo}` +
-          `<line x1="${x1 + dir * 3}" y1="${mid}" x2="${x2 - dir * 3}" y2="${mid}" stroke="${color}" stroke-width="1.4"${row.cls === 'error' ? ' stroke-dasharray="4 2"' : ''} marker-end="url(#arrow-${COLORS[row.cls] ? row.cls : 'other'})"/>` +
-          `<text x="${(x1 + x2) / 2}" y="${mid - 3}" text-anchor="middle" style="fill:${color}">${escapeMarkup(clip(label, room))}</text></g>`,
-      );
-    } else if (row.kind === 'mark') {
-      const cx = x.get(row.lane)!;
-      out.push(
-        `<g class="mark ${row.cls}" data-t="${row.t}"><title>${escapeMarkup(`${seconds(row.t)}  ${row.lane}: ${row.text}`)}</title>${time}${markGlyph(row.cls, cx, mid)}<text x="${cx + 10}" y="${mid + 4}">${escapeMarkup(clip(row.text, 42))}</text></g>`,
-      );
-    } else {
-      out.push(
-        `<g class="note ${row.cls}" data-t="${row.t}"><title>${escapeMarkup(`${seconds(row.t)}  ${row.text}`)}</title>${time}` +
-          `<line x1="${LEFT}" y1="${mid}" x2="${width - 10}" y2="${mid}" stroke="${row.cls.startsWith('fault') ? '#e08300' : row.cls === 'harness-error' ? '#c0162b' : '#bbb'}" stroke-dasharray="2 3"/>` +
-          `<text x="${LEFT + 6}" y="${mid - 3}">${escapeMarkup(clip(row.text, Math.floor((width - LEFT - 20) / 6.7)))}</text></g>`,
-      );
-    }
-  });
-  out.push('</svg>');
-  return { svg: out.join('\n'), lanes, arrows, bands, collapsed, faults: faultBands.length, rows: rows.length };
+  return out;
 }
 
-/** "publisher → consumer #2: EVENT 100…9000, 8 901 lines"; with the lab's word for positions, "event blocks 23…58, …". */
-export function bandLabel(g: BandGroup, lanes: Lane[], positionWord?: string): string {
-  const title = (id: string): string => lanes.find((l) => l.id === id)?.title ?? id;
-  const who = !g.from ? '' : g.from === g.to ? `${title(g.from)}: ` : `${title(g.from)} → ${title(g.to)}: `;
-  if (g.min !== undefined && g.max !== undefined)
-    return `${who}${g.cls} ${positionWord ? `${positionWord} ` : ''}${g.min}…${g.max}, ${count(g.count)} line${g.count === 1 ? '' : 's'}`;
-  return `${who}${g.cls} ×${count(g.count)}`;
-}
-
-function markGlyph(cls: string, cx: number, cy: number): string {
-  switch (cls) {
-    case 'crash':
-    case 'kill':
-      return `<path d="M${cx - 6},${cy - 6} L${cx + 6},${cy + 6} M${cx + 6},${cy - 6} L${cx - 6},${cy + 6}" stroke="#c0162b" stroke-width="3"/>`;
-    case 'exit':
-      return `<circle cx="${cx}" cy="${cy}" r="5" fill="#1d7a33"/>`;
-    case 'start':
-      return `<rect x="${cx - 6}" y="${cy - 5}" width="12" height="10" fill="#555"/>`;
-    case 'stop':
-      return `<rect x="${cx - 5}" y="${cy - 6}" width="4" height="12" fill="#c26a00"/><rect x="${cx + 1}" y="${cy - 6}" width="4" height="12" fill="#c26a00"/>`;
-    case 'cont':
-      return `<path d="M${cx - 4},${cy - 6} L${cx + 6},${cy} L${cx - 4},${cy + 6} z" fill="#c26a00"/>`;
-    case 'read':
-      return `<path d="M${cx},${cy - 6} L${cx + 6},${cy} L${cx},${cy + 6} L${cx - 6},${cy} z" fill="#e6c200" stroke="#5a4a00"/>`;
-    case 'signal':
-      return `<path d="M${cx + 2},${cy - 8} L${cx - 4},${cy + 1} L${cx},${cy + 1} L${cx - 2},${cy + 8} L${cx + 5},${cy - 2} L${cx + 1},${cy - 2} z" fill="#e08300" stroke="#c0162b" stroke-width=".8"/>`;
-    case 'reset':
-      return `<path d="M${cx - 5},${cy - 5} L${cx + 5},${cy + 5} M${cx + 5},${cy - 5} L${cx - 5},${cy + 5}" stroke="#c0162b" stroke-width="2"/>`;
-    case 'open':
-      return `<circle cx="${cx}" cy="${cy}" r="4" fill="#fff" stroke="#555" stroke-width="1.5"/>`;
-    case 'close':
-      return `<line x1="${cx - 6}" y1="${cy}" x2="${cx + 6}" y2="${cy}" stroke="#555" stroke-width="2"/>`;
-    default:
-      return `<circle cx="${cx}" cy="${cy}" r="3" fill="#999"/>`;
-  }
+/** A lane's title box (drawn at the top and at the bottom). */
+function laneHead(l: Lane, cx: number, top: number): string {
+  const fill = l.kind === 'publisher' ? '#e8eefb' : l.kind === 'control' ? '#eef6ee' : l.kind === 'consumer' ? '#fbf3e6' : '#f0f0f0';
+  return (
+    `<g class="lane-head" data-lane="${escapeMarkup(l.id)}"><rect x="${cx - LANE_W / 2 + 8}" y="${top}" width="${LANE_W - 16}" height="38" rx="5" fill="${fill}" stroke="#aaa"/>` +
+    `<text class="head" x="${cx}" y="${top + 16}" text-anchor="middle">${escapeMarkup(l.title)}</text>` +
+    `<text class="sub" x="${cx}" y="${top + 30}" text-anchor="middle">${escapeMarkup(clip(l.subtitle, 34))}</text></g>`
+  );
 }

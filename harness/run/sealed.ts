@@ -18,7 +18,7 @@ import { onAbort } from '../base/interrupt.js';
 import type { JournalEntry } from '../record/journal.js';
 import { allowPorts, installFirewall, readFirewallCounters } from '../sandbox/firewall.js';
 import { LOOPBACK_LINK_ARGS } from '../sandbox/loss.js';
-import { createRunNamespace } from '../sandbox/namespace.js';
+import { createRunNamespace, type RunNamespace } from '../sandbox/namespace.js';
 import { lossFaultOf } from '../scenario/faults.js';
 import { sweepStaleCgroups } from '../sandbox/cgroup.js';
 import { sleep } from '../sandbox/proc.js';
@@ -119,38 +119,20 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
     ended: new Promise<Executed>((resolve, reject) => {
       child.on('message', (message: ToRunner) => {
         place.lastHeard = performance.now();
-        if (message.type === 'alive') return;
-        if (message.type === 'entries') for (const entry of message.entries) place.onJournal(entry);
-        else if (message.type === 'done') done = message.executed;
-        else if (message.what === 'allow-port')
-          allowPorts(ns, lease.uid, [message.port]).then(
-            () => reply({ type: 'reply', id: message.id }),
-            (error: Error) => reply({ type: 'reply', id: message.id, error: error.message }),
-          );
-        else
-          readFirewallCounters(ns).then(
-            (counters) => reply({ type: 'reply', id: message.id, value: counters.get(lease.uid) }),
-            (error: Error) => reply({ type: 'reply', id: message.id, error: error.message }),
-          );
+        if (message.type === 'done') done = message.executed;
+        else heardFromWorker(place, message, ns, reply);
       });
       child.on('error', reject);
-      child.on('exit', (code, signal) => {
-        const conclude = () =>
-          done
-            ? resolve(done)
-            : resolve({
-                status: 'error',
-                error: killedFor ?? `the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did (its stderr is above)`,
-              });
-        // `exit` can come before the last messages are read (a loaded machine: `done` still in
-        // the channel). The channel's end comes after them; a worker killed mid-run ends it too.
-        if (!child.connected) return conclude();
-        const late = setTimeout(conclude, CHANNEL_GRACE_MS);
-        child.once('disconnect', () => {
-          clearTimeout(late);
-          conclude();
-        });
-      });
+      child.on('exit', (code, signal) =>
+        afterLastMessage(child, () =>
+          resolve(
+            done ?? {
+              status: 'error',
+              error: killedFor ?? `the sealed run's worker ended (${signal ?? `status ${code}`}) before the run did (its stderr is above)`,
+            },
+          ),
+        ),
+      );
     }),
     onJournal: () => {},
     reply,
@@ -165,6 +147,39 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
   place.ready.catch(() => {});
   place.ended.catch(() => {});
   return place;
+}
+
+/**
+ * Calls `conclude` once the worker's last messages are read. `exit` can come before them (a
+ * loaded machine: `done` still in the channel); the channel's end comes after them, and a worker
+ * killed mid-run ends it too.
+ */
+function afterLastMessage(child: ChildProcess, conclude: () => void): void {
+  if (!child.connected) {
+    conclude();
+    return;
+  }
+  const late = setTimeout(conclude, CHANNEL_GRACE_MS);
+  child.once('disconnect', () => {
+    clearTimeout(late);
+    conclude();
+  });
+}
+
+/** A message from a sealed run's worker: it is alive, journal entries, or a question for the firewall outside its namespace. */
+function heardFromWorker(place: SealedPlace, message: Exclude<ToRunner, { type: 'done' }>, ns: RunNamespace, reply: (message: ToWorker) => void): void {
+  if (message.type === 'alive') return;
+  if (message.type === 'entries') for (const entry of message.entries) place.onJournal(entry);
+  else if (message.what === 'allow-port')
+    allowPorts(ns, place.lease.uid, [message.port]).then(
+      () => reply({ type: 'reply', id: message.id }),
+      (error: Error) => reply({ type: 'reply', id: message.id, error: error.message }),
+    );
+  else
+    readFirewallCounters(ns).then(
+      (counters) => reply({ type: 'reply', id: message.id, value: counters.get(place.lease.uid) }),
+      (error: Error) => reply({ type: 'reply', id: message.id, error: error.message }),
+    );
 }
 
 let prewarmed: Promise<SealedPlace | undefined> | undefined;

@@ -56,77 +56,71 @@ export function schemaProblems(errors: ErrorObject[], data: unknown, labPattern?
   for (const e of errors) {
     if (oneOfPaths.some((p) => e.schemaPath.startsWith(p))) continue;
     if (e.keyword !== 'type' && wrongType.has(e.instancePath)) continue;
-    const segments = pointerSegments(e.instancePath, data);
-    const schema = e.parentSchema as Record<string, unknown> | undefined;
-    const got = describeValue(e.data);
-    switch (e.keyword) {
-      case 'additionalProperties': {
-        const key = (e.params as { additionalProperty: string }).additionalProperty;
-        const allowed = Object.keys((schema?.properties as object | undefined) ?? {});
-        const hint = closest(key, allowed);
-        out.push({
-          segments: [...segments, key],
-          at: 'key',
-          message: `unknown key${hint ? ` (did you mean "${hint}"?)` : ''}; allowed here: ${allowed.join(', ')}`,
-        });
-        break;
-      }
-      case 'required': {
-        const missing = (e.params as { missingProperty: string }).missingProperty;
-        out.push({ segments, at: 'key', field: [...segments, missing], message: 'is required' });
-        break;
-      }
-      case 'type': {
-        const want = String((e.params as { type: string }).type);
-        out.push({ segments, at: 'value', message: `must be ${TYPE_WORDS[want] ?? want} (got ${got})` });
-        break;
-      }
-      case 'minimum':
-      case 'maximum': {
-        const min = schema?.minimum as number | undefined;
-        const max = schema?.maximum as number | undefined;
-        const range = min !== undefined && max !== undefined ? `between ${min} and ${max}` : min !== undefined ? `>= ${min}` : `<= ${max}`;
-        out.push({ segments, at: 'value', message: `must be ${range} (got ${got})` });
-        break;
-      }
-      case 'minItems':
-      case 'maxItems': {
-        const min = schema?.minItems as number | undefined;
-        const max = schema?.maxItems as number | undefined;
-        const n = Array.isArray(e.data) ? e.data.length : 0;
-        const range = min !== undefined && max !== undefined ? `${min}..${max}` : min !== undefined ? `at least ${min}` : `at most ${max}`;
-        out.push({ segments, at: 'value', message: `must have ${range} items (got ${n})` });
-        break;
-      }
-      case 'minLength':
-        out.push({ segments, at: 'value', message: 'must not be empty' });
-        break;
-      case 'maxLength':
-        out.push({ segments, at: 'value', message: `must be at most ${String(schema?.maxLength)} characters (got ${String(e.data).length})` });
-        break;
-      case 'enum': {
-        const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v));
-        out.push({ segments, at: 'value', message: `must be one of ${allowed.join(', ')} (got ${got})` });
-        break;
-      }
-      case 'pattern':
-        out.push({ segments, at: 'value', message: patternMessage(String((e.params as { pattern: string }).pattern), String(e.data), labPattern) });
-        break;
-      case 'oneOf': {
-        const branches = ((schema?.oneOf as { required?: string[] }[] | undefined) ?? []).flatMap((b) => b.required ?? []);
-        const present = branches.filter((k) => e.data !== null && typeof e.data === 'object' && k in e.data);
-        out.push({
-          segments,
-          at: 'key',
-          message: `must have exactly one of ${branches.map((k) => `"${k}"`).join(' or ')} (got ${present.length === 0 ? 'neither' : present.map((k) => `"${k}"`).join(' and ')})`,
-        });
-        break;
-      }
-      default:
-        out.push({ segments, at: 'value', message: e.message ?? `fails ${e.keyword}` });
-    }
+    out.push(problemOf(e, pointerSegments(e.instancePath, data), labPattern));
   }
   return out;
+}
+
+/** One ajv error in plain words, at the key or at the value it is about. */
+function problemOf(e: ErrorObject, segments: RawProblem['segments'], labPattern?: PatternMessage): RawProblem {
+  const schema = e.parentSchema as Record<string, unknown> | undefined;
+  const got = describeValue(e.data);
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const key = (e.params as { additionalProperty: string }).additionalProperty;
+      const allowed = Object.keys((schema?.properties as object | undefined) ?? {});
+      const hint = closest(key, allowed);
+      return {
+        segments: [...segments, key],
+        at: 'key',
+        message: `unknown key${hint ? ` (did you mean "${hint}"?)` : ''}; allowed here: ${allowed.join(', ')}`,
+      };
+    }
+    case 'required': {
+      const missing = (e.params as { missingProperty: string }).missingProperty;
+      return { segments, at: 'key', field: [...segments, missing], message: 'is required' };
+    }
+    case 'type': {
+      const want = String((e.params as { type: string }).type);
+      return { segments, at: 'value', message: `must be ${TYPE_WORDS[want] ?? want} (got ${got})` };
+    }
+    case 'minimum':
+    case 'maximum': {
+      const min = schema?.minimum as number | undefined;
+      const max = schema?.maximum as number | undefined;
+      const range = min !== undefined && max !== undefined ? `between ${min} and ${max}` : min !== undefined ? `>= ${min}` : `<= ${max}`;
+      return { segments, at: 'value', message: `must be ${range} (got ${got})` };
+    }
+    case 'minItems':
+    case 'maxItems': {
+      const min = schema?.minItems as number | undefined;
+      const max = schema?.maxItems as number | undefined;
+      const n = Array.isArray(e.data) ? e.data.length : 0;
+      const range = min !== undefined && max !== undefined ? `${min}..${max}` : min !== undefined ? `at least ${min}` : `at most ${max}`;
+      return { segments, at: 'value', message: `must have ${range} items (got ${n})` };
+    }
+    case 'minLength':
+      return { segments, at: 'value', message: 'must not be empty' };
+    case 'maxLength':
+      return { segments, at: 'value', message: `must be at most ${String(schema?.maxLength)} characters (got ${String(e.data).length})` };
+    case 'enum': {
+      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v));
+      return { segments, at: 'value', message: `must be one of ${allowed.join(', ')} (got ${got})` };
+    }
+    case 'pattern':
+      return { segments, at: 'value', message: patternMessage(String((e.params as { pattern: string }).pattern), String(e.data), labPattern) };
+    case 'oneOf': {
+      const branches = ((schema?.oneOf as { required?: string[] }[] | undefined) ?? []).flatMap((b) => b.required ?? []);
+      const present = branches.filter((k) => e.data !== null && typeof e.data === 'object' && k in e.data);
+      return {
+        segments,
+        at: 'key',
+        message: `must have exactly one of ${branches.map((k) => `"${k}"`).join(' or ')} (got ${present.length === 0 ? 'neither' : present.map((k) => `"${k}"`).join(' and ')})`,
+      };
+    }
+    default:
+      return { segments, at: 'value', message: e.message ?? `fails ${e.keyword}` };
+  }
 }
 
 function patternMessage(pattern: string, value: string, labPattern?: PatternMessage): string {

@@ -45,77 +45,86 @@ export function feedChaosScenario(schedule: FeedSchedule): Record<string, unknow
   return streamScenario(schedule);
 }
 
+/** Where a schedule's steps go in the scenario file: core faults, server misbehaviour, hook plans. */
+interface ScenarioParts {
+  faults: Record<string, unknown>[];
+  misbehave: Record<string, unknown>[];
+  hooks: string[];
+}
+
+/** One placed step, as the scenario file says it (a table of cases, one per layer); `virtual` turns real ms into the scenario's time. */
+function addStep(x: Placed, name: string, virtual: (realMs: number) => number, { faults, misbehave, hooks }: ScenarioParts): void {
+  const toxic = (type: string, up: boolean, attributes: Record<string, number>) => ({ toxic: type, stream: up ? 'upstream' : 'downstream', attributes });
+  const fault = (faultName: string, effect: Record<string, unknown>, from: number, end?: Record<string, unknown>) =>
+    faults.push({ name: faultName, ...effect, start: { before_block: from }, ...(end ? { end } : {}) });
+  const forMs = (ms: number) => ({ after_ms: virtual(ms) });
+  switch (x.layer) {
+    case 'cut':
+    case 'stale-cursor':
+      fault(name, { network: { down: true } }, x.from, { before_block: x.to });
+      break;
+    case 'reorg':
+      if (x.away) fault(`${name}-away`, { network: { down: true } }, x.away.from, { before_block: x.away.to });
+      break;
+    case 'latency':
+      fault(name, { network: toxic('latency', x.up, { latency: x.latency, jitter: x.jitter }) }, x.from, forMs(x.ms));
+      break;
+    case 'slicer':
+      fault(name, { network: toxic('slicer', x.up, { average_size: x.size, size_variation: 0, delay: 0 }) }, x.from, forMs(x.ms));
+      break;
+    case 'bandwidth':
+      fault(name, { network: toxic('bandwidth', false, { rate: x.rate }) }, x.from, forMs(x.ms));
+      break;
+    case 'byte-limit':
+      fault(name, { network: toxic('limit_data', x.up, { bytes: x.bytes }) }, x.from, forMs(x.ms));
+      break;
+    case 'reset':
+      fault(name, { network: toxic('reset_peer', x.up, { timeout: 0 }) }, x.from, forMs(x.ms));
+      break;
+    case 'half-open':
+      fault(`${name}-down`, { network: toxic('timeout', false, { timeout: 0 }) }, x.from, forMs(x.ms));
+      fault(`${name}-up`, { network: toxic('timeout', true, { timeout: 0 }) }, x.from, forMs(x.ms));
+      break;
+    case 'kill':
+      fault(name, { process: { signal: 'SIGKILL' } }, x.at);
+      break;
+    case 'pause':
+    case 'slow-reader':
+      fault(name, { process: { signal: 'SIGSTOP' } }, x.from, forMs(x.ms));
+      break;
+    case 'loss':
+      faults.push({ name, loss: { percent: x.percent }, start: { incarnation: 1 } });
+      break;
+    case 'hook':
+      hooks.push(x.item);
+      break;
+    case 'resend':
+      misbehave.push({ action: 'resend', event: x.event, count: x.count, connection: x.connection });
+      break;
+    case 'malformed':
+      misbehave.push({ action: 'malformed', form: x.form, event: x.event, connection: x.connection });
+      break;
+    case 'number-amount':
+      misbehave.push({ action: 'number-amount', event: x.event, connection: x.connection });
+      break;
+    case 'unknown-op':
+      misbehave.push({ action: 'unknown-op', event: x.event });
+      break;
+    case 'stall':
+      misbehave.push({ action: 'stall', event: x.event, ...(x.ms === undefined ? {} : { ms: x.ms }), connection: x.connection });
+      break;
+    case 'deep-reorg':
+      break; // in the chain's script
+  }
+}
+
 function streamScenario(s: StreamSchedule): Record<string, unknown> {
   const p = place(s);
   const virtual = (realMs: number) => Math.round(realMs / p.timeScale);
   const faults: Record<string, unknown>[] = [];
   const misbehave: Record<string, unknown>[] = [];
   const hooks: string[] = [];
-  const toxic = (type: string, up: boolean, attributes: Record<string, number>) => ({ toxic: type, stream: up ? 'upstream' : 'downstream', attributes });
-  const fault = (name: string, effect: Record<string, unknown>, from: number, end?: Record<string, unknown>) =>
-    faults.push({ name, ...effect, start: { before_block: from }, ...(end ? { end } : {}) });
-  const forMs = (ms: number) => ({ after_ms: virtual(ms) });
-  p.steps.forEach((x: Placed, i) => {
-    const name = `${x.layer}-${i + 1}`;
-    switch (x.layer) {
-      case 'cut':
-      case 'stale-cursor':
-        fault(name, { network: { down: true } }, x.from, { before_block: x.to });
-        break;
-      case 'reorg':
-        if (x.away) fault(`${name}-away`, { network: { down: true } }, x.away.from, { before_block: x.away.to });
-        break;
-      case 'latency':
-        fault(name, { network: toxic('latency', x.up, { latency: x.latency, jitter: x.jitter }) }, x.from, forMs(x.ms));
-        break;
-      case 'slicer':
-        fault(name, { network: toxic('slicer', x.up, { average_size: x.size, size_variation: 0, delay: 0 }) }, x.from, forMs(x.ms));
-        break;
-      case 'bandwidth':
-        fault(name, { network: toxic('bandwidth', false, { rate: x.rate }) }, x.from, forMs(x.ms));
-        break;
-      case 'byte-limit':
-        fault(name, { network: toxic('limit_data', x.up, { bytes: x.bytes }) }, x.from, forMs(x.ms));
-        break;
-      case 'reset':
-        fault(name, { network: toxic('reset_peer', x.up, { timeout: 0 }) }, x.from, forMs(x.ms));
-        break;
-      case 'half-open':
-        fault(`${name}-down`, { network: toxic('timeout', false, { timeout: 0 }) }, x.from, forMs(x.ms));
-        fault(`${name}-up`, { network: toxic('timeout', true, { timeout: 0 }) }, x.from, forMs(x.ms));
-        break;
-      case 'kill':
-        fault(name, { process: { signal: 'SIGKILL' } }, x.at);
-        break;
-      case 'pause':
-      case 'slow-reader':
-        fault(name, { process: { signal: 'SIGSTOP' } }, x.from, forMs(x.ms));
-        break;
-      case 'loss':
-        faults.push({ name, loss: { percent: x.percent }, start: { incarnation: 1 } });
-        break;
-      case 'hook':
-        hooks.push(x.item);
-        break;
-      case 'resend':
-        misbehave.push({ action: 'resend', event: x.event, count: x.count, connection: x.connection });
-        break;
-      case 'malformed':
-        misbehave.push({ action: 'malformed', form: x.form, event: x.event, connection: x.connection });
-        break;
-      case 'number-amount':
-        misbehave.push({ action: 'number-amount', event: x.event, connection: x.connection });
-        break;
-      case 'unknown-op':
-        misbehave.push({ action: 'unknown-op', event: x.event });
-        break;
-      case 'stall':
-        misbehave.push({ action: 'stall', event: x.event, ...(x.ms === undefined ? {} : { ms: x.ms }), connection: x.connection });
-        break;
-      case 'deep-reorg':
-        break; // in the chain's script
-    }
-  });
+  for (const [i, x] of p.steps.entries()) addStep(x, `${x.layer}-${i + 1}`, virtual, { faults, misbehave, hooks });
   const { chain, link } = p;
   const scriptMs = (p.blocks + chain.confirmations + 10) * CHAIN.blockIntervalMs * p.timeScale;
   const quietMs = s.quietPing ? link.serverPingMs + link.serverIdleMs + 2000 : 0;

@@ -5,6 +5,7 @@
 // simulated from the scenario; the always-connected control consumer must reach it too, and a
 // control that does not is a harness error, never the consumer's failure.
 
+import type { SubscribeFrame } from '../../../../protocol/feed/frames.js';
 import type { JournalEntry } from '../../../record/journal.js';
 import { consumerRefusal, STORE_REFUSED, withRefusedStore } from '../../../judge/refused-store.js';
 import { describeRefusal, refusalRule, type StoreRefusal } from '../../../sandbox/store-file.js';
@@ -372,6 +373,58 @@ function hookProblems(p: ProcessFacts, facts: RunFacts): Finding[] {
 
 // ------------------------------------------------------------------------------ subscribes
 
+/** What the process needed to subscribe with (a snapshot, after a stale-cursor reset or a revoke into its snapshot), and when it learnt it. */
+type SnapshotNeed = { why: string; t: number; certain: boolean; stale?: boolean };
+
+/** A subscribe against the store read when it arrived: the durable cursor and hash, or null exactly when a snapshot is needed. */
+function cursorProblem(
+  f: SubscribeFrame,
+  read: StoreView,
+  need: SnapshotNeed | undefined,
+  resetBefore: { reason: string; t: number } | undefined,
+  where: string,
+  subject: Finding['subject'],
+): Finding | undefined {
+  const durable = read.cursor;
+  if (f.cursor === null) {
+    if (durable !== null && !need)
+      return {
+        code: 'unneeded-snapshot',
+        text:
+          resetBefore && resetBefore.reason !== 'stale-cursor'
+            ? `after \`reset ${resetBefore.reason}\` at ${seconds(resetBefore.t)}, ${where} subscribed with cursor null, but its store held cursor ${durable}: that reset asks to resume from the stored cursor, and nothing called for a snapshot (no stale-cursor reset, no revoke into its snapshot): an unneeded snapshot empties the user's activity list`
+            : `${where} subscribed with cursor null, but its store held cursor ${durable} and nothing called for a snapshot (no stale-cursor reset, no revoke into its snapshot since it started): an unneeded snapshot empties the user's activity list`,
+        subject: { ...subject, ...cursorSubject([durable]) },
+      };
+  } else if (need?.certain)
+    return {
+      code: 'snapshot-needed',
+      text: need.stale
+        ? `after \`reset stale-cursor\` at ${seconds(need.t)}, ${where} subscribed with the stale cursor ${f.cursor} again, and no snapshot was installed since: it must subscribe with cursor null — resuming from beyond the server's window, it would silently believe it is up to date`
+        : `${where} subscribed with cursor ${f.cursor}, but ${need.why} at ${seconds(need.t)} and no snapshot was installed since: it must subscribe with cursor null`,
+      subject: { ...subject, ...cursorSubject([f.cursor]) },
+    };
+  else if (durable === null)
+    return {
+      code: 'not-durable-cursor',
+      text: `${where} subscribed with cursor ${f.cursor}, but its store held no cursor at that moment (a fresh store needs cursor null)`,
+      subject: { ...subject, ...cursorSubject([f.cursor]) },
+    };
+  else if (f.cursor !== durable)
+    return {
+      code: 'not-durable-cursor',
+      text: `${where} subscribed with cursor ${f.cursor}, but the cursor durable in its store at that moment was ${durable}`,
+      subject: { ...subject, ...cursorSubject([f.cursor, durable]) },
+    };
+  else if (f.blockHash !== read.blockHash)
+    return {
+      code: 'wrong-subscribe-hash',
+      text: `${where} subscribed from ${f.cursor} with block hash ${f.blockHash}, but its store held block hash ${read.blockHash ?? 'NULL'} for that cursor`,
+      subject: { ...subject, ...cursorSubject([f.cursor]) },
+    };
+  return undefined;
+}
+
 /**
  * Each subscribe must carry the cursor and block hash durable at that moment (the store read when
  * it arrived), or null when a snapshot is needed: a store without a cursor, or — in this
@@ -380,7 +433,7 @@ function hookProblems(p: ProcessFacts, facts: RunFacts): Finding[] {
  */
 function subscribeProblems(p: ProcessFacts, facts: RunFacts, lab: FeedPlan, clientId: string): Finding[] {
   const out: Finding[] = [];
-  let need: { why: string; t: number; certain: boolean; stale?: boolean } | undefined;
+  let need: SnapshotNeed | undefined;
   let pendingSnapshot: { cursor: string; index: number } | undefined;
   /** The reset that ended the previous connection, if one did. */
   let lastReset: { reason: string; t: number } | undefined;
@@ -421,43 +474,8 @@ function subscribeProblems(p: ProcessFacts, facts: RunFacts, lab: FeedPlan, clie
     if (pendingSnapshot && read && read.snapshotCursor === pendingSnapshot.cursor) need = undefined;
     pendingSnapshot = undefined;
     if (read && !read.error) {
-      const durable = read.cursor;
-      if (f.cursor === null) {
-        if (durable !== null && !need)
-          out.push({
-            code: 'unneeded-snapshot',
-            text:
-              resetBefore && resetBefore.reason !== 'stale-cursor'
-                ? `after \`reset ${resetBefore.reason}\` at ${seconds(resetBefore.t)}, ${where} subscribed with cursor null, but its store held cursor ${durable}: that reset asks to resume from the stored cursor, and nothing called for a snapshot (no stale-cursor reset, no revoke into its snapshot): an unneeded snapshot empties the user's activity list`
-                : `${where} subscribed with cursor null, but its store held cursor ${durable} and nothing called for a snapshot (no stale-cursor reset, no revoke into its snapshot since it started): an unneeded snapshot empties the user's activity list`,
-            subject: { ...subject, ...cursorSubject([durable]) },
-          });
-      } else if (need?.certain)
-        out.push({
-          code: 'snapshot-needed',
-          text: need.stale
-            ? `after \`reset stale-cursor\` at ${seconds(need.t)}, ${where} subscribed with the stale cursor ${f.cursor} again, and no snapshot was installed since: it must subscribe with cursor null — resuming from beyond the server's window, it would silently believe it is up to date`
-            : `${where} subscribed with cursor ${f.cursor}, but ${need.why} at ${seconds(need.t)} and no snapshot was installed since: it must subscribe with cursor null`,
-          subject: { ...subject, ...cursorSubject([f.cursor]) },
-        });
-      else if (durable === null)
-        out.push({
-          code: 'not-durable-cursor',
-          text: `${where} subscribed with cursor ${f.cursor}, but its store held no cursor at that moment (a fresh store needs cursor null)`,
-          subject: { ...subject, ...cursorSubject([f.cursor]) },
-        });
-      else if (f.cursor !== durable)
-        out.push({
-          code: 'not-durable-cursor',
-          text: `${where} subscribed with cursor ${f.cursor}, but the cursor durable in its store at that moment was ${durable}`,
-          subject: { ...subject, ...cursorSubject([f.cursor, durable]) },
-        });
-      else if (f.blockHash !== read.blockHash)
-        out.push({
-          code: 'wrong-subscribe-hash',
-          text: `${where} subscribed from ${f.cursor} with block hash ${f.blockHash}, but its store held block hash ${read.blockHash ?? 'NULL'} for that cursor`,
-          subject: { ...subject, ...cursorSubject([f.cursor]) },
-        });
+      const problem = cursorProblem(f, read, need, resetBefore, where, subject);
+      if (problem) out.push(problem);
     }
     // What this connection told the process: frames up to the first one it must close on.
     let snapshotAt = read?.snapshotCursor ?? null;

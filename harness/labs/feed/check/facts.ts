@@ -112,6 +112,59 @@ function subscribeOf(t: number, line: string, error: string | undefined): NonNul
   return { t, line, frame, topics: raw.topics };
 }
 
+type WireEntry = Extract<JournalEntry, { type: 'wire' }>;
+
+/** A connection as it opened: nothing sent or received yet. */
+function openedConn(e: Extract<WireEntry, { kind: 'open' }>, role: Role): ConnFacts {
+  return {
+    stream: e.stream,
+    role,
+    conn: e.conn,
+    ...(e.owner ? { owner: e.owner } : {}),
+    openedAt: e.t,
+    sent: [],
+    pings: [],
+    pongs: new Map(),
+    recvErrors: [],
+    notes: [],
+  };
+}
+
+/** One more wire entry of an open connection: its close, a note, a line sent (pings kept) or received (its subscribe, pongs, broken lines). */
+function followLine(c: ConnFacts, e: WireEntry, chainId: number): void {
+  if (e.kind === 'close') {
+    if (c.closedAt === undefined) Object.assign(c, { closedAt: e.t, closedBy: e.by, closeReason: e.reason });
+  } else if (e.kind === 'note') c.notes.push({ t: e.t, text: e.text });
+  else if (e.kind === 'send') {
+    const sent = parseSent(e.t, e.line, chainId, e.note, e.truncated);
+    c.sent.push(sent);
+    if (sent.frame?.op === 'ping') c.pings.push({ id: rawTopLevelMember(stripLf(e.line), 'id') ?? String(sent.frame.id), t: e.t });
+  } else if (e.kind === 'recv') {
+    if (e.error) {
+      c.recvErrors.push({ t: e.t, line: e.line, error: e.error });
+      if (!c.subscribe) c.subscribe = subscribeOf(e.t, e.line, e.error);
+      return;
+    }
+    const text = stripLf(e.line);
+    const op = opOf(text);
+    if (op === 'subscribe' && !c.subscribe) c.subscribe = subscribeOf(e.t, e.line, undefined);
+    else if (op === 'pong') {
+      const id = rawTopLevelMember(text, 'id');
+      if (id !== undefined && !c.pongs.has(id)) c.pongs.set(id, e.t);
+    }
+  }
+}
+
+/** A fault applied opens its window; lifted, it closes the window of that name still open. */
+function trackFaultWindow(windows: RunFacts['faultWindows'], e: Extract<JournalEntry, { type: 'fault' }>): void {
+  if (e.action === 'apply') {
+    windows.push({ name: e.name, kind: e.kind, detail: e.detail, from: e.t });
+    return;
+  }
+  const open = windows.find((w) => w.name === e.name && w.to === undefined);
+  if (open) open.to = e.t;
+}
+
 export function factsOf(journal: readonly JournalEntry[], chainId: number): RunFacts {
   const streams: RunFacts['streams'] = { consumer: undefined, control: undefined };
   const roleOfStream = new Map<string, Role>();
@@ -164,59 +217,21 @@ export function factsOf(journal: readonly JournalEntry[], chainId: number): RunF
       case 'fault':
         if (e.name === SIGTERM_FAULT.consumer && e.incarnation !== undefined) processOf('consumer', e.incarnation).sigtermAt = e.t;
         else if (e.name === SIGTERM_FAULT.control) control.sigtermAt = e.t;
-        else if (e.kind !== 'signal') {
-          if (e.action === 'apply') faultWindows.push({ name: e.name, kind: e.kind, detail: e.detail, from: e.t });
-          else {
-            const open = faultWindows.find((w) => w.name === e.name && w.to === undefined);
-            if (open) open.to = e.t;
-          }
-        }
+        else if (e.kind !== 'signal') trackFaultWindow(faultWindows, e);
         break;
       case 'wire': {
         const role = roleOfStream.get(e.stream);
         if (!role) break;
         const key = `${e.stream}#${e.conn}`;
         if (e.kind === 'open') {
-          const c: ConnFacts = {
-            stream: e.stream,
-            role,
-            conn: e.conn,
-            ...(e.owner ? { owner: e.owner } : {}),
-            openedAt: e.t,
-            sent: [],
-            pings: [],
-            pongs: new Map(),
-            recvErrors: [],
-            notes: [],
-          };
+          const c = openedConn(e, role);
           byKey.set(key, c);
           conns[role].push(c);
           if (e.owner) processOf(e.owner.role, e.owner.incarnation).conns.push(c);
           break;
         }
         const c = byKey.get(key);
-        if (!c) break;
-        if (e.kind === 'close') {
-          if (c.closedAt === undefined) Object.assign(c, { closedAt: e.t, closedBy: e.by, closeReason: e.reason });
-        } else if (e.kind === 'note') c.notes.push({ t: e.t, text: e.text });
-        else if (e.kind === 'send') {
-          const sent = parseSent(e.t, e.line, chainId, e.note, e.truncated);
-          c.sent.push(sent);
-          if (sent.frame?.op === 'ping') c.pings.push({ id: rawTopLevelMember(stripLf(e.line), 'id') ?? String(sent.frame.id), t: e.t });
-        } else if (e.kind === 'recv') {
-          if (e.error) {
-            c.recvErrors.push({ t: e.t, line: e.line, error: e.error });
-            if (!c.subscribe) c.subscribe = subscribeOf(e.t, e.line, e.error);
-            continue;
-          }
-          const text = stripLf(e.line);
-          const op = opOf(text);
-          if (op === 'subscribe' && !c.subscribe) c.subscribe = subscribeOf(e.t, e.line, undefined);
-          else if (op === 'pong') {
-            const id = rawTopLevelMember(text, 'id');
-            if (id !== undefined && !c.pongs.has(id)) c.pongs.set(id, e.t);
-          }
-        }
+        if (c) followLine(c, e, chainId);
         break;
       }
       default:

@@ -13,6 +13,7 @@ import type { StartedProcess } from '../../../processes/processes.js';
 import { simulate } from '../scenario/chain-script.js';
 import { SIGTERM_EXIT_MS, SIGTERM_FAULT } from '../check/facts.js';
 import type { FeedPlan, StormPlan } from '../scenario/plan.js';
+import { consumerEnv } from '../run/consumers.js';
 import { preCapSteps } from './scenario.js';
 import { StormServer, streamName } from './server.js';
 
@@ -75,27 +76,7 @@ export async function runStorm(ctx: RunContext<FeedPlan>, storm: StormPlan): Pro
   const running = new Set<StartedProcess>();
   const finished: Promise<unknown>[] = [];
   for (let k = 1; k <= storm.processes; k++) {
-    const proxy = await ctx.proxy(streamName(k), server.address(k));
-    const room = ctx.room(`process-${k}`);
-    const db = join(room, 'consumer.db');
-    ctx.journal.write({ type: 'stream', role: 'consumer', stream: streamName(k), host: proxy.listen.host, port: proxy.listen.port, db });
-    const p = ctx.processes.start(
-      'consumer',
-      k,
-      ctx.consumerCommand,
-      {
-        CHAOSLAB_HOST: '127.0.0.1',
-        CHAOSLAB_PORT: String(proxy.listen.port),
-        CHAOSLAB_DB: db,
-        CHAOSLAB_CLIENT_ID: `${c.clientId}-${k}`,
-        CHAOSLAB_TOPICS: plan.topics.join(','),
-        CHAOSLAB_PING_MS: String(c.pingMs),
-        CHAOSLAB_IDLE_MS: String(c.idleMs),
-        CHAOSLAB_BACKOFF_BASE_MS: String(c.backoffBaseMs),
-        CHAOSLAB_BACKOFF_CAP_MS: String(c.backoffCapMs),
-      },
-      room,
-    );
+    const p = await startStormProcess(ctx, server, k);
     started.push(p);
     running.add(p);
     finished.push(ctx.processes.finish(p).finally(() => running.delete(p)));
@@ -128,4 +109,14 @@ export async function runStorm(ctx: RunContext<FeedPlan>, storm: StormPlan): Pro
     void p.proc.exited.then(() => clearTimeout(timer));
   }
   await Promise.all(finished);
+}
+
+/** Process k of the storm: its own proxy to its own listener, its own room and store, journaled as its stream. */
+async function startStormProcess(ctx: RunContext<FeedPlan>, server: StormServer, k: number): Promise<StartedProcess> {
+  const plan = ctx.scenario.lab;
+  const proxy = await ctx.proxy(streamName(k), server.address(k));
+  const room = ctx.room(`process-${k}`);
+  const db = join(room, 'consumer.db');
+  ctx.journal.write({ type: 'stream', role: 'consumer', stream: streamName(k), host: proxy.listen.host, port: proxy.listen.port, db });
+  return ctx.processes.start('consumer', k, ctx.consumerCommand, consumerEnv(plan, proxy.listen.port, db, `${plan.consumer.clientId}-${k}`), room);
 }

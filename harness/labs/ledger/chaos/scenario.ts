@@ -137,6 +137,91 @@ function silenceWhileConnectionOneLasts(steps: Step[]): Step[] {
   );
 }
 
+/** Where a schedule's steps go in the scenario file: core faults, publisher misbehaviour, retention moves, hook plans. */
+interface ScenarioParts {
+  faults: Record<string, unknown>[];
+  misbehave: Record<string, unknown>[];
+  moves: { connection: number; to: number }[];
+  hooks: string[];
+}
+
+/** One step of a schedule, as the scenario file says it (a table of cases, one per layer). */
+function addStep(step: Step, name: string, deltas: number[], { faults, misbehave, moves, hooks }: ScenarioParts): void {
+  const before = (at: number) => ({ before_event: at });
+  switch (step.layer) {
+    case 'cut':
+      faults.push({ name, network: { down: true }, start: before(step.at), end: { after_ms: step.ms } });
+      break;
+    case 'latency':
+      faults.push({ name, network: toxic('latency', step.up, { latency: step.latency, jitter: 0 }), start: before(step.at), end: { after_ms: step.ms } });
+      break;
+    case 'slicer':
+      faults.push({
+        name,
+        network: toxic('slicer', step.up, { average_size: step.size, size_variation: 0, delay: step.delay }),
+        start: before(step.at),
+        end: { after_ms: step.ms },
+      });
+      break;
+    case 'bandwidth':
+      faults.push({ name, network: toxic('bandwidth', false, { rate: step.rate }), start: before(step.at), end: { after_ms: step.ms } });
+      break;
+    case 'reset':
+      faults.push({ name, network: toxic('reset_peer', false, { timeout: 0 }), start: before(step.at), end: { incarnation_exit: true } });
+      break;
+    case 'lost-ack':
+      faults.push({ name, network: toxic('limit_data', true, { bytes: step.bytes }), start: before(step.at), end: { incarnation_exit: true } });
+      break;
+    case 'half-open':
+      faults.push({ name: `${name}-down`, network: toxic('timeout', false, { timeout: 0 }), start: before(step.at), end: { after_ms: step.ms } });
+      faults.push({ name: `${name}-up`, network: toxic('timeout', true, { timeout: 0 }), start: before(step.at), end: { after_ms: step.ms } });
+      break;
+    case 'kill':
+      faults.push({ name, process: { signal: 'SIGKILL' }, start: step.onAck ? { on_ack: step.at } : before(step.at) });
+      break;
+    case 'pause':
+      faults.push({ name, process: { signal: 'SIGSTOP' }, start: before(step.at), end: { after_ms: step.ms } });
+      break;
+    case 'loss':
+      faults.push({ name, loss: { percent: step.percent }, start: { incarnation: 1 } });
+      break;
+    case 'hook':
+      hooks.push(`${step.action}@${step.point}:${step.at}`);
+      break;
+    case 'duplicate':
+      misbehave.push({ action: 'duplicate', seq: step.at, connection: step.connection });
+      break;
+    case 'gap':
+      misbehave.push({ action: 'skip', seq: step.at, connection: step.connection });
+      break;
+    case 'conflict': {
+      const c = conflictOf(step, deltas);
+      if (c) misbehave.push({ action: 'insert', seq: step.at, bytes: `EVENT ${c.seq} ${c.delta}\n`, connection: step.connection });
+      break;
+    }
+    case 'malformed':
+      misbehave.push({
+        action: 'insert',
+        seq: step.at,
+        bytes: MALFORMED[step.form % MALFORMED.length]!.line(step.at, deltas[step.at]!),
+        connection: step.connection,
+      });
+      break;
+    case 'stall':
+      misbehave.push({ action: 'silence', seq: step.at, connection: step.connection });
+      break;
+    case 'oversized':
+      // One rule, so the publisher falls silent only after the fragment: on a later connection
+      // EVENT `at` may be behind the consumer's cursor, and a silence at `at + 1` alone stalled a
+      // patient schedule (found by chaos-proof against the reference).
+      misbehave.push({ action: 'silence', seq: step.at, bytes: 'A', repeat: 10240, connection: step.connection });
+      break;
+    case 'retention':
+      moves.push({ connection: step.connection, to: step.to });
+      break;
+  }
+}
+
 /** The scenario file (the lab's keys and the core's faults and timeouts) for a schedule. */
 export function ledgerChaosScenario(schedule: LedgerSchedule, where: ChaosWhere): Record<string, unknown> {
   if (schedule.kind === 'bad-environment') {
@@ -154,82 +239,7 @@ export function ledgerChaosScenario(schedule: LedgerSchedule, where: ChaosWhere)
   const misbehave: Record<string, unknown>[] = [];
   const moves: { connection: number; to: number }[] = [];
   const hooks: string[] = [];
-  steps.forEach((step, i) => {
-    const name = `${step.layer}-${i + 1}`;
-    const before = (at: number) => ({ before_event: at });
-    switch (step.layer) {
-      case 'cut':
-        faults.push({ name, network: { down: true }, start: before(step.at), end: { after_ms: step.ms } });
-        break;
-      case 'latency':
-        faults.push({ name, network: toxic('latency', step.up, { latency: step.latency, jitter: 0 }), start: before(step.at), end: { after_ms: step.ms } });
-        break;
-      case 'slicer':
-        faults.push({
-          name,
-          network: toxic('slicer', step.up, { average_size: step.size, size_variation: 0, delay: step.delay }),
-          start: before(step.at),
-          end: { after_ms: step.ms },
-        });
-        break;
-      case 'bandwidth':
-        faults.push({ name, network: toxic('bandwidth', false, { rate: step.rate }), start: before(step.at), end: { after_ms: step.ms } });
-        break;
-      case 'reset':
-        faults.push({ name, network: toxic('reset_peer', false, { timeout: 0 }), start: before(step.at), end: { incarnation_exit: true } });
-        break;
-      case 'lost-ack':
-        faults.push({ name, network: toxic('limit_data', true, { bytes: step.bytes }), start: before(step.at), end: { incarnation_exit: true } });
-        break;
-      case 'half-open':
-        faults.push({ name: `${name}-down`, network: toxic('timeout', false, { timeout: 0 }), start: before(step.at), end: { after_ms: step.ms } });
-        faults.push({ name: `${name}-up`, network: toxic('timeout', true, { timeout: 0 }), start: before(step.at), end: { after_ms: step.ms } });
-        break;
-      case 'kill':
-        faults.push({ name, process: { signal: 'SIGKILL' }, start: step.onAck ? { on_ack: step.at } : before(step.at) });
-        break;
-      case 'pause':
-        faults.push({ name, process: { signal: 'SIGSTOP' }, start: before(step.at), end: { after_ms: step.ms } });
-        break;
-      case 'loss':
-        faults.push({ name, loss: { percent: step.percent }, start: { incarnation: 1 } });
-        break;
-      case 'hook':
-        hooks.push(`${step.action}@${step.point}:${step.at}`);
-        break;
-      case 'duplicate':
-        misbehave.push({ action: 'duplicate', seq: step.at, connection: step.connection });
-        break;
-      case 'gap':
-        misbehave.push({ action: 'skip', seq: step.at, connection: step.connection });
-        break;
-      case 'conflict': {
-        const c = conflictOf(step, deltas);
-        if (c) misbehave.push({ action: 'insert', seq: step.at, bytes: `EVENT ${c.seq} ${c.delta}\n`, connection: step.connection });
-        break;
-      }
-      case 'malformed':
-        misbehave.push({
-          action: 'insert',
-          seq: step.at,
-          bytes: MALFORMED[step.form % MALFORMED.length]!.line(step.at, deltas[step.at]!),
-          connection: step.connection,
-        });
-        break;
-      case 'stall':
-        misbehave.push({ action: 'silence', seq: step.at, connection: step.connection });
-        break;
-      case 'oversized':
-        // One rule, so the publisher falls silent only after the fragment: on a later connection
-        // EVENT `at` may be behind the consumer's cursor, and a silence at `at + 1` alone stalled a
-        // patient schedule (found by chaos-proof against the reference).
-        misbehave.push({ action: 'silence', seq: step.at, bytes: 'A', repeat: 10240, connection: step.connection });
-        break;
-      case 'retention':
-        moves.push({ connection: step.connection, to: step.to });
-        break;
-    }
-  });
+  for (const [i, step] of steps.entries()) addStep(step, `${step.layer}-${i + 1}`, deltas, { faults, misbehave, moves, hooks });
   const plan = [...new Set(hooks)].join(',');
   const ending = hooks.some((h) => !h.startsWith('stop@')) && !steps.some((x) => x.layer === 'loss');
   return {

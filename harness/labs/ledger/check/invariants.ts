@@ -174,22 +174,7 @@ export function storeProblems(name: string, store: StoreSnapshot, events: Ledger
   let expectedTotal = 0;
   for (let seq = 0; seq <= expectedLast && seq < events.length; seq++) expectedTotal += events[seq]!.delta;
 
-  if (total !== ledgerSum) {
-    const diff = total - ledgerSum;
-    const twice = store.ledger.filter(([, d]) => d === diff).map(([s]) => s);
-    problems.push(
-      twice.length > 0 && twice.length <= 3
-        ? {
-            code: 'applied-twice',
-            text: `${twice.map((s) => `seq ${s}`).join(' or ')} applied twice: total ${total}, expected ${ledgerSum} from the ledger (delta ${diff} added once more than recorded)`,
-            subject: { seqs: twice },
-          }
-        : {
-            code: 'total-not-ledger',
-            text: `total ${total} does not match the ledger, whose deltas sum to ${ledgerSum} (difference ${diff}): total and ledger were not updated together`,
-          },
-    );
-  }
+  if (total !== ledgerSum) problems.push(totalNotLedger(store, total, ledgerSum));
   const missing = notHeldUpTo(last);
   if (missing.length)
     problems.push({
@@ -222,6 +207,22 @@ export function storeProblems(name: string, store: StoreSnapshot, events: Ledger
   if (total !== expectedTotal)
     problems.push({ code: 'wrong-total', text: `${name}: total ${total}, expected ${expectedTotal} (sum of the script's deltas for seqs 0..${expectedLast})` });
   return problems;
+}
+
+/** The total is not the ledger's sum: a delta applied twice when one explains the difference, else the two were not updated together. */
+function totalNotLedger(store: StoreSnapshot, total: number, ledgerSum: number): Finding {
+  const diff = total - ledgerSum;
+  const twice = store.ledger.filter(([, d]) => d === diff).map(([s]) => s);
+  if (twice.length > 0 && twice.length <= 3)
+    return {
+      code: 'applied-twice',
+      text: `${twice.map((s) => `seq ${s}`).join(' or ')} applied twice: total ${total}, expected ${ledgerSum} from the ledger (delta ${diff} added once more than recorded)`,
+      subject: { seqs: twice },
+    };
+  return {
+    code: 'total-not-ledger',
+    text: `total ${total} does not match the ledger, whose deltas sum to ${ledgerSum} (difference ${diff}): total and ledger were not updated together`,
+  };
 }
 
 /** "seq 7", "seqs 3, 4, 9" or "seqs 3, 4, 5, 6, 7, … 99 (97 seqs)": the checker's own list form, which kill reasons match. */

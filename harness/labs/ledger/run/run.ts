@@ -14,60 +14,29 @@ import { stallError, watchLoopLag } from '../../../record/loop-lag.js';
 import type { LedgerPlan } from '../scenario/load.js';
 import { ledgerRowBound, readStore } from '../check/store-reader.js';
 
+/** What the run's steps share: the consumer process running now, and the fault engine once the proxy exists. */
+interface LedgerRunState {
+  current?: StartedProcess;
+  faults?: FaultEngine;
+}
+
 export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
   const { scenario, journal } = ctx;
   const plan = scenario.lab;
   // Every incarnation of the consumer works in the same room, on the same database.
   const room = ctx.room('consumer');
   const dbs = { consumer: join(room, 'consumer.db'), control: join(ctx.runDir, 'control.db') };
-  let faults: FaultEngine | undefined;
-  let current: StartedProcess | undefined;
-  let resumes = 0;
+  const state: LedgerRunState = {};
   // The harness's own stalls (load) while a consumer runs and waits on it: one as long as half
   // the consumer's timeout is a harness error (run/loop-lag.ts).
-  const lag = watchLoopLag(50, () => current !== undefined);
+  const lag = watchLoopLag(50, () => state.current !== undefined);
   ctx.defer(() => lag.stop());
-  // The fault engine needs the proxy, which needs this stream's port: the hooks bind late.
-  const hooks: StreamHooks = {
-    onResume: () => faults?.point('on_resume', ++resumes),
-    beforeEvent: (_conn, seq) => faults?.point('before_event', seq),
-    onAck: (_conn, seq) => faults?.point('on_ack', seq),
-  };
-  const publisher = await Publisher.start(
-    [
-      { name: 'control', events: plan.events },
-      {
-        name: 'consumer',
-        events: plan.events,
-        window: plan.publisher.window,
-        retentionStart: plan.publisher.retentionStart,
-        redeliverUnacked: plan.publisher.redeliverUnacked,
-        ackDeadlineMs: plan.publisher.ackDeadlineMs,
-        misbehaviour: plan.publisher.misbehaviour,
-        retentionMoves: plan.publisher.retentionMoves,
-        forgetAcked: plan.publisher.forgetAcked,
-        hooks,
-      },
-    ],
-    {
-      clock: ctx.clock,
-      // Each connection is journaled with the process that owns it: the control, or the consumer process running now.
-      onTranscript: ctx.wire((entry) =>
-        entry.stream === 'control' ? { role: 'control', incarnation: 1 } : current && { role: 'consumer', incarnation: current.incarnation },
-      ),
-    },
-  );
-  ctx.defer(() => publisher.close());
+  const publisher = await startLedgerPublisher(ctx, state, dbs);
   const control = publisher.stream('control');
   const underTest = publisher.stream('consumer');
-  journal.write({ type: 'stream', role: 'control', stream: 'control', host: control.host, port: control.port, db: dbs.control });
-  journal.write({ type: 'stream', role: 'consumer', stream: 'consumer', host: underTest.host, port: underTest.port, db: dbs.consumer });
-
-  // The consumer's file, read only as the run's guard allows (a regular file of its own, within bounds).
-  const readConsumer = (writerGone: boolean) => readStore(dbs.consumer, { writerGone, guard: ctx.consumerStore, maxRows: ledgerRowBound(plan.events.length) });
-
   const proxy = await ctx.proxy('consumer', { host: underTest.host, port: underTest.port });
-  faults = ctx.faults({ proxy, current: () => current });
+  const faults = ctx.faults({ proxy, current: () => state.current });
+  state.faults = faults;
 
   const env = (port: number, db: string) => ({
     CHAOSLAB_HOST: '127.0.0.1',
@@ -90,44 +59,87 @@ export async function runLedger(ctx: RunContext<LedgerPlan>): Promise<void> {
     await untilEnded(ctx.signal, faults.incarnationStarting(n));
     ctx.signal.throwIfAborted();
     underTest.stream.tag = `incarnation ${n}`;
-    const started = ctx.processes.start(
-      'consumer',
-      n,
-      ctx.consumerCommand,
-      consumerEnv(
-        {
-          ...env(proxy.listen.port, dbs.consumer),
-          ...(listed?.fault ? { CHAOSLAB_FAULT: listed.fault } : {}),
-        },
-        plan.consumer.badEnvironment,
-      ),
-      room,
+    const incarnationEnv = consumerEnv(
+      { ...env(proxy.listen.port, dbs.consumer), ...(listed?.fault ? { CHAOSLAB_FAULT: listed.fault } : {}) },
+      plan.consumer.badEnvironment,
     );
-    current = started;
-    const exit = ctx.processes.exit(started);
-    if (listed?.fault?.includes('stop@')) {
-      await ctx.processes.observeSelfStops(started, exit, () => {
-        journal.write({ type: 'store-read', role: 'consumer', incarnation: n, when: 'while-stopped', db: dbs.consumer, store: readConsumer(false) });
-        lag.rebase();
-      });
-    }
-    await ctx.processes.finish(started, exit);
-    current = undefined;
-    // Read through an independent connection before anything else touches the file.
-    journal.write({
-      type: 'store-read',
-      role: 'consumer',
-      incarnation: n,
-      when: 'after-exit',
-      db: dbs.consumer,
-      store: readConsumer(true),
-    });
+    await runIncarnation(ctx, state, { n, env: incarnationEnv, room, db: dbs.consumer, fault: listed?.fault }, () => lag.rebase());
     await untilEnded(ctx.signal, faults.incarnationExited(n));
   }
   await untilEnded(ctx.signal, faults.stop());
   await controlDone;
   const stalled = stallError(lag.maxMs(), scenario.timeoutMs);
   if (stalled) journal.write({ type: 'harness-error', message: stalled });
+}
+
+/** The publisher's two streams (the control's, and the consumer's with the lab's fault points), journaled. */
+async function startLedgerPublisher(ctx: RunContext<LedgerPlan>, state: LedgerRunState, dbs: { consumer: string; control: string }): Promise<Publisher> {
+  const plan = ctx.scenario.lab;
+  let resumes = 0;
+  // The fault engine needs the proxy, which needs this stream's port: the hooks bind late.
+  const hooks: StreamHooks = {
+    onResume: () => state.faults?.point('on_resume', ++resumes),
+    beforeEvent: (_conn, seq) => state.faults?.point('before_event', seq),
+    onAck: (_conn, seq) => state.faults?.point('on_ack', seq),
+  };
+  const publisher = await Publisher.start(
+    [
+      { name: 'control', events: plan.events },
+      {
+        name: 'consumer',
+        events: plan.events,
+        window: plan.publisher.window,
+        retentionStart: plan.publisher.retentionStart,
+        redeliverUnacked: plan.publisher.redeliverUnacked,
+        ackDeadlineMs: plan.publisher.ackDeadlineMs,
+        misbehaviour: plan.publisher.misbehaviour,
+        retentionMoves: plan.publisher.retentionMoves,
+        forgetAcked: plan.publisher.forgetAcked,
+        hooks,
+      },
+    ],
+    {
+      clock: ctx.clock,
+      // Each connection is journaled with the process that owns it: the control, or the consumer process running now.
+      onTranscript: ctx.wire((entry) =>
+        entry.stream === 'control' ? { role: 'control', incarnation: 1 } : state.current && { role: 'consumer', incarnation: state.current.incarnation },
+      ),
+    },
+  );
+  ctx.defer(() => publisher.close());
+  for (const role of ['control', 'consumer'] as const) {
+    const { host, port } = publisher.stream(role);
+    ctx.journal.write({ type: 'stream', role, stream: role, host, port, db: dbs[role] });
+  }
+  return publisher;
+}
+
+/**
+ * Consumer incarnation n, from start to exit. Its file is read through an independent connection
+ * while it stops itself (`stop@`) and after it exits, before anything else touches the file.
+ */
+async function runIncarnation(
+  ctx: RunContext<LedgerPlan>,
+  state: LedgerRunState,
+  run: { n: number; env: Record<string, string>; room: string; db: string; fault: string | undefined },
+  afterStoppedRead: () => void,
+): Promise<void> {
+  const { n, db } = run;
+  // The consumer's file, read only as the run's guard allows (a regular file of its own, within bounds).
+  const readConsumer = (writerGone: boolean) =>
+    readStore(db, { writerGone, guard: ctx.consumerStore, maxRows: ledgerRowBound(ctx.scenario.lab.events.length) });
+  const started = ctx.processes.start('consumer', n, ctx.consumerCommand, run.env, run.room);
+  state.current = started;
+  const exit = ctx.processes.exit(started);
+  if (run.fault?.includes('stop@')) {
+    await ctx.processes.observeSelfStops(started, exit, () => {
+      ctx.journal.write({ type: 'store-read', role: 'consumer', incarnation: n, when: 'while-stopped', db, store: readConsumer(false) });
+      afterStoppedRead();
+    });
+  }
+  await ctx.processes.finish(started, exit);
+  state.current = undefined;
+  ctx.journal.write({ type: 'store-read', role: 'consumer', incarnation: n, when: 'after-exit', db, store: readConsumer(true) });
 }
 
 /** The consumer's environment, made bad on purpose when the scenario says so (`consumer.env`, `consumer.unset`). */

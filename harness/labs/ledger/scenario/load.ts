@@ -110,30 +110,7 @@ export const ledgerScenario: LabScenario<LedgerPlan> = {
     if (typeof finalLast === 'number' && finalLast > count - 1)
       out.push({ segments: ['expect', 'final_last'], at: 'value', message: `must be between -1 and ${count - 1}: ${seqs} (got ${finalLast})` });
 
-    const maxIncarnations = Math.max(incarnations.length, file.consumer?.restart?.max ?? 0);
-    const seen = new Map<number, number>();
-    for (const [i, entry] of (file.expect?.transcript ?? []).entries()) {
-      const at = (key: string): Segment[] => ['expect', 'transcript', i, key];
-      if (entry.incarnation > maxIncarnations)
-        out.push({
-          segments: at('incarnation'),
-          at: 'value',
-          message: `must be between 1 and ${maxIncarnations}, the number of consumer incarnations (got ${entry.incarnation})`,
-        });
-      const earlier = seen.get(entry.incarnation);
-      if (earlier !== undefined)
-        out.push({
-          segments: at('incarnation'),
-          at: 'value',
-          message: `incarnation ${entry.incarnation} already has an entry (expect.transcript[${earlier}])`,
-        });
-      else seen.set(entry.incarnation, i);
-      if (entry.resume > count - 1)
-        out.push({ segments: at('resume'), at: 'value', message: `must be between -1 and ${count - 1}: ${seqs} (got ${entry.resume})` });
-      for (const [j, ack] of (entry.acks ?? []).entries()) {
-        if (ack >= count) out.push({ segments: ['expect', 'transcript', i, 'acks', j], at: 'value', message: `ACK ${ack} names no event: ${seqs}` });
-      }
-    }
+    out.push(...transcriptProblems(file, count, Math.max(incarnations.length, file.consumer?.restart?.max ?? 0)));
     return out;
   },
 
@@ -226,4 +203,34 @@ export function defaultExpectExit(fault: string | undefined, isLast: boolean): E
   const plan = fault === undefined ? undefined : parseFaultPlan(fault);
   if (plan?.ok && plan.steps.some((s) => s.action === 'exit' || s.action === 'raise')) return 'nonzero';
   return isLast ? 'zero' : 'any';
+}
+
+/** `expect.transcript`: one entry per incarnation there is, its resume and ACKs within the script. */
+function transcriptProblems(file: LedgerFile, count: number, maxIncarnations: number): RawProblem[] {
+  const out: RawProblem[] = [];
+  const seqs = `the script has seqs 0..${count - 1}`;
+  const seen = new Map<number, number>();
+  for (const [i, entry] of (file.expect?.transcript ?? []).entries()) {
+    const at = (key: string): Segment[] => ['expect', 'transcript', i, key];
+    if (entry.incarnation > maxIncarnations)
+      out.push({
+        segments: at('incarnation'),
+        at: 'value',
+        message: `must be between 1 and ${maxIncarnations}, the number of consumer incarnations (got ${entry.incarnation})`,
+      });
+    const earlier = seen.get(entry.incarnation);
+    if (earlier !== undefined)
+      out.push({
+        segments: at('incarnation'),
+        at: 'value',
+        message: `incarnation ${entry.incarnation} already has an entry (expect.transcript[${earlier}])`,
+      });
+    else seen.set(entry.incarnation, i);
+    if (entry.resume > count - 1)
+      out.push({ segments: at('resume'), at: 'value', message: `must be between -1 and ${count - 1}: ${seqs} (got ${entry.resume})` });
+    for (const [j, ack] of (entry.acks ?? []).entries()) {
+      if (ack >= count) out.push({ segments: ['expect', 'transcript', i, 'acks', j], at: 'value', message: `ACK ${ack} names no event: ${seqs}` });
+    }
+  }
+  return out;
 }

@@ -11,7 +11,7 @@ import { simulate } from '../../../../harness/labs/feed/scenario/chain-script.js
 import { checkFeedRun } from '../../../../harness/labs/feed/check/checker.js';
 import { type ReadWhen, SIGTERM_FAULT } from '../../../../harness/labs/feed/check/facts.js';
 import type { FeedPlan } from '../../../../harness/labs/feed/scenario/plan.js';
-import { journalRead } from '../../../../harness/labs/feed/run/run.js';
+import { journalRead } from '../../../../harness/labs/feed/run/stores.js';
 import { effectOn, type SentSnapshot } from '../../../../harness/labs/feed/check/state.js';
 import type { FeedStoreSnapshot } from '../../../../harness/labs/feed/check/store-reader.js';
 import { type JournalEvent, JournalWriter, type Role } from '../../../../harness/record/journal.js';

@@ -1,0 +1,68 @@
+// The end of the feed run's script: waiting until both stores hold the chain's end (read through
+// independent connections), then, where the scenario asks, a quiet moment for the heartbeat.
+
+import { performance } from 'node:perf_hooks';
+import type { Role } from '../../../record/journal.js';
+import type { RunContext } from '../../../lab-api/lab.js';
+import { simulate } from '../scenario/chain-script.js';
+import type { FeedPlan } from '../scenario/plan.js';
+import { expectedOf, judgeStore, type SentSnapshot, viewOf } from '../check/state.js';
+import type { Heartbeats } from './publisher.js';
+import { type FeedRunState, sleep } from './state.js';
+import { type FeedStores, journalRead, MID_RUN_READ } from './stores.js';
+
+const POLL_MS = 250;
+const ROLES: Role[] = ['consumer', 'control'];
+
+/**
+ * Polls both stores until they hold the chain's end, the store is refused, converge_ms passes or
+ * the run ends. The first and the last read of the wait are journaled: the last one is what a
+ * "did not converge" finding shows.
+ */
+export async function awaitConvergence(ctx: RunContext<FeedPlan>, stores: FeedStores, sent: Record<Role, SentSnapshot[]>, state: FeedRunState): Promise<void> {
+  const plan = ctx.scenario.lab;
+  const expected = expectedOf(simulate(plan.chain, plan.topicIndexes));
+  const deadline = performance.now() + plan.time.convergeMs;
+  const journaled: Record<Role, string | undefined> = { consumer: undefined, control: undefined };
+  const firstShown: Record<Role, boolean> = { consumer: false, control: false };
+  for (;;) {
+    const reads = { consumer: stores.read('consumer', MID_RUN_READ), control: stores.read('control', MID_RUN_READ) };
+    const done = ROLES.every((role) => judgeStore(role, viewOf(reads[role]), expected, sent[role]).problems.length === 0);
+    // A store the harness refused to read decides the verdict alone: waiting cannot change it.
+    const refused = reads.consumer.refused !== undefined;
+    const last = done || refused || performance.now() >= deadline || state.loopError !== undefined || ctx.signal.aborted;
+    // A read that met a lock held longer than its wait (a commit's sync on a loaded disk) says
+    // nothing about the store: the next poll reads again, and only the last read stands as it is.
+    for (const role of ROLES) {
+      const busy = reads[role].error?.includes('SQLITE_BUSY') ?? false;
+      if (!last && (firstShown[role] || busy)) continue;
+      firstShown[role] = true;
+      const text = JSON.stringify(reads[role]);
+      if (text === journaled[role]) continue;
+      journaled[role] = text;
+      journalRead(ctx, role, role === 'control' ? 1 : state.current?.incarnation, 'converging', stores.dbs[role], reads[role]);
+    }
+    if (last) break;
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * A quiet moment for the heartbeat (expect.quiet_ping): the feed is idle now, so the server
+ * pings; wait until that ping is answered, or has waited as long as the checker allows (then it
+ * is a finding). Only where asked: it costs every run seconds, and a consumer that never answers
+ * must still be able to pass the happy path (a near miss), to be caught where pings are tested.
+ */
+export async function awaitQuietPing(ctx: RunContext<FeedPlan>, { pings, pongs }: Heartbeats, state: FeedRunState): Promise<void> {
+  const plan = ctx.scenario.lab;
+  if (!plan.expect.quietPing) return;
+  const window = plan.server.idleMs + plan.time.latencyMs;
+  const quietFrom = ctx.clock();
+  const giveUp = quietFrom + plan.server.pingMs + window + 1000;
+  for (;;) {
+    const ping = pings.find((p) => p.t >= quietFrom);
+    const settled = ping !== undefined && (pongs.has(`${ping.conn}:${ping.id}`) || ctx.clock() - ping.t >= window);
+    if (settled || ctx.clock() >= giveUp || state.current === undefined || state.loopError !== undefined || ctx.signal.aborted) break;
+    await sleep(50);
+  }
+}

@@ -1,0 +1,178 @@
+// What the live console knows of a running scenario, followed from the journal entries as they
+// are written: the step it is at, the faults active now, the consumer's progress. The console
+// (console.ts) draws it; this module only keeps it up to date and says which milestones to print.
+
+import type { JournalEntry } from '../record/journal.js';
+import type { Vocabulary } from '../lab-api/lab.js';
+import { seconds, showLine } from '../text/format.js';
+import { vocabularyFor } from './vocabulary.js';
+
+export interface Live {
+  name: string;
+  startedAt: number;
+  step: string;
+  faults: Set<string>;
+  consumerStreams: Set<string>;
+  committed: Set<number>;
+  vocabulary?: Vocabulary;
+  events?: number;
+  unknownShown: Map<string, number>;
+}
+
+/** Prints one milestone line of the scenario (the console decides whether it is shown). */
+type Milestone = (text: string) => void;
+
+export const newLive = (name: string, startedAt: number): Live => ({
+  name,
+  startedAt,
+  step: 'starting',
+  faults: new Set(),
+  consumerStreams: new Set(),
+  committed: new Set(),
+  unknownShown: new Map(),
+});
+
+/** The status line's words: the step, the active faults, the consumer's progress. */
+export function statusText(live: Live): string {
+  const parts = [live.step];
+  if (live.faults.size) parts.push(`fault${live.faults.size > 1 ? 's' : ''} ${[...live.faults].join(', ')} active`);
+  // The lab's word for its progress: ledger consumers commit (and acknowledge), feed consumers resume from durable cursors.
+  if (live.committed.size || live.consumerStreams.size)
+    parts.push(`${live.committed.size}${live.events ? `/${live.events}` : ''} ${live.vocabulary?.progress.word ?? 'committed'}`);
+  return parts.join(' · ');
+}
+
+const who = (e: { role?: string; incarnation?: number }): string => (e.role === 'control' ? 'control' : `consumer #${e.incarnation ?? '?'}`);
+
+/** Moves `live` on by one journal entry, and prints the milestone it is, if any. */
+export function followEntry(s: Live, entry: JournalEntry, milestone: Milestone): void {
+  switch (entry.type) {
+    case 'run-start':
+      s.step = 'loading the scenario';
+      s.vocabulary = vocabularyFor(entry.protocol);
+      break;
+    case 'scenario': {
+      const events = (entry.plan as { lab?: { events?: unknown[] } } | undefined)?.lab?.events;
+      if (Array.isArray(events)) s.events = events.length;
+      s.step = 'starting Toxiproxy';
+      break;
+    }
+    case 'toxiproxy':
+      s.step = 'starting the publisher';
+      milestone(`toxiproxy ${entry.version} at ${entry.url}${entry.owned ? '' : ' (already running)'}`);
+      break;
+    case 'stream':
+      if (entry.role === 'consumer') s.consumerStreams.add(entry.stream);
+      break;
+    case 'proxy':
+      if (entry.action === 'create') s.step = 'starting the consumers';
+      break;
+    case 'process-start':
+    case 'process-stopped':
+    case 'process-continued':
+    case 'process-exit':
+      followProcess(s, entry, milestone);
+      break;
+    case 'store-read':
+      followStoreRead(s, entry, milestone);
+      break;
+    case 'wire':
+      followWire(s, entry, milestone);
+      break;
+    case 'verdict':
+      s.step = 'writing the reports';
+      break;
+    case 'harness-error':
+      milestone(`harness error: ${entry.message}`);
+      break;
+    case 'seal':
+    case 'room':
+    case 'leftovers':
+      // The firewall's counters, a room's disk use, the uid's leftovers: the verdict says it when they matter.
+      break;
+    case 'run-end':
+      s.step = 'done';
+      break;
+    default:
+      followOther(s, entry as JournalEntry & Record<string, unknown>, milestone);
+  }
+}
+
+type EntryOf<T extends JournalEntry['type']> = Extract<JournalEntry, { type: T }>;
+
+function followProcess(s: Live, entry: EntryOf<'process-start' | 'process-stopped' | 'process-continued' | 'process-exit'>, milestone: Milestone): void {
+  switch (entry.type) {
+    case 'process-start': {
+      if (entry.role === 'consumer') s.step = `consumer #${entry.incarnation} running`;
+      const fault = entry.env?.CHAOSLAB_FAULT;
+      milestone(`${who(entry)} started (pid ${entry.pid}${fault ? `, fault ${fault}` : ''})`);
+      break;
+    }
+    case 'process-stopped':
+      s.step = `${who(entry)} stopped itself; reading its file`;
+      milestone(`${who(entry)} stopped itself (SIGSTOP)`);
+      break;
+    case 'process-continued':
+      s.step = `${who(entry)} running`;
+      milestone(`${who(entry)} continued`);
+      break;
+    case 'process-exit': {
+      const how = entry.killedBy
+        ? entry.killedBy === 'deadline'
+          ? 'killed at the deadline'
+          : `killed by the ${entry.killedBy}`
+        : entry.signal
+          ? `killed by ${entry.signal}`
+          : `exited ${entry.code}`;
+      if (entry.role === 'consumer') s.step = `consumer #${entry.incarnation} ended; reading its file`;
+      milestone(`${who(entry)} ${how} after ${seconds(entry.durationMs)}`);
+      break;
+    }
+  }
+}
+
+function followStoreRead(s: Live, entry: EntryOf<'store-read'>, milestone: Milestone): void {
+  if (entry.when === 'final') {
+    s.step = 'checking the result';
+    return;
+  }
+  const what = s.vocabulary?.describeStore(entry.store) ?? 'read';
+  // A lab's own moments (the feed's read at each subscribe) in its words.
+  const moment =
+    entry.when === 'while-stopped' ? ' while stopped' : entry.when === 'after-exit' ? '' : ` (${s.vocabulary?.readMoments?.[entry.when] ?? entry.when})`;
+  milestone(`${who(entry)}'s file${moment}: ${what}`);
+}
+
+function followWire(s: Live, entry: EntryOf<'wire'>, milestone: Milestone): void {
+  if (entry.kind === 'recv' && !entry.error && s.consumerStreams.has(entry.stream) && s.vocabulary) {
+    const { cls, position } = s.vocabulary.classify(entry.line);
+    if (cls === s.vocabulary.progress.cls && position !== undefined) s.committed.add(position);
+  } else if (entry.kind === 'recv' && entry.error) {
+    milestone(`${entry.stream} sent a line that breaks the grammar: ${showLine(entry.line).slice(0, 60)} (${entry.error})`);
+  }
+}
+
+/** Faults (any kind the engine adds) and entry types this console does not know: shown by name, a few times each. */
+function followOther(s: Live, e: JournalEntry & Record<string, unknown>, milestone: Milestone): void {
+  const type = String(e.type);
+  if (type === 'fault') {
+    const name = String(e.name ?? e.kind ?? 'fault');
+    const label = `${name}${e.kind && e.kind !== name ? ` (${String(e.kind)})` : ''}`;
+    const detail = typeof e.detail === 'string' ? ` ${e.detail}` : e.detail !== undefined ? ` ${JSON.stringify(e.detail)}` : '';
+    if (e.kind === 'signal') {
+      milestone(`fault ${label}:${detail}`);
+    } else if (e.action === 'lift') {
+      s.faults.delete(name);
+      milestone(`fault ${label} lifted`);
+    } else {
+      s.faults.add(name);
+      milestone(`fault ${label} applied${detail}`);
+    }
+    return;
+  }
+  const step = typeof e.step === 'string' ? e.step : typeof e.name === 'string' ? e.name : undefined;
+  if (step) s.step = `${type} ${step}`;
+  const shown = s.unknownShown.get(type) ?? 0;
+  s.unknownShown.set(type, shown + 1);
+  if (shown < 3) milestone(`${type}${step ? ` ${step}` : ''}`);
+}

@@ -1,0 +1,91 @@
+// scripts/check-function-length.mjs (make lint): a function whose body spans more than 80 lines
+// fails unless the comment above it says why it is long; a nested one counts on its own and in
+// the function around it; --skip leaves a folder out; --known tolerates a listed one and fails on
+// a listed one that is not long any more.
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+
+const run = promisify(execFile);
+const SCRIPT = resolve('scripts/check-function-length.mjs');
+const lines = (n: number, indent: string): string => Array.from({ length: n }, (_, i) => `${indent}x += ${i};`).join('\n');
+
+async function check(cwd: string, args: string[]): Promise<{ code: number; stdout: string }> {
+  try {
+    const { stdout } = await run(process.execPath, [SCRIPT, ...args], { cwd });
+    return { code: 0, stdout };
+  } catch (e) {
+    const err = e as { code: number; stdout: string };
+    return { code: err.code, stdout: err.stdout };
+  }
+}
+
+const source = `/**
+ * Long because a table of cases reads best in one piece.
+ */
+export function reasoned(): number {
+  let x = 0;
+${lines(85, '  ')}
+  return x;
+}
+
+export function short(): number {
+  let x = 0;
+${lines(70, '  ')}
+  return x;
+}
+
+export const arrow = (): number => {
+  let x = 0;
+${lines(85, '  ')}
+  return x;
+};
+
+class Holder {
+  method(): number {
+    let x = 0;
+${lines(85, '    ')}
+    return x;
+  }
+}
+
+export function outer(): number {
+  const step = () => {
+    let y = 0;
+    let x = 0;
+${lines(45, '    ')}
+    return x + y;
+  };
+  let x = step();
+${lines(40, '  ')}
+  return x;
+}
+export { Holder };
+`;
+
+t.test('long functions fail with file:line name N lines, unless a reason is given', async (t) => {
+  const dir = t.testdir({ lab: { 'a.ts': source }, other: { 'b.ts': source } });
+  const { code, stdout } = await check(dir, ['lab']);
+  t.equal(code, 1);
+  t.same(stdout.trim().split('\n'), ['lab/a.ts:169 arrow 89 lines', 'lab/a.ts:260 Holder.method 89 lines', 'lab/a.ts:351 outer 94 lines']);
+  t.notMatch(stdout, /reasoned|short|step/, 'a reason, a short function and a short nested step pass');
+});
+
+t.test('--skip leaves a folder out; a clean tree passes', async (t) => {
+  const dir = t.testdir({ lab: { 'a.ts': 'export const f = (): number => 1;\n' }, consumer: { 'b.ts': source } });
+  t.equal((await check(dir, ['lab', 'consumer'])).code, 1);
+  t.same(await check(dir, ['--skip', 'consumer', 'lab', 'consumer']), { code: 0, stdout: '' });
+});
+
+t.test('--known tolerates the functions it lists, and fails on a line that names no long function', async (t) => {
+  const dir = t.testdir({ lab: { 'a.ts': source } });
+  const known = join(dir, 'known.txt');
+  writeFileSync(known, '# still to split\nlab/a.ts arrow\nlab/a.ts Holder.method\nlab/a.ts outer\n');
+  t.same(await check(dir, ['--known', known, 'lab']), { code: 0, stdout: '' });
+  writeFileSync(known, 'lab/a.ts arrow\nlab/a.ts Holder.method\nlab/a.ts outer\nlab/a.ts short\n');
+  const stale = await check(dir, ['--known', known, 'lab']);
+  t.equal(stale.code, 1);
+  t.match(stale.stdout, /lab\/a\.ts short is not over 80 lines any more/);
+});
