@@ -307,10 +307,12 @@ t.test('kill() and signal() reach a stopped tree', async (t) => {
 t.test('signal() delivers once to each process: the group once, then members that left it', async (t) => {
   const file = join(workDir, `terms-${randomBytes(4).toString('hex')}`);
   const loop = 'while :; do sleep 0.05; done';
+  // Each process names itself only once its trap is set: a SIGTERM before that would end it
+  // unseen (a loaded machine can take that long to run the subshell).
   const p = start(
     `trap 'echo main >> ${file}' TERM
-     (trap 'echo child >> ${file}' TERM; ${loop}) & echo "child $!"
-     setsid bash -c 'trap "echo escapee >> ${file}" TERM; ${loop}' & echo "escapee $!"
+     (trap 'echo child >> ${file}' TERM; echo "child $BASHPID"; ${loop}) &
+     setsid bash -c 'trap "echo escapee >> ${file}" TERM; echo "escapee $$"; ${loop}' &
      echo "main $$"; ${loop}`,
   );
   await reportedPids(p, 3);
@@ -322,7 +324,7 @@ t.test('signal() delivers once to each process: the group once, then members tha
       return [];
     }
   };
-  await waitFor('three traps ran', () => lines().length >= 3);
+  await waitFor('three traps ran', () => lines().length >= 3, 15_000);
   await new Promise((resolve) => setTimeout(resolve, 500)); // room for a second delivery to show
   t.same(lines(), ['child', 'escapee', 'main'], 'each process saw SIGTERM exactly once');
   await within('kill', p.kill());
