@@ -10,7 +10,7 @@
 // cannot be bound (it logs "Server finished with error" and keeps running), so a failed bind is
 // detected from its log, the process is killed and another port is tried.
 
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
@@ -150,38 +150,7 @@ type LaunchResult = { ok: true; server: ToxiproxyServer } | { ok: false; retry: 
 
 async function launch(binary: string, port: number, logLevel: string, options: StartToxiproxyOptions): Promise<LaunchResult> {
   const url = `http://127.0.0.1:${port}`;
-  const tail: string[] = [];
-  let bindFailed = false;
-  let httpStarted = false;
-  // The wait for readiness below wakes on each log line and on the exit, not only on its timer.
-  let wake: (() => void) | undefined;
-  const nextEvent = (ms: number): Promise<void> =>
-    new Promise((done) => {
-      const timer = setTimeout(done, ms);
-      wake = () => {
-        clearTimeout(timer);
-        done();
-      };
-    });
-  const woken = (): void => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  const record = (line: string): void => {
-    if (line === '') return;
-    queueMicrotask(woken);
-    const bounded = line.length > LOG_LINE_MAX ? `${line.slice(0, LOG_LINE_MAX)}…` : line;
-    tail.push(bounded);
-    if (tail.length > LOG_TAIL_LINES) tail.shift();
-    if (line.includes('Starting Toxiproxy HTTP server')) httpStarted = true;
-    if (line.includes('Server finished with error') || line.includes('address already in use')) bindFailed = true;
-    try {
-      options.log?.(bounded);
-    } catch {
-      // a failing log sink must not break the server
-    }
-  };
+  const log = serverLog(options.log);
 
   // The server dies with the harness even if the harness is SIGKILLed.
   const [file, ...args] = dieWithHarness([binary, '-host', '127.0.0.1', '-port', String(port)]);
@@ -192,66 +161,13 @@ async function launch(binary: string, port: number, logLevel: string, options: S
     detached: true,
     env: { ...process.env, LOG_LEVEL: logLevel },
   });
-  for (const stream of [child.stdout, child.stderr]) {
-    let pending = '';
-    stream?.setEncoding('utf8');
-    stream?.on('data', (chunk: string) => {
-      pending += chunk;
-      let newline: number;
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        record(pending.slice(0, newline).replace(/\r$/, ''));
-        pending = pending.slice(newline + 1);
-      }
-      if (pending.length > LOG_LINE_MAX * 4) {
-        record(pending);
-        pending = '';
-      }
-    });
-    stream?.on('end', () => {
-      if (pending !== '') record(pending);
-      pending = '';
-    });
-  }
-
-  let exitInfo: string | undefined;
-  // Settles once the process is gone and its output read ('close'), or it could not start ('error').
-  const exited = new Promise<void>((done) => {
-    child.once('error', (error) => {
-      exitInfo ??= describe(error);
-      done();
-      woken();
-    });
-    child.once('close', (code, signal) => {
-      exitInfo ??= `exit code ${String(code ?? 'none')}, signal ${String(signal ?? 'none')}`;
-      done();
-      woken();
-    });
-  });
-
-  let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      unregister();
-      if (exitInfo !== undefined) return;
-      child.kill('SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      const graceOver = new Promise<'timeout'>((done) => {
-        timer = setTimeout(() => done('timeout'), STOP_GRACE_MS);
-      });
-      const outcome = await Promise.race([exited.then(() => 'exited' as const), graceOver]);
-      clearTimeout(timer);
-      if (outcome === 'timeout') {
-        child.kill('SIGKILL');
-        await exited;
-      }
-    })();
-    return stopping;
-  };
-  const unregister = onCleanup(`toxiproxy-server pid ${String(child.pid ?? '?')} on ${url}`, stop);
+  for (const stream of [child.stdout, child.stderr]) if (stream) readLines(stream, log.record);
+  const exit = watchExit(child, log.wake);
+  const stop = stopperOf(child, exit, url);
 
   const fail = async (retry: boolean, reason: string): Promise<LaunchResult> => {
     await stop();
-    const logText = tail.length > 0 ? `\n--- toxiproxy-server log (last lines) ---\n${tail.slice(-30).join('\n')}` : '';
+    const logText = log.tail.length > 0 ? `\n--- toxiproxy-server log (last lines) ---\n${log.tail.slice(-30).join('\n')}` : '';
     return { ok: false, retry, error: new Error(`toxiproxy-server (${binary}) on ${url}: ${reason}${logText}`) };
   };
 
@@ -264,8 +180,8 @@ async function launch(binary: string, port: number, logLevel: string, options: S
   // Once the server says it is starting its HTTP server, it answers within a few milliseconds.
   let quickProbes = 25;
   for (;;) {
-    if (bindFailed) return fail(true, 'could not bind its API port');
-    if (exitInfo !== undefined) return fail(false, `exited before answering GET /version (${exitInfo})`);
+    if (log.bindFailed) return fail(true, 'could not bind its API port');
+    if (exit.info !== undefined) return fail(false, `exited before answering GET /version (${exit.info})`);
     if (Date.now() > deadline) {
       return fail(false, `GET /version did not answer within ${timeoutMs} ms (last: ${lastProbeError})`);
     }
@@ -275,45 +191,177 @@ async function launch(binary: string, port: number, logLevel: string, options: S
       // different process that grabbed the port would also answer. Ours at once when our process
       // holds the listening socket; otherwise (no /proc, a wrapper that forks the server) when a
       // later probe still sees no bind error.
-      const started = httpStarted && !bindFailed;
+      const started = log.httpStarted && !log.bindFailed;
       if (started && child.pid !== undefined && holdsListener(child.pid, '127.0.0.1', port) === true) {
         confirmations = 2;
         heldListener = true;
       } else if (started) confirmations++;
       if (confirmations >= 2) {
-        const pid = child.pid;
-        const identityProblem = (thorough: boolean): string | undefined => {
-          const who = `toxiproxy-server pid ${String(pid ?? '?')} (${url}), the one this run started,`;
-          if (exitInfo !== undefined || pid === undefined) return `${who} is gone (${exitInfo ?? 'no pid'}): its port may be another process's now`;
-          const state = readStat(pid)?.state;
-          if (state === undefined || state === 'Z' || state === 'X') return `${who} is gone: its port may be another process's now`;
-          if (thorough && heldListener && holdsListener(pid, '127.0.0.1', port) === false)
-            return `${who} no longer holds its API port ${port}: another process answers there`;
-          return undefined;
-        };
-        return {
-          ok: true,
-          server: {
-            url,
-            version,
-            owned: true,
-            pid,
-            logTail: () => [...tail],
-            stop,
-            identityProblem,
-            identity: heldListener
-              ? `checked: pid ${String(pid)} holds the listening socket of port ${port} (at start, before each proxy creation and fault; alive before every call)`
-              : `partly checked: pid ${String(pid)} is alive before every call (its listening socket could not be seen in /proc)`,
-          },
-        };
+        const server = { url, port, version, pid: child.pid, tail: log.tail, stop, exit, heldListener };
+        return { ok: true, server: ownedServer(server) };
       }
     } catch (error) {
       lastProbeError = describe(error);
       confirmations = 0;
     }
     if (confirmations > 0) await sleep(30);
-    else await nextEvent(httpStarted && quickProbes-- > 0 ? 2 : 50);
+    else await log.nextEvent(log.httpStarted && quickProbes-- > 0 ? 2 : 50);
   }
+}
+
+/** The server's log: a bounded tail, what it says about its start, and a wake-up for the readiness wait. */
+interface ServerLog {
+  tail: string[];
+  bindFailed: boolean;
+  httpStarted: boolean;
+  record(line: string): void;
+  /** Resolves after `ms`, or sooner on the next log line or the exit (`wake`). */
+  nextEvent(ms: number): Promise<void>;
+  wake(): void;
+}
+
+function serverLog(sink: ((line: string) => void) | undefined): ServerLog {
+  // The wait for readiness wakes on each log line and on the exit, not only on its timer.
+  let wakeUp: (() => void) | undefined;
+  const log: ServerLog = {
+    tail: [],
+    bindFailed: false,
+    httpStarted: false,
+    nextEvent: (ms) =>
+      new Promise((done) => {
+        const timer = setTimeout(done, ms);
+        wakeUp = () => {
+          clearTimeout(timer);
+          done();
+        };
+      }),
+    wake: () => {
+      const w = wakeUp;
+      wakeUp = undefined;
+      w?.();
+    },
+    record: (line) => {
+      if (line === '') return;
+      queueMicrotask(log.wake);
+      const bounded = line.length > LOG_LINE_MAX ? `${line.slice(0, LOG_LINE_MAX)}…` : line;
+      log.tail.push(bounded);
+      if (log.tail.length > LOG_TAIL_LINES) log.tail.shift();
+      if (line.includes('Starting Toxiproxy HTTP server')) log.httpStarted = true;
+      if (line.includes('Server finished with error') || line.includes('address already in use')) log.bindFailed = true;
+      try {
+        sink?.(bounded);
+      } catch {
+        // a failing log sink must not break the server
+      }
+    },
+  };
+  return log;
+}
+
+/** Feeds a stream's lines to `record`, an overlong unfinished line in pieces. */
+function readLines(stream: NodeJS.ReadableStream, record: (line: string) => void): void {
+  let pending = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    pending += chunk;
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      record(pending.slice(0, newline).replace(/\r$/, ''));
+      pending = pending.slice(newline + 1);
+    }
+    if (pending.length > LOG_LINE_MAX * 4) {
+      record(pending);
+      pending = '';
+    }
+  });
+  stream.on('end', () => {
+    if (pending !== '') record(pending);
+    pending = '';
+  });
+}
+
+/** How the process ended (undefined while it runs), and a promise that settles then. */
+interface ExitWatch {
+  info: string | undefined;
+  exited: Promise<void>;
+}
+
+function watchExit(child: ChildProcess, wake: () => void): ExitWatch {
+  const watch: ExitWatch = { info: undefined, exited: Promise.resolve() };
+  // Settles once the process is gone and its output read ('close'), or it could not start ('error').
+  watch.exited = new Promise<void>((done) => {
+    child.once('error', (error) => {
+      watch.info ??= describe(error);
+      done();
+      wake();
+    });
+    child.once('close', (code, signal) => {
+      watch.info ??= `exit code ${String(code ?? 'none')}, signal ${String(signal ?? 'none')}`;
+      done();
+      wake();
+    });
+  });
+  return watch;
+}
+
+/** Stops the server once (SIGTERM, SIGKILL after the grace), also when the harness cleans up. */
+function stopperOf(child: ChildProcess, exit: ExitWatch, url: string): () => Promise<void> {
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      unregister();
+      if (exit.info !== undefined) return;
+      child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<'timeout'>((done) => {
+        timer = setTimeout(() => done('timeout'), STOP_GRACE_MS);
+      });
+      const outcome = await Promise.race([exit.exited.then(() => 'exited' as const), graceOver]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') {
+        child.kill('SIGKILL');
+        await exit.exited;
+      }
+    })();
+    return stopping;
+  };
+  const unregister = onCleanup(`toxiproxy-server pid ${String(child.pid ?? '?')} on ${url}`, stop);
+  return stop;
+}
+
+/** The server this run started, once it answered and was confirmed as ours. */
+function ownedServer(s: {
+  url: string;
+  port: number;
+  version: string;
+  pid: number | undefined;
+  tail: readonly string[];
+  stop: () => Promise<void>;
+  exit: ExitWatch;
+  heldListener: boolean;
+}): ToxiproxyServer {
+  const { url, port, pid, exit, heldListener } = s;
+  const identityProblem = (thorough: boolean): string | undefined => {
+    const who = `toxiproxy-server pid ${String(pid ?? '?')} (${url}), the one this run started,`;
+    if (exit.info !== undefined || pid === undefined) return `${who} is gone (${exit.info ?? 'no pid'}): its port may be another process's now`;
+    const state = readStat(pid)?.state;
+    if (state === undefined || state === 'Z' || state === 'X') return `${who} is gone: its port may be another process's now`;
+    if (thorough && heldListener && holdsListener(pid, '127.0.0.1', port) === false)
+      return `${who} no longer holds its API port ${port}: another process answers there`;
+    return undefined;
+  };
+  return {
+    url,
+    version: s.version,
+    owned: true,
+    pid,
+    logTail: () => [...s.tail],
+    stop: s.stop,
+    identityProblem,
+    identity: heldListener
+      ? `checked: pid ${String(pid)} holds the listening socket of port ${port} (at start, before each proxy creation and fault; alive before every call)`
+      : `partly checked: pid ${String(pid)} is alive before every call (its listening socket could not be seen in /proc)`,
+  };
 }
 
 /** GET /version: 2.12 answers `{"version": "2.12.0"}`, older servers plain text. */

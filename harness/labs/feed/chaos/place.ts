@@ -56,9 +56,56 @@ export function place(s: StreamSchedule): Placement {
 /** The safe height when the script starts: where both consumers' first snapshots are taken. */
 const FIRST_SNAPSHOT = CHAIN.initialBlocks - CHAIN.confirmations;
 
+type HalfOpenStep = Extract<Step, { layer: 'half-open' }>;
+type StaleStep = Extract<Step, { layer: 'stale-cursor' }>;
+type LossStep = Extract<Step, { layer: 'loss' }>;
+type PlacedReorg = Extract<Placed, { layer: 'reorg' | 'deep-reorg' }>;
+type Window = { from: number; to: number };
+
 function compute(s: StreamSchedule): Placement {
   const timeScale = s.slow ? SLOW.timeScale : 0.1;
   const period = CHAIN.blockIntervalMs * timeScale;
+  const { halfOpen, stale, loss, steps } = keptSteps(s);
+
+  // The script: long enough for a stale-cursor cut, which must outlast retention and the safe height.
+  const minStart = Math.max(1, Math.ceil((s.slow ? 500 : 1000) / period) - 1);
+  const staleBlocks = stale ? Math.max(stale.retention + 1, CHAIN.confirmations) + 2 + stale.extra : 0;
+  // A slow reader's second without reading needs blocks produced meanwhile, and after.
+  const slowBlocks = s.slow ? Math.ceil((1.5 * SLOW.stopMs) / period) : 0;
+  const blocks = Math.max(s.blocks, staleBlocks + minStart + 3, slowBlocks + minStart + 3);
+  const lastBlock = CHAIN.initialBlocks + blocks;
+
+  const reorgs = placeReorgs(steps, minStart, lastBlock);
+  const mined = minedBlocks(reorgs, lastBlock);
+  const { placed, staleWindow } = placeOnBlocks(s, steps, reorgs, mined, minStart, staleBlocks, halfOpen);
+
+  // The chain, and the followed accounts: a quiet one for a quiet stale-cursor schedule.
+  const quiet = stale?.quiet === true;
+  const chain = chainOf(s, stale, lastBlock, reorgs);
+  let quietTopic: number | undefined;
+  if (quiet && staleWindow) {
+    quietTopic = quietAccount(chain, staleWindow, stale.at);
+    const p = placed.find((x) => x.layer === 'stale-cursor');
+    if (p && p.layer === 'stale-cursor' && quietTopic !== undefined) p.quiet = quietTopic;
+  }
+  const topics = quiet ? [quietTopic ?? 1] : s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
+  const chainSim = sim(chain, topics);
+
+  placed.push(...misbehaviour(steps, chainSim, placed));
+  placed.push(...hooks(steps, chainSim, placed, s.slow, () => abandonsEvents(chain, topics)));
+  // An unknown op is judged by what happens to its connection afterwards: nothing else may close it.
+  const kept = placed.filter((p) => p.layer !== 'unknown-op' || (!s.slow && !placed.some(closes)));
+
+  const link = linkOf(s, halfOpen, kept);
+  const count = (layer: Placed['layer']) => kept.filter((p) => p.layer === layer).length;
+  // Only a failing consumer waits it out: a correct one converges well before.
+  const convergeMs =
+    6000 + 1500 * count('kill') + link.consumerIdleMs * count('stall') + (halfOpen ? halfOpen.ms : 0) + (loss ? 8000 : 0) + (s.slow ? 10_000 : 0);
+  return { timeScale, chain, topics, blocks, link, steps: kept, convergeMs: Math.min(convergeMs, 60_000) };
+}
+
+/** The schedule's steps that can take effect together: one half-open, stale-cursor or loss step, and what fits beside it. */
+function keptSteps(s: StreamSchedule): { halfOpen?: HalfOpenStep; stale?: StaleStep; loss?: LossStep; steps: Step[] } {
   const first = <L extends Step['layer']>(layer: L) => s.steps.find((x): x is Extract<Step, { layer: L }> => x.layer === layer);
   const halfOpen = s.slow ? undefined : first('half-open');
   const stale = halfOpen ? undefined : first('stale-cursor');
@@ -75,17 +122,12 @@ function compute(s: StreamSchedule): Placement {
     if (x.layer === 'deep-reorg' && stale) return false; // retention may have deleted what it would reach
     return !dropped.has(x.layer);
   });
+  return { ...(halfOpen ? { halfOpen } : {}), ...(stale ? { stale } : {}), ...(loss ? { loss } : {}), steps };
+}
 
-  // The script: long enough for a stale-cursor cut, which must outlast retention and the safe height.
-  const minStart = Math.max(1, Math.ceil((s.slow ? 500 : 1000) / period) - 1);
-  const staleBlocks = stale ? Math.max(stale.retention + 1, CHAIN.confirmations) + 2 + stale.extra : 0;
-  // A slow reader's second without reading needs blocks produced meanwhile, and after.
-  const slowBlocks = s.slow ? Math.ceil((1.5 * SLOW.stopMs) / period) : 0;
-  const blocks = Math.max(s.blocks, staleBlocks + minStart + 3, slowBlocks + minStart + 3);
-  const lastBlock = CHAIN.initialBlocks + blocks;
-
-  // Reorganisations, in block order, each after the head the previous one left.
-  const reorgs: Extract<Placed, { layer: 'reorg' | 'deep-reorg' }>[] = [];
+/** Reorganisations, in block order, each after the head the previous one left. */
+function placeReorgs(steps: readonly Step[], minStart: number, lastBlock: number): PlacedReorg[] {
+  const reorgs: PlacedReorg[] = [];
   let free = CHAIN.initialBlocks + minStart;
   for (const r of steps.filter((x): x is Extract<Step, { layer: 'reorg' | 'deep-reorg' }> => x.layer === 'reorg' || x.layer === 'deep-reorg')) {
     if (free >= lastBlock) break;
@@ -96,17 +138,34 @@ function compute(s: StreamSchedule): Placement {
     reorgs.push({ layer: r.layer, after, depth, length });
     free = after - depth + length;
   }
-  // The blocks the script mines one by one (a reorganisation's new branch is not among them).
+  return reorgs;
+}
+
+/** The blocks the script mines one by one (a reorganisation's new branch is not among them). */
+function minedBlocks(reorgs: readonly PlacedReorg[], lastBlock: number): number[] {
   const mined: number[] = [];
   for (let head = CHAIN.initialBlocks; head < lastBlock; ) {
     mined.push(++head);
     const r = reorgs.find((x) => x.after === head);
     if (r) head = r.after - r.depth + r.length;
   }
+  return mined;
+}
+
+/** The steps that take effect on mined blocks (misbehaviour and hooks come once the chain is known). */
+function placeOnBlocks(
+  s: StreamSchedule,
+  steps: readonly Step[],
+  reorgs: readonly PlacedReorg[],
+  mined: readonly number[],
+  minStart: number,
+  staleBlocks: number,
+  halfOpen: HalfOpenStep | undefined,
+): { placed: Placed[]; staleWindow: Window | undefined } {
   const len = mined.length;
   const point = (at: number) => mined[minStart + (at % Math.max(1, len - minStart))] ?? mined[len - 1]!;
   /** A window [from, to) of `k` mined blocks starting at a mined block, or undefined when the script has no room. */
-  const window = (at: number, k: number): { from: number; to: number } | undefined => {
+  const window = (at: number, k: number): Window | undefined => {
     const room = len - 1 - minStart;
     if (room < 1) return undefined;
     const i = minStart + (at % room);
@@ -114,8 +173,7 @@ function compute(s: StreamSchedule): Placement {
   };
 
   const placed: Placed[] = s.slow ? [{ layer: 'slow-reader', from: mined[minStart] ?? mined[len - 1]!, ms: SLOW.stopMs }] : [];
-  let quietTopic: number | undefined;
-  let staleWindow: { from: number; to: number } | undefined;
+  let staleWindow: Window | undefined;
   const reorgOf = new Map(steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').map((x, i) => [x, reorgs[i]]));
   for (const x of steps) {
     switch (x.layer) {
@@ -165,10 +223,12 @@ function compute(s: StreamSchedule): Placement {
         break; // misbehaviour and hooks: below, once the chain is known
     }
   }
+  return { placed, staleWindow };
+}
 
-  // The chain, and the followed accounts: a quiet one for a quiet stale-cursor schedule.
+function chainOf(s: StreamSchedule, stale: StaleStep | undefined, lastBlock: number, reorgs: readonly PlacedReorg[]): ChainPlan {
   const quiet = stale?.quiet === true;
-  const chain: ChainPlan = {
+  return {
     seed: s.seed,
     chainId: 1,
     accounts: quiet ? 12 : 6,
@@ -182,21 +242,12 @@ function compute(s: StreamSchedule): Placement {
     ...(stale ? { retentionMs: stale.retention * CHAIN.blockIntervalMs } : {}),
     reorgs: reorgs.map(({ after, depth, length, layer }) => ({ afterBlock: after, depth, length, deep: layer === 'deep-reorg' })),
   };
-  if (quiet && staleWindow) {
-    quietTopic = quietAccount(chain, staleWindow, stale.at);
-    const p = placed.find((x) => x.layer === 'stale-cursor');
-    if (p && p.layer === 'stale-cursor' && quietTopic !== undefined) p.quiet = quietTopic;
-  }
-  const topics = quiet ? [quietTopic ?? 1] : s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
-  const chainSim = sim(chain, topics);
+}
 
-  placed.push(...misbehaviour(steps, chainSim, placed));
-  placed.push(...hooks(steps, chainSim, placed, s.slow, () => abandonsEvents(chain, topics)));
-  // An unknown op is judged by what happens to its connection afterwards: nothing else may close it.
-  const kept = placed.filter((p) => p.layer !== 'unknown-op' || (!s.slow && !placed.some(closes)));
-
+/** Heartbeats and idle timeouts that the schedule's latency cannot trip for a correct consumer. */
+function linkOf(s: StreamSchedule, halfOpen: HalfOpenStep | undefined, kept: readonly Placed[]): Link {
   const worst = (up: boolean) => Math.max(0, ...kept.map((p) => (p.layer === 'latency' && p.up === up ? p.latency + p.jitter : 0)));
-  const link: Link = halfOpen
+  return halfOpen
     ? { serverPingMs: 500, serverIdleMs: 20_000, consumerPingMs: 1000, consumerIdleMs: Math.max(2000, 1000 + worst(false) + 300) }
     : s.slow
       ? { serverPingMs: 1000, serverIdleMs: 5000 + worst(true), consumerPingMs: 2000, consumerIdleMs: Math.max(4000, 2000 + worst(false) + 300) }
@@ -206,11 +257,6 @@ function compute(s: StreamSchedule): Placement {
           consumerPingMs: 1000,
           consumerIdleMs: Math.max(kept.some((p) => p.layer === 'unknown-op') ? 4000 : 2000, 2 * s.serverPing + worst(false) + 300),
         };
-  const count = (layer: Placed['layer']) => kept.filter((p) => p.layer === layer).length;
-  // Only a failing consumer waits it out: a correct one converges well before.
-  const convergeMs =
-    6000 + 1500 * count('kill') + link.consumerIdleMs * count('stall') + (halfOpen ? halfOpen.ms : 0) + (loss ? 8000 : 0) + (s.slow ? 10_000 : 0);
-  return { timeScale, chain, topics, blocks, link, steps: kept, convergeMs: Math.min(convergeMs, 60_000) };
 }
 
 /** The cut of a reorganisation "while away": from inside the abandoned blocks until after the reorganisation. */

@@ -198,6 +198,25 @@ export function judgeStore(name: string, view: StoreView, expected: Expected, se
   for (const s of view.shape) problems.push({ code: 'store-shape', text: `${name}: ${s}` });
 
   const S = view.snapshotCursor;
+  problems.push(...snapshotProblems(name, view, expected, sent));
+  const want = expected.events.filter((e) => sameChainAfter(e.cursor, S));
+  problems.push(...activityProblems(name, view, want, expected, summary));
+  problems.push(...balanceProblems(name, view, expected, summary));
+  problems.push(...cursorProblems(name, view, want, summary));
+
+  summary.differs = problems.length > 0;
+  summary.line = summary.differs
+    ? describeDiffs(summary, view)
+    : `matches the chain (${plural(summary.events, 'event')} after its snapshot at ${shortCursor(S)}, cursor ${shortCursor(view.cursor)})`;
+  return { problems, summary };
+}
+
+type Problems = Judgement['problems'];
+
+/** The snapshot it stands on: installed, one the server sent, and of a block still canonical. */
+function snapshotProblems(name: string, view: StoreView, expected: Expected, sent: readonly SentSnapshot[]): Problems {
+  const problems: Problems = [];
+  const S = view.snapshotCursor;
   if (S === null)
     problems.push({ code: 'no-snapshot', text: `${name}: no snapshot was ever installed (snapshot_cursor is NULL), so its balances have no base` });
   else {
@@ -218,8 +237,13 @@ export function judgeStore(name: string, view: StoreView, expected: Expected, se
       });
   }
 
-  // The activity list: exactly the expected events above the snapshot, in cursor order.
-  const want = expected.events.filter((e) => sameChainAfter(e.cursor, S));
+  return problems;
+}
+
+/** The activity list: exactly the expected events (`want`) above the snapshot, in cursor order. */
+function activityProblems(name: string, view: StoreView, want: readonly RealEvent[], expected: Expected, summary: StoreSummary): Problems {
+  const problems: Problems = [];
+  const S = view.snapshotCursor;
   summary.expectedEvents = want.length;
   const wanted = new Map(want.map((e) => [e.cursor, e]));
   const held = new Map(view.events.map((e) => [e.cursor, e]));
@@ -263,7 +287,13 @@ export function judgeStore(name: string, view: StoreView, expected: Expected, se
     });
   }
 
-  // Balances: every followed account, an absent row counting as "0".
+  return problems;
+}
+
+/** Balances: every followed account, an absent row counting as "0". */
+function balanceProblems(name: string, view: StoreView, expected: Expected, summary: StoreSummary): Problems {
+  const problems: Problems = [];
+  const S = view.snapshotCursor;
   for (const account of expected.topics) {
     const raw = view.balances.get(account) ?? '0';
     const want = (expected.balances.get(account) ?? 0n).toString();
@@ -296,7 +326,13 @@ export function judgeStore(name: string, view: StoreView, expected: Expected, se
       text: `${name}: the balance of ${d.account} is ${d.got}, the chain says ${d.want}${d.hint ? ` (${d.hint})` : ''}`,
     });
 
-  // The cursor: its last expected event, or its snapshot's when none is above it.
+  return problems;
+}
+
+/** The cursor: its last expected event, or its snapshot's when none is above it. */
+function cursorProblems(name: string, view: StoreView, want: readonly RealEvent[], summary: StoreSummary): Problems {
+  const problems: Problems = [];
+  const S = view.snapshotCursor;
   const last = want.at(-1);
   summary.wantCursor = last ? last.cursor : S;
   const wantHash = last ? last.payload.blockHash : view.snapshotBlockHash;
@@ -313,11 +349,7 @@ export function judgeStore(name: string, view: StoreView, expected: Expected, se
       ...(view.cursor ? { cursors: [view.cursor] } : {}),
     });
 
-  summary.differs = problems.length > 0;
-  summary.line = summary.differs
-    ? describeDiffs(summary, view)
-    : `matches the chain (${plural(summary.events, 'event')} after its snapshot at ${shortCursor(S)}, cursor ${shortCursor(view.cursor)})`;
-  return { problems, summary };
+  return problems;
 }
 
 /**

@@ -94,154 +94,17 @@ export const feedScenario: LabScenario<FeedPlan> = {
   semanticProblems(raw) {
     const file = raw as unknown as File;
     const out: RawProblem[] = [];
-    const problem = (segments: Segment[], message: string, at: 'key' | 'value' = 'value') => out.push({ segments, at, message });
-
-    if (!/virtual/i.test(file.description))
-      problem(
-        ['description'],
-        'must say what the script\'s virtual time stands for (e.g. "virtual time runs 10x faster than real time: a 2.5 s block takes 250 ms")',
-      );
-
-    const c = file.chain;
+    const problem: Report = (segments, message, at = 'value') => out.push({ segments, at, message });
     const plan = chainPlanOf(file);
-    if (c.logs_per_block && c.logs_per_block.min > c.logs_per_block.max)
-      problem(['chain', 'logs_per_block', 'min'], `must be <= max (got min ${c.logs_per_block.min}, max ${c.logs_per_block.max})`);
-    const blocks = blocksOf(file);
-    if (blocks < 1)
-      problem(['time', 'duration_ms'], `must last at least one block interval (${plan.blockIntervalMs} ms of virtual time; got ${file.time.duration_ms})`);
-    if (plan.lastBlock > 10_000)
-      problem(['time', 'duration_ms'], `the script would mine ${blocks} blocks after the initial ones; at most 10 000 blocks in all`);
-
-    const topics = file.consumer.topics;
-    topics.forEach((index, i) => {
-      if (index >= plan.accounts) problem(['consumer', 'topics', i], `the chain has accounts 0..${plan.accounts - 1} (got ${index})`);
-    });
-
-    // Reorganisations: what the chain refuses, and what the script would never reach.
-    const scriptBlocks = `the script mines blocks ${plan.initialBlocks + 1}..${plan.lastBlock}`;
-    const reorgsOk = (c.reorgs ?? []).every((r, i) => {
-      const at = (key: string): Segment[] => ['chain', 'reorgs', i, key];
-      const before = out.length;
-      if (r.after_block <= plan.initialBlocks || r.after_block > plan.lastBlock)
-        problem(at('after_block'), `must be a block of the script: ${scriptBlocks} (got ${r.after_block})`);
-      if (r.length !== undefined && r.length < r.depth) problem(at('length'), `must be at least depth ${r.depth} (got ${r.length}): the head never moves back`);
-      if (r.depth > r.after_block) problem(at('depth'), `reaches below block 1 (after block ${r.after_block}, depth ${r.depth}); genesis stays`);
-      else if (!r.deep && r.depth > plan.confirmations)
-        problem(
-          at('depth'),
-          `depth ${r.depth} reaches the safe height (confirmations: ${plan.confirmations}): only a deep reorganisation may, set \`deep: true\` or make it shallower`,
-        );
-      return out.length === before;
-    });
-    const topicsOk = topics.every((index) => index < plan.accounts);
-    const logsOk = plan.logsPerBlock.min <= plan.logsPerBlock.max;
-    const sim = reorgsOk && topicsOk && logsOk && blocks >= 1 && plan.lastBlock <= 10_000 ? simulate(plan, topics) : undefined;
-    if (sim) {
-      const happened = new Set(sim.reorgs.map((r) => r.ordinal));
-      plan.reorgs.forEach((r, i) => {
-        if (happened.has(i + 1) || sim.error) return;
-        const fileIndex = (c.reorgs ?? []).findIndex((f) => f.after_block === r.afterBlock && f.depth === r.depth);
-        problem(
-          ['chain', 'reorgs', fileIndex, 'after_block'],
-          `block ${r.afterBlock} is never mined one by one: an earlier reorganisation's new branch ${describeSkip(sim.reorgs, r.afterBlock)}`,
-        );
-      });
-      if (sim.error) problem(['chain', 'reorgs'], sim.error, 'key');
-    }
-
-    // Fault points: blocks the script mines one by one, reorganisations that happen.
-    for (const [i, fault] of (file.faults ?? []).entries()) {
-      for (const role of ['start', 'end'] as const) {
-        const trigger = fault[role];
-        if (!trigger) continue;
-        const block = trigger.before_block;
-        if (typeof block === 'number' && block < plan.lastBlock + 1) {
-          if (block <= plan.initialBlocks)
-            problem(['faults', i, role, 'before_block'], `block ${block} is an initial block, mined before the run: ${scriptBlocks}`);
-          else if (sim && !sim.mined.has(block))
-            problem(
-              ['faults', i, role, 'before_block'],
-              `block ${block} is never mined one by one: a reorganisation's new branch ${describeSkip(sim.reorgs, block)}`,
-            );
-        }
-        const reorg = trigger.before_reorg;
-        if (typeof reorg === 'number' && reorg > plan.reorgs.length)
-          problem(
-            ['faults', i, role, 'before_reorg'],
-            `the script has ${plan.reorgs.length} reorganisation${plan.reorgs.length === 1 ? '' : 's'} (got ${reorg})`,
-          );
-        const event = trigger.before_event;
-        if (typeof event === 'number' && sim) {
-          const total = sim.produced.length + sim.events.filter((e) => Number(e.cursor.split(':')[1]) <= plan.initialBlocks).length;
-          if (event > total) problem(['faults', i, role, 'before_event'], `the chain has at most ${total} events for the followed accounts (got ${event})`);
-        }
-      }
-    }
-
-    // Misbehaviour: anchors the script reaches, options that belong to the action.
-    for (const [i, rule] of (file.server?.misbehave ?? []).entries()) {
-      const at = (key: string): Segment[] => ['server', 'misbehave', i, key];
-      const only: [keyof typeof rule, string][] = [
-        ['count', 'resend'],
-        ['form', 'malformed'],
-        ['ms', 'stall'],
-      ];
-      for (const [key, action] of only) if (rule[key] !== undefined && rule.action !== action) problem(at(key), `only a ${action} takes \`${key}\``, 'key');
-      if (!sim) continue;
-      const anchor = anchorCursor(rule, sim.produced, plan.initialBlocks);
-      if ('problem' in anchor) {
-        problem(at(anchor.field), anchor.problem);
-        continue;
-      }
-      // An amount is checked in a Transfer only: anywhere else the "bad" amount is no bad frame at all.
-      const type = sim.produced.find((e) => e.cursor === anchor.cursor)?.type;
-      if ((rule.action === 'number-amount' || rule.form === 'noncanonical-amount') && type !== undefined && type !== 'Transfer')
-        problem(at(rule.event !== undefined ? 'event' : 'block'), `${rule.form ?? rule.action} needs a Transfer, but the anchor ${anchor.cursor} is a ${type}`);
-    }
-
-    // The contract's variables must agree with the server's heartbeat and the link's latency.
-    const latency = worstLatency(file.faults);
-    const serverPing = file.server?.ping_ms ?? DEFAULTS.serverPingMs;
-    const serverIdle = file.server?.idle_ms ?? DEFAULTS.serverIdleMs;
-    const consumerPing = file.consumer.ping_ms ?? DEFAULTS.consumerPingMs;
-    const consumerIdle = file.consumer.idle_ms ?? DEFAULTS.consumerIdleMs;
-    if (serverIdle < 2 * consumerPing + latency.upstream)
-      problem(
-        file.server?.idle_ms === undefined ? ['server'] : ['server', 'idle_ms'],
-        `the server's idle_ms (${serverIdle}) must be at least twice the consumer's ping_ms (${consumerPing}) plus the worst upstream latency (${latency.upstream} ms): otherwise it closes live connections`,
-        file.server?.idle_ms === undefined ? 'key' : 'value',
-      );
-    if (consumerIdle < 2 * serverPing + latency.downstream)
-      problem(
-        file.consumer.idle_ms === undefined ? ['consumer'] : ['consumer', 'idle_ms'],
-        `the consumer's idle_ms (${consumerIdle}) must be at least twice the server's ping_ms (${serverPing}) plus the worst downstream latency (${latency.downstream} ms): otherwise it drops live connections`,
-        file.consumer.idle_ms === undefined ? 'key' : 'value',
-      );
-    const base = file.consumer.backoff_base_ms ?? DEFAULTS.backoffBaseMs;
-    const cap = file.consumer.backoff_cap_ms ?? DEFAULTS.backoffCapMs;
-    if (cap < base)
-      problem(
-        ['consumer', file.consumer.backoff_cap_ms === undefined ? 'backoff_base_ms' : 'backoff_cap_ms'],
-        `backoff_cap_ms (${cap}) must be at least backoff_base_ms (${base})`,
-      );
-    const listed = file.consumer.processes?.length ?? 1;
-    const max = file.consumer.restart?.max;
-    if (max !== undefined && max < listed) problem(['consumer', 'restart', 'max'], `must be at least the number of listed processes, ${listed} (got ${max})`);
-    const expected = file.expect?.processes;
-    if (expected !== undefined && expected > (max ?? Math.max(listed, DEFAULTS.restartMax)))
-      problem(['expect', 'processes'], `more than consumer.restart.max allows (${max ?? Math.max(listed, DEFAULTS.restartMax)})`);
-
+    basicProblems(file, plan, problem);
+    const reorgsOk = reorgProblems(file, plan, problem);
+    const sim = runnableScript(file, plan, reorgsOk) ? simulate(plan, file.consumer.topics) : undefined;
+    if (sim) unreachedReorgProblems(file, plan, sim, problem);
+    faultPointProblems(file, plan, sim, problem);
+    misbehaviourProblems(file, plan, sim, problem);
+    contractVariableProblems(file, problem);
     out.push(...badEnvironmentProblems(file));
-
-    // Long-running consumers are killed at the core's deadline: the whole run must fit in it.
-    const timeScale = file.time_scale ?? 1;
-    const deadline = file.deadline_ms ?? CORE_DEFAULTS.deadlineMs;
-    const need = scriptRealMs(plan, timeScale) + (file.time.converge_ms ?? DEFAULTS.convergeMs) + 5000;
-    if (blocks >= 1 && deadline < need)
-      problem(
-        file.deadline_ms === undefined ? ['time', 'duration_ms'] : ['deadline_ms'],
-        `consumer processes are killed at deadline_ms (${deadline} ms${file.deadline_ms === undefined ? ', the default' : ''}), but the script takes ${scriptRealMs(plan, timeScale)} ms of real time and the stores get up to ${file.time.converge_ms ?? DEFAULTS.convergeMs} ms more: deadline_ms must be at least ${need}`,
-      );
+    const deadline = deadlineProblems(file, plan, problem);
     out.push(...stormProblems(file, deadline));
     return out;
   },
@@ -319,6 +182,179 @@ export const feedScenario: LabScenario<FeedPlan> = {
 };
 
 /** Which reorganisation's new branch covers `block`, in words. */
+/** Reports one problem of the scenario file: where it is, what is wrong. */
+type Report = (segments: Segment[], message: string, at?: 'key' | 'value') => void;
+type Simulation = ReturnType<typeof simulate>;
+
+const scriptBlocksOf = (plan: ChainPlan): string => `the script mines blocks ${plan.initialBlocks + 1}..${plan.lastBlock}`;
+
+/** The description, the chain's block counts and the followed accounts. */
+function basicProblems(file: File, plan: ChainPlan, problem: Report): void {
+  if (!/virtual/i.test(file.description))
+    problem(
+      ['description'],
+      'must say what the script\'s virtual time stands for (e.g. "virtual time runs 10x faster than real time: a 2.5 s block takes 250 ms")',
+    );
+
+  const c = file.chain;
+  if (c.logs_per_block && c.logs_per_block.min > c.logs_per_block.max)
+    problem(['chain', 'logs_per_block', 'min'], `must be <= max (got min ${c.logs_per_block.min}, max ${c.logs_per_block.max})`);
+  const blocks = blocksOf(file);
+  if (blocks < 1)
+    problem(['time', 'duration_ms'], `must last at least one block interval (${plan.blockIntervalMs} ms of virtual time; got ${file.time.duration_ms})`);
+  if (plan.lastBlock > 10_000) problem(['time', 'duration_ms'], `the script would mine ${blocks} blocks after the initial ones; at most 10 000 blocks in all`);
+
+  file.consumer.topics.forEach((index, i) => {
+    if (index >= plan.accounts) problem(['consumer', 'topics', i], `the chain has accounts 0..${plan.accounts - 1} (got ${index})`);
+  });
+}
+
+/** Reorganisations the chain refuses; true when there is none. */
+function reorgProblems(file: File, plan: ChainPlan, problem: Report): boolean {
+  const scriptBlocks = scriptBlocksOf(plan);
+  return (file.chain.reorgs ?? []).every((r, i) => {
+    const at = (key: string): Segment[] => ['chain', 'reorgs', i, key];
+    let refused = false;
+    const refuse = (segments: Segment[], message: string) => {
+      refused = true;
+      problem(segments, message);
+    };
+    if (r.after_block <= plan.initialBlocks || r.after_block > plan.lastBlock)
+      refuse(at('after_block'), `must be a block of the script: ${scriptBlocks} (got ${r.after_block})`);
+    if (r.length !== undefined && r.length < r.depth) refuse(at('length'), `must be at least depth ${r.depth} (got ${r.length}): the head never moves back`);
+    if (r.depth > r.after_block) refuse(at('depth'), `reaches below block 1 (after block ${r.after_block}, depth ${r.depth}); genesis stays`);
+    else if (!r.deep && r.depth > plan.confirmations)
+      refuse(
+        at('depth'),
+        `depth ${r.depth} reaches the safe height (confirmations: ${plan.confirmations}): only a deep reorganisation may, set \`deep: true\` or make it shallower`,
+      );
+    return !refused;
+  });
+}
+
+/** Whether the script can be simulated: valid reorganisations, accounts, logs per block and length. */
+function runnableScript(file: File, plan: ChainPlan, reorgsOk: boolean): boolean {
+  const topicsOk = file.consumer.topics.every((index) => index < plan.accounts);
+  const logsOk = plan.logsPerBlock.min <= plan.logsPerBlock.max;
+  return reorgsOk && topicsOk && logsOk && blocksOf(file) >= 1 && plan.lastBlock <= 10_000;
+}
+
+/** Reorganisations the script would never reach. */
+function unreachedReorgProblems(file: File, plan: ChainPlan, sim: Simulation, problem: Report): void {
+  const happened = new Set(sim.reorgs.map((r) => r.ordinal));
+  plan.reorgs.forEach((r, i) => {
+    if (happened.has(i + 1) || sim.error) return;
+    const fileIndex = (file.chain.reorgs ?? []).findIndex((f) => f.after_block === r.afterBlock && f.depth === r.depth);
+    problem(
+      ['chain', 'reorgs', fileIndex, 'after_block'],
+      `block ${r.afterBlock} is never mined one by one: an earlier reorganisation's new branch ${describeSkip(sim.reorgs, r.afterBlock)}`,
+    );
+  });
+  if (sim.error) problem(['chain', 'reorgs'], sim.error, 'key');
+}
+
+/** Fault points: blocks the script mines one by one, reorganisations that happen. */
+function faultPointProblems(file: File, plan: ChainPlan, sim: Simulation | undefined, problem: Report): void {
+  const scriptBlocks = scriptBlocksOf(plan);
+  for (const [i, fault] of (file.faults ?? []).entries()) {
+    for (const role of ['start', 'end'] as const) {
+      const trigger = fault[role];
+      if (!trigger) continue;
+      const block = trigger.before_block;
+      if (typeof block === 'number' && block < plan.lastBlock + 1) {
+        if (block <= plan.initialBlocks)
+          problem(['faults', i, role, 'before_block'], `block ${block} is an initial block, mined before the run: ${scriptBlocks}`);
+        else if (sim && !sim.mined.has(block))
+          problem(
+            ['faults', i, role, 'before_block'],
+            `block ${block} is never mined one by one: a reorganisation's new branch ${describeSkip(sim.reorgs, block)}`,
+          );
+      }
+      const reorg = trigger.before_reorg;
+      if (typeof reorg === 'number' && reorg > plan.reorgs.length)
+        problem(
+          ['faults', i, role, 'before_reorg'],
+          `the script has ${plan.reorgs.length} reorganisation${plan.reorgs.length === 1 ? '' : 's'} (got ${reorg})`,
+        );
+      const event = trigger.before_event;
+      if (typeof event === 'number' && sim) {
+        const total = sim.produced.length + sim.events.filter((e) => Number(e.cursor.split(':')[1]) <= plan.initialBlocks).length;
+        if (event > total) problem(['faults', i, role, 'before_event'], `the chain has at most ${total} events for the followed accounts (got ${event})`);
+      }
+    }
+  }
+}
+
+/** Misbehaviour: anchors the script reaches, options that belong to the action. */
+function misbehaviourProblems(file: File, plan: ChainPlan, sim: Simulation | undefined, problem: Report): void {
+  for (const [i, rule] of (file.server?.misbehave ?? []).entries()) {
+    const at = (key: string): Segment[] => ['server', 'misbehave', i, key];
+    const only: [keyof typeof rule, string][] = [
+      ['count', 'resend'],
+      ['form', 'malformed'],
+      ['ms', 'stall'],
+    ];
+    for (const [key, action] of only) if (rule[key] !== undefined && rule.action !== action) problem(at(key), `only a ${action} takes \`${key}\``, 'key');
+    if (!sim) continue;
+    const anchor = anchorCursor(rule, sim.produced, plan.initialBlocks);
+    if ('problem' in anchor) {
+      problem(at(anchor.field), anchor.problem);
+      continue;
+    }
+    // An amount is checked in a Transfer only: anywhere else the "bad" amount is no bad frame at all.
+    const type = sim.produced.find((e) => e.cursor === anchor.cursor)?.type;
+    if ((rule.action === 'number-amount' || rule.form === 'noncanonical-amount') && type !== undefined && type !== 'Transfer')
+      problem(at(rule.event !== undefined ? 'event' : 'block'), `${rule.form ?? rule.action} needs a Transfer, but the anchor ${anchor.cursor} is a ${type}`);
+  }
+}
+
+/** The contract's variables must agree with the server's heartbeat and the link's latency. */
+function contractVariableProblems(file: File, problem: Report): void {
+  const latency = worstLatency(file.faults);
+  const serverPing = file.server?.ping_ms ?? DEFAULTS.serverPingMs;
+  const serverIdle = file.server?.idle_ms ?? DEFAULTS.serverIdleMs;
+  const consumerPing = file.consumer.ping_ms ?? DEFAULTS.consumerPingMs;
+  const consumerIdle = file.consumer.idle_ms ?? DEFAULTS.consumerIdleMs;
+  if (serverIdle < 2 * consumerPing + latency.upstream)
+    problem(
+      file.server?.idle_ms === undefined ? ['server'] : ['server', 'idle_ms'],
+      `the server's idle_ms (${serverIdle}) must be at least twice the consumer's ping_ms (${consumerPing}) plus the worst upstream latency (${latency.upstream} ms): otherwise it closes live connections`,
+      file.server?.idle_ms === undefined ? 'key' : 'value',
+    );
+  if (consumerIdle < 2 * serverPing + latency.downstream)
+    problem(
+      file.consumer.idle_ms === undefined ? ['consumer'] : ['consumer', 'idle_ms'],
+      `the consumer's idle_ms (${consumerIdle}) must be at least twice the server's ping_ms (${serverPing}) plus the worst downstream latency (${latency.downstream} ms): otherwise it drops live connections`,
+      file.consumer.idle_ms === undefined ? 'key' : 'value',
+    );
+  const base = file.consumer.backoff_base_ms ?? DEFAULTS.backoffBaseMs;
+  const cap = file.consumer.backoff_cap_ms ?? DEFAULTS.backoffCapMs;
+  if (cap < base)
+    problem(
+      ['consumer', file.consumer.backoff_cap_ms === undefined ? 'backoff_base_ms' : 'backoff_cap_ms'],
+      `backoff_cap_ms (${cap}) must be at least backoff_base_ms (${base})`,
+    );
+  const listed = file.consumer.processes?.length ?? 1;
+  const max = file.consumer.restart?.max;
+  if (max !== undefined && max < listed) problem(['consumer', 'restart', 'max'], `must be at least the number of listed processes, ${listed} (got ${max})`);
+  const expected = file.expect?.processes;
+  if (expected !== undefined && expected > (max ?? Math.max(listed, DEFAULTS.restartMax)))
+    problem(['expect', 'processes'], `more than consumer.restart.max allows (${max ?? Math.max(listed, DEFAULTS.restartMax)})`);
+}
+
+/** Long-running consumers are killed at the core's deadline: the whole run must fit in it. Returns the deadline. */
+function deadlineProblems(file: File, plan: ChainPlan, problem: Report): number {
+  const timeScale = file.time_scale ?? 1;
+  const deadline = file.deadline_ms ?? CORE_DEFAULTS.deadlineMs;
+  const need = scriptRealMs(plan, timeScale) + (file.time.converge_ms ?? DEFAULTS.convergeMs) + 5000;
+  if (blocksOf(file) >= 1 && deadline < need)
+    problem(
+      file.deadline_ms === undefined ? ['time', 'duration_ms'] : ['deadline_ms'],
+      `consumer processes are killed at deadline_ms (${deadline} ms${file.deadline_ms === undefined ? ', the default' : ''}), but the script takes ${scriptRealMs(plan, timeScale)} ms of real time and the stores get up to ${file.time.converge_ms ?? DEFAULTS.convergeMs} ms more: deadline_ms must be at least ${need}`,
+    );
+  return deadline;
+}
+
 function describeSkip(reorgs: readonly { ordinal: number; afterBlock: number; forkNumber: number; headAfter: number }[], block: number): string {
   const r = reorgs.find((x) => x.forkNumber <= block && block <= x.headAfter);
   return r ? `(reorganisation ${r.ordinal}, after block ${r.afterBlock}) mined blocks ${r.forkNumber}..${r.headAfter}` : 'moved the head past it';

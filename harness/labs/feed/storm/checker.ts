@@ -47,20 +47,47 @@ export const stepOf = (base: number, cap: number, n: number): number => Math.min
  */
 export const resetLimitMs = (base: number, cap: number): number => Math.max(1.5 * base + 100, (1.5 * base + cap / 2) / 2);
 
+type ExitEntry = Extract<JournalEntry, { type: 'process-exit' }>;
+type StormRecord = ReturnType<typeof stormAttempts>[number];
+
 export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, storm: StormPlan): StormJudgement {
   const { backoffBaseMs: base, backoffCapMs: cap } = plan.consumer;
   const nCap = preCapSteps(base, cap);
   const records = stormAttempts(journal, storm.processes);
   const all = records.flatMap((r) => r.attempts.filter((a) => a.round >= 1));
-  const findings: Finding[] = [];
+  const exits = consumerExits(journal);
+  const norm = (a: StormAttempt) => a.delayMs / stepOf(base, cap, a.n);
+  const ks = { pre: ksTest(all.filter((a) => a.n < nCap).map(norm)), cap: ksTest(all.filter((a) => a.n >= nCap).map(norm)) };
+  const early = all.filter((a) => a.delayMs < base / 2);
+  const firsts = all.filter((a) => a.round >= 2 && a.index === 0);
+  const findings: Finding[] = [
+    ...exitFindings(records, exits, sigtermTimes(journal)),
+    ...noRetryFindings(records),
+    ...earlyFindings(early, all.length, base),
+    ...backoffFindings(all, ks, base, cap, nCap, norm),
+    ...resetFindings(firsts, base, cap),
+  ];
+  const tables = [statsTable(all, ks, early, firsts, base, cap, nCap)];
+  return { findings, tables, state: processTable(records, exits, storm), figure: figureOf(records, all, storm, base, cap, nCap, norm) };
+}
 
-  // Processes: each ran to the end and exited 0 on SIGTERM.
-  const exits = new Map<number, Extract<JournalEntry, { type: 'process-exit' }>>();
+/** Each consumer process's exit, by incarnation. */
+function consumerExits(journal: readonly JournalEntry[]): Map<number, ExitEntry> {
+  const exits = new Map<number, ExitEntry>();
+  for (const e of journal) if (e.type === 'process-exit' && e.role === 'consumer') exits.set(e.incarnation, e);
+  return exits;
+}
+
+/** When each consumer process was sent SIGTERM, by incarnation. */
+function sigtermTimes(journal: readonly JournalEntry[]): Map<number, number> {
   const sigterm = new Map<number, number>();
-  for (const e of journal) {
-    if (e.type === 'process-exit' && e.role === 'consumer') exits.set(e.incarnation, e);
-    if (e.type === 'fault' && e.name === SIGTERM_FAULT.consumer && e.incarnation !== undefined) sigterm.set(e.incarnation, e.t);
-  }
+  for (const e of journal) if (e.type === 'fault' && e.name === SIGTERM_FAULT.consumer && e.incarnation !== undefined) sigterm.set(e.incarnation, e.t);
+  return sigterm;
+}
+
+/** Processes: each ran to the end and exited 0 on SIGTERM. */
+function exitFindings(records: readonly StormRecord[], exits: Map<number, ExitEntry>, sigterm: Map<number, number>): Finding[] {
+  const findings: Finding[] = [];
   for (const r of records) {
     const exit = exits.get(r.process);
     const termed = sigterm.get(r.process);
@@ -78,6 +105,12 @@ export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, sto
         subject: { process: { role: 'consumer', incarnation: r.process }, t: exit.t },
       });
   }
+  return findings;
+}
+
+/** Every process reconnected after every restart. */
+function noRetryFindings(records: readonly StormRecord[]): Finding[] {
+  const findings: Finding[] = [];
   for (const r of records)
     for (let round = 1; round <= r.roundStarts.length; round++)
       if (!r.attempts.some((a) => a.round === round))
@@ -86,23 +119,34 @@ export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, sto
           text: `process ${r.process} never reconnected after restart ${round}`,
           subject: { process: { role: 'consumer', incarnation: r.process } },
         });
+  return findings;
+}
 
-  // No retry earlier than half the base.
-  const early = all.filter((a) => a.delayMs < base / 2);
-  if (early.length > 0) {
-    const first = early.reduce((a, b) => (b.delayMs < a.delayMs ? b : a));
-    findings.push({
+/** No retry earlier than half the base. */
+function earlyFindings(early: readonly StormAttempt[], total: number, base: number): Finding[] {
+  if (early.length === 0) return [];
+  const first = early.reduce((a, b) => (b.delayMs < a.delayMs ? b : a));
+  return [
+    {
       code: 'storm-too-early',
-      text: `${early.length} of ${all.length} retries came earlier than half the base (BASE/2 = ${ms(base / 2)}): the earliest ${fixed(first.delayMs, 1)} ms after the connection ended (process ${first.process}, restart ${first.round}, retry ${first.index + 1}); min(BASE × 2^n, CAP) × U(0.5, 1.5) is never below BASE/2`,
+      text: `${early.length} of ${total} retries came earlier than half the base (BASE/2 = ${ms(base / 2)}): the earliest ${fixed(first.delayMs, 1)} ms after the connection ended (process ${first.process}, restart ${first.round}, retry ${first.index + 1}); min(BASE × 2^n, CAP) × U(0.5, 1.5) is never below BASE/2`,
       subject: { process: { role: 'consumer', incarnation: first.process }, t: first.t },
-    });
-  }
+    },
+  ];
+}
 
-  // Jitter and growth: the normalised delays, before the cap and at the cap, never pooled.
-  const norm = (a: StormAttempt) => a.delayMs / stepOf(base, cap, a.n);
+/** Jitter and growth: the normalised delays, before the cap and at the cap, never pooled. */
+function backoffFindings(
+  all: readonly StormAttempt[],
+  ks: { pre: KsResult; cap: KsResult },
+  base: number,
+  cap: number,
+  nCap: number,
+  norm: (a: StormAttempt) => number,
+): Finding[] {
+  const findings: Finding[] = [];
   const pre = all.filter((a) => a.n < nCap);
   const atCap = all.filter((a) => a.n >= nCap);
-  const ks = { pre: ksTest(pre.map(norm)), cap: ksTest(atCap.map(norm)) };
   const ksWords = (r: KsResult) =>
     `Kolmogorov–Smirnov D⁺ = ${fixed(r.plus)} over ${r.n} delays divided by their step, above the bound ${fixed(r.threshold)} (√(ln(2/α)/2N) + ${KS_TOLERANCE}, α = ${KS_ALPHA.toExponential()})`;
   const medians = (xs: StormAttempt[]) => {
@@ -134,24 +178,41 @@ export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, sto
           : `the delays at the cap do not follow CAP × U(0.5, 1.5): median ${medians(atCap)}`;
     findings.push({ code: 'storm-backoff-at-cap', text: `${why}; ${ksWords(ks.cap)}` });
   }
+  return findings;
+}
 
-  // n back to 0 after a connection that delivered data: the first retry of every later restart.
-  // Judged on the shortest of them: scheduling only adds delay (20 clients reconnecting in step
-  // queue up behind each other), and a process that kept its n waits at least CAP / 2.
-  const firsts = all.filter((a) => a.round >= 2 && a.index === 0);
+/**
+ * n back to 0 after a connection that delivered data: the first retry of every later restart.
+ * Judged on the shortest of them: scheduling only adds delay (20 clients reconnecting in step
+ * queue up behind each other), and a process that kept its n waits at least CAP / 2.
+ */
+function resetFindings(firsts: readonly StormAttempt[], base: number, cap: number): Finding[] {
   const firstMin = Math.min(...firsts.map((a) => a.delayMs));
-  if (firsts.length > 0 && firstMin > resetLimitMs(base, cap))
-    findings.push({
+  if (firsts.length === 0 || firstMin <= resetLimitMs(base, cap)) return [];
+  return [
+    {
       code: 'storm-not-reset',
       text: `n was not reset after a successful subscription: the first retry after each restart that followed a served event waited at least ${ms(firstMin)} in all ${firsts.length} (processes × restarts); with n back to 0 it waits at most 1.5 × BASE = ${ms(1.5 * base)}`,
-    });
+    },
+  ];
+}
 
+function statsTable(
+  all: readonly StormAttempt[],
+  ks: { pre: KsResult; cap: KsResult },
+  early: readonly StormAttempt[],
+  firsts: readonly StormAttempt[],
+  base: number,
+  cap: number,
+  nCap: number,
+): Table {
+  const firstMin = Math.min(...firsts.map((a) => a.delayMs));
   const row = (label: string, r: KsResult) => ({
     label,
     cells: [r.n, r.n === 0 ? '—' : `${fixed(r.plus)} (D⁻ ${fixed(r.minus)})`, r.n === 0 ? '—' : fixed(r.threshold)],
     ...(r.n === 0 ? {} : { ok: r.pass }),
   });
-  const statsTable: Table = {
+  return {
     id: 'storm-backoff',
     title: 'Backoff statistics',
     columns: ['attempts', 'D⁺ or value', 'bound'],
@@ -171,7 +232,10 @@ export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, sto
     ],
     note: `Delays are divided by their step min(BASE × 2^n, CAP) (BASE ${base} ms, CAP ${cap} ms) and compared with U(0.5, 1.5); a sample fails when D⁺ (the sample's CDF above U's: waits too short or too regular) > √(ln(2/α)/2N) + ${KS_TOLERANCE}, α = ${KS_ALPHA.toExponential()}. D⁻ (waits too long) is shown, not judged: scheduling delays, which only ever lengthen a wait, produce it on a loaded machine.`,
   };
-  const state: Table = {
+}
+
+function processTable(records: readonly StormRecord[], exits: Map<number, ExitEntry>, storm: StormPlan): Table {
+  return {
     id: 'storm-processes',
     title: 'Processes',
     columns: [...Array.from({ length: storm.rounds }, (_, i) => `restart ${i + 1}: attempts`), 'shortest wait (ms)', 'exit'],
@@ -189,7 +253,6 @@ export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, sto
     }),
     empty: 'no process ran',
   };
-  return { findings, tables: [statsTable], state, figure: figureOf(records, all, storm, base, cap, nCap, norm) };
 }
 
 function figureOf(
