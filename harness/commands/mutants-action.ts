@@ -2,7 +2,8 @@
 // its judgement, and whether every run's reports agree with its verdict.
 import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { runBatch } from '../run/batch.js';
+import { type BatchItem, runBatch } from '../run/batch.js';
+import type { RunResult } from '../run/runner.js';
 import { interruptible } from '../base/interrupt.js';
 import { allLabs, labNamed, labNames } from '../labs/registry.js';
 import {
@@ -92,24 +93,24 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
     );
     const disagreements: Disagreement[] = [];
     // The consumers' commands are relative to the project root, so the runs start there.
-    const { batchDir, results, notStarted } = await runBatch(
-      `${lab.name}-mutants${scope === 'full' ? '' : `-${scope}`}${opts.language ? `-${opts.language}` : ''}${opts.mutant ? '-some' : ''}`,
-      items,
-      {
-        jobs: opts.jobs,
-        cwd: projectRoot,
-        reportsDir: reportsDirOf(opts),
-        invokedAs: typedCommand(process.argv.slice(2)),
-        ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
-        signal,
-        onFinish: (item, result) => {
-          done++;
-          const disagree = agreementProblems(result.runDir, result.view);
-          if (disagree.length) disagreements.push({ label: item.label, runDir: result.runDir, problems: disagree });
-          if (result.status !== 'pass' || done % 10 === 0) process.stdout.write(`  [${done}/${items.length}] ${item.label}: ${result.status}\n`);
-        },
+    const batchName = `${lab.name}-mutants${scope === 'full' ? '' : `-${scope}`}${opts.language ? `-${opts.language}` : ''}${opts.mutant ? '-some' : ''}`;
+    const batchOptions: Parameters<typeof runBatch>[2] = {
+      jobs: opts.jobs,
+      cwd: projectRoot,
+      reportsDir: reportsDirOf(opts),
+      invokedAs: typedCommand(process.argv.slice(2)),
+      ...(sealModeOf(opts.seal) ? { seal: sealModeOf(opts.seal)! } : {}),
+      signal,
+      onFinish: (item, result) => {
+        done++;
+        const disagree = agreementProblems(result.runDir, result.view);
+        if (disagree.length) disagreements.push({ label: item.label, runDir: result.runDir, problems: disagree });
+        if (result.status !== 'pass' || done % 10 === 0) process.stdout.write(`  [${done}/${items.length}] ${item.label}: ${result.status}\n`);
       },
-    );
+    };
+    // The consumers' commands are relative to the project root, so the runs start there.
+    const { batchDir, results, notStarted } = await runBatch(batchName, items, batchOptions);
+    await rerunHarnessErrors(batchName, items, results, batchOptions, signal);
     if (signal.aborted) {
       process.stdout.write(
         `${lab.name}: interrupted after ${results.length} of ${items.length} runs (${notStarted.length} not started): no matrix judged from a part of it — every run: ${relative(process.cwd(), join(batchDir, 'index.html'))}\n`,
@@ -134,6 +135,38 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
 }
 
 type Disagreement = { label: string; runDir: string; problems: string[] };
+
+/** How many times a run that ended in a harness error is run again before it stays one. */
+const HARNESS_ERROR_RERUNS = 2;
+
+/**
+ * A run that ended in a harness error (a harness stalled by a loaded machine, a Toxiproxy that
+ * would not start) judged nothing of its consumer: like grading, the matrix runs it again, in a
+ * batch of its own, and takes the new result in its place. One that errs every time stays an
+ * error, and its row is not ok.
+ */
+export async function rerunHarnessErrors(
+  batchName: string,
+  items: BatchItem[],
+  results: RunResult[],
+  options: Parameters<typeof runBatch>[2],
+  signal: AbortSignal,
+  run: (name: string, items: BatchItem[], options: Parameters<typeof runBatch>[2]) => Promise<{ results: RunResult[] }> = runBatch,
+): Promise<void> {
+  for (let round = 1; round <= HARNESS_ERROR_RERUNS && !signal.aborted; round++) {
+    const again = results.flatMap((result, i) => (result?.status === 'error' ? [i] : []));
+    if (again.length === 0) return;
+    process.stdout.write(`  ${again.length} run(s) ended in a harness error (nothing judged): run again, round ${round} of ${HARNESS_ERROR_RERUNS}\n`);
+    const rerun = await run(
+      `${batchName}-rerun-${round}`,
+      again.map((i) => items[i]!),
+      options,
+    );
+    again.forEach((i, k) => {
+      if (rerun.results[k]) results[i] = rerun.results[k];
+    });
+  }
+}
 
 /** A lab's judged matrix: matrix.md and matrix.json in the batch folder, a line per row and per disagreement on stdout. */
 function writeMatrix(labName: string, batchDir: string, rows: MatrixRow[], names: string[], runs: number, disagreements: Disagreement[]): void {
