@@ -4,6 +4,7 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 export CONSUMER
+export SERVER
 
 NPM_STAMP := node_modules/.chaoslab-npm-ci
 BUILD_STAMP := dist/.chaoslab-built
@@ -13,6 +14,7 @@ SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/
 
 help:
 	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/ledger/python/client.py']   run one scenario"
+	@echo "make scenario NAME=feed-server-snapshot-race [SERVER='python3 path/to/server.py']  run a server scenario against a push server"
 	@echo "make scenario FILE=path/to/scenario.yaml                                    run a scenario file"
 	@echo "make test                                                                   run the test suite"
 	@echo "make catalogue [CONSUMER=...] [JOBS=2]                                      run every scenario against one consumer"
@@ -52,14 +54,16 @@ $(BUILD_STAMP): $(NPM_STAMP) $(SOURCES) scripts/build-validators.mjs scripts/bui
 toxiproxy:
 	@bash scripts/install-toxiproxy.sh
 
-# NAME, FILE, CONSUMER and JOBS reach the recipes as environment variables, never as recipe
+# NAME, FILE, CONSUMER, SERVER and JOBS reach the recipes as environment variables, never as recipe
 # text, so a value with quotes or `;` is passed as data and cannot run as shell code.
 export NAME FILE JOBS
 
 scenario: setup
 	@if [ -n "$${FILE:-}" ]; then target="$$FILE"; elif [ -n "$${NAME:-}" ]; then target="$$NAME"; \
-	 else echo "usage: make scenario NAME=<scenario> | FILE=<path> [CONSUMER='<command>']"; exit 2; fi; \
+	 else echo "usage: make scenario NAME=<scenario> | FILE=<path> [CONSUMER='<command>' | SERVER='<command>']"; exit 2; fi; \
+	 if [ -n "$${CONSUMER:-}" ] && [ -n "$${SERVER:-}" ]; then echo "make scenario: give CONSUMER or SERVER, not both"; exit 2; fi; \
 	 if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run "$$target" --consumer "$$CONSUMER"; \
+	 elif [ -n "$${SERVER:-}" ]; then node dist/harness/cli.js run "$$target" --server "$$SERVER"; \
 	 else node dist/harness/cli.js run "$$target"; fi
 
 # The browser test (test/harness/report/browser.test.ts) opens report.html in Debian's chromium through

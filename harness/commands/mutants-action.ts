@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 import { type BatchItem, runBatch } from '../run/batch.js';
 import type { RunResult } from '../run/runner.js';
 import { interruptible } from '../base/interrupt.js';
-import { allLabs, labNamed, labNames } from '../labs/registry.js';
+import { allLabs, labNamed, labNames, testsServer } from '../labs/registry.js';
 import {
   cellOf,
   consumersIn,
@@ -85,7 +85,8 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
     }
     // Listed from the build's index where it vouches for a file: each is loaded once, here.
     // The lab's own scenario folder (scenarios/<lab>/ for the catalogue's labs), each file loaded once.
-    const scenarios = loadLabScenarios(lab.scenariosDir);
+    // A consumer matrix: scenarios that test the lab's push server (their consumers are probes) are not its.
+    const scenarios = loadLabScenarios(lab.scenariosDir).filter((s) => !testsServer(s));
     const items = matrixItems(consumers, scenarios, scope, lab.happyPath);
     let done = 0;
     process.stdout.write(

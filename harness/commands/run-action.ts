@@ -15,6 +15,8 @@ import type { Selection } from './select.js';
 /** `chaoslab run`'s options, as commander parsed them (./run.ts defines them). */
 export interface RunCommandOptions {
   consumer?: string;
+  /** --server: the push server under test, for server scenarios. */
+  server?: string;
   out?: string;
   reports?: string;
   toxiproxyUrl?: string;
@@ -63,6 +65,7 @@ export async function runAction({ items, batch, batchName }: Selection, opts: Ru
         ...common,
         scenario: item!.scenario,
         ...(item!.consumerCommand ? { consumerCommand: item!.consumerCommand } : {}),
+        ...(item!.serverCommand ? { serverCommand: item!.serverCommand } : {}),
         onJournal: reporter.onJournal,
       });
       reporter.finalTable([reporter.scenarioFinished(item!.label, result)]);

@@ -14,6 +14,10 @@ export function register(program: Command): void {
       '--consumer <command>',
       'shell command line of the consumer under test, run from the current directory (default: the TypeScript reference consumer)',
     )
+    .option(
+      '--server <command>',
+      "shell command line of the push server under test, for server scenarios (feed-server-*); run from the current directory (default: the lab's reference server)",
+    )
     .option('--all', 'run every scenario of the catalogue')
     .option('--only <glob>', 'the same as a glob argument: run the catalogue scenarios whose name matches (e.g. "malformed-*")')
     .option('--lab <name>', 'only the scenarios of this lab (each line of `chaoslab list` names its lab)')

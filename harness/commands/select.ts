@@ -5,7 +5,7 @@
 import { minimatch } from 'minimatch';
 import { statSync } from 'node:fs';
 import type { BatchItem } from '../run/batch.js';
-import { labNamed, labNames } from '../labs/registry.js';
+import { labNamed, labNames, testsServer } from '../labs/registry.js';
 import { projectRoot, scenariosDir } from '../base/paths.js';
 import { catalogue, listScenarios } from '../catalogue/catalogue.js';
 import { vouchedScenarios } from '../catalogue/catalogue-index.js';
@@ -18,6 +18,7 @@ export interface SelectOptions {
   only?: string;
   lab?: string;
   consumer?: string;
+  server?: string;
   repeat: number;
 }
 
@@ -115,13 +116,17 @@ export interface Selection {
 
 export function selectItems(names: string[], opts: SelectOptions): Selection {
   if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
-  const consumer = opts.consumer ? { consumerCommand: opts.consumer } : {};
+  const consumer = { ...(opts.consumer ? { consumerCommand: opts.consumer } : {}), ...(opts.server ? { serverCommand: opts.server } : {}) };
   // Globs and --all list (and so validate) the whole catalogue; plain names need only its file names.
   const wide = opts.all || opts.only || names.some((n) => /[*?[\]{}!]/.test(n));
   // (Files the build's index vouches for are not loaded twice: the picked ones are loaded below.)
   const listed = wide ? listScenarios(scenariosDir, undefined, vouchedScenarios(catalogue(scenariosDir), scenariosDir, projectRoot)) : catalogue(scenariosDir);
   const { picked, batch } = selectScenarios(names, opts, listed, isFile);
-  const scenarios = picked.map((p) => loadScenario(p.file));
+  const scenarios = programFits(
+    picked.map((p) => loadScenario(p.file)),
+    opts,
+    Boolean(wide),
+  );
   // One consumer speaks one lab's protocol: with --consumer, the scenarios must be of one lab.
   const spanned = [...new Set(scenarios.map((s) => s.protocol))];
   if (opts.consumer && spanned.length > 1)
@@ -139,6 +144,33 @@ export function selectItems(names: string[], opts: SelectOptions): Selection {
     })),
   );
   return { items, batch: batch || opts.all === true || items.length > 1, batchName: batchName(names, opts) };
+}
+
+/**
+ * The scenarios that test what was given: a server scenario (its lab's push server under test)
+ * takes `--server`, never `--consumer`, and a consumer scenario the other way round. A scenario
+ * named outright that does not fit is a usage error naming it; a glob or --all leaves it out.
+ */
+export function programFits<S extends { name: string; protocol: string; lab: unknown }>(
+  scenarios: S[],
+  opts: Pick<SelectOptions, 'consumer' | 'server'>,
+  wide: boolean,
+): S[] {
+  if (opts.consumer && opts.server) throw new UsageError('give --consumer or --server, not both: a run tests one program (a consumer, or a push server)');
+  const misfit = (s: S): string | undefined =>
+    opts.server && !testsServer(s)
+      ? `--server runs a push server under test, but ${s.name} tests a consumer: give its consumer with --consumer, or name a server scenario (feed-server-*)`
+      : opts.consumer && testsServer(s)
+        ? `${s.name} tests a push server (the reference consumers are its probes): give the server with --server, not --consumer`
+        : undefined;
+  if (!wide) {
+    const first = scenarios.map(misfit).find((why) => why !== undefined);
+    if (first) throw new UsageError(first);
+    return scenarios;
+  }
+  const fitting = scenarios.filter((s) => misfit(s) === undefined);
+  if (fitting.length === 0 && scenarios.length > 0) throw new UsageError(misfit(scenarios[0]!)!);
+  return fitting;
 }
 
 const GLOB = /[*?[\]{}!]/;

@@ -6,9 +6,9 @@
 /** `skipped`: not run, because it needs what this machine or mode cannot give (packet loss unsealed); never a failure. */
 export type VerdictStatus = 'pass' | 'fail' | 'error' | 'skipped';
 
-/** A process of the run: the control consumer, or one consumer process (1-based). */
+/** A process of the run: the control consumer, one consumer process (1-based), or the push server under test. */
 export interface ProcessRef {
-  role: 'consumer' | 'control';
+  role: 'consumer' | 'control' | 'server';
   incarnation: number;
 }
 

@@ -44,6 +44,8 @@ export interface RunContext<Plan> {
   /** Command line of the consumer under test, and of the trusted control consumer. */
   consumerCommand: string;
   controlCommand: string;
+  /** In a scenario that tests the lab's push server (`Lab.server`): the server's command line (`--server`, else the lab's reference). */
+  serverCommand?: string;
   journal: JournalWriter;
   /** Milliseconds since the run started (the journal's clock). */
   clock(): number;
@@ -120,6 +122,19 @@ export interface Vocabulary {
   drawFigure?(figure: Figure): string | undefined;
 }
 
+/**
+ * A lab whose scenarios may test its push server instead of a consumer: the server runs as an OS
+ * process under test (`--server CMD`), its clients are the lab's reference consumers.
+ */
+export interface LabServer<Plan> {
+  /** The reference server: the default server under test. */
+  referenceCommand: string;
+  /** Its server mutants: mutant, killer scenario, the bug in one sentence. */
+  mutantIndex: string;
+  /** Whether this scenario's program under test is the server, not the consumer. */
+  testsServer(plan: Plan): boolean;
+}
+
 export interface Lab<Plan = unknown> {
   name: string;
   /** One line for `chaoslab list` and the docs. */
@@ -151,6 +166,8 @@ export interface Lab<Plan = unknown> {
   mutantIndex: string;
   /** The scenario every mutant must pass (a near miss). */
   happyPath: string;
+  /** Its push server under test, when some of its scenarios test a server. */
+  server?: LabServer<Plan>;
   /** Random fault schedules for `chaoslab chaos`, loaded only when that command runs (fast-check is large). */
   chaos?: () => Promise<ChaosModel>;
 }

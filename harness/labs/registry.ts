@@ -86,3 +86,6 @@ export const labNames = (): string[] => LABS.map((lab) => lab.name);
 export const labNamed = (name: string): Lab | undefined => LABS.find((lab) => lab.name === name);
 
 export const allLabs = (): readonly Lab[] => LABS;
+
+/** Whether a scenario's program under test is its lab's push server (`--server`), not a consumer. */
+export const testsServer = (scenario: { protocol: string; lab: unknown }): boolean => labNamed(scenario.protocol)?.server?.testsServer(scenario.lab) ?? false;

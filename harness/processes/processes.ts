@@ -2,14 +2,14 @@
 // role and number, output tails included, and whatever still runs when the run ends is killed.
 // Labs decide which processes to start and when; this module only keeps the record straight.
 
-import type { JournalWriter, Role } from '../record/journal.js';
+import type { JournalWriter, ProcessRole } from '../record/journal.js';
 import { readStat } from '../sandbox/proc.js';
 import type { Confinement } from './confinement.js';
 import { type ExitInfo, type SupervisedProcess, startProcess, withDeadline } from './supervisor.js';
 
 export interface StartedProcess {
   proc: SupervisedProcess;
-  role: Role;
+  role: ProcessRole;
   incarnation: number;
   /** The harness itself holds it stopped (a SIGSTOP fault, until its SIGCONT): not a stop of its own. */
   heldByHarness?: boolean;
@@ -18,7 +18,7 @@ export interface StartedProcess {
 export class ProcessRunner {
   private readonly running = new Set<SupervisedProcess>();
   /** Each running process by pid (its session's id too: it is spawned as a session leader). */
-  private readonly byPid = new Map<number, { role: Role; incarnation: number }>();
+  private readonly byPid = new Map<number, { role: ProcessRole; incarnation: number }>();
   private stopped = false;
 
   constructor(
@@ -34,7 +34,7 @@ export class ProcessRunner {
    * Starts `command` as process `incarnation` of `role`, and journals it. `room` is the folder
    * the process may write (its HOME when sealed).
    */
-  start(role: Role, incarnation: number, command: string, env: Record<string, string>, room?: string): StartedProcess {
+  start(role: ProcessRole, incarnation: number, command: string, env: Record<string, string>, room?: string): StartedProcess {
     const name = `${role}#${incarnation}`;
     if (this.stopped) throw new RunStopped(`${label(role, incarnation)} was not started: the run was interrupted`);
     const confined = role === 'consumer' && this.confinement;
@@ -126,7 +126,7 @@ export class ProcessRunner {
    * is that process, in its session, or below it. Undefined for any other process (another run's,
    * or one that left the session and was reparented: it cannot be told from a stranger).
    */
-  ownerOf(pids: readonly number[]): { role: Role; incarnation: number } | undefined {
+  ownerOf(pids: readonly number[]): { role: ProcessRole; incarnation: number } | undefined {
     for (const pid of pids) {
       const sid = readStat(pid)?.sid;
       const inSession = sid === undefined ? undefined : this.byPid.get(sid);
@@ -159,7 +159,8 @@ export class RunStopped extends Error {
   override name = 'RunStopped';
 }
 
-const label = (role: Role, incarnation: number): string => (role === 'consumer' ? `consumer incarnation ${incarnation}` : role);
+const label = (role: ProcessRole, incarnation: number): string =>
+  role === 'consumer' ? `consumer incarnation ${incarnation}` : role === 'server' ? 'server under test' : role;
 
 /**
  * `work`, or a RunStopped rejection the moment `signal` aborts: a lab's loop never waits past the

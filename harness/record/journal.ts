@@ -21,6 +21,8 @@ export type Peer = { pid: number; comm: string; via: 'proxy' | 'direct' | 'stray
 export const JOURNAL_SCHEMA = 2;
 
 export type Role = 'consumer' | 'control';
+/** A process's role: a store's (the consumer under test, the control), or the push server under test (the feed lab's server scenarios). */
+export type ProcessRole = Role | 'server';
 
 export type JournalEvent =
   | {
@@ -36,6 +38,8 @@ export type JournalEvent =
       protocol: string;
       consumerCommand: string;
       controlCommand: string;
+      /** A scenario that tests the lab's push server: the server under test (the consumers are probes). */
+      serverCommand?: string;
       /** Whether the run was sealed, and why (not). */
       sealing?: string;
       /** The command line and CHAOSLAB_* environment that re-run this run by hand, in `cwd` (absent in older journals). */
@@ -47,12 +51,12 @@ export type JournalEvent =
   | { type: 'scenario'; source: string; plan: unknown }
   | { type: 'stream'; role: Role; stream: string; host: string; port: number; db: string }
   | { type: 'proxy'; action: 'create' | 'remove'; name: string; listen?: string; upstream?: string }
-  | { type: 'process-start'; role: Role; incarnation: number; pid: number; command: string; env: Record<string, string>; sealed?: { uid: number } }
-  | { type: 'process-stopped'; role: Role; incarnation: number }
-  | { type: 'process-continued'; role: Role; incarnation: number }
+  | { type: 'process-start'; role: ProcessRole; incarnation: number; pid: number; command: string; env: Record<string, string>; sealed?: { uid: number } }
+  | { type: 'process-stopped'; role: ProcessRole; incarnation: number }
+  | { type: 'process-continued'; role: ProcessRole; incarnation: number }
   | {
       type: 'process-exit';
-      role: Role;
+      role: ProcessRole;
       incarnation: number;
       code: number | null;
       signal: string | null;

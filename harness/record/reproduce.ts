@@ -39,6 +39,7 @@ export function reproduceOf(
     scenario: { name: string; file: string };
     cwd: string;
     consumerCommand?: string;
+    serverCommand?: string;
     seal?: SealMode;
     toxiproxyUrl?: string;
     storeLimitBytes?: number;
@@ -49,6 +50,7 @@ export function reproduceOf(
 ): Reproduce {
   const words = ['chaoslab', 'run', shellWord(scenarioArgument(run.scenario, run.cwd))];
   if (run.consumerCommand) words.push('--consumer', shellWord(run.consumerCommand));
+  if (run.serverCommand) words.push('--server', shellWord(run.serverCommand));
   if (run.seal === 'on') words.push('--seal');
   if (run.seal === 'off') words.push('--no-seal');
   if (run.toxiproxyUrl) words.push('--toxiproxy-url', shellWord(run.toxiproxyUrl));

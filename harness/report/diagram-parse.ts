@@ -110,6 +110,7 @@ class JournalReader {
 
   private laneOfRole(role: unknown, incarnation: unknown): string {
     if (role === 'control') return 'control';
+    if (role === 'server') return this.lane('server', 'publisher', 'server under test').id;
     return this.consumerLane(num(incarnation) ?? this.lastConsumer ?? 1).id;
   }
 
@@ -170,7 +171,7 @@ class JournalReader {
     // The contract's fault hooks travel in the environment, whatever the lab.
     const fault = str((e.env as Record<string, unknown> | undefined)?.CHAOSLAB_FAULT);
     if (e.role !== 'control') this.lanes.get(id)!.subtitle = fault ? `fault ${fault}` : 'no fault';
-    if (e.role !== 'control' && num(e.incarnation) !== undefined) this.runningConsumer = this.lastConsumer = e.incarnation as number;
+    if (e.role === 'consumer' && num(e.incarnation) !== undefined) this.runningConsumer = this.lastConsumer = e.incarnation as number;
     this.emit({ kind: 'mark', t, lane: id, cls: 'start', text: `start, pid ${num(e.pid) ?? '?'}`, level: ESSENTIAL });
   }
 
@@ -192,7 +193,7 @@ class JournalReader {
   private unknown(e: Loose, t: number): void {
     const flood = (this.unknownCounts.get(e.type) ?? 0) > UNKNOWN_FLOOD;
     const level = flood ? PLAIN : LANDMARK;
-    const lane = e.role === 'control' || e.role === 'consumer' ? this.laneOfRole(e.role, e.incarnation) : undefined;
+    const lane = e.role === 'control' || e.role === 'consumer' || e.role === 'server' ? this.laneOfRole(e.role, e.incarnation) : undefined;
     if (lane) this.emit({ kind: 'mark', t, lane, cls: 'unknown', text: describeUnknown(e, 60), level, groupAs: e.type });
     else this.emit({ kind: 'note', t, cls: 'unknown', text: describeUnknown(e), level, groupAs: e.type });
   }

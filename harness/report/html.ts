@@ -8,7 +8,7 @@ import type { JournalEntry } from '../record/journal.js';
 import type { Vocabulary } from '../lab-api/lab.js';
 import type { Figure, Table, TableRow } from '../findings/verdict.js';
 import { KNOWN_TYPES } from './diagram-model.js';
-import { cellText, count, describeUnknown, seconds } from '../text/format.js';
+import { cellText, count, describeUnknown, processWords, seconds } from '../text/format.js';
 import { html, type Markup, PAGE_POLICY, raw } from './html-template.js';
 import { type DiagramOptions, lineColors, renderSequenceDiagram, type SequenceDiagram } from './sequence-diagram.js';
 import { type RunStatus, type RunView, viewOf } from './view.js';
@@ -64,7 +64,8 @@ function banner(view: RunView, journal: readonly JournalEntry[], options: HtmlOp
   const more = leads ? reasons.slice(1) : reasons;
   const meta = [
     view.runId && html`run <code>${view.runId}</code>`,
-    view.consumerCommand && html`consumer <code>${view.consumerCommand}</code>`,
+    view.serverCommand && html`server under test <code>${view.serverCommand}</code>`,
+    view.consumerCommand && (view.serverCommand ? html`probes <code>${view.consumerCommand}</code>` : html`consumer <code>${view.consumerCommand}</code>`),
     html`${seconds(view.durationMs)}${view.complete ? '' : ' (incomplete journal)'}`,
     toxiproxy && html`toxiproxy ${toxiproxy.version}`,
     start && html`${start.node} ${start.platform}`,
@@ -157,13 +158,13 @@ ${[...unknown].map(([type, u]) => html`<tr><td><code>${type}</code></td><td clas
 function outputSection(journal: readonly JournalEntry[], view: RunView): Markup {
   const exits = journal.filter((e) => e.type === 'process-exit');
   const one = (e: (typeof exits)[number]) => {
-    const who = e.role === 'control' ? 'control consumer' : `consumer incarnation ${e.incarnation}`;
+    const who = e.role === 'control' ? 'control consumer' : processWords(e.role, e.incarnation);
     const how = e.killedBy ? `killed (${e.killedBy}${e.signal ? `, ${e.signal}` : ''})` : e.signal ? `killed by ${e.signal}` : `exit ${e.code}`;
     const stdout = typeof e.stdoutTail === 'string' ? e.stdoutTail : '';
     const stderr = typeof e.stderrTail === 'string' ? e.stderrTail : '';
     if (!stdout && !stderr && !e.stdoutBytes && !e.stderrBytes)
       return html`<p class="quiet-process">${who} — ${how} <span class="muted">· no output</span></p>`;
-    const failed = e.role === 'consumer' && (e.code !== 0 || e.signal !== null);
+    const failed = (e.role === 'consumer' || e.role === 'server') && (e.code !== 0 || e.signal !== null);
     const stream = (name: string, shown: string, bytes: number) => {
       const tailBytes = Buffer.byteLength(shown);
       const label =

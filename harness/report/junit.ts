@@ -9,7 +9,7 @@
 import { hostname as osHostname } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
 import { type JournalEntry, readJournal } from '../record/journal.js';
-import { escapeMarkup } from '../text/format.js';
+import { escapeMarkup, processWords } from '../text/format.js';
 import { markupAttribute } from '../text/inert.js';
 import { type RunView, reasonsOf, viewOf } from './view.js';
 
@@ -69,7 +69,8 @@ function testcase(run: JunitRun): Case {
   );
   const props: [string, string][] = [];
   if (x.runId) props.push(['runId', x.runId]);
-  if (start?.consumerCommand) props.push(['consumer', start.consumerCommand]);
+  if (start?.serverCommand) props.push(['server', start.serverCommand]);
+  if (start?.consumerCommand) props.push([start.serverCommand ? 'probes' : 'consumer', start.consumerCommand]);
   if (run.runDir) props.push(['report', join(run.runDir, 'report.html')]);
   if (props.length) out.push('      <properties>', ...props.map(([n, v]) => `        <property name="${attr(n)}" value="${attr(v)}"/>`), '      </properties>');
   const body = escapeMarkup(explanationText(x, run.runDir));
@@ -86,7 +87,7 @@ function testcase(run: JunitRun): Case {
     .filter((e) => e.type === 'process-exit' && e.stderrTail)
     .map((e) =>
       e.type === 'process-exit'
-        ? `--- ${e.role === 'control' ? 'control' : `consumer incarnation ${e.incarnation}`} stderr (tail) ---\n${e.stderrTail.slice(-4000)}`
+        ? `--- ${e.role === 'control' ? 'control' : processWords(e.role, e.incarnation)} stderr (tail) ---\n${e.stderrTail.slice(-4000)}`
         : '',
     );
   if (errTails.length) out.push(`      <system-err>${escapeMarkup(errTails.join('\n'))}</system-err>`);

@@ -45,7 +45,9 @@ export function renderSummary(journal: readonly JournalEntry[], view: RunView = 
     if (view.description) lines.push(markdownText(view.description), '');
     lines.push(
       `- run: ${markdownCode(view.runId)}`,
-      `- consumer: ${markdownCode(view.consumerCommand)}`,
+      ...(view.serverCommand
+        ? [`- server under test: ${markdownCode(view.serverCommand)}`, `- probes: ${markdownCode(view.consumerCommand)}`]
+        : [`- consumer: ${markdownCode(view.consumerCommand)}`]),
       `- scenario file: ${markdownCode(start.scenario.file)}`,
     );
     if (toxiproxy) lines.push(`- toxiproxy: ${markdownText(toxiproxy.version)}`);

@@ -6,7 +6,7 @@
 import type { JournalEntry } from '../record/journal.js';
 import { type Reproduce, reproduceLine } from '../record/reproduce.js';
 import type { Figure, Finding, Table, Verdict } from '../findings/verdict.js';
-import { clip, describeUnknown, seconds, showLine } from '../text/format.js';
+import { clip, describeUnknown, processWords, seconds, showLine } from '../text/format.js';
 
 export type RunStatus = Verdict['status'] | 'interrupted';
 
@@ -16,6 +16,8 @@ export interface RunView {
   runId: string;
   protocol: string;
   consumerCommand: string;
+  /** A scenario that tests a push server: the server under test (then `consumerCommand` names the probes). */
+  serverCommand?: string;
   status: RunStatus;
   /** False when the journal has no run-end (interrupted, or still being written). */
   complete: boolean;
@@ -96,6 +98,7 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
     runId: start?.runId ?? '',
     protocol: start?.protocol ?? '',
     consumerCommand: start?.consumerCommand ?? '',
+    ...(start?.serverCommand ? { serverCommand: start.serverCommand } : {}),
     status,
     complete: Boolean(end),
     durationMs: end?.t ?? last?.t ?? 0,
@@ -128,7 +131,7 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
 function entryInWords(e: JournalEntry | undefined): string {
   if (!e) return 'nothing';
   const x = e as unknown as Record<string, unknown>;
-  const who = x.role === 'control' ? 'the control consumer' : x.incarnation !== undefined ? `consumer incarnation ${String(x.incarnation)}` : 'the consumer';
+  const who = x.role === 'control' || x.role === 'server' || x.incarnation !== undefined ? processWords(x.role, x.incarnation) : 'the consumer';
   switch (e.type) {
     case 'run-start':
     case 'scenario':

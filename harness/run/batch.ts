@@ -14,6 +14,8 @@ import type { SealMode } from './sealing.js';
 export interface BatchItem {
   scenario: Scenario;
   consumerCommand?: string;
+  /** A server scenario's server under test (`--server`). */
+  serverCommand?: string;
   /** Shown in tables: the scenario name, or "name #3" in a repeat, or "consumer × name". */
   label: string;
 }
@@ -70,6 +72,7 @@ export async function runBatch(
         cwd: options.cwd,
         reportsDir: batchDir,
         ...(item.consumerCommand ? { consumerCommand: item.consumerCommand } : {}),
+        ...(item.serverCommand ? { serverCommand: item.serverCommand } : {}),
         ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
         ...(options.storeLimitBytes ? { storeLimitBytes: options.storeLimitBytes } : {}),
         ...(options.seal ? { seal: options.seal } : {}),

@@ -68,6 +68,7 @@ function journalRunStart(journal: JournalWriter, request: RunRequest, lab: Lab):
     cwd: request.cwd,
     protocol: lab.name,
     consumerCommand: request.consumerCommand,
+    ...(request.serverCommand === undefined ? {} : { serverCommand: request.serverCommand }),
     controlCommand: lab.referenceCommand,
     sealing: request.seal?.note ?? request.sealNote ?? 'not decided',
     ...(request.reproduce ? { reproduce: request.reproduce } : {}),

@@ -72,7 +72,7 @@ export class RunParts {
     clock: () => number,
     log: (line: string) => void,
   ): RunContext<unknown> {
-    const { scenario, runId, runDir, consumerCommand, seal } = this.request;
+    const { scenario, runId, runDir, consumerCommand, serverCommand, seal } = this.request;
     // Unsealed runs share the machine's loopback with other runs: every connection the publisher
     // accepts is tied to this run's Toxiproxy or to one of its processes, or the run cannot be
     // judged. Sealed ones cannot be reached from outside their namespace.
@@ -89,6 +89,7 @@ export class RunParts {
       runDir,
       consumerCommand,
       controlCommand: lab.referenceCommand,
+      ...(serverCommand === undefined ? {} : { serverCommand }),
       journal,
       clock,
       log,

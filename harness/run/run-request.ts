@@ -12,6 +12,8 @@ export interface RunRequest {
   /** Exists already (made by the runner, with its permissions). */
   runDir: string;
   consumerCommand: string;
+  /** A scenario that tests the lab's push server: the server's command line (the consumer command then names the probes'). */
+  serverCommand?: string;
   cwd: string;
   toxiproxyUrl?: string;
   /** A sealed run: the consumer processes run as this uid, confined; this process is inside the run's network namespace. */

@@ -5,7 +5,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JournalEntry } from '../record/journal.js';
-import { labNamed } from '../labs/registry.js';
+import { labNamed, testsServer } from '../labs/registry.js';
 import { renderRunFolder } from '../report/render-all.js';
 import { ensureDir } from '../report/run-folder.js';
 import { closeFolder, makePassable } from '../report/staff-only.js';
@@ -23,6 +23,8 @@ export interface RunOptions {
   scenario: Scenario;
   /** Shell command line of the consumer under test, run from `cwd` (default: the lab's reference). */
   consumerCommand?: string;
+  /** Shell command line of the push server under test, for a scenario that tests one (default: the lab's reference server). */
+  serverCommand?: string;
   cwd: string;
   reportsDir: string;
   toxiproxyUrl?: string;
@@ -67,6 +69,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   const { scenario, cwd } = options;
   const lab = labNamed(scenario.protocol);
   if (!lab) throw new Error(`scenario ${scenario.name}: no lab named "${scenario.protocol}"`);
+  const serverCommand = programsUnderTest(scenario, options);
   const runId = newRunId(scenario.name);
   const reportsDir = ensureDir(options.reportsDir);
   // A sealed consumer passes through it to its room; nobody lists it.
@@ -79,6 +82,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     runDir,
     cwd,
     consumerCommand: options.consumerCommand ?? lab.referenceCommand,
+    ...(serverCommand === undefined ? {} : { serverCommand }),
     ...(options.toxiproxyUrl ? { toxiproxyUrl: options.toxiproxyUrl } : {}),
     ...(options.storeLimitBytes ? { storeLimitBytes: options.storeLimitBytes } : {}),
     ...(options.roomQuotaBytes !== undefined ? { roomQuotaBytes: options.roomQuotaBytes } : {}),
@@ -136,6 +140,25 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     ...(executed.verdict ? { verdict: executed.verdict } : {}),
     ...(executed.error ? { error: executed.error } : {}),
   };
+}
+
+/**
+ * The server under test, for a scenario that tests the lab's push server (its `--server`, else the
+ * lab's reference server); undefined for a consumer scenario. A consumer given to a server
+ * scenario, or a server to a consumer scenario, is refused: it would not be what the run tests.
+ */
+export function programsUnderTest(scenario: Scenario, options: Pick<RunOptions, 'consumerCommand' | 'serverCommand'>): string | undefined {
+  const lab = labNamed(scenario.protocol);
+  if (!testsServer(scenario)) {
+    if (options.serverCommand !== undefined)
+      throw new Error(
+        `scenario ${scenario.name} tests a consumer, not a push server: --server is for server scenarios (${lab?.name ?? scenario.protocol}-server-*); give a consumer with --consumer`,
+      );
+    return undefined;
+  }
+  if (options.consumerCommand !== undefined)
+    throw new Error(`scenario ${scenario.name} tests a push server (the lab's reference consumers are its probes): give the server with --server, not --consumer`);
+  return options.serverCommand ?? lab!.server!.referenceCommand;
 }
 
 /** Why a scenario cannot run unsealed as written: what it asks of the network needs the run's own namespace. */

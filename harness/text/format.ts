@@ -30,3 +30,7 @@ export function describeUnknown(entry: Record<string, unknown>, max = 120): stri
   }
   return clip(`${String(type)} ${body === '{}' ? '' : body}`.trim(), max);
 }
+
+/** A process of the run in words, by its journal role: "consumer incarnation 2", "the control consumer", "the server under test". */
+export const processWords = (role: unknown, incarnation: unknown): string =>
+  role === 'control' ? 'the control consumer' : role === 'server' ? 'the server under test' : `consumer incarnation ${String(incarnation ?? '?')}`;

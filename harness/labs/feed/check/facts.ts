@@ -187,12 +187,14 @@ export function factsOf(journal: readonly JournalEntry[], chainId: number): RunF
         roleOfStream.set(e.stream, e.role);
         break;
       case 'process-start': {
+        if (e.role === 'server') break; // the server under test: judged by server/, not here
         const p = processOf(e.role, e.incarnation);
         Object.assign(p, { pid: e.pid, startedAt: e.t, env: e.env });
         if (e.env.CHAOSLAB_FAULT !== undefined) p.fault = e.env.CHAOSLAB_FAULT;
         break;
       }
       case 'process-exit':
+        if (e.role === 'server') break;
         processOf(e.role, e.incarnation).exit = {
           t: e.t,
           code: e.code,
@@ -227,7 +229,7 @@ export function factsOf(journal: readonly JournalEntry[], chainId: number): RunF
           const c = openedConn(e, role);
           byKey.set(key, c);
           conns[role].push(c);
-          if (e.owner) processOf(e.owner.role, e.owner.incarnation).conns.push(c);
+          if (e.owner && e.owner.role !== 'server') processOf(e.owner.role, e.owner.incarnation).conns.push(c);
           break;
         }
         const c = byKey.get(key);
