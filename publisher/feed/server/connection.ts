@@ -8,7 +8,7 @@ import { encodePing, encodePong, encodeReset, encodeRevoke, encodeSnapshot } fro
 import { FrameError, type ResetReason, type SubscribeFrame, parseClientFrame } from '../../../protocol/feed/frames.js';
 import { NdjsonSplitter } from '../../../protocol/feed/lines.js';
 import { type CloseParty, endsOf, type TranscriptEvent } from '../../transcript.js';
-import { type DeliveryState, planDelivery, planResume, planSnapshot } from './delivery.js';
+import { type DeliverySteps, type DeliveryState, planDelivery, planResume, planSnapshot } from './delivery.js';
 import { Heartbeat } from './heartbeat.js';
 import type { FeedMisbehaviour } from './misbehaviour.js';
 import { encodeRealEvent, eventOf } from '../outbox/events.js';
@@ -43,6 +43,8 @@ export interface ConnectionSettings {
   lingerMs: number;
   hooks: FeedStreamHooks;
   misbehaviour: readonly FeedMisbehaviour[];
+  /** The reference's steps, or a mutant's. */
+  steps: DeliverySteps;
 }
 
 /** What a connection needs from its stream. */
@@ -194,9 +196,14 @@ export class FeedConnection {
     const cursor = cursorAt(this.stream.reader.chainId, plan.position);
     await hooks.afterSnapshot?.(this.id, cursor);
     if (this.closed) return;
-    this.delivery = { read: plan.position, held: plan.position, reorgSeen: plan.reorgSeen };
+    const follow = this.stream.settings.steps.followFromSnapshot(this.stream.reader, this.topics, plan);
+    this.delivery = follow.state;
     this.note(`snapshot at ${cursor} (the safe height)`);
     this.writer.push({ kind: 'frame', line: encodeSnapshot(cursor, plan.blockHash, plan.balances) });
+    for (const row of follow.rows) {
+      const event = eventOf(row);
+      this.writer.push({ kind: 'event', event, line: encodeRealEvent(event) });
+    }
   }
 
   private startFromCursor(cursor: string, blockHash: string): void {

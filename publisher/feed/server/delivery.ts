@@ -42,6 +42,8 @@ export interface SnapshotPlan {
   blockHash: string;
   balances: [string, bigint][];
   reorgSeen: number;
+  /** The outbox's head when the snapshot was read. */
+  head: number;
 }
 
 export function planSnapshot(reader: OutboxReader, topics: readonly string[]): SnapshotPlan {
@@ -52,9 +54,31 @@ export function planSnapshot(reader: OutboxReader, topics: readonly string[]): S
       blockHash: snapshot.blockHash,
       balances: snapshot.balances,
       reorgSeen: reader.latestReorgId(),
+      head: reader.head().number,
     };
   });
 }
+
+/** Where a connection's delivery starts once its snapshot was read, and rows to send right after it. */
+export interface SnapshotFollow {
+  state: DeliveryState;
+  rows: OutboxRow[];
+}
+
+/**
+ * The steps of a connection a server mutant may replace (publisher/feed/mutants/), each a
+ * decision from the outbox; the reference's are `REFERENCE_STEPS`.
+ */
+export interface DeliverySteps {
+  /** After a snapshot at `plan` was read and its hook ran (time may have passed): where delivery goes on from. */
+  followFromSnapshot(reader: OutboxReader, topics: readonly string[], plan: SnapshotPlan): SnapshotFollow;
+}
+
+export const REFERENCE_STEPS: DeliverySteps = {
+  // Subscribe, buffer, snapshot, release: the outbox is the buffer. Reading on from the
+  // snapshot's own position delivers everything committed after it, however long ago it was read.
+  followFromSnapshot: (_reader, _topics, plan) => ({ state: { read: plan.position, held: plan.position, reorgSeen: plan.reorgSeen }, rows: [] }),
+};
 
 export interface DeliveryState {
   read: Position;

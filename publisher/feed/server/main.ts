@@ -5,62 +5,6 @@
 // nothing that a restart could lose. This is the process chaoslab grades a student's server
 // against; the harness's in-process publisher is the same code with more streams.
 
-import { FeedPublisher } from './server.js';
-import { EnvironmentError, type ServerEnvironment, type ServerFault, readServerEnvironment } from './environment.js';
-import type { FeedStreamHooks } from './connection.js';
+import { runServer } from './program.js';
 
-/** What `exit` exits with, as in the consumer contract. */
-const FAULT_EXIT = 86;
-/** SIGTERM: `reset shutdown` everywhere and exit 0 within the contract's 2 s. */
-const SHUTDOWN_GRACE_MS = 1500;
-
-/** Counts each point over the whole process and fires the faults that name its count. */
-function faultHooks(faults: readonly ServerFault[]): FeedStreamHooks {
-  const counts = { snapshot: 0, event: 0, revoke: 0 };
-  const fire = (point: ServerFault['point']) => {
-    const n = ++counts[point];
-    for (const fault of faults) {
-      if (fault.point !== point || fault.n !== n) continue;
-      if (fault.action === 'exit') process.exit(FAULT_EXIT);
-      process.kill(process.pid, 'SIGSTOP');
-    }
-  };
-  if (faults.length === 0) return {};
-  return {
-    afterSnapshot: () => fire('snapshot'),
-    beforeEvent: () => fire('event'),
-    onReorg: (_conn, reorg) => {
-      if (reorg.revoke) fire('revoke');
-    },
-  };
-}
-
-function environmentOrExit(): ServerEnvironment {
-  try {
-    return readServerEnvironment(process.env);
-  } catch (error) {
-    if (!(error instanceof EnvironmentError)) throw error;
-    process.stderr.write(`feed server: ${error.message}\n`);
-    process.exit(64);
-  }
-}
-
-const env = environmentOrExit();
-let publisher: FeedPublisher;
-try {
-  publisher = await FeedPublisher.start({
-    outboxPath: env.outboxPath,
-    host: env.host,
-    ports: { server: env.port },
-    pollMs: env.pollMs,
-    streams: [{ name: 'server', queueLimit: env.queueLimit, pingMs: env.pingMs, idleMs: env.idleMs, hooks: faultHooks(env.faults) }],
-  });
-} catch (error) {
-  // An outbox that cannot be opened, or a port that cannot be had: named, and nothing listens.
-  process.stderr.write(`feed server: cannot serve ${env.outboxPath} on ${env.host}:${env.port}: ${(error as Error).message}\n`);
-  process.exit(64);
-}
-process.stderr.write(`feed server listening on ${env.host}:${env.port}, outbox ${env.outboxPath}\n`);
-
-process.once('SIGTERM', () => void publisher.close(SHUTDOWN_GRACE_MS).then(() => process.exit(0)));
-process.once('SIGINT', () => void publisher.close(SHUTDOWN_GRACE_MS).then(() => process.exit(0)));
+await runServer();

@@ -5,6 +5,7 @@
 import type { Socket } from 'node:net';
 import type { TranscriptEvent, TranscriptSink } from '../../transcript.js';
 import { type ConnectionSettings, FeedConnection, type FeedStreamHooks, type StreamContext } from './connection.js';
+import { type DeliverySteps, REFERENCE_STEPS } from './delivery.js';
 import type { FeedMisbehaviour } from './misbehaviour.js';
 import type { OutboxReader } from '../outbox/reader.js';
 import type { Scheduler } from './scheduler.js';
@@ -21,6 +22,8 @@ export interface FeedStreamConfig {
   lingerMs?: number;
   hooks?: FeedStreamHooks;
   misbehaviour?: readonly FeedMisbehaviour[];
+  /** Steps a server mutant replaces (default: the reference's). */
+  steps?: Partial<DeliverySteps>;
 }
 
 /** Rows per replay page: the seed's `limit 1000`. */
@@ -57,6 +60,7 @@ export class FeedStream implements StreamContext {
       lingerMs: positiveInteger('lingerMs', config.lingerMs ?? 2000),
       hooks: config.hooks ?? {},
       misbehaviour: config.misbehaviour ?? [],
+      steps: { ...REFERENCE_STEPS, ...config.steps },
     };
   }
 
