@@ -42,7 +42,8 @@ export function statusText(live: Live): string {
   return parts.join(' · ');
 }
 
-const who = (e: { role?: string; incarnation?: number }): string => (e.role === 'control' ? 'control' : e.role === 'server' ? 'server' : `consumer #${e.incarnation ?? '?'}`);
+const who = (e: { role?: string; incarnation?: number }): string =>
+  e.role === 'control' ? 'control' : e.role === 'server' ? 'server' : `consumer #${e.incarnation ?? '?'}`;
 
 /** Moves `live` on by one journal entry, and prints the milestone it is, if any. */
 export function followEntry(s: Live, entry: JournalEntry, milestone: Milestone): void {

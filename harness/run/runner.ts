@@ -157,7 +157,9 @@ export function programsUnderTest(scenario: Scenario, options: Pick<RunOptions, 
     return undefined;
   }
   if (options.consumerCommand !== undefined)
-    throw new Error(`scenario ${scenario.name} tests a push server (the lab's reference consumers are its probes): give the server with --server, not --consumer`);
+    throw new Error(
+      `scenario ${scenario.name} tests a push server (the lab's reference consumers are its probes): give the server with --server, not --consumer`,
+    );
   return options.serverCommand ?? lab!.server!.referenceCommand;
 }
 

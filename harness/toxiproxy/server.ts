@@ -12,7 +12,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../base/free-port.js';
 import { delimiter, join, resolve } from 'node:path';
 import { dieWithHarness } from '../base/orphans.js';
 import { holdsListener } from '../sandbox/peer.js';
@@ -378,19 +378,6 @@ async function fetchVersion(url: string, timeoutMs: number): Promise<string> {
     // plain text version
   }
   return text;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, failed) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', failed);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => (port > 0 ? done(port) : failed(new Error('could not pick a free port'))));
-    });
-  });
 }
 
 function normaliseUrl(raw: string, from: string): string {

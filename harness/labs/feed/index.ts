@@ -11,6 +11,7 @@ import { checkFeedRun } from './check/checker.js';
 import { type FeedPlan, feedScenario } from './scenario/load.js';
 import { feedRowBound, readFeedStore } from './check/store-reader.js';
 import { checkStorm } from './storm/checker.js';
+import { checkServerRun } from './server/check.js';
 import { feedVocabulary } from './report/vocabulary.js';
 
 export const feedLab = defineLab<FeedPlan>({
@@ -51,28 +52,47 @@ export const feedLab = defineLab<FeedPlan>({
     },
   },
   // Imported when a run starts: loading and listing scenarios need none of the publisher.
-  run: async (ctx: RunContext<FeedPlan>) =>
-    ctx.scenario.lab.storm ? (await import('./storm/run.js')).runStorm(ctx, ctx.scenario.lab.storm) : (await import('./run/run.js')).runFeed(ctx),
+  run: async (ctx: RunContext<FeedPlan>) => {
+    const { storm, serverUnderTest } = ctx.scenario.lab;
+    if (serverUnderTest) return (await import('./server/run.js')).runServerScenario(ctx, serverUnderTest);
+    return storm ? (await import('./storm/run.js')).runStorm(ctx, storm) : (await import('./run/run.js')).runFeed(ctx);
+  },
   check: (ctx: RunContext<FeedPlan>) =>
-    ctx.scenario.lab.storm
-      ? checkStorm(ctx.journal.entries, ctx.scenario.lab, ctx.scenario.lab.storm)
-      : checkFeedRun({
+    ctx.scenario.lab.serverUnderTest
+      ? checkServerRun({
           journal: ctx.journal.entries,
           plan: ctx.scenario,
-          read: (role, db) => {
-            const store =
-              role === 'consumer'
-                ? readFeedStore(db, { writerGone: true, guard: ctx.consumerStore, maxRows: feedRowBound(ctx.scenario.lab.chain) })
-                : readFeedStore(db, { writerGone: true });
-            ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
+          under: ctx.scenario.lab.serverUnderTest,
+          read: (db) => {
+            const store = readFeedStore(db, { writerGone: true });
+            ctx.journal.write({ type: 'store-read', role: 'control', when: 'final', db, store });
             return store;
           },
-        }),
+        })
+      : ctx.scenario.lab.storm
+        ? checkStorm(ctx.journal.entries, ctx.scenario.lab, ctx.scenario.lab.storm)
+        : checkFeedRun({
+            journal: ctx.journal.entries,
+            plan: ctx.scenario,
+            read: (role, db) => {
+              const store =
+                role === 'consumer'
+                  ? readFeedStore(db, { writerGone: true, guard: ctx.consumerStore, maxRows: feedRowBound(ctx.scenario.lab.chain) })
+                  : readFeedStore(db, { writerGone: true });
+              ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
+              return store;
+            },
+          }),
   vocabulary: feedVocabulary,
   scenariosDir: join(projectRoot, 'scenarios', 'feed'),
   consumerDir: join(projectRoot, 'consumer', 'feed'),
   referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'feed', 'typescript', 'client.js'))}`,
   mutantIndex: join(projectRoot, 'consumer', 'feed', 'mutants', 'index.yaml'),
   happyPath: 'feed-happy-path',
+  server: {
+    referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'publisher', 'feed', 'server', 'main.js'))}`,
+    mutantIndex: join(projectRoot, 'publisher', 'feed', 'mutants', 'index.yaml'),
+    testsServer: (plan: FeedPlan) => plan.serverUnderTest !== undefined,
+  },
   chaos: async () => (await import('./chaos/chaos.js')).feedChaos as ChaosModel,
 });

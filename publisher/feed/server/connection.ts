@@ -13,7 +13,7 @@ import { Heartbeat } from './heartbeat.js';
 import type { FeedMisbehaviour } from './misbehaviour.js';
 import { encodeRealEvent, eventOf } from '../outbox/events.js';
 import type { OutboxReader } from '../outbox/reader.js';
-import { cursorAt, positionOf } from '../outbox/position.js';
+import { comparePositions, cursorAt, type Position, positionAfterBlock, positionOf } from '../outbox/position.js';
 import type { Cancel, Scheduler } from './scheduler.js';
 import { FrameWriter, forTranscript } from './writer.js';
 
@@ -55,6 +55,13 @@ export interface StreamContext {
   record(conn: number, event: TranscriptEvent): void;
   /** Counts a subscribe on the stream; returns its number (from 1). */
   countSubscribe(): number;
+}
+
+/** A read position in words: a cursor, or the edge of a block (before its first log, after its last). */
+function positionWords(chainId: number, at: Position): string {
+  if (at.logIndex < 0) return `block ${at.block - 1}`;
+  if (comparePositions(at, positionAfterBlock(at.block)) >= 0) return `block ${at.block}`;
+  return cursorAt(chainId, at);
 }
 
 type State = 'awaiting-subscribe' | 'subscribing' | 'catching-up' | 'live' | 'closed';
@@ -247,7 +254,7 @@ export class FeedConnection {
       const pruned = cursorAt(reader.chainId, step.stale.pruned);
       return this.reset('stale-cursor', `fell behind retention: ${pruned} of ${step.stale.account} deleted before it was read`);
     }
-    if (!live) this.note(`replay page: ${step.rows.length} events after ${from.logIndex < 0 ? `block ${from.block - 1}` : cursorAt(reader.chainId, from)}`);
+    if (!live) this.note(`replay page: ${step.rows.length} events after ${positionWords(reader.chainId, from)}`);
     for (const row of step.rows) {
       const event = eventOf(row);
       this.writer.push({ kind: 'event', event, line: encodeRealEvent(event) });

@@ -8,11 +8,19 @@ import { cursorList, shortAmount } from '../report/words.js';
 
 const MAX_FINDINGS = 6;
 
-export function smallestDiff(x: { consumer: Judgement; control: Judgement; findings: readonly Finding[]; harnessErrors: readonly Finding[] }): string[] {
+/** `label` names the judged store ("consumer", or a server run's "probe"); a server run has no control. */
+export function smallestDiff(x: {
+  consumer: Judgement;
+  control?: Judgement;
+  findings: readonly Finding[];
+  harnessErrors: readonly Finding[];
+  label?: string;
+}): string[] {
   const diff: string[] = [];
+  const label = x.label ?? 'consumer';
   const s = x.consumer.summary;
   if (s.differs) {
-    diff.push(`consumer: ${s.line}`);
+    diff.push(`${label}: ${s.line}`);
     if (s.missing.length) diff.push(`missing from its activity list: ${cursorList(s.missing)}`);
     for (const [why, cursors] of groupExtra(s.extra)) diff.push(`in its activity list but ${why}: ${cursorList(cursors)}`);
     if (s.wrongContent.length) diff.push(`stored with other content than the chain's: ${cursorList(s.wrongContent)}`);
@@ -24,9 +32,9 @@ export function smallestDiff(x: { consumer: Judgement; control: Judgement; findi
   const others = x.findings.filter((f) => !storeCodes.has(f.code));
   diff.push(...others.slice(0, MAX_FINDINGS).map((f) => f.text));
   if (others.length > MAX_FINDINGS) diff.push(`… and ${others.length - MAX_FINDINGS} more findings`);
-  const c = x.control.summary;
-  if (c.differs) diff.push(`control: ${c.line}`);
-  if (!s.differs) diff.push(`consumer: its store ${s.line}`);
+  const c = x.control?.summary;
+  if (c?.differs) diff.push(`control: ${c.line}`);
+  if (!s.differs) diff.push(`${label}: its store ${s.line}`);
   return diff;
 }
 

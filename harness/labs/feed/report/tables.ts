@@ -11,6 +11,18 @@ import { describeView, type Expected, type StoreSummary, viewOf } from '../check
 import { plural, seconds, shortAccount, shortAmount, shortCursor } from './words.js';
 
 export function stateTable(expected: Expected, consumer: StoreSummary, control: StoreSummary): Table {
+  return storesStateTable(
+    expected,
+    [
+      ['consumer under test', consumer],
+      ['control consumer', control],
+    ],
+    "Final state: the chain's end vs consumer vs control",
+  );
+}
+
+/** The chain's end against each store, one row per store (`[label, summary]`). */
+export function storesStateTable(expected: Expected, stores: readonly [string, StoreSummary][], title: string): Table {
   const last = expected.events.at(-1);
   const balances = expected.topics.map((a) => `${shortAccount(a)} ${shortAmount((expected.balances.get(a) ?? 0n).toString())}`).join(', ');
   const row = (label: string, s: StoreSummary) => ({
@@ -27,15 +39,14 @@ export function stateTable(expected: Expected, consumer: StoreSummary, control: 
   });
   return {
     id: 'state',
-    title: "Final state: the chain's end vs consumer vs control",
+    title,
     columns: ['cursor', 'snapshot at', 'activity list (events)', 'balances', 'first difference in the activity list', 'differences from what was expected'],
     rows: [
       {
         label: 'expected (from the chain)',
         cells: [last ? shortCursor(last.cursor) : '—', '—', `${expected.events.length} on the chain for the followed accounts`, balances, '', ''],
       },
-      row('consumer under test', consumer),
-      row('control consumer', control),
+      ...stores.map(([label, summary]) => row(label, summary)),
     ],
     note: "Cursors are block:log index. Each store is judged against the chain's events above its own snapshot: a snapshot is taken at the safe height whenever a consumer needs one, so the two stores' snapshots differ with timing and are never compared with each other.",
   };

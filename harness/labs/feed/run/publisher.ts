@@ -59,7 +59,7 @@ function idOf(line: string): string | undefined {
 }
 
 /** The chain, its outbox with the initial blocks mined, and the indexer closed when the run ends. */
-function chainAndOutbox(ctx: RunContext<FeedPlan>, outboxPath: string): Pick<FeedSide, 'chain' | 'script' | 'indexer'> {
+export function chainAndOutbox(ctx: RunContext<FeedPlan>, outboxPath: string): Pick<FeedSide, 'chain' | 'script' | 'indexer'> {
   const plan = ctx.scenario.lab;
   // The same script the checker simulates.
   const chain = new SimChain(chainConfig(plan.chain));

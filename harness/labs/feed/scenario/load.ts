@@ -13,8 +13,9 @@ import { FAULT_SHAPE, parseFaultPlan } from './fault-plan.js';
 import { badBackoff, badValue } from '../check/environment.js';
 import { badEnvironmentValueProblems } from '../../../judge/environment-duty.js';
 import type { ChainPlan, FeedPlan } from './plan.js';
-import { DEFAULTS, FAULT_PLAN_PATTERN, type FeedFile, feedProperties } from './schema.js';
+import { DEFAULTS, FAULT_PLAN_PATTERN, type FeedFile, feedProperties, SERVER_FAULT_PATTERN } from './schema.js';
 import { stormPlanOf, stormProblems } from '../storm/scenario.js';
+import { serverUnderTestPlanOf, serverUnderTestProblems } from '../server/scenario.js';
 
 export type { FeedPlan } from './plan.js';
 
@@ -83,6 +84,8 @@ export const feedScenario: LabScenario<FeedPlan> = {
   schema: { properties: feedProperties, required: ['chain', 'time', 'consumer'] },
 
   patternMessage(pattern, value) {
+    if (pattern === SERVER_FAULT_PATTERN)
+      return `must look like <exit|stop>@<snapshot|event|revoke>:<n>[,...] with n >= 1 and no spaces, e.g. stop@snapshot:1 (got ${JSON.stringify(value)})`;
     if (pattern !== FAULT_PLAN_PATTERN) return undefined;
     const result = parseFaultPlan(value);
     return `must look like ${FAULT_SHAPE} (got ${JSON.stringify(value)})${result.ok ? '' : `: ${result.reason}`}`;
@@ -106,6 +109,7 @@ export const feedScenario: LabScenario<FeedPlan> = {
     out.push(...badEnvironmentProblems(file));
     const deadline = deadlineProblems(file, plan, problem);
     out.push(...stormProblems(file, deadline));
+    out.push(...serverUnderTestProblems(file, plan, sim));
     return out;
   },
 
@@ -177,6 +181,7 @@ export const feedScenario: LabScenario<FeedPlan> = {
         quietPing: file.expect?.quiet_ping === true,
       },
       ...(file.storm ? { storm: stormPlanOf(file.storm) } : {}),
+      ...(file.server?.under_test ? { serverUnderTest: serverUnderTestPlanOf(file)! } : {}),
     };
   },
 };

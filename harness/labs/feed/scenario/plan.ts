@@ -66,6 +66,16 @@ export interface FeedPlan {
   expect: { processes?: number; quietPing: boolean };
   /** A restart storm instead of the chain script (storm/run.ts). */
   storm?: StormPlan;
+  /** The push server is the program under test (server/run.ts): the reference consumer is its probe. */
+  serverUnderTest?: ServerUnderTestPlan;
+}
+
+export interface ServerUnderTestPlan {
+  /** Its CHAOSLAB_FAULT, if any. */
+  fault?: string;
+  /** Script blocks committed while it is stopped by its own `stop@` hook. */
+  blocksWhileStopped: number;
+  pollMs: number;
 }
 
 export interface StormPlan {

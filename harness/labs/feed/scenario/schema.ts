@@ -227,11 +227,44 @@ const misbehaviourSchema = {
   oneOf: [{ required: ['event'] }, { required: ['block'] }],
 } as const satisfies JSONSchema;
 
-const serverSchema = {
+/** The server contract's CHAOSLAB_FAULT grammar: `<exit|stop>@<snapshot|event|revoke>:<n>`, comma-separated. */
+export const SERVER_FAULT_ITEM = '(exit|stop)@(snapshot|event|revoke):([1-9][0-9]*)';
+export const SERVER_FAULT_PATTERN = `^${SERVER_FAULT_ITEM}(,${SERVER_FAULT_ITEM})*$`;
+
+export const SERVER_UNDER_TEST_DEFAULTS = { blocksWhileStopped: 3, pollMs: 50 } as const;
+
+const underTestSchema = {
   type: 'object',
-  description: 'The push server (publisher/feed): both streams share these settings; misbehaviour hits the stream of the consumer under test only.',
+  description:
+    "The push server is the program under test (`--server CMD`, default the reference server run as a process): it is started on the outbox the harness's indexer writes, under the server contract's environment, and the project's reference consumer is its probe, through a proxy of its own. `queue_limit`, `ping_ms` and `idle_ms` above are its CHAOSLAB_QUEUE_LIMIT, CHAOSLAB_PING_MS and CHAOSLAB_IDLE_MS; `consumer` gives the probe's topics and timings.",
   additionalProperties: false,
   properties: {
+    fault: {
+      type: 'string',
+      pattern: SERVER_FAULT_PATTERN,
+      description:
+        'CHAOSLAB_FAULT of the server: <action>@<point>:<n>[,...], action exit|stop, point snapshot|event|revoke, n >= 1 (server contract section 6). Only `stop@` is run so far: while the server is stopped by its hook the harness commits `blocks_while_stopped` blocks, then sends SIGCONT.',
+    },
+    blocks_while_stopped: integer(
+      1,
+      100,
+      `Script blocks the harness commits to the outbox while the server is stopped by its own \`stop@\` hook (each must hold events for the followed accounts); default ${SERVER_UNDER_TEST_DEFAULTS.blocksWhileStopped}.`,
+    ),
+    poll_ms: integer(
+      LIMITS.wireMs.min,
+      LIMITS.wireMs.max,
+      `CHAOSLAB_POLL_MS, real ms: how often the server looks for outbox commits at least; default ${SERVER_UNDER_TEST_DEFAULTS.pollMs}.`,
+    ),
+  },
+} as const satisfies JSONSchema;
+
+const serverSchema = {
+  type: 'object',
+  description:
+    'The push server (publisher/feed): both streams share these settings; misbehaviour hits the stream of the consumer under test only. With `under_test`, the server is the program under test instead, run as a process of its own.',
+  additionalProperties: false,
+  properties: {
+    under_test: underTestSchema,
     queue_limit: integer(
       LIMITS.queueLimit.min,
       LIMITS.queueLimit.max,

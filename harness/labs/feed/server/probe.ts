@@ -1,0 +1,63 @@
+// The server's probe: the project's reference feed consumer (the lab's control command, trusted,
+// never confined), on an empty store of the harness's own, subscribing through its own Toxiproxy
+// proxy to the server under test. Started like the consumer run's control (its environment, its
+// exit journaled), and waited on until its store holds the chain's end.
+
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { RunContext } from '../../../lab-api/lab.js';
+import type { StartedProcess } from '../../../processes/processes.js';
+import type { Expected, SentSnapshot } from '../check/state.js';
+import { judgeStore, viewOf } from '../check/state.js';
+import { readFeedStore } from '../check/store-reader.js';
+import { consumerEnv } from '../run/consumers.js';
+import { sleep } from '../run/state.js';
+import { journalRead, MID_RUN_READ } from '../run/stores.js';
+import type { FeedPlan } from '../scenario/plan.js';
+
+const POLL_MS = 250;
+/** The probe's stream in the journal (its proxy's port, its store). */
+export const PROBE_STREAM = 'probe';
+
+export interface Probe {
+  started: StartedProcess;
+  db: string;
+  finished: Promise<unknown>;
+  gone: () => boolean;
+}
+
+export function startProbe(ctx: RunContext<FeedPlan>, proxyHost: string, proxyPort: number): Probe {
+  const plan = ctx.scenario.lab;
+  const db = join(ctx.runDir, 'probe.db');
+  ctx.journal.write({ type: 'stream', role: 'control', stream: PROBE_STREAM, host: proxyHost, port: proxyPort, db });
+  const started = ctx.processes.start('control', 1, ctx.controlCommand, consumerEnv(plan, proxyPort, db, `${plan.consumer.clientId}-probe`));
+  let gone = false;
+  const finished = ctx.processes.finish(started).finally(() => {
+    gone = true;
+  });
+  return { started, db, finished, gone: () => gone };
+}
+
+/**
+ * Polls the probe's store (an independent read-only connection) until it holds the chain's end,
+ * converge_ms passes, the probe or the server is gone, or the run ends; the last read is journaled.
+ */
+export async function awaitProbeConverged(
+  ctx: RunContext<FeedPlan>,
+  probe: Probe,
+  expected: Expected,
+  snapshotsFor: (cursor: string | null) => SentSnapshot[],
+  serverGone: () => boolean,
+): Promise<void> {
+  const deadline = performance.now() + ctx.scenario.lab.time.convergeMs;
+  for (;;) {
+    const store = readFeedStore(probe.db, MID_RUN_READ);
+    const view = viewOf(store);
+    const done = judgeStore('the probe', view, expected, snapshotsFor(view.snapshotCursor)).problems.length === 0;
+    if (done || performance.now() >= deadline || probe.gone() || serverGone() || ctx.signal.aborted) {
+      journalRead(ctx, 'control', 1, 'converging', probe.db, store);
+      return;
+    }
+    await sleep(POLL_MS);
+  }
+}

@@ -1,0 +1,47 @@
+// The feed lab's server run (issue 31): the push server is the program under test, a real OS
+// process. The harness owns the chain and its indexer, which writes the outbox in the run folder
+// (the initial blocks first); the server reads only that outbox. Once the server listens, the
+// reference consumer subscribes as its probe through a proxy of its own. A `stop@` hook of the
+// server stops it; meanwhile the harness commits the script's first blocks, then lets it go on
+// (script.ts). The rest of the script follows, then the probe's store is awaited until it holds
+// the chain's end; the probe, then the server, get SIGTERM (the server must exit 0).
+
+import { join } from 'node:path';
+import { freePort } from '../../../base/free-port.js';
+import type { RunContext } from '../../../lab-api/lab.js';
+import { expectedOf } from '../check/state.js';
+import { chainAndOutbox } from '../run/publisher.js';
+import { sigtermAtEnd } from '../run/terminate.js';
+import { simulate } from '../scenario/chain-script.js';
+import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
+import { chainSnapshotAt } from './check.js';
+import { awaitProbeConverged, startProbe } from './probe.js';
+import { awaitListening, serverEnv, startServer, terminateServer } from './process.js';
+import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
+
+const HOST = '127.0.0.1';
+
+export async function runServerScenario(ctx: RunContext<FeedPlan>, under: ServerUnderTestPlan): Promise<void> {
+  const plan = ctx.scenario.lab;
+  const outbox = join(ctx.runDir, 'outbox.db');
+  const side = chainAndOutbox(ctx, outbox);
+  const port = await freePort(HOST);
+  const server = startServer(ctx, serverEnv(plan, under, outbox, HOST, port));
+  const stop = commitWhileStopped(ctx, server, side, under);
+  if ((await awaitListening(ctx, server, HOST, port)) !== 'listening') {
+    await Promise.all([server.finished, stop.watching]);
+    return;
+  }
+  const proxy = await ctx.proxy('probe', { host: HOST, port });
+  const probe = startProbe(ctx, proxy.listen.host, proxy.listen.port);
+  const over = () => server.gone() || probe.gone();
+  if (under.fault?.includes('stop@')) await awaitStopCommitted(ctx, stop, over);
+  await playRest(ctx, side, over);
+  const sim = simulate(plan.chain, plan.topicIndexes);
+  await awaitProbeConverged(ctx, probe, expectedOf(sim), (cursor) => chainSnapshotAt(sim, cursor), server.gone);
+
+  sigtermAtEnd(ctx, 'control', probe.started, !probe.gone());
+  await probe.finished;
+  await terminateServer(ctx, server);
+  await stop.watching;
+}

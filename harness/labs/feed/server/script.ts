@@ -1,0 +1,96 @@
+// The chain's script in a server run. The snapshot race made deterministic: the server stops
+// itself at its `stop@` hook (after the first snapshot was read, before its frame is sent);
+// while it is stopped the harness commits the script's first blocks to the outbox (the harness's
+// indexer writes it, the server only reads it), then lets it go on. A server that buffers from
+// before the snapshot delivers their events; one that starts following only afterwards loses
+// them. Then the rest of the script in compressed time, and the confirmation blocks.
+
+import { performance } from 'node:perf_hooks';
+import type { OutboxIndexer } from '../../../../publisher/feed/outbox/indexer.js';
+import type { SimChain } from '../../../../publisher/feed/chain/chain.js';
+import type { RunContext } from '../../../lab-api/lab.js';
+import { type ChainScript, confirmationBlocks } from '../scenario/chain-script.js';
+import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
+import { sleep } from '../run/state.js';
+import type { ServerProcess } from './process.js';
+import { blocksWhileStopped } from './scenario.js';
+
+/** The journal's name for the harness's commits while the server is stopped (then its SIGCONT). */
+export const COMMIT_WHILE_STOPPED = 'commit-while-stopped';
+
+export interface ChainSide {
+  chain: SimChain;
+  script: ChainScript;
+  indexer: OutboxIndexer;
+}
+
+export interface StopCommit {
+  /** Settles when the server has exited (it watches every stop until then). */
+  watching: Promise<void>;
+  /** The blocks were committed while the server was stopped. */
+  committed(): boolean;
+}
+
+/** Performs script steps until `blocks` more blocks are mined (a reorganisation among them is performed too). */
+function mineBlocks(side: ChainSide, blocks: number): number {
+  let mined = 0;
+  let events = 0;
+  while (mined < blocks) {
+    const step = side.script.next();
+    if (!step) break;
+    const change = side.script.perform(step);
+    side.indexer.apply(change);
+    if (step.kind === 'block') mined++;
+    if (change.kind === 'block') events += change.block.logs.length;
+  }
+  return events;
+}
+
+/**
+ * While the server runs: at its first stop (before the script started), commit the first
+ * `blocksWhileStopped` blocks and journal it; every stop is then let go on (SIGCONT, journaled by
+ * the process runner).
+ */
+export function commitWhileStopped(ctx: RunContext<FeedPlan>, server: ServerProcess, side: ChainSide, under: ServerUnderTestPlan): StopCommit {
+  let committed = false;
+  const { from, to } = blocksWhileStopped(ctx.scenario.lab.chain, under);
+  const watching = ctx.processes.observeSelfStops(server.started, server.exit, () => {
+    if (committed) return;
+    const logs = mineBlocks(side, under.blocksWhileStopped);
+    committed = true;
+    ctx.journal.write({
+      type: 'fault',
+      action: 'apply',
+      name: COMMIT_WHILE_STOPPED,
+      kind: 'signal',
+      detail: `the server under test stopped itself (${under.fault}); blocks ${from}..${to} (${logs} logs) were committed to the outbox meanwhile, then SIGCONT`,
+    });
+    ctx.log(`server stopped itself: blocks ${from}..${to} committed, SIGCONT`);
+  });
+  return { watching, committed: () => committed };
+}
+
+/** Until the blocks were committed while the server was stopped, or start_ms passed, or `over()`. */
+export async function awaitStopCommitted(ctx: RunContext<FeedPlan>, stop: StopCommit, over: () => boolean): Promise<void> {
+  const from = performance.now();
+  while (!stop.committed() && !over() && !ctx.signal.aborted && performance.now() - from < ctx.scenario.lab.time.startMs) await sleep(20);
+}
+
+/** The rest of the script, one block period apart, then the confirmation blocks; the server finds them by polling. */
+export async function playRest(ctx: RunContext<FeedPlan>, side: ChainSide, over: () => boolean): Promise<void> {
+  const period = ctx.scenario.lab.time.blockPeriodMs;
+  const t0 = performance.now();
+  let tick = 0;
+  for (let step = side.script.next(); step && !over(); step = side.script.next()) {
+    ctx.signal.throwIfAborted();
+    tick += step.kind === 'block' ? 1 : 0;
+    await sleep(t0 + (step.kind === 'block' ? tick : tick + 0.5) * period - performance.now());
+    side.indexer.apply(side.script.perform(step));
+  }
+  for (const block of confirmationBlocks(side.chain, side.chain.head, ctx.scenario.lab.chain.confirmations)) {
+    ctx.signal.throwIfAborted();
+    tick++;
+    await sleep(t0 + tick * period - performance.now());
+    side.indexer.apply({ kind: 'block', block });
+  }
+}

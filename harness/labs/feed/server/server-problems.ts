@@ -1,0 +1,129 @@
+// The server under test as a process, from what the journal recorded of it: how it started,
+// stopped itself, and ended. A server that exits before the run is over, never listens, misses
+// its `stop@` hook or does not exit 0 within 2 s of SIGTERM is a finding, named with its status
+// and the last line it wrote on stderr.
+
+import type { Finding, ProcessRef } from '../../../findings/verdict.js';
+import type { JournalEntry } from '../../../record/journal.js';
+import { seconds } from '../report/words.js';
+import { SERVER_SIGNAL, SERVER_SIGTERM_EXIT_MS } from './process.js';
+import { COMMIT_WHILE_STOPPED } from './script.js';
+
+/** Slack for the harness's own measurement of "exit within 2 s". */
+const EXIT_SLACK_MS = 250;
+const SERVER: ProcessRef = { role: 'server', incarnation: 1 };
+
+export interface ServerFacts {
+  command?: string;
+  pid?: number;
+  startedAt?: number;
+  fault?: string;
+  exit?: { t: number; code: number | null; signal: string | null; killedBy?: string; durationMs: number; stderrTail: string };
+  sigtermAt?: number;
+  /** The harness killed it: it had not listened within 10 s. */
+  notListeningAt?: number;
+  /** When it stopped itself (its `stop@` hook), each time. */
+  stops: number[];
+  /** When the harness committed the script's first blocks while it was stopped. */
+  committedAt?: number;
+}
+
+export function serverFactsOf(journal: readonly JournalEntry[]): ServerFacts {
+  const facts: ServerFacts = { stops: [] };
+  for (const e of journal) {
+    if (e.type === 'process-start' && e.role === 'server')
+      Object.assign(facts, { command: e.command, pid: e.pid, startedAt: e.t, ...(e.env.CHAOSLAB_FAULT ? { fault: e.env.CHAOSLAB_FAULT } : {}) });
+    else if (e.type === 'process-stopped' && e.role === 'server') facts.stops.push(e.t);
+    else if (e.type === 'process-exit' && e.role === 'server')
+      facts.exit = {
+        t: e.t,
+        code: e.code,
+        signal: e.signal,
+        ...(e.killedBy ? { killedBy: e.killedBy } : {}),
+        durationMs: e.durationMs,
+        stderrTail: e.stderrTail,
+      };
+    else if (e.type === 'fault' && e.name === SERVER_SIGNAL.sigterm) facts.sigtermAt = e.t;
+    else if (e.type === 'fault' && e.name === SERVER_SIGNAL.notListening) facts.notListeningAt = e.t;
+    else if (e.type === 'fault' && e.name === COMMIT_WHILE_STOPPED) facts.committedAt = e.t;
+  }
+  return facts;
+}
+
+export const lastLine = (text: string): string =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .at(-1)
+    ?.slice(0, 200) ?? '';
+
+const how = (e: NonNullable<ServerFacts['exit']>): string => (e.signal ? `was killed by ${e.signal}` : `exited with status ${e.code}`);
+const said = (e: NonNullable<ServerFacts['exit']>): string => (lastLine(e.stderrTail) ? ` (its stderr: "${lastLine(e.stderrTail)}")` : '');
+
+/** How it ended: before the end, never listening, at the deadline, or after SIGTERM (exit 0 within 2 s). */
+function endProblems(f: ServerFacts): Finding[] {
+  const name = `the server under test (\`${f.command ?? '?'}\`)`;
+  const e = f.exit;
+  if (!e)
+    return f.startedAt === undefined
+      ? []
+      : [{ code: 'server-never-ended', text: `${name} has no recorded exit (the run was cut short)`, subject: { process: SERVER } }];
+  const at = { process: SERVER, t: e.t };
+  if (f.notListeningAt !== undefined)
+    return [
+      {
+        code: 'server-not-listening',
+        text: `${name} did not listen on its CHAOSLAB_HOST:CHAOSLAB_PORT within 10 s of starting (server contract §1): the harness killed it${said(e)}`,
+        subject: at,
+      },
+    ];
+  if (e.killedBy === 'deadline')
+    return [{ code: 'server-deadline', text: `${name} was killed at the scenario's deadline (${seconds(e.durationMs)} after it started)`, subject: at }];
+  if (f.sigtermAt === undefined) {
+    const why =
+      e.code === 64
+        ? ': status 64 says its environment or outbox was bad, but the harness gave it a valid one (server contract §1)'
+        : '; nothing asked it to end';
+    return [
+      {
+        code: 'server-exited-early',
+        text: `${name} ${how(e)} ${seconds(e.durationMs)} after it started, before the run was over${why}${said(e)}`,
+        subject: at,
+      },
+    ];
+  }
+  if (e.killedBy)
+    return [
+      {
+        code: 'server-sigterm-ignored',
+        text: `${name} did not exit within ${SERVER_SIGTERM_EXIT_MS / 1000} s of SIGTERM: the harness killed it ${seconds(e.t - f.sigtermAt)} after`,
+        subject: at,
+      },
+    ];
+  if (e.code !== 0)
+    return [{ code: 'server-sigterm-status', text: `${name} ${how(e)} after SIGTERM, expected status 0 (server contract §1)${said(e)}`, subject: at }];
+  const took = (f.startedAt ?? 0) + e.durationMs - f.sigtermAt;
+  if (f.startedAt !== undefined && took > SERVER_SIGTERM_EXIT_MS + EXIT_SLACK_MS)
+    return [
+      { code: 'server-sigterm-slow', text: `${name} took ${seconds(took)} to exit after SIGTERM, more than ${SERVER_SIGTERM_EXIT_MS / 1000} s`, subject: at },
+    ];
+  return [];
+}
+
+/** A `stop@` hook the server never fired, though a snapshot was sent (the probe's store holds one). */
+function hookProblems(f: ServerFacts, snapshotSent: boolean): Finding[] {
+  const stop = (f.fault ?? '').split(',').find((item) => item.startsWith('stop@'));
+  if (!stop || f.stops.length > 0 || !snapshotSent || f.notListeningAt !== undefined) return [];
+  return [
+    {
+      code: 'server-hook-not-fired',
+      text: `the server under test ran with CHAOSLAB_FAULT=${f.fault} and sent a snapshot, but never stopped itself: ${stop} must SIGSTOP the process after that snapshot was read and before its frame is sent (server contract §6)`,
+      subject: { process: SERVER },
+    },
+  ];
+}
+
+export function serverProblems(f: ServerFacts, snapshotSent: boolean): Finding[] {
+  return [...hookProblems(f, snapshotSent), ...endProblems(f)];
+}
