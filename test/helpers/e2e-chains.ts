@@ -24,6 +24,7 @@ const SECONDS: Record<string, number> = {
   'ack-crash.test.ts': 35,
   'cli.test.ts': 30,
   'bench-fanout.test.ts': 25,
+  'feed-server.test.ts': 40,
 };
 const DEFAULT_SECONDS = 60;
 

@@ -61,7 +61,8 @@ export async function runServer(overrides: ServerOverrides = {}): Promise<void> 
       pollMs: env.pollMs,
       // Its own faults on stderr: a connection it closed on an internal error says so.
       onTranscript: (entry) => {
-        if (entry.kind === 'close' && entry.reason.startsWith('internal error')) process.stderr.write(`feed server: connection ${entry.conn} closed: ${entry.reason}\n`);
+        if (entry.kind === 'close' && entry.reason.startsWith('internal error'))
+          process.stderr.write(`feed server: connection ${entry.conn} closed: ${entry.reason}\n`);
       },
       streams: [
         {

@@ -66,7 +66,10 @@ t.test('the snapshot-then-subscribe mutant loses the events committed in the rac
   t.equal(result.status, 'fail');
   const first = result.verdict?.findings[0];
   t.equal(first?.code, 'lost-in-snapshot-race');
-  t.match(first?.text, /the probe's store misses \d+ events? committed while the server was stopped after the snapshot \(blocks 11\.\.13\): 1:00000000000011:0000/);
+  t.match(
+    first?.text,
+    /the probe's store misses \d+ events? committed while the server was stopped after the snapshot \(blocks 11\.\.13\): 1:00000000000011:0000/,
+  );
   t.ok(
     first?.subject?.cursors?.every((c) => /^1:0000000000001[1-3]:/.test(c)),
     'its subject is the lost cursors',
@@ -83,11 +86,14 @@ t.test('a server that exits at once is a prompt failure naming it', async (t) =>
   const from = Date.now();
   const { result } = await run(t, 'echo "no outbox for me" >&2; exit 3');
   t.equal(result.status, 'fail');
-  t.match(result.verdict?.headline, /the server under test \(`echo .*exit 3`\) exited with status 3 .* before the run was over; nothing asked it to end \(its stderr: "no outbox for me"\)/);
+  t.match(
+    result.verdict?.headline,
+    /the server under test \(`echo .*exit 3`\) exited with status 3 .* before the run was over; nothing asked it to end \(its stderr: "no outbox for me"\)/,
+  );
   t.ok(Date.now() - from < 60_000, 'no wait for the listen limit or the deadline');
 });
 
-t.test('a server that never listens is killed after the contract\'s 10 s and named', async (t) => {
+t.test("a server that never listens is killed after the contract's 10 s and named", async (t) => {
   const { result } = await run(t, 'sleep 600');
   t.equal(result.status, 'fail');
   t.equal(result.verdict?.findings[0]?.code, 'server-not-listening');
@@ -100,8 +106,5 @@ t.test('--server on a consumer scenario and --consumer on a server scenario are 
   t.throws(() => programsUnderTest(scenario, { consumerCommand: 'x' }), /tests a push server .* give the server with --server, not --consumer/);
   t.equal(programsUnderTest(consumerScenario, {}), undefined);
   t.match(programsUnderTest(scenario, {}), /main\.js/);
-  await t.rejects(
-    runScenario({ scenario, cwd: ROOT, reportsDir: t.testdir(), seal: 'off', consumerCommand: 'x' }),
-    /give the server with --server/,
-  );
+  await t.rejects(runScenario({ scenario, cwd: ROOT, reportsDir: t.testdir(), seal: 'off', consumerCommand: 'x' }), /give the server with --server/);
 });
