@@ -152,7 +152,8 @@ export class FeedConnection {
     const text = `${bytes.toString('utf8')}\n`;
     let parsed: ReturnType<typeof parseClientFrame>;
     try {
-      parsed = parseClientFrame(bytes, { chainId: this.stream.reader.chainId });
+      // A cursor of another chain is not malformed: it is answered with `reset stale-cursor` (planResume).
+      parsed = parseClientFrame(bytes);
     } catch (error) {
       if (!(error instanceof FrameError)) throw error;
       this.record({ kind: 'recv', line: forTranscript(text), error: error.reason });
@@ -201,9 +202,9 @@ export class FeedConnection {
 
   private startFromCursor(cursor: string, blockHash: string): void {
     const plan = planResume(this.stream.reader, cursor, blockHash, this.topics);
-    if (plan.kind === 'stale') {
-      const pruned = cursorAt(this.stream.reader.chainId, plan.pruned);
-      this.reset('stale-cursor', `stale cursor ${cursor}: retention deleted ${pruned} of ${plan.account}`);
+    if (plan.kind !== 'replay') {
+      const why = plan.kind === 'untraceable' ? plan.why : `retention deleted ${cursorAt(this.stream.reader.chainId, plan.pruned)} of ${plan.account}`;
+      this.reset('stale-cursor', `stale cursor ${cursor}: ${why}`);
       return;
     }
     this.delivery = { read: plan.from, held: plan.from, reorgSeen: plan.reorgSeen };
