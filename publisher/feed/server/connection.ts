@@ -32,6 +32,11 @@ export interface FeedStreamHooks {
   beforeEvent?(conn: number, cursor: string): Promise<void> | void;
   /** The connection learnt of a reorganisation; `revoke` says whether it sends a revoke for it. */
   onReorg?(conn: number, reorg: { fromCursor: string; depth: number; deep: boolean; revoke: boolean }): Promise<void> | void;
+  /**
+   * An event or revoke frame is about to enter the connection's queue (a frame a reset drops
+   * later was still queued). Synchronous: the server contract's fault points count frames here.
+   */
+  beforeQueue?(conn: number, op: 'event' | 'revoke', cursor: string): void;
 }
 
 export interface ConnectionSettings {
@@ -211,6 +216,7 @@ export class FeedConnection {
     if (plan.revokeFromBlock !== undefined) {
       const fromCursor = cursorAt(this.stream.reader.chainId, { block: plan.revokeFromBlock, logIndex: 0 });
       this.note(`revoke from ${fromCursor} at subscribe: ${plan.why}`);
+      this.stream.settings.hooks.beforeQueue?.(this.id, 'revoke', fromCursor);
       this.writer.push({ kind: 'frame', line: encodeRevoke(fromCursor) });
     }
   }
@@ -235,7 +241,9 @@ export class FeedConnection {
       await settings.hooks.onReorg?.(this.id, { fromCursor, depth: reorg.depth, deep: reorg.deep, revoke });
       if (this.closed) return;
       this.note(`reorg from ${fromCursor} (depth ${reorg.depth}${reorg.deep ? ', deep' : ''}): ${revoke ? 'revoke' : 'nothing sent here yet, no revoke'}`);
-      if (revoke) this.writer.push({ kind: 'frame', line: encodeRevoke(fromCursor) });
+      if (!revoke) continue;
+      settings.hooks.beforeQueue?.(this.id, 'revoke', fromCursor);
+      this.writer.push({ kind: 'frame', line: encodeRevoke(fromCursor) });
     }
     if (step.stale) {
       const pruned = cursorAt(reader.chainId, step.stale.pruned);
@@ -244,6 +252,7 @@ export class FeedConnection {
     if (!live) this.note(`replay page: ${step.rows.length} events after ${from.logIndex < 0 ? `block ${from.block - 1}` : cursorAt(reader.chainId, from)}`);
     for (const row of step.rows) {
       const event = eventOf(row);
+      settings.hooks.beforeQueue?.(this.id, 'event', event.cursor);
       this.writer.push({ kind: 'event', event, line: encodeRealEvent(event) });
       // Only a consumer that is not reading overflows the queue (the socket wants a drain):
       // frames held by a trigger hook are our own doing.
