@@ -10,6 +10,8 @@ it with its chain to revoke what a reorganisation abandoned while the consumer w
 Only `subscription` is replaced. feed-happy-path subscribes once with cursor null: a near miss.
 Killed by: feed-reorg-while-away — after the cut it resubscribes with a hash that is not its
 cursor block's ("subscribed from ... with block hash ..., but its store held block hash ...").
+The server, which cannot trace that hash to the cursor's block, answers `reset stale-cursor`
+(server contract, section 3); the store recovers through a snapshot, so the wire shows the fault.
 Run: python3 consumer/feed/mutants/stale-block-hash.py
 """
 

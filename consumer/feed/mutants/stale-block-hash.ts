@@ -12,8 +12,9 @@
 // with cursor null (and hash null): a near miss. Killed by: feed-reorg-while-away — after the
 // cut it resubscribes from a block the reorganisation abandoned, with a hash that is not that
 // block's (the checker: "subscribed from ... with block hash ..., but its store held block hash
-// ... for that cursor"); the server then revokes only from the cursor's block and the abandoned
-// events below it stay in the activity list.
+// ... for that cursor"). The server cannot trace that hash to the cursor's block either, so it
+// answers `reset stale-cursor` (server contract, section 3), and the mutant recovers only through
+// a snapshot that empties the user's activity list: the wire shows the fault, not the store.
 // Python twin: consumer/feed/mutants/stale-block-hash.py.
 import { main, readState, subscription } from '../typescript/feed-client.js';
 

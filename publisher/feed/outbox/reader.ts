@@ -25,12 +25,18 @@ export interface ReorgRecord {
 /** Where a block hash stands: on the chain, on an abandoned branch (and where it left), or unknown. */
 export type HashLocation = { kind: 'canonical'; number: number } | { kind: 'abandoned'; number: number; forkNumber: number } | { kind: 'unknown' };
 
+/** The tables the server reads (schema.ts). */
+const OUTBOX_TABLES = ['chain', 'blocks', 'outbox', 'reorgs', 'safe_point', 'safe_balances', 'pruned'];
+
 export class OutboxReader {
   private readonly db: Database.Database;
   readonly chainId: number;
 
   constructor(path: string) {
     this.db = new Database(path, { readonly: true, fileMustExist: true });
+    const tables = new Set(this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
+    const missing = OUTBOX_TABLES.filter((name) => !tables.has(name));
+    if (missing.length) throw new Error(`${path} has no ${missing.join(', ')} table${missing.length > 1 ? 's' : ''}: not an outbox database`);
     const chain = this.db.prepare('SELECT chain_id FROM chain').get() as { chain_id: number } | undefined;
     if (!chain) throw new Error(`${path} has no chain row: not an outbox database`);
     this.chainId = chain.chain_id;

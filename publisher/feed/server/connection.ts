@@ -32,6 +32,11 @@ export interface FeedStreamHooks {
   beforeEvent?(conn: number, cursor: string): Promise<void> | void;
   /** The connection learnt of a reorganisation; `revoke` says whether it sends a revoke for it. */
   onReorg?(conn: number, reorg: { fromCursor: string; depth: number; deep: boolean; revoke: boolean }): Promise<void> | void;
+  /**
+   * An event or revoke frame is about to enter the connection's queue (a frame a reset drops
+   * later was still queued). Synchronous: the server contract's fault points count frames here.
+   */
+  beforeQueue?(conn: number, op: 'event' | 'revoke', cursor: string): void;
 }
 
 export interface ConnectionSettings {
@@ -161,7 +166,8 @@ export class FeedConnection {
     const text = `${bytes.toString('utf8')}\n`;
     let parsed: ReturnType<typeof parseClientFrame>;
     try {
-      parsed = parseClientFrame(bytes, { chainId: this.stream.reader.chainId });
+      // A cursor of another chain is not malformed: it is answered with `reset stale-cursor` (planResume).
+      parsed = parseClientFrame(bytes);
     } catch (error) {
       if (!(error instanceof FrameError)) throw error;
       this.record({ kind: 'recv', line: forTranscript(text), error: error.reason });
@@ -215,15 +221,16 @@ export class FeedConnection {
 
   private startFromCursor(cursor: string, blockHash: string): void {
     const plan = planResume(this.stream.reader, cursor, blockHash, this.topics);
-    if (plan.kind === 'stale') {
-      const pruned = cursorAt(this.stream.reader.chainId, plan.pruned);
-      this.reset('stale-cursor', `stale cursor ${cursor}: retention deleted ${pruned} of ${plan.account}`);
+    if (plan.kind !== 'replay') {
+      const why = plan.kind === 'untraceable' ? plan.why : `retention deleted ${cursorAt(this.stream.reader.chainId, plan.pruned)} of ${plan.account}`;
+      this.reset('stale-cursor', `stale cursor ${cursor}: ${why}`);
       return;
     }
     this.delivery = { read: plan.from, held: plan.from, reorgSeen: plan.reorgSeen };
     if (plan.revokeFromBlock !== undefined) {
       const fromCursor = cursorAt(this.stream.reader.chainId, { block: plan.revokeFromBlock, logIndex: 0 });
       this.note(`revoke from ${fromCursor} at subscribe: ${plan.why}`);
+      this.stream.settings.hooks.beforeQueue?.(this.id, 'revoke', fromCursor);
       this.writer.push({ kind: 'frame', line: encodeRevoke(fromCursor) });
     }
   }
@@ -248,7 +255,9 @@ export class FeedConnection {
       await settings.hooks.onReorg?.(this.id, { fromCursor, depth: reorg.depth, deep: reorg.deep, revoke });
       if (this.closed) return;
       this.note(`reorg from ${fromCursor} (depth ${reorg.depth}${reorg.deep ? ', deep' : ''}): ${revoke ? 'revoke' : 'nothing sent here yet, no revoke'}`);
-      if (revoke) this.writer.push({ kind: 'frame', line: encodeRevoke(fromCursor) });
+      if (!revoke) continue;
+      settings.hooks.beforeQueue?.(this.id, 'revoke', fromCursor);
+      this.writer.push({ kind: 'frame', line: encodeRevoke(fromCursor) });
     }
     if (step.stale) {
       const pruned = cursorAt(reader.chainId, step.stale.pruned);
@@ -257,6 +266,7 @@ export class FeedConnection {
     if (!live) this.note(`replay page: ${step.rows.length} events after ${positionWords(reader.chainId, from)}`);
     for (const row of step.rows) {
       const event = eventOf(row);
+      settings.hooks.beforeQueue?.(this.id, 'event', event.cursor);
       this.writer.push({ kind: 'event', event, line: encodeRealEvent(event) });
       // Only a consumer that is not reading overflows the queue (the socket wants a drain):
       // frames held by a trigger hook are our own doing.

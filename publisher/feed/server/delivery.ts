@@ -7,33 +7,39 @@
 // resume cursor, its snapshot, an event sent or queued). A reorganisation rewinds `read` to
 // the fork point, and is revoked only if `held` reaches it.
 
+import { parseCursor } from '../../../protocol/feed/cursor.js';
 import type { OutboxReader, ReorgRecord } from '../outbox/reader.js';
 import type { OutboxRow } from '../outbox/schema.js';
 import { type Position, comparePositions, positionAfterBlock, positionBeforeBlock, positionOf } from '../outbox/position.js';
 
-/** The answer to `subscribe` with a cursor. */
+/**
+ * The answer to `subscribe` with a cursor (server contract, section 3): replay (after a revoke
+ * when the consumer's block was abandoned), or `reset stale-cursor` — when retention deleted a
+ * row the consumer never saw, or when the cursor cannot be traced to a block of this outbox.
+ */
 export type ResumePlan =
   | { kind: 'stale'; account: string; pruned: Position }
+  | { kind: 'untraceable'; why: string }
   | { kind: 'replay'; from: Position; reorgSeen: number; revokeFromBlock?: number; why?: string };
 
 export function planResume(reader: OutboxReader, cursor: string, blockHash: string, topics: readonly string[]): ResumePlan {
   return reader.read(() => {
-    const at = positionOf(cursor);
+    const parsed = parseCursor(cursor);
+    if (parsed.chainId !== reader.chainId) return { kind: 'untraceable', why: `chain id ${parsed.chainId} is not this outbox's chain ${reader.chainId}` };
+    const at = positionOf(parsed);
     const where = reader.locate(blockHash);
-    let revokeFromBlock: number | undefined;
-    let why: string | undefined;
-    if (where.kind === 'abandoned' && where.number === at.block) {
-      revokeFromBlock = where.forkNumber;
-      why = `block ${at.block} ${blockHash} was abandoned; its branch left the chain at block ${where.forkNumber}`;
-    } else if (where.kind !== 'canonical' || where.number !== at.block) {
-      // We cannot trace this hash to the cursor's block: that block is the only one we know is in doubt.
-      revokeFromBlock = at.block;
-      why = `${blockHash} is not a known block ${at.block}`;
-    }
+    // Only a hash this outbox knows, of the cursor's own block, says where the consumer stands;
+    // guessing (revoking from the cursor's block, say) could serve a partial history as complete.
+    if (where.kind === 'unknown') return { kind: 'untraceable', why: `block hash ${blockHash} is not a block of this chain` };
+    if (where.number !== at.block) return { kind: 'untraceable', why: `block hash ${blockHash} is block ${where.number}, not the cursor's block ${at.block}` };
+    const revokeFromBlock = where.kind === 'abandoned' ? where.forkNumber : undefined;
     const from = revokeFromBlock === undefined ? at : positionBeforeBlock(revokeFromBlock);
+    // Stale wins over revoke: a fork point below what retention deleted cannot be replayed from.
     const pruned = reader.prunedAfter(from, topics);
     if (pruned) return { kind: 'stale', account: pruned.account, pruned: pruned.position };
-    return { kind: 'replay', from, reorgSeen: reader.latestReorgId(), ...(revokeFromBlock === undefined ? {} : { revokeFromBlock, why }) };
+    if (revokeFromBlock === undefined) return { kind: 'replay', from, reorgSeen: reader.latestReorgId() };
+    const why = `block ${at.block} ${blockHash} was abandoned; its branch left the chain at block ${revokeFromBlock}`;
+    return { kind: 'replay', from, reorgSeen: reader.latestReorgId(), revokeFromBlock, why };
   });
 }
 

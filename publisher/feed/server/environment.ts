@@ -29,10 +29,13 @@ function required(env: Env, name: string): string {
   return value;
 }
 
+/** The largest delay Node's timers keep (a larger one silently becomes 1 ms). */
+const MAX_TIMER_MS = 2_147_483_647;
+
 function integer(env: Env, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const value = required(env, name);
   const n = Number(value);
-  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
+  if (!/^(0|[1-9][0-9]*)$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
     throw new EnvironmentError(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`);
   }
   return n;
@@ -40,11 +43,17 @@ function integer(env: Env, name: string, min: number, max = Number.MAX_SAFE_INTE
 
 const FAULT = /^(exit|stop)@(snapshot|event|revoke):([1-9][0-9]*)$/;
 
-/** `CHAOSLAB_FAULT`: `<action>@<point>:<n>`, several joined by `,`; `raise` has no meaning for a server. */
+/**
+ * `CHAOSLAB_FAULT`: `<action>@<point>:<n>`, several joined by `,`, no spaces, as in the consumer
+ * contract; unset means none, empty is malformed, and `raise` has no meaning for a server.
+ */
 export function parseFaults(value: string | undefined): ServerFault[] {
-  if (value === undefined || value === '') return [];
+  if (value === undefined) return [];
+  if (value === '') throw new EnvironmentError('CHAOSLAB_FAULT is set but empty (unset it for no faults)');
   return value.split(',').map((part) => {
-    const m = FAULT.exec(part.trim());
+    const m = FAULT.exec(part);
+    if (part.startsWith('raise@'))
+      throw new EnvironmentError(`CHAOSLAB_FAULT: ${JSON.stringify(part)}: raise is a consumer's action, not a server's (exit or stop)`);
     if (!m) {
       throw new EnvironmentError(`CHAOSLAB_FAULT: ${JSON.stringify(part)} is not <exit|stop>@<snapshot|event|revoke>:<n> (n >= 1)`);
     }
@@ -58,9 +67,9 @@ export function readServerEnvironment(env: Env): ServerEnvironment {
     host: required(env, 'CHAOSLAB_HOST'),
     port: integer(env, 'CHAOSLAB_PORT', 1, 65535),
     queueLimit: integer(env, 'CHAOSLAB_QUEUE_LIMIT', 1),
-    pingMs: integer(env, 'CHAOSLAB_PING_MS', 1),
-    idleMs: integer(env, 'CHAOSLAB_IDLE_MS', 1),
-    pollMs: integer(env, 'CHAOSLAB_POLL_MS', 1),
+    pingMs: integer(env, 'CHAOSLAB_PING_MS', 1, MAX_TIMER_MS),
+    idleMs: integer(env, 'CHAOSLAB_IDLE_MS', 1, MAX_TIMER_MS),
+    pollMs: integer(env, 'CHAOSLAB_POLL_MS', 1, MAX_TIMER_MS),
     faults: parseFaults(env.CHAOSLAB_FAULT),
   };
 }

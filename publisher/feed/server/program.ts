@@ -8,31 +8,45 @@ import { FeedPublisher } from './server.js';
 import { EnvironmentError, type ServerEnvironment, type ServerFault, readServerEnvironment } from './environment.js';
 import type { FeedStreamHooks } from './connection.js';
 import type { DeliverySteps } from './delivery.js';
+import { OutboxReader } from '../outbox/reader.js';
 
-/** What `exit` exits with, as in the consumer contract. */
+/** What `exit` exits with, as in the consumer contract; 64 is a bad environment. */
 const FAULT_EXIT = 86;
+const BAD_ENVIRONMENT = 64;
 /** SIGTERM: `reset shutdown` everywhere and exit 0 within the contract's 2 s. */
 const SHUTDOWN_GRACE_MS = 1500;
+const SHUTDOWN_DEADLINE_MS = 1900;
 
-/** Counts each point over the whole process and fires the faults that name its count. */
+/** `exit` ends the process with no cleanup at all: no close, no flush, no exit listener (a real crash). */
+function crash(code: number): never {
+  const p = process as unknown as { reallyExit?: (code: number) => never };
+  if (typeof p.reallyExit === 'function') p.reallyExit(code);
+  process.exit(code);
+}
+
+/** Counts each point over the whole process and fires the faults that name its count (section 6). */
 function faultHooks(faults: readonly ServerFault[]): FeedStreamHooks {
   const counts = { snapshot: 0, event: 0, revoke: 0 };
   const fire = (point: ServerFault['point']) => {
     const n = ++counts[point];
     for (const fault of faults) {
       if (fault.point !== point || fault.n !== n) continue;
-      if (fault.action === 'exit') process.exit(FAULT_EXIT);
-      process.kill(process.pid, 'SIGSTOP');
+      if (fault.action === 'exit') crash(FAULT_EXIT);
+      process.kill(process.pid, 'SIGSTOP'); // continues here after SIGCONT
     }
   };
   if (faults.length === 0) return {};
   return {
+    // After the snapshot was read, before its frame is queued.
     afterSnapshot: () => fire('snapshot'),
-    beforeEvent: () => fire('event'),
-    onReorg: (_conn, reorg) => {
-      if (reorg.revoke) fire('revoke');
-    },
+    // Before the frame is queued: a frame a reset drops later still counts.
+    beforeQueue: (_conn, op) => fire(op),
   };
+}
+
+function refuse(message: string): never {
+  process.stderr.write(`feed server: ${message}\n`);
+  process.exit(BAD_ENVIRONMENT);
 }
 
 function environmentOrExit(): ServerEnvironment {
@@ -40,8 +54,16 @@ function environmentOrExit(): ServerEnvironment {
     return readServerEnvironment(process.env);
   } catch (error) {
     if (!(error instanceof EnvironmentError)) throw error;
-    process.stderr.write(`feed server: ${error.message}\n`);
-    process.exit(64);
+    refuse(error.message);
+  }
+}
+
+/** An outbox that cannot be opened is a bad environment, named before anything listens. */
+function checkOutbox(path: string): void {
+  try {
+    new OutboxReader(path).close();
+  } catch (error) {
+    refuse(`CHAOSLAB_OUTBOX_DB: cannot open ${path} as an outbox: ${(error as Error).message}`);
   }
 }
 
@@ -52,7 +74,19 @@ export interface ServerOverrides {
 
 export async function runServer(overrides: ServerOverrides = {}): Promise<void> {
   const env = environmentOrExit();
-  let publisher: FeedPublisher;
+  checkOutbox(env.outboxPath);
+
+  let publisher: FeedPublisher | undefined;
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => process.exit(0), SHUTDOWN_DEADLINE_MS).unref();
+    void (publisher?.close(SHUTDOWN_GRACE_MS) ?? Promise.resolve()).then(() => process.exit(0));
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+
   try {
     publisher = await FeedPublisher.start({
       outboxPath: env.outboxPath,
@@ -76,12 +110,8 @@ export async function runServer(overrides: ServerOverrides = {}): Promise<void> 
       ],
     });
   } catch (error) {
-    // An outbox that cannot be opened, or a port that cannot be had: named, and nothing listens.
-    process.stderr.write(`feed server: cannot serve ${env.outboxPath} on ${env.host}:${env.port}: ${(error as Error).message}\n`);
-    process.exit(64);
+    // A port that cannot be had (in use, or an address not of this machine): named, and nothing listens.
+    refuse(`CHAOSLAB_HOST/CHAOSLAB_PORT: cannot listen on ${env.host}:${env.port}: ${(error as Error).message}`);
   }
   process.stderr.write(`feed server listening on ${env.host}:${env.port}, outbox ${env.outboxPath}\n`);
-  const stop = () => void publisher.close(SHUTDOWN_GRACE_MS).then(() => process.exit(0));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
 }

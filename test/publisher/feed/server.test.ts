@@ -178,12 +178,7 @@ t.test('subscribe with a block hash the chain abandoned: revoke from the fork po
   t.match(rig.notes(), [/revoke from 1:00000000000008:0000 at subscribe: block 9 0x[0-9a-f]+ was abandoned; its branch left the chain at block 8/]);
   c.destroy();
 
-  // A hash the server never saw: only the cursor's own block is known to be in doubt.
-  const unknown = await FeedClient.subscribe(rig.port(), topics, lastCursorOfBlock(chain, 6), `0x${'5'.repeat(64)}`);
-  await unknown.waitFrames('replay', (c) => c.ofOp('event').length > 0);
-  t.same(unknown.data[0], { op: 'revoke', fromCursor: cursorOf(chain, 6, 0) });
-  t.equal(eventCursors(unknown)[0], chainEvents(chain, topics, lastCursorOfBlock(chain, 5))[0]);
-  unknown.destroy();
+  // A hash the server never saw gets `reset stale-cursor` (subscribe-answers.test.ts).
 
   // A canonical hash: no revoke, straight to the events after the cursor.
   const fine = await FeedClient.subscribe(rig.port(), topics, lastCursorOfBlock(chain, 6), chain.canonicalAt(6)!.hash);
@@ -679,9 +674,7 @@ t.test('what the server does with a bad consumer: invalid frames close, unknown 
   t.match(closeReason(), /invalid frame from consumer \(topics\[0\]: .* is not an account/);
   t.match(rig.transcript.filter((e) => e.kind === 'recv').at(-1), { error: /topics\[0\]/ });
 
-  const otherChain = await FeedClient.subscribe(rig.port(), [account], '2:00000000000001:0000', chain.genesis.hash);
-  await otherChain.closed;
-  t.match(closeReason(), /chain id 2 is not this run's chain 1/);
+  // A cursor of another chain is a valid frame, answered with `reset stale-cursor` (subscribe-answers.test.ts).
 
   const twice = await FeedClient.subscribe(rig.port(), [account]);
   twice.send('{"op":"hello","x":1}\n');
