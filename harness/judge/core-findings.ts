@@ -55,11 +55,20 @@ export function coreFindings(journal: readonly JournalEntry[]): Finding[] {
         text: `consumer incarnation ${e.owner.incarnation} connected around the proxy: the connection came from pid ${e.peer.pid} (${e.peer.comm}), not from Toxiproxy, so no fault of the scenario could reach it`,
         subject: { process: e.owner, t: e.t },
       });
-    if (e.type === 'seal' && e.rejected.packets > 0)
-      findings.push({
-        code: 'around-proxy',
-        text: `the consumer tried to connect around the proxy: the sealed run's firewall refused ${e.rejected.packets} packet${e.rejected.packets === 1 ? '' : 's'} to addresses other than its proxy port`,
-      });
+    if (e.type === 'seal' && e.rejected.packets > 0) {
+      const packets = `${e.rejected.packets} packet${e.rejected.packets === 1 ? '' : 's'}`;
+      findings.push(
+        e.role === 'server'
+          ? {
+              code: 'server-reached-out',
+              text: `the server under test tried to reach out: the sealed run's firewall refused ${packets} (a server may only answer on its listen port; it opens no connection, to Toxiproxy, the harness or anything else)`,
+            }
+          : {
+              code: 'around-proxy',
+              text: `the consumer tried to connect around the proxy: the sealed run's firewall refused ${packets} to addresses other than its proxy port`,
+            },
+      );
+    }
   }
   findings.push(...limitFindings(journal));
   findings.push(...lossFindings(journal));
