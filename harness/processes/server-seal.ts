@@ -91,17 +91,8 @@ export class ServerSeal implements SealedServer {
   }
 
   shareReadOnly(file: string): void {
-    const { uid } = this;
-    const folder = dirname(file);
-    for (const path of [file, `${file}-wal`, `${file}-shm`]) {
-      if (!existsSync(path)) continue; // SQLite makes a missing sidecar with the file's mode
-      const st = lstatSync(path);
-      if (!st.isFile() || st.uid !== 0) throw new Error(`${path} is not a regular file of root's: it cannot be shared read-only with the server`);
-      chmodSync(path, 0o644);
-    }
-    const unreachable = checkAccess(file, uid, uid, 'read', `the file ${file}`);
-    if (unreachable) throw new Error(`the server cannot read what it needs: ${unreachable.message}`);
-    if (!checkAccess(folder, uid, uid, 'write')) throw new Error(`the folder ${folder} is writable by the server's uid ${uid}: it could replace ${file}`);
+    // Under a private /tmp (a run folder there), its folder is bound back read-only at its path.
+    this.confinement.readOnlyDir = shareReadOnly(file, this.uid);
   }
 
   /** What its firewall let through and refused. */
@@ -117,4 +108,24 @@ export class ServerSeal implements SealedServer {
       this.lease.release();
     }
   }
+}
+
+/**
+ * Makes `file` and its SQLite sidecars present (-wal, -shm; SQLite makes a missing one with the
+ * file's mode) readable by `uid`, never writable: each must be a regular file of root's, made
+ * 0644; `uid` must reach the file and must not be able to write its folder (or it could delete
+ * or replace it). Returns the folder; throws naming what is wrong.
+ */
+export function shareReadOnly(file: string, uid: number): string {
+  const folder = dirname(file);
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    if (!existsSync(path) && path !== file) continue;
+    const st = lstatSync(path);
+    if (!st.isFile() || st.uid !== 0) throw new Error(`${path} is not a regular file of root's: it cannot be shared read-only with the server`);
+    chmodSync(path, 0o644);
+  }
+  const unreachable = checkAccess(file, uid, uid, 'read', `the file ${file}`);
+  if (unreachable) throw new Error(`the server cannot read what it needs: ${unreachable.message}`);
+  if (!checkAccess(folder, uid, uid, 'write')) throw new Error(`the folder ${folder} is writable by the server's uid ${uid}: it could replace ${file}`);
+  return folder;
 }

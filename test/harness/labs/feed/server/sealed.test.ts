@@ -6,7 +6,8 @@
 // the run ends (FAIL, naming what it tried), the outbox and the journal are intact, the probe's
 // store matches the chain, and nothing of it is left running. Skips where this machine cannot
 // seal (not root, no namespaces, no nftables or tini). The worker runs from dist/: build first.
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
@@ -42,12 +43,12 @@ function leftovers(uid: number, runDir: string): string[] {
   return out;
 }
 
-const sealedRun = async (t: Test, server?: string) => {
+const sealedRun = async (t: Test, server?: string, reportsDir = t.testdir()) => {
   const journal: JournalEntry[] = [];
   const result = await runScenario({
     scenario,
     cwd: ROOT,
-    reportsDir: t.testdir(),
+    reportsDir,
     seal: 'on',
     ...(server ? { serverCommand: server } : {}),
     onJournal: (entry) => journal.push(entry),
@@ -88,6 +89,15 @@ t.test('the reference server passes the snapshot race sealed', { skip }, async (
     journal.find((e) => e.type === 'run-start'),
     { sealing: /sealed/ },
   );
+});
+
+t.test('a run folder under /tmp: the outbox is bound back read-only under the private /tmp', { skip }, async (t) => {
+  // The server's /tmp is a fresh tmpfs of its own (confine.ts): the run folder there is covered.
+  const reports = mkdtempSync(join(tmpdir(), 'chaoslab-server-seal-'));
+  chmodSync(reports, 0o755);
+  t.teardown(() => rmSync(reports, { recursive: true, force: true }));
+  const { result } = await sealedRun(t, undefined, reports);
+  t.equal(result.status, 'pass', `${result.verdict?.headline ?? result.error}\n${JSON.stringify(result.verdict?.findings, null, 1)}`);
 });
 
 t.test('a hostile server changes nothing, reaches nothing, leaves nothing', { skip }, async (t) => {
