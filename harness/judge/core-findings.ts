@@ -55,11 +55,20 @@ export function coreFindings(journal: readonly JournalEntry[]): Finding[] {
         text: `consumer incarnation ${e.owner.incarnation} connected around the proxy: the connection came from pid ${e.peer.pid} (${e.peer.comm}), not from Toxiproxy, so no fault of the scenario could reach it`,
         subject: { process: e.owner, t: e.t },
       });
-    if (e.type === 'seal' && e.rejected.packets > 0)
-      findings.push({
-        code: 'around-proxy',
-        text: `the consumer tried to connect around the proxy: the sealed run's firewall refused ${e.rejected.packets} packet${e.rejected.packets === 1 ? '' : 's'} to addresses other than its proxy port`,
-      });
+    if (e.type === 'seal' && e.rejected.packets > 0) {
+      const packets = `${e.rejected.packets} packet${e.rejected.packets === 1 ? '' : 's'}`;
+      findings.push(
+        e.role === 'server'
+          ? {
+              code: 'server-reached-out',
+              text: `the server under test tried to reach out: the sealed run's firewall refused ${packets} (a server may only answer on its listen port; it opens no connection, to Toxiproxy, the harness or anything else)`,
+            }
+          : {
+              code: 'around-proxy',
+              text: `the consumer tried to connect around the proxy: the sealed run's firewall refused ${packets} to addresses other than its proxy port`,
+            },
+      );
+    }
   }
   findings.push(...limitFindings(journal));
   findings.push(...lossFindings(journal));
@@ -67,33 +76,38 @@ export function coreFindings(journal: readonly JournalEntry[]): Finding[] {
 }
 
 /**
- * A sealed consumer that met a limit, named: its room full (the tmpfs quota: ENOSPC inside),
- * memory (OOM kill in its cgroup), processes (forks pids.max refused), CPU time (SIGXCPU), a
- * file past RLIMIT_FSIZE (SIGXFSZ), open files (EMFILE), and anything its uid left outside its room.
+ * A sealed consumer (or server under test) that met a limit, named: its room full (the tmpfs
+ * quota: ENOSPC inside), memory (OOM kill in its cgroup), processes (forks pids.max refused), CPU
+ * time (SIGXCPU), a file past RLIMIT_FSIZE (SIGXFSZ), open files (EMFILE), and anything its uid
+ * left outside its room.
  */
 export function limitFindings(journal: readonly JournalEntry[]): Finding[] {
   const findings: Finding[] = [];
+  // The server under test is sealed as a uid of its own, in the room `server` (processes/server-seal.ts).
+  const serverUids = new Set(journal.flatMap((e) => (e.type === 'process-start' && e.role === 'server' && e.sealed ? [e.sealed.uid] : [])));
   for (const e of journal) {
     if (e.type === 'room' && e.full) {
       const files = e.files >= ROOM_INODES ? ` or its ${ROOM_INODES} files` : '';
       findings.push({
         code: 'disk-limit',
-        text: `the consumer's room reached its disk limit of ${formatBytes(e.quotaBytes)}${files} (${formatBytes(e.peakBytes)} used at most): writes past it failed with "No space left on device"`,
+        text: `the ${e.name === 'server' && serverUids.size > 0 ? 'server' : 'consumer'}'s room reached its disk limit of ${formatBytes(e.quotaBytes)}${files} (${formatBytes(e.peakBytes)} used at most): writes past it failed with "No space left on device"`,
       });
     }
-    if (e.type === 'process-exit' && e.role === 'consumer')
+    if (e.type === 'process-exit' && (e.role === 'consumer' || e.role === 'server'))
       // Sealed exits carry their cgroups' counters (`limits`); only then is an EMFILE the sandbox's limit.
-      for (const met of limitsMet({ signal: e.signal, ...(e.limits ? { limits: e.limits, stderrTail: e.stderrTail } : {}) }, 'sealed runs'))
+      for (const met of limitsMet({ signal: e.signal, ...(e.limits ? { limits: e.limits, stderrTail: e.stderrTail } : {}) }, 'sealed runs')) {
+        if (e.role === 'server' && !e.limits) continue; // an unsealed server's own signal death is the lab's to judge
         findings.push({
           code: met.code,
-          text: `consumer incarnation ${e.incarnation} ${met.words}`,
-          subject: { process: { role: 'consumer', incarnation: e.incarnation }, t: e.t },
+          text: `${e.role === 'server' ? 'the server under test' : `consumer incarnation ${e.incarnation}`} ${met.words}`,
+          subject: { process: { role: e.role, incarnation: e.incarnation }, t: e.t },
         });
+      }
     if (e.type === 'leftovers' && e.when === 'after')
       for (const left of e.found)
         findings.push({
           code: 'left-behind',
-          text: `the consumer left ${left} behind, outside its room (owned by its uid ${e.uid}); the harness removed it`,
+          text: `the ${serverUids.has(e.uid) ? 'server under test' : 'consumer'} left ${left} behind, outside its room (owned by its uid ${e.uid}); the harness removed it`,
         });
   }
   return findings;

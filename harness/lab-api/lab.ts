@@ -14,6 +14,7 @@ import type { FaultTarget } from '../faults/effect.js';
 import type { JournalWriter } from '../record/journal.js';
 import type { StoreGuard } from '../sandbox/store-file.js';
 import type { ProcessRunner } from '../processes/processes.js';
+import type { SealedServer } from '../processes/server-seal.js';
 import type { RawProblem } from '../scenario/problems.js';
 import type { PatternMessage } from '../scenario/schema-problems.js';
 import type { CoreFile, LabSchemaPart } from '../scenario/schema.js';
@@ -46,6 +47,11 @@ export interface RunContext<Plan> {
   controlCommand: string;
   /** In a scenario that tests the lab's push server (`Lab.server`): the server's command line (`--server`, else the lab's reference). */
   serverCommand?: string;
+  /**
+   * A sealed run that tests a server: how its server processes are sealed (their own uid and
+   * room, the port they serve, what they may only read). Undefined when unsealed.
+   */
+  serverSeal?: SealedServer;
   journal: JournalWriter;
   /** Milliseconds since the run started (the journal's clock). */
   clock(): number;

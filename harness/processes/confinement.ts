@@ -31,6 +31,8 @@ export class Confinement {
   private readonly rooms: Room[] = [];
   private readonly groups = new Map<string, ProcessCgroup>();
   private sampler: NodeJS.Timeout | undefined;
+  /** A folder its processes must reach read-only (a server's outbox's): kept reachable under a private /tmp. */
+  readOnlyDir: string | undefined;
 
   constructor(
     readonly uid: number,
@@ -54,7 +56,8 @@ export class Confinement {
   command(name: string, command: string, env: Record<string, string>, home: string): string {
     const group = createProcessCgroup(`${this.runId}-${name}`, CONSUMER_CGROUP);
     this.groups.set(name, group);
-    return shellCommandLine(confinedArgv({ command, uid: this.uid, gid: this.gid, home, env, cgroup: group }));
+    const readOnly = this.readOnlyDir === undefined ? {} : { readOnlyDir: this.readOnlyDir };
+    return shellCommandLine(confinedArgv({ command, uid: this.uid, gid: this.gid, home, env, cgroup: group, ...readOnly }));
   }
 
   /** The consumer's own exit (init and unshare turn a signal death into 128+n), and what its cgroups saw; the groups are removed. */

@@ -20,6 +20,8 @@ export class ProcessRunner {
   /** Each running process by pid (its session's id too: it is spawned as a session leader). */
   private readonly byPid = new Map<number, { role: ProcessRole; incarnation: number }>();
   private stopped = false;
+  /** Roles confined besides the consumer's (a sealed server scenario's `server`), each as a uid of its own. */
+  private readonly confinedRoles = new Map<ProcessRole, Confinement>();
 
   constructor(
     private readonly journal: JournalWriter,
@@ -30,6 +32,16 @@ export class ProcessRunner {
     private readonly confinement?: Confinement,
   ) {}
 
+  /** From now on, processes of `role` are confined by `confinement` (its own uid, rooms, groups). */
+  confineRole(role: ProcessRole, confinement: Confinement): void {
+    this.confinedRoles.set(role, confinement);
+  }
+
+  /** How processes of `role` are confined, if they are: the consumer's by the run's confinement. */
+  private confinementOf(role: ProcessRole): Confinement | undefined {
+    return role === 'consumer' ? this.confinement : this.confinedRoles.get(role);
+  }
+
   /**
    * Starts `command` as process `incarnation` of `role`, and journals it. `room` is the folder
    * the process may write (its HOME when sealed).
@@ -37,9 +49,9 @@ export class ProcessRunner {
   start(role: ProcessRole, incarnation: number, command: string, env: Record<string, string>, room?: string): StartedProcess {
     const name = `${role}#${incarnation}`;
     if (this.stopped) throw new RunStopped(`${label(role, incarnation)} was not started: the run was interrupted`);
-    const confined = role === 'consumer' && this.confinement;
-    if (confined && !room) throw new Error(`${name}: a sealed consumer process needs a room`);
-    const line = confined ? this.confinement.command(name, command, env, room!) : command;
+    const confined = this.confinementOf(role);
+    if (confined && !room) throw new Error(`${name}: a sealed ${role} process needs a room`);
+    const line = confined ? confined.command(name, command, env, room!) : command;
     const proc = startProcess({ name, command: line, cwd: this.cwd, env: confined ? {} : env, ...(confined ? { sealed: true } : {}) });
     this.running.add(proc);
     this.byPid.set(proc.pid, { role, incarnation });
@@ -52,7 +64,7 @@ export class ProcessRunner {
       pid: proc.pid,
       command,
       env,
-      ...(confined ? { sealed: { uid: this.confinement.uid } } : {}),
+      ...(confined ? { sealed: { uid: confined.uid } } : {}),
     });
     this.log(`${label(role, incarnation)} started (pid ${proc.pid})`);
     return { proc, role, incarnation };
@@ -68,7 +80,7 @@ export class ProcessRunner {
     const raw = await exit;
     const { proc, role, incarnation } = started;
     this.running.delete(proc);
-    const sealed = role === 'consumer' && this.confinement ? await this.confinement.exited(`${role}#${incarnation}`, raw.code, raw.signal) : undefined;
+    const sealed = await this.confinementOf(role)?.exited(`${role}#${incarnation}`, raw.code, raw.signal);
     const info = { ...raw, ...(sealed ? { code: sealed.code, signal: sealed.signal } : {}) };
     const out = proc.outputTail();
     this.journal.write({

@@ -85,7 +85,13 @@ export type JournalEvent =
       omitted?: { lines: number; chars: number };
     } & TranscriptEvent)
   /** A sealed run: the consumer's uid, and what its firewall let through and refused. */
-  | { type: 'seal'; uid: number; allowed: { packets: number; bytes: number }; rejected: { packets: number; bytes: number } }
+  | {
+      type: 'seal';
+      uid: number /** The server under test's uid (issue 31); else the consumers'. */;
+      role?: 'server';
+      allowed: { packets: number; bytes: number };
+      rejected: { packets: number; bytes: number };
+    }
   /**
    * A sealed run's room (a tmpfs with a disk quota), before the verdict: its quota, what it holds
    * and held at most (sampled every 100 ms and at each exit), whether it was full (less than 1 %

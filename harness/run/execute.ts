@@ -95,10 +95,11 @@ async function runAndJudge(request: RunRequest, hooks: RunHooks, lab: Lab, body:
   if (ending.interrupted()) throw new Error('interrupted before the run started');
   const server = await startRunToxiproxy(request, parts, journal, log);
   const adapter = new ToxiproxyAdapter(server.url, (thorough) => server.identityProblem(thorough));
+  await parts.openServerSeal();
   const ctx = parts.context(lab, adapter, server, ending, clock, log);
   if (ending.interrupted()) throw new Error('interrupted before the lab ran');
-  // What an earlier holder of the uid left is cleared before the consumer can meet it.
-  if (parts.confinement) journal.write(await parts.confinement.leftovers('before'));
+  // What an earlier holder of the uid left is cleared before the consumer (or server) can meet it.
+  for (const confinement of parts.confinements) journal.write(await confinement.leftovers('before'));
   await untilDoneOrAborted(lab.run(ctx), ending.signal, () => parts.stopRunning());
   ending.throwIfEnded('interrupted');
   await checkProxiesStayed(parts);
@@ -148,9 +149,11 @@ async function journalEvidence(request: RunRequest, hooks: RunHooks, parts: RunP
     const counters = await hooks.firewall?.();
     if (counters) journal.write({ type: 'seal', uid: request.seal.uid, ...counters });
   }
-  if (parts.confinement) {
-    for (const entry of parts.confinement.roomEntries()) journal.write(entry);
-    journal.write(await parts.confinement.leftovers('after'));
+  const server = await parts.serverSeal?.counters();
+  if (server && parts.serverSeal) journal.write({ type: 'seal', uid: parts.serverSeal.uid, role: 'server', ...server });
+  for (const confinement of parts.confinements) {
+    for (const entry of confinement.roomEntries()) journal.write(entry);
+    journal.write(await confinement.leftovers('after'));
   }
 }
 

@@ -16,6 +16,7 @@ import type { ToxiproxyServer } from '../toxiproxy/server.js';
 import { wireRecorder } from '../record/wire-journal.js';
 import { attributor } from './attribute.js';
 import { Confinement } from '../processes/confinement.js';
+import { ServerSeal } from '../processes/server-seal.js';
 import type { RunHooks, RunRequest } from './run-request.js';
 import type { RunEnding } from './run-ending.js';
 
@@ -24,6 +25,8 @@ export class RunParts {
   readonly engines: FaultEngine[] = [];
   readonly proxies: ProxyHandle[] = [];
   readonly confinement: Confinement | undefined;
+  /** A sealed run that tests a server: the server's own uid, firewall rule and confinement. */
+  serverSeal: ServerSeal | undefined;
   readonly processes: ProcessRunner;
   toxiproxy: ToxiproxyServer | undefined;
   private earlyTaken = false;
@@ -55,6 +58,25 @@ export class RunParts {
       (server) => server.stop(),
       () => {},
     );
+  }
+
+  /** Every confinement of the run: the consumers', and the server's. */
+  get confinements(): Confinement[] {
+    return [this.confinement, this.serverSeal?.confinement].filter((c): c is Confinement => c !== undefined);
+  }
+
+  /** A sealed run whose program under test is a server: its seal, before the lab runs (the lab seals each server process with it). */
+  async openServerSeal(): Promise<void> {
+    const { seal, serverCommand, runId, runDir, roomQuotaBytes } = this.request;
+    if (!seal || serverCommand === undefined) return;
+    this.serverSeal = await ServerSeal.open({
+      consumerUid: seal.uid,
+      runId,
+      runDir,
+      ...(roomQuotaBytes === undefined ? {} : { roomQuotaBytes }),
+      ...(seal.scanDirs ? { scanDirs: seal.scanDirs } : {}),
+    });
+    this.processes.confineRole('server', this.serverSeal.confinement);
   }
 
   /** The role of a publisher stream, from the lab's `stream` entries. */
@@ -90,6 +112,7 @@ export class RunParts {
       consumerCommand,
       controlCommand: lab.referenceCommand,
       ...(serverCommand === undefined ? {} : { serverCommand }),
+      ...(this.serverSeal ? { serverSeal: this.serverSeal } : {}),
       journal,
       clock,
       log,
@@ -163,12 +186,13 @@ export class RunParts {
     await this.stopEarly();
     // Once more after every process is killed (an interrupted run, one that lingered): nothing of
     // the uid may pass to the next run of the slot.
-    if (this.confinement) {
-      const late = await this.confinement
+    for (const confinement of this.confinements) {
+      const late = await confinement
         .leftovers('after')
         .catch((e: unknown) => ({ type: 'harness-error' as const, message: `looking for leftovers: ${String(e)}` }));
       if (late.type !== 'leftovers' || late.found.length > 0) this.journal.write(late);
     }
     await this.confinement?.close().catch(failed("closing the consumer's room"));
+    await this.serverSeal?.close().catch(failed("closing the server's room"));
   }
 }

@@ -224,7 +224,9 @@ export async function runSealed(
   try {
     await place.ready;
     const { uid, gid } = place.lease;
-    const unreachable = checkReachable({ uid, gid, cwd: request.cwd, command: request.consumerCommand });
+    // The server under test runs as another uid of the range; no ids but the mode bits' "others" are involved.
+    const commands = [request.consumerCommand, ...(request.serverCommand === undefined ? [] : [request.serverCommand])];
+    const unreachable = commands.flatMap((command) => checkReachable({ uid, gid, cwd: request.cwd, command }));
     const refuse =
       unreachable.length > 0
         ? `it runs sealed as uid ${uid}, which cannot reach what it needs: ${unreachable.map((u) => u.message).join('; ')} (make it reachable for other users, or run with --no-seal)`

@@ -107,6 +107,8 @@ export interface ConfineOptions {
   /** Mount a /proc of the new PID namespace, so the consumer sees only its own processes
    *  (default true; costs a mount namespace). */
   privateProc?: boolean;
+  /** A folder the process must reach read-only (a server's outbox's), kept reachable, read-only, where a private /tmp covers it. */
+  readOnlyDir?: string;
   /** The shell that runs the command (default /bin/bash, as the supervisor). */
   shell?: string;
 }
@@ -167,7 +169,18 @@ export function confinedCommand(options: ConfineOptions): { argv: string[]; env:
   if (options.privateProc ?? true) {
     // A mount namespace of its own: its /proc, private temporary folders, / read-only; TMPDIR
     // points into the room.
-    argv.push('--mount-proc', '--', requireTool('sh'), '-c', PRIVATE_FS, 'chaoslab-fs', options.home, String(TEMP_SIZE_BYTES), String(TEMP_INODES));
+    argv.push(
+      '--mount-proc',
+      '--',
+      requireTool('sh'),
+      '-c',
+      PRIVATE_FS,
+      'chaoslab-fs',
+      options.home,
+      String(TEMP_SIZE_BYTES),
+      String(TEMP_INODES),
+      options.readOnlyDir ?? '',
+    );
   } else argv.push('--');
   argv.push(requireTool('tini'), '-g', '-p', 'SIGKILL', '--');
   argv.push(
@@ -192,29 +205,33 @@ const TEMP_INODES = 4096;
 
 /**
  * `sh -c` script, as root inside the new mount namespace, before the uid change: $1 the room,
- * $2 the size of each temporary folder, $3 its inode count, then the command to exec.
+ * $2 the size of each temporary folder, $3 its inode count, $4 a folder to keep reachable
+ * read-only (or empty), then the command to exec.
  *  - fds 3 and 4 hold the room and the working directory: the tmpfs mounted next may cover them
  *    (a run folder under /tmp); /proc/self/fd/N still reaches the folders underneath, and
  *    `mount -c` (no canonicalisation) binds them back at their paths; the folders made on the way
  *    there are 0711 (umask 066), passable but not listable, as the run folder, whatever the
  *    spawner's umask (a sealed worker's is 077).
+ *  - fd 5 holds $4 the same way; it is bound back before the room, which may lie inside it.
  *  - /run/lock is the last of the folders: a /var/lock that is a link to it needs nothing more.
  *  - `remount,bind,ro /` makes the root mount read-only in this namespace only; the tmpfs, the
  *    room and the other mounts are mounts of their own and keep their flags.
  */
 const PRIVATE_FS = [
-  'room=$1 size=$2 inodes=$3; shift 3',
+  'room=$1 size=$2 inodes=$3 ro=$4; shift 4',
   'fail() { echo "chaoslab: cannot $1" >&2; exit 125; }',
   'cwd=$PWD && exec 3<"$room" 4<. || fail "open the room and the working directory"', // sh checks $PWD against "." at start
+  'if [ -n "$ro" ]; then exec 5<"$ro" || fail "open $ro"; fi',
   'dirs="/tmp /var/tmp /dev/shm"; [ -L /var/lock ] || dirs="$dirs /var/lock"',
   'for d in $dirs /run/lock; do [ -d "$d" ] || continue; s=$size; [ "$d" = /run/lock ] || [ "$d" = /var/lock ] && s=1048576; ' +
     'mount -t tmpfs -o "nosuid,nodev,mode=1777,size=$s,nr_inodes=$inodes" chaoslab-tmp "$d" || fail "make a private $d"; done',
   'mount -o remount,bind,ro / || fail "make / read-only"',
   'if ! [ "$cwd" -ef /proc/self/fd/4 ]; then (umask 066 && mkdir -p "$cwd") && mount -c --bind /proc/self/fd/4 "$cwd" && mount -c -o remount,bind,ro "$cwd" || fail "keep the working directory reachable"; fi',
+  'if [ -n "$ro" ] && ! [ "$ro" -ef /proc/self/fd/5 ]; then (umask 066 && mkdir -p "$ro") && mount -c --bind /proc/self/fd/5 "$ro" && mount -c -o remount,bind,ro "$ro" || fail "keep $ro reachable"; fi',
   'if ! { [ "$room" -ef /proc/self/fd/3 ] && [ -w "$room" ]; }; then (umask 066 && mkdir -p "$room") && mount -c --bind /proc/self/fd/3 "$room" && mount -c -o remount,bind,rw "$room" || fail "keep the room writable"; fi',
   // Again through the new mounts: a working directory inside the room (a build's) must be the writable one.
   'cd "$cwd" || fail "enter the working directory"',
-  'exec 3<&- 4<&-; exec "$@"',
+  'exec 3<&- 4<&- 5<&-; exec "$@"',
 ].join('\n');
 
 /** `sh -c` script: writes its pid to each of the first $1 files that follow, then execs the rest. */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { runCleanups } from '../../../harness/base/cleanup.js';
 import {
   allowPorts,
+  allowServePortsHere,
   firewallRuleset,
   forbidPorts,
   hasFirewall,
@@ -40,6 +41,15 @@ t.test('the ruleset text and the counters parser (no root needed)', async (t) =>
     text,
     /meta skuid 61000 tcp dport @allow_61000 counter name "allowed_61000" accept\n {4}meta skuid 61000 meta l4proto tcp counter name "rejected_61000" reject with tcp reset\n {4}meta skuid 61000 counter name "rejected_61000" reject/,
   );
+  const server = firewallRuleset([{ uid: 61450, allowTcpPorts: [], serveTcpPorts: [41300] }], 'chaoslab_server_seal');
+  t.match(server, /set serve_61450 \{ type inet_service; elements = \{ 41300 \}; \}/, "a server's ports to answer on");
+  t.match(
+    server,
+    /meta skuid 61450 tcp dport @allow_61450 counter name "allowed_61450" accept\n {4}meta skuid 61450 tcp sport @serve_61450 tcp flags & \(syn \| ack\) != syn counter name "allowed_61450" accept\n {4}meta skuid 61450 meta l4proto tcp/,
+    'answers from its ports, never a SYN that opens a connection, before the rejects',
+  );
+  t.notMatch(text, /serve_/, 'a consumer serves nothing');
+  t.throws(() => firewallRuleset([{ uid: 61450, allowTcpPorts: [], serveTcpPorts: [0] }]), RangeError);
   t.throws(() => firewallRuleset([{ uid: 0, allowTcpPorts: [] }]), RangeError, 'never root');
   t.throws(() => firewallRuleset([{ uid: 61000, allowTcpPorts: [70000] }]), RangeError);
   const counters = parseCounters(
@@ -159,4 +169,91 @@ t.test('the proxy port can be allowed once known, and taken away again', { skip:
   t.notOk(await hasFirewall(ns), 'removed');
   await t.rejects(readFirewallCounters(ns), /nft -j list counters/, 'no counters without the table');
   await t.rejects(installFirewall(ns, []), /no consumer rule/);
+});
+
+// A server under test (issue 31): listens as its uid; root (Toxiproxy, the harness) connects to
+// it on its served port and gets an answer; the server itself opens nothing, neither a plain
+// connection nor one from its served port bound again with SO_REUSEPORT; a port it was not
+// given is not answered.
+const serveScript = join(work, 'serve.py');
+writeFileSync(
+  serveScript,
+  `import json, socket, sys
+serve, other, target = (int(a) for a in sys.argv[1:4])
+results = {}
+def attempt(name, bind=None):
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        if bind:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            s.bind(("127.0.0.1", bind))
+        s.connect(("127.0.0.1", target))
+        results[name] = "connected"
+    except OSError as e:
+        results[name] = type(e).__name__
+    finally:
+        s.close()
+listeners = []
+for port in (serve, other):
+    l = socket.socket()
+    l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    l.bind(("127.0.0.1", port))
+    l.listen()
+    listeners.append(l)
+attempt("connect")
+attempt("connect from the served port", bind=serve)
+l = listeners[0]
+l.settimeout(15)
+conn, _ = l.accept()
+conn.sendall(b"hello from the server\\n")
+conn.close()
+print(json.dumps(results))
+`,
+  { mode: 0o644 },
+);
+
+t.test('a sealed server answers on its served port only and opens no connection', { skip: skip ?? false }, async (t) => {
+  const SERVE = 7004;
+  const OTHER = 7005;
+  const lease = leaseUid(22);
+  t.teardown(() => lease.release());
+  const ns = await createRunNamespace({ label: 'firewall-server' });
+  t.teardown(() => ns.destroy());
+  const stop = await listeners(ns, [API]);
+  t.teardown(stop);
+  await installFirewall(ns, [{ uid: lease.uid, allowTcpPorts: [], serveTcpPorts: [] }], 'chaoslab_server_seal');
+  // allowServePortsHere adds to this process's namespace: run it inside the run's.
+  const add = await ns.exec([
+    process.execPath,
+    '--input-type=module',
+    '-e',
+    `const { allowServePortsHere } = await import(${JSON.stringify(new URL('../../../dist/harness/sandbox/firewall.js', import.meta.url).href)}); allowServePortsHere(${lease.uid}, [${SERVE}], 'chaoslab_server_seal');`,
+  ]);
+  t.equal(add.code, 0, add.summary);
+  t.throws(() => allowServePortsHere(lease.uid, [SERVE], 'chaoslab_server_seal'), /nft add element .* failed/, 'no such table on the host: a clear error');
+  const ran = runSealed({ command: `python3 ${serveScript} ${SERVE} ${OTHER} ${API}`, uid: lease.uid, home: work, netnsPath: ns.path }, work);
+  const client = (port: number) =>
+    ns.exec([
+      process.execPath,
+      '-e',
+      `const s = require('net').connect(${port}, '127.0.0.1'); s.setTimeout(1500, () => { console.log('timeout'); process.exit(0) }); s.on('connect', () => { if (${port} !== ${SERVE}) { console.log('connected'); process.exit(0) } }); s.on('data', (d) => { console.log(String(d).trim()); process.exit(0) }); s.on('error', (e) => { console.log(e.code); process.exit(0) });`,
+    ]);
+  // Once it listens (refused until then), the port it was not given: its SYN-ACK is refused.
+  let other = 'ECONNREFUSED';
+  for (let i = 0; i < 200 && other === 'ECONNREFUSED'; i++) other = (await client(OTHER)).stdout.trim();
+  t.equal(other, 'timeout', 'a port it listens on but was not given is not answered');
+  let answer = '';
+  for (let i = 0; i < 100 && answer !== 'hello from the server'; i++) answer = (await client(SERVE)).stdout.trim();
+  t.equal(answer, 'hello from the server', 'root reaches the server on its served port');
+  const done = await ran;
+  t.equal(done.code, 0, done.stderr);
+  t.same(
+    JSON.parse(done.stdout),
+    { connect: 'ConnectionRefusedError', 'connect from the served port': 'ConnectionRefusedError' },
+    'the server reaches nothing, not even from its served port',
+  );
+  const counters = (await readFirewallCounters(ns, 'chaoslab_server_seal')).get(lease.uid);
+  t.ok(counters && counters.allowed.packets > 0, `its answers counted as allowed (${counters?.allowed.packets})`);
+  t.ok(counters && counters.rejected.packets >= 3, `its two attempts and its answers on the other port counted as rejected (${counters?.rejected.packets})`);
 });

@@ -70,3 +70,25 @@ t.test("a run's findings: memory and pids limits of a sealed consumer, EMFILE on
     ],
   );
 });
+
+t.test("a sealed server's limits, room and leftovers are worded as the server's", async (t) => {
+  const base = { stdoutTail: '', stderrTail: '', stdoutBytes: 0, stderrBytes: 0, durationMs: 5 };
+  const findings = limitFindings([
+    { t: 0, type: 'process-start', role: 'server', incarnation: 1, pid: 10, command: 'server', env: {}, sealed: { uid: 61450 } },
+    { t: 1, type: 'process-exit', role: 'server', incarnation: 1, code: null, signal: 'SIGKILL', ...base, limits: { oomKills: 1, memoryLimitBytes: 2 * GiB } },
+    { t: 2, type: 'process-exit', role: 'server', incarnation: 2, code: null, signal: 'SIGXCPU', ...base }, // unsealed: the lab's to judge
+    { t: 3, type: 'room', name: 'server', quotaBytes: 1024 ** 2, usedBytes: 1024 ** 2, peakBytes: 1024 ** 2, files: 3, full: true },
+    { t: 4, type: 'leftovers', when: 'after', uid: 61450, found: ['/var/tmp/x (a file)'], notRemoved: [], folders: [], tookMs: 1 },
+    { t: 5, type: 'leftovers', when: 'after', uid: 61000, found: ['/tmp/y (a file)'], notRemoved: [], folders: [], tookMs: 1 },
+  ] as JournalEntry[]);
+  t.same(
+    findings.map((f) => [f.code, f.text]),
+    [
+      ['memory-limit', "the server under test was killed by the kernel's OOM killer: it used more than 2 GiB, the memory limit of sealed runs"],
+      ['disk-limit', `the server's room reached its disk limit of 1 MiB (1 MiB used at most): writes past it failed with "No space left on device"`],
+      ['left-behind', 'the server under test left /var/tmp/x (a file) behind, outside its room (owned by its uid 61450); the harness removed it'],
+      ['left-behind', 'the consumer left /tmp/y (a file) behind, outside its room (owned by its uid 61000); the harness removed it'],
+    ],
+  );
+  t.same(findings[0]?.subject?.process, { role: 'server', incarnation: 1 });
+});

@@ -9,6 +9,7 @@ import type { StartedProcess } from '../../../processes/processes.js';
 import type { ExitInfo } from '../../../processes/supervisor.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { sleep } from '../run/state.js';
+import { sealServerProcess } from './seal.js';
 
 /** The contract: it listens within 10 s of starting. */
 export const LISTEN_MS = 10_000;
@@ -41,8 +42,9 @@ export interface ServerProcess {
   gone: () => boolean;
 }
 
+/** Starts the server under test; sealed (its own uid and room, its port, the outbox read-only) when the run is. */
 export function startServer(ctx: RunContext<FeedPlan>, env: Record<string, string>): ServerProcess {
-  const started = ctx.processes.start('server', 1, ctx.serverCommand!, env);
+  const started = ctx.processes.start('server', 1, ctx.serverCommand!, env, sealServerProcess(ctx, env));
   const exit = ctx.processes.exit(started);
   let gone = false;
   const finished = ctx.processes.finish(started, exit).finally(() => {
