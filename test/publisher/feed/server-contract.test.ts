@@ -304,3 +304,56 @@ forEachServer('SIGTERM: reset shutdown on every connection, then exit 0', async 
     t.ok(c.isClosed, `${what}: closed`);
   }
 });
+
+/**
+ * The deterministic snapshot race: the server stops itself (stop@snapshot:1) after reading the
+ * snapshot and before sending it; blocks are committed while it is stopped; after SIGCONT the
+ * client must end with every row after the snapshot's cursor, those blocks' included.
+ * Returns what the client got against what was due, for the caller to judge.
+ */
+async function snapshotRace(t: Test, server: ServerUnderTest): Promise<{ got: string[]; due: string[]; balancesRight: boolean; whileStopped: string[] }> {
+  const { path, chain, producer } = startOutbox(t, { chain: { logsPerBlock: { min: 2, max: 4 } }, initialBlocks: 12 });
+  const proc = await startServer(t, server, path, { CHAOSLAB_FAULT: 'stop@snapshot:1' });
+  const topics = [...chain.accounts];
+  const c = await FeedClient.subscribe(proc.port, topics);
+  await proc.waitStopped('after the first snapshot was read');
+  const before = everyEvent(chain, topics);
+  producer.mine(5); // committed while the server is stopped, between its snapshot and its release
+  const whileStopped = everyEvent(chain, topics).filter((cursor) => !before.includes(cursor));
+  proc.signal('SIGCONT');
+  // Then a live block: once its rows are in, everything before them has had its chance.
+  producer.mine(1);
+  const last = everyEvent(chain, topics).at(-1);
+  await c.waitFrames('the live block', (c) => eventCursors(c).includes(last!), 60_000).catch((error: Error) => {
+    throw new Error(`${error.message} (server state ${proc.state()})\n${server.name}'s stderr:\n${proc.stderr}`);
+  });
+  const snapshot = c.ofOp('snapshot')[0];
+  t.ok(snapshot, 'a snapshot came');
+  const store = applyFrames(c.frames, topics);
+  c.destroy();
+  const due = snapshot ? chainEvents(chain, topics, snapshot.cursor) : [];
+  const text = (balances: Map<string, bigint>) => JSON.stringify([...balances].map(([account, amount]) => [account, amount.toString()]));
+  const balancesRight = text(store.balances) === text(chainBalances(chain, topics));
+  return { got: store.events.map((e) => e.cursor), due, balancesRight, whileStopped };
+}
+
+forEachServer('stop@snapshot:1: rows committed while the server is stopped at its snapshot are delivered after SIGCONT', async (t, server) => {
+  const { got, due, balancesRight, whileStopped } = await snapshotRace(t, server);
+  t.ok(whileStopped.length > 0, 'rows were committed while it was stopped');
+  t.same(got, due, 'every row after the snapshot cursor, those included, each once, in cursor order');
+  t.ok(balancesRight, 'snapshot + events = the chain at the head');
+});
+
+t.test('the snapshot-then-subscribe mutant loses the rows committed while it is stopped at its snapshot', async (t) => {
+  t.setTimeout(240_000);
+  const mutant = { name: 'mutant snapshot-then-subscribe', command: 'python3 publisher/feed/mutants/snapshot-then-subscribe.py' };
+  const { got, due, whileStopped } = await snapshotRace(t, mutant);
+  t.ok(whileStopped.length > 0, 'rows were committed while it was stopped');
+  t.notSame(got, due, 'it fails the check both references pass');
+  t.same(
+    whileStopped.filter((cursor) => got.includes(cursor)),
+    [],
+    'none of the rows committed while it was stopped arrived',
+  );
+  t.ok(got.length > 0 && got.every((cursor) => due.includes(cursor)), 'what it did send is right: the loss is all it gets wrong');
+});
