@@ -109,6 +109,9 @@ class Connection(asyncio.Protocol):
         self.queue.pause()
 
     def resume_writing(self) -> None:
+        if self.state == "closing":
+            self.arm_close_timer(CLOSE_GRACE_S)  # the last frame is out: now the 2 s for the client
+            return
         self.queue.resume()
         if self.state == "catching-up":
             self.schedule_advance()  # room again: the next replay page
@@ -254,8 +257,19 @@ class Connection(asyncio.Protocol):
         self.state = "closing"
         self.heartbeat.stop()
         if shut_down_sending and self.transport.can_write_eof():
-            self.transport.write_eof()
-        self.close_timer = asyncio.get_running_loop().call_later(CLOSE_GRACE_S, self.transport.abort)
+            self.transport.write_eof()  # asyncio shuts down once its buffer is empty
+        if self.transport.get_write_buffer_size() == 0:
+            self.arm_close_timer(CLOSE_GRACE_S)
+        else:
+            # A slow client has not yet let the reset into the kernel (it is behind the frames
+            # the kernel already holds): closing now would destroy it. Wait until it is out
+            # (resume_writing), but no longer than a silent client may hold a connection.
+            self.arm_close_timer(self.shared.config.idle_ms / 1000)
+
+    def arm_close_timer(self, seconds: float) -> None:
+        if self.close_timer is not None:
+            self.close_timer.cancel()
+        self.close_timer = asyncio.get_running_loop().call_later(seconds, self.transport.abort)
 
     def idle(self) -> None:
         """Nothing received for IDLE_MS: a half-open client must not hold a queue forever."""
