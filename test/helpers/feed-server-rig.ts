@@ -159,7 +159,12 @@ const accepts = (port: number): Promise<boolean> =>
   });
 
 /** Starts the server on a free port and waits until it listens (the contract allows 10 s; a busy machine gets more). */
-export async function startServer(t: Test, server: ServerUnderTest, outboxPath: string, overrides: Record<string, string | undefined> = {}): Promise<ServerProcess> {
+export async function startServer(
+  t: Test,
+  server: ServerUnderTest,
+  outboxPath: string,
+  overrides: Record<string, string | undefined> = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   const proc = spawnServer(server, serverEnv(outboxPath, port, overrides), port);
   t.teardown(() => proc.kill());

@@ -31,7 +31,8 @@ def start_after_snapshot(conn: server.Connection, snapshot: server.Snapshot) -> 
     outbox = conn.shared.outbox
     # The rows behind the snapshot, as far as the head stood when it was read ...
     with outbox.read():
-        backlog = [r for r in outbox.rows_after(snapshot.position, conn.topics, 100_000) if r.position.block <= snapshot.head]
+        rows = outbox.rows_after(snapshot.position, conn.topics, 100_000)
+        backlog = [row for row in rows if row.position.block <= snapshot.head]
         head_now = outbox.head_number()
     for row in backlog:
         if not conn.send_event(row):

@@ -97,7 +97,7 @@ forEachServer('cursor null: the snapshot at the safe point first, then every row
     const payload = { ...parties, amount: log.amount.toString(), txHash: log.txHash, blockHash: chain.canonicalAt(block!)!.hash };
     return { op: 'event', cursor: event.cursor, type: log.type, payload };
   });
-  t.same(c.ofOp('event'), fromChain, "each event frame is its row: type, parties (Approval: owner, spender), amount, hashes");
+  t.same(c.ofOp('event'), fromChain, 'each event frame is its row: type, parties (Approval: owner, spender), amount, hashes');
   c.destroy();
 });
 
@@ -175,11 +175,10 @@ forEachServer('a cursor older than the retention window: reset stale-cursor, the
   const calm = await FeedClient.subscribe(proc.port, [quiet], genesis, chain.genesis.hash);
   producer.mine(1);
   const calmRows = chainEvents(chain, [quiet], genesis);
-  await calm.waitFrames('the replay', (c) => c.ofOp('event').length === calmRows.length && c.ofOp('event').length > 0 || calmRows.length === 0, 60_000);
-  t.same(eventCursors(calm), calmRows, "an account none of whose rows were deleted is served from the same old cursor");
+  await calm.waitFrames('the replay', (c) => (c.ofOp('event').length === calmRows.length && c.ofOp('event').length > 0) || calmRows.length === 0, 60_000);
+  t.same(eventCursors(calm), calmRows, 'an account none of whose rows were deleted is served from the same old cursor');
   t.equal(calm.isClosed, false);
   calm.destroy();
-
 });
 
 forEachServer('an abandoned hash whose fork point lies below what retention deleted: stale wins over revoke', async (t, server) => {
@@ -282,7 +281,7 @@ forEachServer('heartbeats: a ping after PING_MS without sending; a silent client
   t.ok(Date.now() - subscribedAt >= 2400, 'not before IDLE_MS');
   t.same(silent.ofOp('reset'), [], 'an idle close says nothing');
   t.equal(talker.isClosed, false, 'a client that keeps talking is kept');
-  t.ok(talker.ofOp('pong').length > 0, "and its pings are answered");
+  t.ok(talker.ofOp('pong').length > 0, 'and its pings are answered');
   clearInterval(pinger);
   talker.destroy();
 });
@@ -298,7 +297,10 @@ forEachServer('SIGTERM: reset shutdown on every connection, then exit 0', async 
   const exit = await Promise.race([proc.exited, sleep(60_000).then(() => undefined)]);
   t.same(exit, { code: 0, signal: null }, 'exit 0');
   t.ok(Date.now() - started < 20_000, `exited in ${Date.now() - started} ms (2 s on a quiet machine)`);
-  for (const [what, c] of [['subscribed', live], ['not yet subscribed', idle]] as const) {
+  for (const [what, c] of [
+    ['subscribed', live],
+    ['not yet subscribed', idle],
+  ] as const) {
     await Promise.race([c.closed, sleep(10_000)]);
     t.same(c.data.at(-1), { op: 'reset', reason: 'shutdown' }, `${what}: reset shutdown, the last frame`);
     t.ok(c.isClosed, `${what}: closed`);
@@ -321,12 +323,19 @@ async function snapshotRace(t: Test, server: ServerUnderTest): Promise<{ got: st
   producer.mine(5); // committed while the server is stopped, between its snapshot and its release
   const whileStopped = everyEvent(chain, topics).filter((cursor) => !before.includes(cursor));
   proc.signal('SIGCONT');
-  // Then a live block: once its rows are in, everything before them has had its chance.
-  producer.mine(1);
-  const last = everyEvent(chain, topics).at(-1);
-  await c.waitFrames('the live block', (c) => eventCursors(c).includes(last!), 60_000).catch((error: Error) => {
-    throw new Error(`${error.message} (server state ${proc.state()})\n${server.name}'s stderr:\n${proc.stderr}`);
-  });
+  // Then live blocks, one at a time until one of them arrives (a server that starts following
+  // only after its snapshot may skip the first), and its rows: by then, in cursor order,
+  // everything before them has had its chance.
+  const stoppedHead = chain.head.number;
+  const live = (c: FeedClient) => eventCursors(c).some((cursor) => Number(cursor.split(':')[1]) > stoppedHead);
+  for (let tries = 1; !live(c); tries++) {
+    producer.mine(1);
+    await c.waitFrames('a live block', live, 3000).catch((error: Error) => {
+      if (tries >= 20) throw new Error(`${error.message} (server state ${proc.state()})\n${server.name}'s stderr:\n${proc.stderr}`);
+    });
+  }
+  const last = everyEvent(chain, topics).at(-1)!;
+  await c.waitFrames('the last live block', (c) => eventCursors(c).includes(last), 60_000);
   const snapshot = c.ofOp('snapshot')[0];
   t.ok(snapshot, 'a snapshot came');
   const store = applyFrames(c.frames, topics);
@@ -356,4 +365,36 @@ t.test('the snapshot-then-subscribe mutant loses the rows committed while it is 
     'none of the rows committed while it was stopped arrived',
   );
   t.ok(got.length > 0 && got.every((cursor) => due.includes(cursor)), 'what it did send is right: the loss is all it gets wrong');
+});
+
+forEachServer('a client that stops reading gets reset slow-consumer after a gap-free prefix; a client that reads is unaffected', async (t, server) => {
+  // The kernel absorbs some 3-4 MB for a client that reads nothing (the server's send buffer
+  // grows that large on loopback, whatever the client's receive buffer): 30 000 rows of about
+  // 350 bytes are well past it and the queue of 100 together.
+  const { path, chain, producer } = startOutbox(t, { chain: { logsPerBlock: { min: 10, max: 10 } }, initialBlocks: 5 });
+  const proc = await startServer(t, server, path, { CHAOSLAB_QUEUE_LIMIT: '100' });
+  const topics = [...chain.accounts];
+  const reader = await FeedClient.subscribe(proc.port, topics);
+  const stalled = await FeedClient.subscribe(proc.port, topics);
+  await stalled.waitFrames('the snapshot', (c) => c.ofOp('snapshot').length === 1, 60_000);
+  await reader.waitFrames('the head', atHead(chain, topics), 60_000);
+  stalled.socket.pause(); // reads nothing more: the kernel's buffers fill, then the server's queue
+  const rows = 30_000;
+  for (let written = 0; written < rows; written += 100) {
+    producer.mine(10); // 100 rows, no more than the queue holds: a client that reads keeps up
+    await reader.waitFrames(`row ${written + 100} of ${rows}`, atHead(chain, topics), 60_000);
+  }
+  t.same(reader.ofOp('reset'), [], 'the client that reads was never reset');
+  t.equal(reader.isClosed, false, 'and is still connected');
+  t.same(eventCursors(reader), chainEvents(chain, topics, reader.ofOp('snapshot')[0]!.cursor), 'and has every row, in order');
+  reader.destroy();
+
+  stalled.socket.resume();
+  await stalled.waitFrames('the reset', (c) => c.ofOp('reset').length > 0 || c.isClosed, 120_000);
+  t.same(stalled.data.at(-1), { op: 'reset', reason: 'slow-consumer' }, 'the stalled client: reset slow-consumer, its last frame');
+  const got = eventCursors(stalled);
+  const due = chainEvents(chain, topics, stalled.ofOp('snapshot')[0]!.cursor);
+  t.ok(got.length < due.length, `it got ${got.length} of ${due.length} rows: the server did not buffer them all`);
+  t.same(got, due.slice(0, got.length), 'what it got is a gap-free prefix: nothing dropped in silence');
+  stalled.destroy();
 });
