@@ -1,0 +1,58 @@
+"""A connection's bounded queue (server contract, section 4). A frame is pending from when it
+is produced until the kernel's socket buffer has taken it; at most `limit` may be. A frame the
+kernel takes at once is never pending, so a client that reads never fills the queue. One more
+frame while it is full is an overflow: the connection drops everything pending and says
+`reset slow-consumer` (never a frame dropped in silence).
+
+The transport's own buffer is kept at zero (`set_write_buffer_limits(0)`): asyncio pauses us
+as soon as the kernel refuses bytes, so our deque, not asyncio's buffer, is where frames wait,
+and the one frame asyncio holds (partly written) is counted too."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Callable
+
+
+class FrameQueue:
+    def __init__(self, transport: asyncio.WriteTransport, limit: int, wrote: Callable[[], None]):
+        self.transport = transport
+        self.limit = limit
+        self.wrote = wrote  # bytes went to the socket (the heartbeat's "sent")
+        self.frames: deque[bytes] = deque()
+        self.paused = False  # the kernel refused bytes: wait for resume()
+        transport.set_write_buffer_limits(high=0)
+
+    def pending(self) -> int:
+        return len(self.frames) + (1 if self.transport.get_write_buffer_size() else 0)
+
+    def room(self) -> int:
+        return self.limit - self.pending()
+
+    def push(self, frame: bytes) -> bool:
+        """Queues a frame and writes what the socket takes; False when the queue was full."""
+        if self.pending() >= self.limit:
+            return False
+        self.frames.append(frame)
+        self.flush()
+        return True
+
+    def flush(self) -> None:
+        while self.frames and not self.paused and not self.transport.is_closing():
+            self.transport.write(self.frames.popleft())  # calls pause() at once if the kernel is full
+            self.wrote()
+
+    def pause(self) -> None:
+        self.paused = True
+
+    def resume(self) -> None:
+        self.paused = False
+        self.flush()
+
+    def drop(self) -> int:
+        """Everything not yet written is dropped (a frame partly written is finished first, so
+        the next frame starts on a line of its own); returns how many frames were dropped."""
+        dropped = len(self.frames)
+        self.frames.clear()
+        return dropped
