@@ -14,7 +14,7 @@
 // Killed by: feed-server-snapshot-race — the server stops itself after the first snapshot was
 // read (CHAOSLAB_FAULT=stop@snapshot:1), the harness commits blocks meanwhile, and the probe's
 // store misses their events.
-// Python twin: to come (publisher/feed/mutants/index.yaml lists its languages).
+// Python twin: snapshot-then-subscribe.py.
 
 import type { OutboxRow } from '../outbox/schema.js';
 import { positionAfterBlock } from '../outbox/position.js';

@@ -51,6 +51,8 @@ forEachServer('a bad environment: exit 64, the variable named on stderr, nothing
     { bad: { CHAOSLAB_POLL_MS: '-1' }, named: /CHAOSLAB_POLL_MS/ },
     { bad: { CHAOSLAB_FAULT: 'raise@snapshot:1' }, named: /CHAOSLAB_FAULT/ },
     { bad: { CHAOSLAB_FAULT: 'stop@apply:1' }, named: /CHAOSLAB_FAULT/ },
+    { bad: { CHAOSLAB_FAULT: '' }, named: /CHAOSLAB_FAULT/ },
+    { bad: { CHAOSLAB_FAULT: 'stop@snapshot:1, exit@event:2' }, named: /CHAOSLAB_FAULT/ },
     { bad: { CHAOSLAB_OUTBOX_DB: `${path}.missing` }, named: /outbox\.db\.missing/ },
   ];
   for (const { bad, named } of cases) {

@@ -46,13 +46,14 @@ def _int_var(env: dict[str, str], name: str, minimum: int, maximum: int) -> int:
 
 
 def parse_fault_plan(text: str | None) -> tuple[Fault, ...]:
-    """`<exit|stop>@<snapshot|event|revoke>:<n>`, several joined by `,`. Unset or empty: none.
-    `raise` is the consumer's action only: a server has no error path to raise it into."""
-    if not text:
+    """`<exit|stop>@<snapshot|event|revoke>:<n>`, several joined by `,` without spaces. Unset:
+    none; set but empty is malformed (the contract's section 6). `raise` is the consumer's action
+    only: a server has no error path to raise it into."""
+    if text is None:
         return ()
     faults = []
     for item in text.split(","):
-        m = FAULT_RE.fullmatch(item.strip())
+        m = FAULT_RE.fullmatch(item)
         if not m:
             raise EnvError(f"CHAOSLAB_FAULT item {item!r} is not <exit|stop>@<snapshot|event|revoke>:<n >= 1>")
         faults.append(Fault(m.group(1), m.group(2), int(m.group(3))))
