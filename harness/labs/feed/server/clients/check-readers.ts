@@ -55,7 +55,7 @@ function sequenceFindings(f: ClientFacts, who: string, due: RealEvent[], out: Re
       const lost = due.slice(next, skipTo).map((e) => e.cursor);
       out.findings.push({
         code: 'dropped-silently',
-        text: `${who} read ${next === 0 ? 'its snapshot' : due[next - 1]!.cursor} then ${cursor}: ${plural(lost.length, 'event')} of its accounts between them (${cursorList(lost)}) were never sent, with no reset slow-consumer before the gap — a full queue must be dropped whole with a reset, never a frame silently (server contract §4)`,
+        text: `${who} read ${next === 0 ? 'its snapshot' : due[next - 1]!.cursor} then ${cursor}: ${plural(lost.length, 'event')} of its accounts between them (${cursorList(lost)}) ${lost.length === 1 ? 'was' : 'were'} never sent, with no reset slow-consumer before the gap — a full queue must be dropped whole with a reset, never a frame silently (server contract §4)`,
         ...at(r.t, lost),
       });
       return;
