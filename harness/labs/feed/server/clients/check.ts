@@ -84,7 +84,9 @@ export function checkClients(journal: readonly JournalEntry[], plan: FeedPlan, u
     });
   if (memory.table) tables.push(memory.table);
   const words = [
-    ...(under.clients.length > 0 ? [`its ${plural(under.clients.length, 'client')} of the harness were served as the contract says`] : []),
+    ...(under.clients.length > 0
+      ? [`${plural(under.clients.length, 'client')} of the harness ${under.clients.length === 1 ? 'was' : 'were'} served as the contract says`]
+      : []),
     ...(memory.words ? [memory.words] : []),
   ];
   return { findings, tables, words };
