@@ -120,6 +120,8 @@ export type JournalEvent =
       dropped: { packets: number; bytes: number };
       passed: { packets: number; bytes: number };
     }
+  /** A process's memory, sampled from /proc: the resident set of its whole tree (the feed lab's server under test). */
+  | { type: 'memory'; role: ProcessRole; incarnation: number; rssBytes: number; processes: number }
   | { type: 'verdict'; verdict: Verdict }
   | { type: 'harness-error'; message: string }
   /** `interrupted`: stopped (SIGINT/SIGTERM) before its own end; `by` the signal, `at` the journal time it came. */

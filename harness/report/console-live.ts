@@ -89,7 +89,8 @@ export function followEntry(s: Live, entry: JournalEntry, milestone: Milestone):
     case 'seal':
     case 'room':
     case 'leftovers':
-      // The firewall's counters, a room's disk use, the uid's leftovers: the verdict says it when they matter.
+    case 'memory':
+      // The firewall's counters, a room's disk use, the uid's leftovers, memory samples: the verdict says it when they matter.
       break;
     case 'run-end':
       s.step = 'done';

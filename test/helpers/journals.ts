@@ -55,6 +55,7 @@ const SCHEMA_TYPES: Record<JournalEntry['type'], true> = {
   'store-read': true,
   fault: true,
   loss: true,
+  memory: true,
   verdict: true,
   'harness-error': true,
   'run-end': true,

@@ -9,7 +9,7 @@ import { FrameError, type ResetReason, type SubscribeFrame, parseClientFrame } f
 import { NdjsonSplitter } from '../../../protocol/feed/lines.js';
 import { type CloseParty, endsOf, type TranscriptEvent } from '../../transcript.js';
 import { type DeliverySteps, type DeliveryState, planDelivery, planResume, planSnapshot } from './delivery.js';
-import { Heartbeat } from './heartbeat.js';
+import type { ConnectionHeartbeat, ConnectionPolicy } from './policy.js';
 import type { FeedMisbehaviour } from './misbehaviour.js';
 import { encodeRealEvent, eventOf } from '../outbox/events.js';
 import type { OutboxReader } from '../outbox/reader.js';
@@ -50,6 +50,8 @@ export interface ConnectionSettings {
   misbehaviour: readonly FeedMisbehaviour[];
   /** The reference's steps, or a mutant's. */
   steps: DeliverySteps;
+  /** The reference's answers to a misbehaving client, or a mutant's. */
+  policy: ConnectionPolicy;
 }
 
 /** What a connection needs from its stream. */
@@ -73,7 +75,7 @@ type State = 'awaiting-subscribe' | 'subscribing' | 'catching-up' | 'live' | 'cl
 
 export class FeedConnection {
   private readonly splitter = new NdjsonSplitter();
-  private readonly heartbeat: Heartbeat;
+  private readonly heartbeat: ConnectionHeartbeat;
   private readonly writer: FrameWriter;
   private state: State = 'awaiting-subscribe';
   private topics: readonly string[] = [];
@@ -99,7 +101,7 @@ export class FeedConnection {
     const ends = endsOf(socket);
     this.record({ kind: 'open', ...(tag === undefined ? {} : { tag }), ...(ends ? { ends } : {}) });
     const { pingMs, idleMs, hooks, misbehaviour } = stream.settings;
-    this.heartbeat = new Heartbeat(stream.scheduler, { pingMs, idleMs }, { ping: () => this.ping(), idle: () => this.onIdle() });
+    this.heartbeat = stream.settings.policy.heartbeat(stream.scheduler, { pingMs, idleMs }, { ping: () => this.ping(), idle: () => this.onIdle() });
     const { beforeEvent } = hooks;
     this.writer = new FrameWriter({
       id,
@@ -151,6 +153,7 @@ export class FeedConnection {
     const { lines, overflow } = this.splitter.push(chunk);
     for (const line of lines) this.enqueue(() => this.onLine(line));
     if (overflow) {
+      this.stream.settings.policy.onBadFrame('line longer than the 1 MiB limit');
       this.enqueue(() => {
         this.record({ kind: 'recv', line: `…[${this.splitter.fragmentLength} bytes without LF]`, error: 'line longer than the 1 MiB limit' });
         this.close('publisher', 'line from consumer longer than the 1 MiB limit', true);
@@ -171,6 +174,7 @@ export class FeedConnection {
     } catch (error) {
       if (!(error instanceof FrameError)) throw error;
       this.record({ kind: 'recv', line: forTranscript(text), error: error.reason });
+      this.stream.settings.policy.onBadFrame(error.reason);
       return this.close('publisher', `invalid frame from consumer (${error.reason})`);
     }
     // Recorded even after our close: what the consumer said is evidence either way.
@@ -270,7 +274,7 @@ export class FeedConnection {
       this.writer.push({ kind: 'event', event, line: encodeRealEvent(event) });
       // Only a consumer that is not reading overflows the queue (the socket wants a drain):
       // frames held by a trigger hook are our own doing.
-      if (live && this.writer.length > settings.queueLimit && this.writer.backedUp) {
+      if (live && this.writer.length > settings.queueLimit && this.writer.backedUp && settings.policy.onOverflow(this.writer) === 'reset') {
         return this.reset('slow-consumer', `slow consumer: ${this.writer.length} frames pending, limit ${settings.queueLimit}`);
       }
     }

@@ -8,6 +8,7 @@ import { FeedPublisher } from './server.js';
 import { EnvironmentError, type ServerEnvironment, type ServerFault, readServerEnvironment } from './environment.js';
 import type { FeedStreamHooks } from './connection.js';
 import type { DeliverySteps } from './delivery.js';
+import type { ConnectionPolicy } from './policy.js';
 import { OutboxReader } from '../outbox/reader.js';
 
 /** What `exit` exits with, as in the consumer contract; 64 is a bad environment. */
@@ -70,6 +71,8 @@ function checkOutbox(path: string): void {
 export interface ServerOverrides {
   /** Connection steps replaced by a mutant; the others stay the reference's. */
   steps?: Partial<DeliverySteps>;
+  /** Answers to a misbehaving client replaced by a mutant (queue overflow, heartbeats, bad frames). */
+  policy?: Partial<ConnectionPolicy>;
 }
 
 export async function runServer(overrides: ServerOverrides = {}): Promise<void> {
@@ -106,6 +109,7 @@ export async function runServer(overrides: ServerOverrides = {}): Promise<void> 
           idleMs: env.idleMs,
           hooks: faultHooks(env.faults),
           ...(overrides.steps ? { steps: overrides.steps } : {}),
+          ...(overrides.policy ? { policy: overrides.policy } : {}),
         },
       ],
     });

@@ -7,6 +7,7 @@ import type { TranscriptEvent, TranscriptSink } from '../../transcript.js';
 import { type ConnectionSettings, FeedConnection, type FeedStreamHooks, type StreamContext } from './connection.js';
 import { type DeliverySteps, REFERENCE_STEPS } from './delivery.js';
 import type { FeedMisbehaviour } from './misbehaviour.js';
+import { type ConnectionPolicy, REFERENCE_POLICY } from './policy.js';
 import type { OutboxReader } from '../outbox/reader.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -24,6 +25,8 @@ export interface FeedStreamConfig {
   misbehaviour?: readonly FeedMisbehaviour[];
   /** Steps a server mutant replaces (default: the reference's). */
   steps?: Partial<DeliverySteps>;
+  /** Answers to a misbehaving client a server mutant replaces (default: the reference's). */
+  policy?: Partial<ConnectionPolicy>;
 }
 
 /** Rows per replay page: the seed's `limit 1000`. */
@@ -61,6 +64,7 @@ export class FeedStream implements StreamContext {
       hooks: config.hooks ?? {},
       misbehaviour: config.misbehaviour ?? [],
       steps: { ...REFERENCE_STEPS, ...config.steps },
+      policy: { ...REFERENCE_POLICY, ...config.policy },
     };
   }
 

@@ -70,6 +70,11 @@ export class FrameWriter {
     this.ctx.wrote();
   }
 
+  /** Drops the oldest pending frame (what a drop-oldest queue does; the reference never does). */
+  dropOldest(): void {
+    this.pending.shift();
+  }
+
   /** Drops everything pending and ends a stall: what a reset does before it is sent. */
   drop(): void {
     this.pending = [];

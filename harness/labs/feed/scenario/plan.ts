@@ -2,6 +2,7 @@
 // against the simulated chain, virtual durations turned into real ones.
 
 import type { BadEnvironment } from '../../../judge/environment-duty.js';
+import type { ClientPlan } from '../server/clients/schema.js';
 import type { FeedMisbehaviour } from '../../../../publisher/feed/server/misbehaviour.js';
 
 export interface ChainPlan {
@@ -76,6 +77,10 @@ export interface ServerUnderTestPlan {
   /** Script blocks committed while it is stopped by its own `stop@` hook. */
   blocksWhileStopped: number;
   pollMs: number;
+  /** Clients the harness drives itself (server/clients/); none unless listed. */
+  clients: ClientPlan[];
+  /** The server's RSS may grow at most this much above its first sample. */
+  maxRssGrowthBytes?: number;
 }
 
 export interface StormPlan {

@@ -10,6 +10,7 @@
 // the real latency Toxiproxy adds, and are never scaled.
 
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { clientSchema } from '../server/clients/schema.js';
 
 /** `<action>@<point>:<n>`, comma-separated, no spaces, n >= 1: the contract's CHAOSLAB_FAULT grammar (section 7). */
 export const FAULT_ACTIONS = ['exit', 'raise', 'stop'] as const;
@@ -254,6 +255,18 @@ const underTestSchema = {
       LIMITS.wireMs.min,
       LIMITS.wireMs.max,
       `CHAOSLAB_POLL_MS, real ms: how often the server looks for outbox commits at least; default ${SERVER_UNDER_TEST_DEFAULTS.pollMs}.`,
+    ),
+    clients: {
+      type: 'array',
+      maxItems: 16,
+      items: clientSchema,
+      description:
+        'Clients the harness drives itself besides the probe, each through its own proxy (slow, never reading, garbage, a 2 MiB line, half-open, pinging): server contract sections 4 and 5. Default none.',
+    },
+    max_rss_growth_mib: integer(
+      1,
+      65_536,
+      "The server's memory bound: the RSS of its process tree (sampled from /proc every 100 ms once it listens) may grow at most this many MiB above its first sample. Default: no bound (the samples are still reported).",
     ),
   },
 } as const satisfies JSONSchema;

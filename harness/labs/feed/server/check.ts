@@ -19,6 +19,7 @@ import { type SimulatedChain, simulate } from '../scenario/chain-script.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { PROBE_STREAM } from './probe.js';
 import { blocksWhileStopped } from './scenario.js';
+import { checkClients } from './clients/check.js';
 import { lastLine, type ServerFacts, serverFactsOf, serverProblems } from './server-problems.js';
 
 /**
@@ -95,6 +96,7 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
   const sim = simulate(lab.chain, lab.topicIndexes);
   const expected = expectedOf(sim);
   const server = serverFactsOf(journal);
+  const clients = checkClients(journal, lab, under, expected);
   const probe = factsOf(journal, expected.chainId).control;
   const db = journal.flatMap((e) => (e.type === 'stream' && e.stream === PROBE_STREAM ? [e.db] : [])).at(0);
   const view = db === undefined ? undefined : viewOf(read(db));
@@ -104,6 +106,7 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
     ...serverProblems(server, view?.snapshotCursor != null),
     // A server that never listened left the probe nothing to connect to: its store says nothing more.
     ...(judged && server.notListeningAt === undefined && db !== undefined ? storeFindings(judged, view!.snapshotBlockHash) : []),
+    ...clients.findings,
   ];
   const harnessErrors: Finding[] = [
     ...journal.flatMap((e) => (e.type === 'harness-error' ? [{ code: 'harness-error', text: `harness: ${e.message}` }] : [])),
@@ -115,12 +118,14 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
   return {
     status,
     headline:
-      status === 'pass' && summary ? passHeadline(summary, server, lab, under) : ((harnessErrors[0] ?? findings[0])?.text ?? 'the server run was judged'),
+      status === 'pass' && summary
+        ? [passHeadline(summary, server, lab, under), ...clients.words].join('; ')
+        : ((harnessErrors[0] ?? findings[0])?.text ?? 'the server run was judged'),
     findings,
     harnessErrors,
     diff: status === 'pass' || !judged ? [] : smallestDiff({ consumer: judged, findings, harnessErrors, label: 'probe' }),
     state: storesStateTable(expected, summary ? [['probe (the reference consumer)', summary]] : [], "Final state: the chain's end vs the probe's store"),
-    tables: summary ? [activityTable(summary), serverTable(server)] : [serverTable(server)],
+    tables: [...(summary ? [activityTable(summary)] : []), serverTable(server), ...clients.tables],
   };
 }
 

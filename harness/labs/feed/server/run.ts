@@ -18,6 +18,8 @@ import { chainSnapshotAt } from './check.js';
 import { awaitProbeConverged, startProbe } from './probe.js';
 import { awaitListening, serverEnv, startServer, terminateServer } from './process.js';
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
+import { startClients } from './clients/run.js';
+import { sampleServerMemory } from './memory.js';
 
 const HOST = '127.0.0.1';
 
@@ -34,11 +36,16 @@ export async function runServerScenario(ctx: RunContext<FeedPlan>, under: Server
   }
   const proxy = await ctx.proxy('probe', { host: HOST, port });
   const probe = startProbe(ctx, proxy.listen.host, proxy.listen.port);
+  const stopSampling = sampleServerMemory(ctx, server.started.proc.pid);
+  ctx.defer(stopSampling);
+  const sim = simulate(plan.chain, plan.topicIndexes);
+  const clients = await startClients(ctx, under, { host: HOST, port }, sim);
   const over = () => server.gone() || probe.gone();
   if (under.fault?.includes('stop@')) await awaitStopCommitted(ctx, stop, over);
   await playRest(ctx, side, over);
-  const sim = simulate(plan.chain, plan.topicIndexes);
-  await awaitProbeConverged(ctx, probe, expectedOf(sim), (cursor) => chainSnapshotAt(sim, cursor), server.gone);
+  clients.sceneOver();
+  await Promise.all([awaitProbeConverged(ctx, probe, expectedOf(sim), (cursor) => chainSnapshotAt(sim, cursor), server.gone), clients.windUp()]);
+  stopSampling();
 
   sigtermAtEnd(ctx, 'control', probe.started, !probe.gone());
   await probe.finished;

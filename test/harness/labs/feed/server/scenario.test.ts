@@ -24,7 +24,7 @@ function problemsOf(t: Test, lines: string[]): ScenarioProblem[] {
 
 t.test('feed-server-snapshot-race is a server scenario with its defaults filled', async (t) => {
   const s = loadScenario(path.join(ROOT, 'scenarios', 'feed', 'feed-server-snapshot-race.yaml'));
-  t.same((s.lab as FeedPlan).serverUnderTest, { fault: 'stop@snapshot:1', blocksWhileStopped: 3, pollMs: 50 });
+  t.same((s.lab as FeedPlan).serverUnderTest, { fault: 'stop@snapshot:1', blocksWhileStopped: 3, pollMs: 50, clients: [] });
   t.ok(testsServer(s));
   t.notOk(testsServer(loadScenario(path.join(ROOT, 'scenarios', 'feed', 'feed-happy-path.yaml'))));
 });
@@ -42,4 +42,28 @@ t.test('mistakes are named at their field', async (t) => {
   t.match(fields(problemsOf(t, [...under('fault: stop@snapshot:1'), 'faults: []', 'expect: { processes: 1 }'])), /expect: leave it out/);
   // Seed 17 with 0..4 logs a block and two of six accounts followed: some script blocks hold none of theirs.
   t.match(fields(problemsOf(t, under('fault: stop@snapshot:1', 'blocks_while_stopped: 20'))), /holds? no event for the followed accounts/);
+});
+
+t.test('clients and the memory bound: planned with their defaults, mistakes named at their field', async (t) => {
+  const s = loadScenario(path.join(ROOT, 'scenarios', 'feed', 'feed-server-heartbeats.yaml'));
+  t.same((s.lab as FeedPlan).serverUnderTest?.clients, [
+    { name: 'silent', kind: 'half-open', quiet: true },
+    { name: 'pinger', kind: 'pinger', quiet: true },
+  ]);
+  const slow = loadScenario(path.join(ROOT, 'scenarios', 'feed', 'feed-server-slow-reader.yaml'));
+  t.equal((slow.lab as FeedPlan).serverUnderTest?.maxRssGrowthBytes, 32 * 1024 * 1024);
+  t.equal(slow.socketBufferBytes, 4096);
+  const under = (...lines: string[]) => [...HEAD, 'server:', '  under_test:', ...lines.map((l) => `    ${l}`)];
+  const fields = (p: ScenarioProblem[]) => p.map((x) => `${x.field}: ${x.message}`).join('\n');
+  t.match(
+    fields(problemsOf(t, under('clients:', '  - { name: a, kind: garbage }', '  - { name: a, kind: pinger }'))),
+    /server\.under_test\.clients\[1\]\.name: client name "a" is taken by clients\[0\]/,
+  );
+  t.match(
+    fields(problemsOf(t, under('clients:', '  - { name: a, kind: pinger, reads_per_second: 5 }'))),
+    /server\.under_test\.clients\[0\]\.reads_per_second: only a slow-reader takes reads_per_second \(this client is pinger\)/,
+  );
+  t.match(fields(problemsOf(t, under('clients:', '  - { name: a, kind: sleepy }'))), /server\.under_test\.clients\[0\]\.kind/);
+  t.match(fields(problemsOf(t, under('clients:', '  - { name: A, kind: pinger }'))), /server\.under_test\.clients\[0\]\.name/);
+  t.match(fields(problemsOf(t, under('max_rss_growth_mib: 0'))), /server\.under_test\.max_rss_growth_mib/);
 });

@@ -1,0 +1,75 @@
+// The server run's own clients: each through a proxy of its own, recorded on the wire as stream
+// `client:<name>`. Started once the server listens, told when the script is over (a client
+// holding back then reads its backlog), and wound up when the clients the server must close are
+// closed, or the wait for them is over.
+
+import { performance } from 'node:perf_hooks';
+import type { RunContext } from '../../../../lab-api/lab.js';
+import { sleep } from '../../run/state.js';
+import type { SimulatedChain } from '../../scenario/chain-script.js';
+import type { FeedPlan, ServerUnderTestPlan } from '../../scenario/plan.js';
+import { type DrivenClient, driveClient } from './behaviours.js';
+import { type ClientPlan, QUIET_ACCOUNT } from './schema.js';
+
+export const clientStream = (name: string): string => `client:${name}`;
+/** The journal's note on each client's stream when the script is over (what it had read by then is its backlog's yardstick). */
+export const SCENE_OVER_NOTE = 'scene over';
+/** Beyond the server's idle time, how long the harness waits for the server to close the clients it must close. */
+const CLOSE_WAIT_SLACK_MS = 3000;
+
+/** Events of the followed accounts a second of real time, over the script: a slow reader's yardstick. */
+export function eventRate(sim: SimulatedChain, plan: FeedPlan): number {
+  return sim.produced.length / Math.max(0.001, plan.time.scriptMs / 1000);
+}
+
+/** A slow reader's pace: its own, or a tenth of the event rate. */
+export const readsPerSecondOf = (client: ClientPlan, rate: number): number => client.readsPerSecond ?? Math.max(1, Math.round(rate / 10));
+
+export interface RunningClients {
+  sceneOver(): void;
+  /** Waits (bounded) for the server to close what it must, then closes the rest. */
+  windUp(): Promise<void>;
+}
+
+export async function startClients(
+  ctx: RunContext<FeedPlan>,
+  under: ServerUnderTestPlan,
+  upstream: { host: string; port: number },
+  sim: SimulatedChain,
+): Promise<RunningClients> {
+  const plan = ctx.scenario.lab;
+  const wire = ctx.wire(() => undefined);
+  const rate = eventRate(sim, plan);
+  const driven: { plan: ClientPlan; client: DrivenClient }[] = [];
+  for (const c of under.clients) {
+    const proxy = await ctx.proxy(`client-${c.name}`, upstream);
+    const stream = clientStream(c.name);
+    const client = await driveClient(c.kind, {
+      host: proxy.listen.host,
+      port: proxy.listen.port,
+      clientId: `${plan.consumer.clientId}-${c.name}`,
+      topics: c.quiet ? [QUIET_ACCOUNT] : plan.topics,
+      serverPingMs: plan.server.pingMs,
+      serverIdleMs: plan.server.idleMs,
+      readsPerSecond: readsPerSecondOf(c, rate),
+      record: (event) => wire({ t: ctx.clock(), stream, conn: 1, ...event }),
+    });
+    ctx.defer(() => client.windUp());
+    driven.push({ plan: c, client });
+  }
+  return {
+    sceneOver: () => {
+      for (const { plan: c, client } of driven) {
+        wire({ t: ctx.clock(), stream: clientStream(c.name), conn: 1, kind: 'note', text: `${SCENE_OVER_NOTE}: ${client.client.linesRead} lines read` });
+        client.sceneOver();
+      }
+    },
+    windUp: async () => {
+      // A pinger is heard all along: the server has no reason to close it.
+      const due = driven.filter(({ plan: c }) => c.kind !== 'pinger');
+      const until = performance.now() + plan.server.idleMs + plan.server.pingMs + CLOSE_WAIT_SLACK_MS;
+      while (due.some(({ client }) => client.client.isOpen) && performance.now() < until && !ctx.signal.aborted) await sleep(50);
+      for (const { client } of driven) client.windUp();
+    },
+  };
+}

@@ -1,0 +1,48 @@
+// The server run's own clients end to end: the real CLI, Toxiproxy and server processes. Each
+// scenario passes with the reference server and fails with its mutant for the mutant's reason:
+// feed-server-slow-reader (sealed: its 4 KiB socket buffers) with drop-oldest-silently,
+// feed-server-heartbeats with no-heartbeat, feed-server-bad-clients (sealed) with
+// bad-client-crashes. unbounded-queue is run 20 times by hand (the closing report of issue 31).
+import t, { type Test } from 'tap';
+import { chaoslab, onlyRun, survivors } from '../helpers/cli.js';
+import { sealingSkip } from '../helpers/sandbox.js';
+
+t.setTimeout(600_000);
+const skip = await sealingSkip();
+const REFERENCE = 'node dist/publisher/feed/server/main.js';
+
+async function run(t: Test, scenario: string, server: string, seal: '--seal' | '--no-seal') {
+  const reports = t.testdir();
+  const result = await chaoslab(['run', scenario, seal, '--reports', reports, '--server', server], { timeout: 240_000 });
+  const { journal } = onlyRun(reports);
+  t.same(survivors(journal), [], 'nothing left running');
+  return { result, journal };
+}
+
+t.test('feed-server-slow-reader: the reference resets the slow client; drop-oldest-silently leaves a gap', { skip }, async (t) => {
+  const ok = await run(t, 'feed-server-slow-reader', REFERENCE, '--seal');
+  t.equal(ok.result.exitCode, 0, ok.result.stdout);
+  t.match(ok.result.stdout, /PASS {2}feed-server-slow-reader/);
+  const frames = ok.journal.flatMap((e) => (e.type === 'wire' && e.stream === 'client:slow' && e.kind === 'send' ? [e.line] : []));
+  t.match(frames.at(-1), /"op":"reset","reason":"slow-consumer"/, 'its last frame is the reset');
+  t.ok(ok.journal.filter((e) => e.type === 'memory').length > 10, 'the server’s memory was sampled');
+  const bad = await run(t, 'feed-server-slow-reader', 'node dist/publisher/feed/mutants/drop-oldest-silently.js', '--seal');
+  t.equal(bad.result.exitCode, 1, bad.result.stdout);
+  t.match(bad.result.stdout, /events? of its accounts .* (was|were) never sent, with no reset slow-consumer before the gap/);
+});
+
+t.test('feed-server-heartbeats: the reference pings and closes the half-open client; no-heartbeat does neither', async (t) => {
+  const ok = await run(t, 'feed-server-heartbeats', REFERENCE, '--no-seal');
+  t.equal(ok.result.exitCode, 0, ok.result.stdout);
+  const bad = await run(t, 'feed-server-heartbeats', 'node dist/publisher/feed/mutants/no-heartbeat.js', '--no-seal');
+  t.equal(bad.result.exitCode, 1, bad.result.stdout);
+  t.match(bad.result.stdout, /the half-open client `silent` .* got no ping in [\d.]+ s/);
+});
+
+t.test('feed-server-bad-clients: the reference closes bad clients and lives; bad-client-crashes exits', { skip }, async (t) => {
+  const ok = await run(t, 'feed-server-bad-clients', REFERENCE, '--seal');
+  t.equal(ok.result.exitCode, 0, ok.result.stdout);
+  const bad = await run(t, 'feed-server-bad-clients', 'node dist/publisher/feed/mutants/bad-client-crashes.js', '--seal');
+  t.equal(bad.result.exitCode, 1, bad.result.stdout);
+  t.match(bad.result.stdout, /the server under test .* exited with status \d+ .* before the run was over/);
+});
