@@ -17,7 +17,7 @@ help:
 	@echo "make scenario NAME=feed-server-snapshot-race [SERVER='python3 path/to/server.py']  run a server scenario against a push server"
 	@echo "make scenario FILE=path/to/scenario.yaml                                    run a scenario file"
 	@echo "make test                                                                   run the test suite"
-	@echo "make catalogue [CONSUMER=...] [JOBS=2]                                      run every scenario against one consumer"
+	@echo "make catalogue [CONSUMER=... | SERVER=...] [JOBS=2]                         run every scenario against one consumer (SERVER: every server scenario against one push server)"
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make chaos [LAB=<lab>] [CONSUMER=...] [SEED=n] [RUNS=100] [BUDGET=15m]        random fault schedules; a failure is shrunk into reports/<run>/repro.yaml"
 	@echo "make chaos-proof [LABS=a,b] [JOBS=2] [FEED_JOBS=6]                          what chaos finds (every lab with a chaos model): references, every mutant over 3 seeds, repros replayed"
@@ -113,7 +113,9 @@ bench-sandbox: setup
 	node bench/sandbox.bench.mjs
 
 catalogue: setup
-	@if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run --all --jobs "$${JOBS:-2}" --consumer "$$CONSUMER"; \
+	@if [ -n "$${CONSUMER:-}" ] && [ -n "$${SERVER:-}" ]; then echo "make catalogue: give CONSUMER or SERVER, not both"; exit 2; fi; \
+	 if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run --all --jobs "$${JOBS:-2}" --consumer "$$CONSUMER"; \
+	 elif [ -n "$${SERVER:-}" ]; then node dist/harness/cli.js run --all --jobs "$${JOBS:-2}" --server "$$SERVER"; \
 	 else node dist/harness/cli.js run --all --jobs "$${JOBS:-2}"; fi
 
 mutants: setup

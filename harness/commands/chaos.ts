@@ -6,8 +6,13 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { addOutOption } from './out-option.js';
 import { DEFAULT_LAB_HELP, nonNegativeInt, positiveInt, STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption } from './options.js';
 import type { ChaosCommandOptions } from './chaos-action.js';
+import { UsageError } from '../base/exit-status.js';
 
 export const DEFAULT_BUDGET = '15m';
+
+/** `chaos --server`: the issue's server faults (kill, stop, restart, a second instance, slow and bad clients) are not drawn yet. */
+export const SERVER_NOT_YET =
+  "--server: not yet: chaos draws consumer fault schedules only (server faults — kill, stop, restart, a second instance, slow and bad clients — are not drawn yet); test a push server with `chaoslab run --lab feed --all --server '<command>'`";
 
 /** "15m", "90s", "1h30m", "2h": a duration in milliseconds. */
 export function parseDuration(text: string): number {
@@ -36,6 +41,7 @@ export function register(program: Command): void {
     .description('seeded random fault schedules against one consumer; a confirmed failure is shrunk and written as a replayable scenario (repro.yaml)')
     .option('--lab <name>', `the lab whose layers the schedules draw from (default: ${DEFAULT_LAB_HELP})`)
     .option('--consumer <command>', "shell command line of the consumer under test (default: the lab's TypeScript reference)")
+    .option('--server <command>', 'a push server under test: not yet (chaos draws consumer faults only); run its scenarios with `chaoslab run --server`')
     .option('--seed <n>', 'seed of the draw: the same seed gives the same schedules (default: a random one, printed first)', seedOption)
     .option('--runs <n>', 'schedules to try at most', positiveInt, 100)
     .option('--budget <duration>', `time to search at most, e.g. 15m, 90s, 1h30m (default ${DEFAULT_BUDGET})`, parseDuration, parseDuration(DEFAULT_BUDGET))
@@ -53,5 +59,8 @@ export function register(program: Command): void {
     .option('--seal', 'require sealed runs')
     .option('--no-seal', 'run unsealed (default: sealed wherever the machine allows)')
     .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption())
-    .action(async (opts: ChaosCommandOptions) => (await import('./chaos-action.js')).chaosAction(opts));
+    .action(async (opts: ChaosCommandOptions & { server?: string }) => {
+      if (opts.server !== undefined) throw new UsageError(SERVER_NOT_YET);
+      await (await import('./chaos-action.js')).chaosAction(opts);
+    });
 }

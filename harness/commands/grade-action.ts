@@ -9,15 +9,15 @@ import { CLASS_FILE, type ClassReport, CLASS_SCHEMA, type Sealing, writeClassRep
 import { classCsv, csvColumnClash } from '../grade/class/class-csv.js';
 import { classHtml } from '../grade/class/class-html.js';
 import { type GradeSetup, gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
-import { loadRubric, type Rubric, RubricError } from '../grade/rubric.js';
+import type { Rubric } from '../grade/rubric.js';
+import { classPrograms, loadRubricOf } from '../grade/class/class-rubric.js';
 import type { SubmissionScore } from '../grade/score.js';
 import { gradingStatus, notStarted } from '../grade/status.js';
 import { type ClassFolder, listSubmissions, parseShard, type Shard } from '../grade/class/submissions.js';
 import { openWorkspace, placesProblem } from '../grade/build/workspace.js';
 import { interruptible } from '../base/interrupt.js';
-import { labNames } from '../labs/registry.js';
 import { terminalText } from '../text/inert.js';
-import { projectRoot, scenariosDir } from '../base/paths.js';
+import { scenariosDir } from '../base/paths.js';
 import { makePassable } from '../report/staff-only.js';
 import { decideSealing, probeSealing, sealModeFromEnv } from '../sandbox/probe.js';
 import { resolveScenario } from '../catalogue/catalogue.js';
@@ -28,7 +28,8 @@ import { EXIT, EXIT_SIGNAL, UsageError } from '../base/exit-status.js';
 export interface GradeOptions {
   consumer?: string;
   name: string;
-  rubric?: string;
+  /** --rubric, repeatable: rubrics graded together (a consumer's and a server's). */
+  rubric?: string[];
   /** Without --rubric: whose rubric (default: the registry's first lab); with it: must be the rubric's lab. */
   lab?: string;
   jobs: number;
@@ -45,7 +46,7 @@ export interface GradeOptions {
 
 export async function gradeAction(dir: string | undefined, opts: GradeOptions): Promise<void> {
   const shard = checkedUsage(dir, opts);
-  const rubric = onlyScenarios(loadRubricOf(opts), opts.only);
+  const rubric = onlyScenarios(loadRubricOf(opts, dir === undefined ? { consumer: true, server: false } : classPrograms(dir, resolve(opts.out))), opts.only);
   const clash = csvColumnClash(rubric.tests.map((t) => t.name));
   if (clash) throw new UsageError(`${rubric.file}: ${clash}`);
   const scenarios = rubricScenarios(rubric);
@@ -196,26 +197,6 @@ export function writeClassOutputs(outDir: string, report: ClassReport): void {
   writeFileSync(join(outDir, 'grades.csv'), classCsv(report));
   writeFileSync(join(outDir, 'index.html'), classHtml(report));
   for (const file of [CLASS_FILE, 'grades.csv', 'index.html']) chmodSync(join(outDir, file), 0o600);
-}
-
-/** The rubric (--rubric, or the lab's own); a --lab that the rubric's lab contradicts is an error naming both. */
-function loadRubricOf(opts: GradeOptions): Rubric {
-  // The registry's first lab when neither --lab nor --rubric says which (grade --help says so).
-  const lab = opts.lab ?? labNames()[0]!;
-  if (!opts.rubric && !labNames().includes(lab)) throw new UsageError(`unknown lab "${lab}"; labs: ${labNames().join(', ')}`);
-  const file = resolve(opts.rubric ?? join(projectRoot, 'rubrics', `${lab}.yaml`));
-  let rubric: Rubric;
-  try {
-    rubric = loadRubric(file, labNames());
-  } catch (error) {
-    if (error instanceof RubricError) throw new UsageError(error.message);
-    throw error;
-  }
-  if (opts.lab !== undefined && rubric.lab !== opts.lab)
-    throw new UsageError(
-      `--lab ${opts.lab}, but the rubric ${relative(process.cwd(), rubric.file)} is for the ${rubric.lab} lab: give one of them, or both for the same lab`,
-    );
-  return rubric;
 }
 
 /** The rubric cut to the --only scenarios (each must be one of the rubric's). */

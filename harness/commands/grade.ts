@@ -1,5 +1,5 @@
 // `chaoslab grade`: grades a class (every immediate sub-folder of <dir>, each a submission with
-// its manifest) or one command (--consumer) against a rubric; see harness/grade/ and
+// its manifest: a consumer, a push server, or both) or one command (--consumer) against a rubric; see harness/grade/ and
 // ./grade-action.ts. Exit 0 when grading completed, whatever the scores; 2 when the grader
 // could not do its job (bad rubric, sealing unavailable without --unsealed, a harness error, a
 // manifest naming another lab than the rubric's).
@@ -14,7 +14,11 @@ export function register(program: Command): void {
     .argument('[dir]', 'the class folder: each immediate sub-folder is one submission')
     .option('--consumer <command>', 'grade this one command, run from the current directory, instead of a class folder')
     .option('--name <name>', 'with --consumer: the submission name in the outputs', 'consumer')
-    .option('--rubric <file>', "the rubric (default: the lab's rubrics/<lab>.yaml)")
+    .option(
+      '--rubric <file>',
+      "the rubric (repeatable: rubrics graded together; default: the lab's rubrics/<lab>.yaml, with rubrics/<lab>-server.yaml when a manifest names a server)",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option('--lab <name>', `the lab whose rubric is used (default: ${DEFAULT_LAB_HELP}); with --rubric, it must be the rubric's lab`)
     .option('--jobs <n>', "a submission's runs at the same time", positiveInt, 1)
     .option('--shard <i/n>', "grade only shard i of n (1-based; a stable hash of each submission's folder name)")

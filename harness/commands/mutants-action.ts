@@ -12,12 +12,17 @@ import {
   consumersNamed,
   judgeRow,
   loadMatrixConsumers,
+  loadMatrixServers,
   type MatrixConsumer,
+  type MatrixProgram,
   type MatrixRow,
   type MatrixScope,
   matrixItems,
+  programOf,
   renderMatrixMarkdown,
+  shownLabel,
 } from '../run/mutants.js';
+import type { Lab } from '../lab-api/lab.js';
 import { projectRoot, reportsDirOf } from '../base/paths.js';
 import { typedCommand } from '../record/reproduce.js';
 import { agreementProblems } from '../report/agreement.js';
@@ -35,8 +40,11 @@ export interface MutantsOptions {
   reports?: string;
   lab?: string;
   seal?: boolean;
+  /** --program: only the consumer matrix, or only the server matrix (default: both). */
+  program?: string;
 }
 
+const PROGRAMS: MatrixProgram[] = ['consumer', 'server'];
 const LANGUAGES = ['typescript', 'python'];
 
 /** `--mutant a,b` as names (undefined: every mutant). */
@@ -52,6 +60,8 @@ export async function mutantsAction(opts: MutantsOptions): Promise<void> {
   if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
   if (opts.mutant !== undefined && !opts.lab) throw new UsageError('--mutant names mutants of one lab: give --lab too');
   if (opts.quick && opts.killers) throw new UsageError('--quick and --killers are two sizes of the matrix: give one');
+  if (opts.program && !PROGRAMS.includes(opts.program as MatrixProgram))
+    throw new UsageError(`unknown program "${opts.program}"; programs: ${PROGRAMS.join(', ')}`);
   if (opts.language && !LANGUAGES.includes(opts.language)) throw new UsageError(`unknown language "${opts.language}"; languages: ${LANGUAGES.join(', ')}`);
   // Ctrl-C/SIGTERM: the running runs stop, their reports and the batch's are written, no matrix
   // is judged from a part of it, and the exit is 130/143; a second one stops at once.
@@ -77,24 +87,16 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
   let passed = 0;
   let failed = 0;
   for (const lab of labs) {
-    let consumers: MatrixConsumer[];
-    try {
-      consumers = consumersNamed(consumersIn(loadMatrixConsumers(lab), opts.language), mutantNames(opts.mutant));
-    } catch (error) {
-      throw new UsageError(`--mutant: ${lab.name}: ${(error as Error).message}`);
-    }
-    // Listed from the build's index where it vouches for a file: each is loaded once, here.
-    // The lab's own scenario folder (scenarios/<lab>/ for the catalogue's labs), each file loaded once.
-    // A consumer matrix: scenarios that test the lab's push server (their consumers are probes) are not its.
-    const scenarios = loadLabScenarios(lab.scenariosDir).filter((s) => !testsServer(s));
-    const items = matrixItems(consumers, scenarios, scope, lab.happyPath);
+    const parts = matrixParts(lab, opts, scope);
+    const consumers = parts.flatMap((p) => p.consumers);
+    const items = parts.flatMap((p) => p.items);
     let done = 0;
     process.stdout.write(
-      `${lab.name} mutant matrix: ${items.length} runs (${consumers.length} consumers × ${scenarios.length} scenarios${size}), ${opts.jobs} at a time\n`,
+      `${lab.name} mutant matrix: ${items.length} runs (${parts.map((p) => `${p.consumers.length} ${p.program}s × ${p.scenarios.length} scenarios`).join(' + ')}${size}), ${opts.jobs} at a time\n`,
     );
     const disagreements: Disagreement[] = [];
     // The consumers' commands are relative to the project root, so the runs start there.
-    const batchName = `${lab.name}-mutants${scope === 'full' ? '' : `-${scope}`}${opts.language ? `-${opts.language}` : ''}${opts.mutant ? '-some' : ''}`;
+    const batchName = `${lab.name}-mutants${opts.program === 'server' ? '-server' : ''}${scope === 'full' ? '' : `-${scope}`}${opts.language ? `-${opts.language}` : ''}${opts.mutant ? '-some' : ''}`;
     const batchOptions: Parameters<typeof runBatch>[2] = {
       jobs: opts.jobs,
       cwd: projectRoot,
@@ -118,13 +120,15 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
       );
       return;
     }
+    const happyPathOf = (consumer: MatrixConsumer) => parts.find((p) => p.program === programOf(consumer))!.happyPath;
     const rows: MatrixRow[] = consumers.map((consumer) =>
       judgeRow(
         consumer,
         items.flatMap((item, i) => (item.consumer === consumer ? [cellOf(item.scenario.name, results[i]!)] : [])),
-        lab.happyPath,
+        happyPathOf(consumer),
       ),
     );
+    const scenarios = parts.flatMap((p) => p.scenarios);
     const names = scenarios.map((s) => s.name).filter((name) => items.some((item) => item.scenario.name === name));
     writeMatrix(lab.name, batchDir, rows, names, results.length, disagreements);
     passed += rows.filter((r) => r.ok).length;
@@ -136,6 +140,46 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
 }
 
 type Disagreement = { label: string; runDir: string; problems: string[] };
+
+/** One program's part of a lab's matrix: its rows (references and mutants), its scenarios, its happy path, its runs. */
+interface MatrixPart {
+  program: MatrixProgram;
+  consumers: MatrixConsumer[];
+  scenarios: BatchItem['scenario'][];
+  happyPath: string;
+  items: ReturnType<typeof matrixItems>;
+}
+
+/**
+ * The lab's consumer matrix and, when it has a push server under test, its server matrix: the
+ * server rows (Lab.server.mutantIndex) run the server scenarios, the consumer rows the others.
+ * `--mutant` names mutants of either index; `--program` keeps one of the two.
+ */
+function matrixParts(lab: Lab, opts: MutantsOptions, scope: MatrixScope): MatrixPart[] {
+  const wanted = (program: MatrixProgram) => !opts.program || opts.program === program;
+  let everyone: MatrixConsumer[];
+  try {
+    const all = [...(wanted('consumer') ? loadMatrixConsumers(lab) : []), ...(wanted('server') ? loadMatrixServers(lab) : [])];
+    everyone = consumersNamed(consumersIn(all, opts.language), mutantNames(opts.mutant));
+  } catch (error) {
+    throw new UsageError(`--mutant: ${lab.name}: ${(error as Error).message}`);
+  }
+  // Listed from the build's index where it vouches for a file: each is loaded once, here.
+  const every = loadLabScenarios(lab.scenariosDir);
+  const parts: MatrixPart[] = [];
+  for (const program of PROGRAMS) {
+    const consumers = everyone.filter((c) => programOf(c) === program);
+    if (consumers.length === 0 || (program === 'server' && !lab.server)) continue;
+    // --mutant: a program none of whose mutants was named is not run (its references judge nothing here).
+    if (opts.mutant !== undefined && !consumers.some((c) => c.kind === 'mutant')) continue;
+    // A scenario that tests the lab's push server (its consumers are probes) is the server matrix's, and only its.
+    const scenarios = every.filter((s) => testsServer(s) === (program === 'server'));
+    const happyPath = program === 'server' ? lab.server!.happyPath : lab.happyPath;
+    parts.push({ program, consumers, scenarios, happyPath, items: matrixItems(consumers, scenarios, scope, happyPath) });
+  }
+  if (opts.program === 'server' && parts.length === 0) throw new UsageError(`--program server: the ${lab.name} lab has no push server under test`);
+  return parts;
+}
 
 /** How many times a run that ended in a harness error is run again before it stays one. */
 const HARNESS_ERROR_RERUNS = 2;
@@ -177,7 +221,8 @@ function writeMatrix(labName: string, batchDir: string, rows: MatrixRow[], names
     JSON.stringify(
       {
         lab: labName,
-        rows: rows.map((r) => ({ consumer: r.consumer.label, kind: r.consumer.kind, ok: r.ok, note: r.note, cells: r.cells })),
+        // `program` is additive: readers of old take rows without it (and skip `server` rows) as consumers.
+        rows: rows.map((r) => ({ consumer: r.consumer.label, kind: r.consumer.kind, program: programOf(r.consumer), ok: r.ok, note: r.note, cells: r.cells })),
         agreement: { runs, disagreements },
       },
       null,
@@ -185,7 +230,7 @@ function writeMatrix(labName: string, batchDir: string, rows: MatrixRow[], names
     ),
   );
   process.stdout.write('\n');
-  for (const row of rows) process.stdout.write(`${row.ok ? 'ok     ' : 'PROBLEM'}  ${row.consumer.label.padEnd(38)} ${row.note}\n`);
+  for (const row of rows) process.stdout.write(`${row.ok ? 'ok     ' : 'PROBLEM'}  ${shownLabel(row.consumer).padEnd(44)} ${row.note}\n`);
   for (const d of disagreements) process.stdout.write(`DISAGREE ${d.label}: ${d.problems.join('; ')} (${relative(process.cwd(), d.runDir)})\n`);
   process.stdout.write(
     `${labName}: reports agree with the verdict in ${runs - disagreements.length} of ${runs} runs — matrix: ${relative(process.cwd(), join(batchDir, 'matrix.md'))}, every run: ${relative(process.cwd(), join(batchDir, 'index.html'))}\n`,

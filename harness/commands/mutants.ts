@@ -11,12 +11,18 @@ export function register(program: Command): void {
   addOutOption(
     program
       .command('mutants')
-      .description('run every mutant and reference consumer against the catalogue and print the matrix')
+      .description(
+        'run every mutant and reference consumer (and, in a lab with a push server under test, every server) against the catalogue and print the matrix',
+      )
       .option('--quick', 'references against every scenario, mutants only against the happy path and their designated killer')
       .option('--killers', 'references too only against the happy path and the killers: every judgement, the fewest runs')
       .option('--language <name>', 'only the consumers in this language (typescript, python)')
       .option('--mutant <names>', 'only these mutants (comma-separated names from index.yaml), with the references')
       .option('--lab <name>', 'only this lab (default: every lab)')
+      .option(
+        '--program <which>',
+        'only the consumer matrix or only the server matrix (consumer, server; default: both, for a lab with a push server under test)',
+      )
       .option('--jobs <n>', 'runs at the same time', positiveInt, 1),
     'where the matrix folder is written',
   )

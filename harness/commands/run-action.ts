@@ -37,12 +37,13 @@ export interface RunCommandOptions {
   storeLimit?: number;
 }
 
-export async function runAction({ items, batch, batchName }: Selection, opts: RunCommandOptions): Promise<void> {
+export async function runAction({ items, batch, batchName, note }: Selection, opts: RunCommandOptions): Promise<void> {
   const cwd = process.cwd();
   const reportsDir = reportsDirOf(opts, cwd);
   const json = opts.json === true || opts.reporter === 'json';
   // With --json, stdout carries only the document: the console goes to stderr.
   const out = json ? process.stderr : process.stdout;
+  if (note) out.write(`chaoslab: ${note}\n`);
   const reporter = createConsoleReporter({ tty: out.isTTY === true, quiet: opts.quiet === true, verbose: opts.verbose === true, out, cwd });
   const invokedAs = typedCommand(process.argv.slice(2));
   // Ctrl-C/SIGTERM: stop, write every report, then exit 130/143; a second one exits at once.

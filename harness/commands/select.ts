@@ -112,6 +112,8 @@ export interface Selection {
   items: BatchItem[];
   batch: boolean;
   batchName: string;
+  /** What a glob or --all left out because it tests the other program (a line to print first), if anything. */
+  note?: string;
 }
 
 export function selectItems(names: string[], opts: SelectOptions): Selection {
@@ -122,11 +124,9 @@ export function selectItems(names: string[], opts: SelectOptions): Selection {
   // (Files the build's index vouches for are not loaded twice: the picked ones are loaded below.)
   const listed = wide ? listScenarios(scenariosDir, undefined, vouchedScenarios(catalogue(scenariosDir), scenariosDir, projectRoot)) : catalogue(scenariosDir);
   const { picked, batch } = selectScenarios(names, opts, listed, isFile);
-  const scenarios = programFits(
-    picked.map((p) => loadScenario(p.file)),
-    opts,
-    Boolean(wide),
-  );
+  const loaded = picked.map((p) => loadScenario(p.file));
+  const scenarios = programFits(loaded, opts, Boolean(wide));
+  const note = leftOutNote(loaded.length - scenarios.length, scenarios.length, opts);
   // One consumer speaks one lab's protocol: with --consumer, the scenarios must be of one lab.
   const spanned = [...new Set(scenarios.map((s) => s.protocol))];
   if (opts.consumer && spanned.length > 1)
@@ -143,7 +143,16 @@ export function selectItems(names: string[], opts: SelectOptions): Selection {
       ...consumerOf(scenario),
     })),
   );
-  return { items, batch: batch || opts.all === true || items.length > 1, batchName: batchName(names, opts) };
+  return { items, batch: batch || opts.all === true || items.length > 1, batchName: batchName(names, opts), ...(note ? { note } : {}) };
+}
+
+/** With --server (or --consumer), a glob or --all runs only the scenarios of that program: say how many, and how many it left out. */
+export function leftOutNote(leftOut: number, kept: number, opts: Pick<SelectOptions, 'consumer' | 'server'>): string | undefined {
+  if (leftOut === 0) return undefined;
+  const s = (n: number) => (n === 1 ? '' : 's');
+  return opts.server
+    ? `--server: running the ${kept} server scenario${s(kept)} only (feed-server-*: the push server under test); ${leftOut} consumer scenario${s(leftOut)} left out`
+    : `--consumer: running the ${kept} consumer scenario${s(kept)} only; ${leftOut} server scenario${s(leftOut)} (a push server under test, give it with --server) left out`;
 }
 
 /**

@@ -19,7 +19,8 @@ import type { RunResult } from '../run/runner.js';
 import type { Scenario } from '../scenario/types.js';
 import { makeReadOnly, runBuild } from './build/build.js';
 import type { Sealing } from './class/class-data.js';
-import { ManifestError, readManifest } from './manifest.js';
+import { ManifestError, manifestHow, readManifest } from './manifest.js';
+import { testsServer } from '../labs/registry.js';
 import { copySubmission, SubmissionFileError } from './build/no-follow.js';
 import { Progress } from './progressive.js';
 import { submissionHash } from './provenance.js';
@@ -100,7 +101,7 @@ export async function gradeSubmission(setup: GradeSetup, source: SubmissionSourc
 
 async function gradeIn(setup: GradeSetup, source: SubmissionSource, studentDir: string, staffDir: string): Promise<Graded> {
   const { rubric } = setup;
-  if ('command' in source) return gradeRuns(setup, source, staffDir, source.command, source.cwd, `the command \`${source.command}\``);
+  if ('command' in source) return gradeRuns(setup, source, staffDir, { consumer: source.command }, source.cwd, `the command \`${source.command}\``);
   const zero = (kind: NotGradedKind, how: string, problem: string): Graded => notGraded(source.name, rubric, kind, how, problem);
   let manifest: ReturnType<typeof readManifest>;
   try {
@@ -109,7 +110,7 @@ async function gradeIn(setup: GradeSetup, source: SubmissionSource, studentDir: 
     if (error instanceof ManifestError) return zero('manifest', 'no command', error.message.replace(source.folder, source.name));
     throw error;
   }
-  const how = `${manifest.source}: \`${manifest.command}\``;
+  const how = manifestHow(manifest);
   // Not the student's zero: the grader exits 2 at the end (a wrong rubric for the class, or a
   // wrong manifest), naming the manifest; the other submissions are graded meanwhile.
   if (manifest.lab !== undefined && manifest.lab !== rubric.lab)
@@ -171,13 +172,49 @@ async function gradeCopy(
     // only keep the grader itself from removing its output (every output says unsealed).
     if (setup.sealing.sealed) makeReadOnly(copy);
   }
-  return gradeRuns(setup, source, staffDir, manifest.command, copy, how);
+  return gradeRuns(
+    setup,
+    source,
+    staffDir,
+    { ...(manifest.command ? { consumer: manifest.command } : {}), ...(manifest.server ? { server: manifest.server } : {}) },
+    copy,
+    how,
+  );
 }
 
-async function gradeRuns(setup: GradeSetup, source: SubmissionSource, staffDir: string, command: string, cwd: string, how: string): Promise<Graded> {
+/** What a submission gives to run: its consumer's command line, its push server's, or both. */
+export interface Programs {
+  consumer?: string;
+  server?: string;
+}
+
+/** A rubric test's program: the lab's push server for a server scenario, else the consumer. */
+const programOf = (setup: Pick<GradeSetup, 'scenarios'>, test: string): keyof Programs => (testsServer(setup.scenarios.get(test)!) ? 'server' : 'consumer');
+
+/**
+ * The tests a submission gives nothing to run for (a server scenario, its manifest names no
+ * server; or the other way round), each with the words its 0 comes with.
+ */
+export function unrunTests(setup: Pick<GradeSetup, 'scenarios' | 'rubric'>, programs: Programs): Map<string, string> {
+  const words = {
+    server: 'not run: the submission names no push server (`server` in chaoslab.json/.yaml), and this is a server scenario',
+    consumer: 'not run: the submission names no consumer (`command` in chaoslab.json/.yaml), and this is a consumer scenario',
+  };
+  return new Map(
+    setup.rubric.tests.flatMap((test) => {
+      const program = programOf(setup, test.name);
+      return programs[program] === undefined ? [[test.name, words[program]] as const] : [];
+    }),
+  );
+}
+
+async function gradeRuns(setup: GradeSetup, source: SubmissionSource, staffDir: string, programs: Programs, cwd: string, how: string): Promise<Graded> {
   const { rubric } = setup;
-  const missing = missingProgram(command, cwd, setup.sealing.sealed ? SEALED_PATH : (process.env.PATH ?? ''));
-  if (missing) return notGraded(source.name, rubric, 'cannot-start', how, `the command \`${command}\` cannot start: ${missing}`);
+  for (const command of [programs.consumer, programs.server]) {
+    const missing = command === undefined ? undefined : missingProgram(command, cwd, setup.sealing.sealed ? SEALED_PATH : (process.env.PATH ?? ''));
+    if (missing) return notGraded(source.name, rubric, 'cannot-start', how, `the command \`${command}\` cannot start: ${missing}`);
+  }
+  const unrun = unrunTests(setup, programs);
 
   // The whole submission's deadline (re-runs included): runs still going stop (interrupted), and fail.
   const deadline = AbortSignal.timeout(setup.deadlineMs);
@@ -186,15 +223,18 @@ async function gradeRuns(setup: GradeSetup, source: SubmissionSource, staffDir: 
   // Round 1 runs each scenario k times; later rounds re-run failures (the rubric's rate) and
   // replace harness errors, until every scenario has its counted runs or the rounds run out.
   for (let round = 1; round <= GRADE_ROUNDS && !signal.aborted; round++) {
-    const items = rubric.tests.flatMap((test) => {
-      const done = outcomes.get(test.name)!.length;
-      return Array.from({ length: runsStillWanted(test, outcomes.get(test.name)!) }, (_, i) => ({
-        scenario: setup.scenarios.get(test.name)!,
-        consumerCommand: command,
-        label: round === 1 ? (test.repeat > 1 ? `${test.name} #${i + 1}` : test.name) : `${test.name} #${done + i + 1} (re-run)`,
-        test: test.name,
-      }));
-    });
+    const items = rubric.tests
+      .filter((test) => !unrun.has(test.name))
+      .flatMap((test) => {
+        const done = outcomes.get(test.name)!.length;
+        const program = programOf(setup, test.name);
+        return Array.from({ length: runsStillWanted(test, outcomes.get(test.name)!) }, (_, i) => ({
+          scenario: setup.scenarios.get(test.name)!,
+          ...(program === 'server' ? { serverCommand: programs.server! } : { consumerCommand: programs.consumer! }),
+          label: round === 1 ? (test.repeat > 1 ? `${test.name} #${i + 1}` : test.name) : `${test.name} #${done + i + 1} (re-run)`,
+          test: test.name,
+        }));
+      });
     if (items.length === 0) break;
     if (round > 1) setup.log?.(`  ${source.name}: re-running ${items.length} run(s): ${[...new Set(items.map((i) => i.test))].join(', ')}`);
     const { results } = await runBatch(`grade-${source.name}${round > 1 ? `-rerun-${round - 1}` : ''}`, items, {
@@ -214,7 +254,7 @@ async function gradeRuns(setup: GradeSetup, source: SubmissionSource, staffDir: 
       outcomes.get(items[i]!.test)!.push(outcomeOf(result));
     });
   }
-  const score = scoreSubmission(source.name, rubric, outcomes, how);
+  const score = scoreSubmission(source.name, rubric, outcomes, how, unrun);
   return { score, harnessError: score.scenarios.some((s) => s.status === 'not graded') };
 }
 

@@ -1,6 +1,7 @@
 // A submission's manifest: chaoslab.json or chaoslab.yaml in its folder, giving `lab`,
-// `command` (starts the consumer, run from the built folder) and optionally `build` (run once
-// before grading). Without one, the first default that fits the folder's files is used, and
+// `command` (starts the consumer, run from the built folder), `server` (starts the push server,
+// for a lab whose server is graded too: its server scenarios), at least one of the two, and
+// optionally `build` (run once before grading). Without one, the first default that fits the folder's files is used, and
 // the grader says which. A mistake names the file and the field. The grader is root: the
 // manifest is read without following links (no-follow.ts), and one that is a link, a FIFO, a
 // device or a socket is a mistake naming it, its content never read.
@@ -12,7 +13,10 @@ import { readSubmissionFile, SubmissionFileError } from './build/no-follow.js';
 
 export interface Manifest {
   lab?: string;
-  command: string;
+  /** The consumer's command line; absent in a manifest that gives only a server. */
+  command?: string;
+  /** The push server's command line (graded by the rubric's server scenarios). */
+  server?: string;
   build?: string;
   /** Where it came from, in words a student reads ("chaoslab.yaml", "no manifest: defaults for client.py"). */
   source: string;
@@ -88,10 +92,10 @@ export function parseManifest(file: string, text: string, shown: string): Manife
     throw new ManifestError(`${file}: not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(error as Error).message.split('\n')[0]}`);
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
-    throw new ManifestError(`${file}: must be a mapping with lab, command and optionally build`);
+    throw new ManifestError(`${file}: must be a mapping with lab, command (and/or server) and optionally build`);
   const m = doc as Record<string, unknown>;
   for (const key of Object.keys(m))
-    if (!['lab', 'command', 'build'].includes(key)) throw new ManifestError(`${file}: ${key}: unknown field (lab, command, build)`);
+    if (!['lab', 'command', 'server', 'build'].includes(key)) throw new ManifestError(`${file}: ${key}: unknown field (lab, command, server, build)`);
   const text_ = (field: string, required: boolean): string | undefined => {
     const value = m[field];
     if (value === undefined && !required) return undefined;
@@ -101,7 +105,15 @@ export function parseManifest(file: string, text: string, shown: string): Manife
     return value.trim();
   };
   const lab = text_('lab', false);
-  const command = text_('command', true)!;
+  // A server alone is a submission too (a class of servers); neither is nothing to grade.
+  const server = text_('server', false);
+  const command = text_('command', server === undefined);
   const build = text_('build', false);
-  return { ...(lab ? { lab } : {}), command, ...(build ? { build } : {}), source: shown };
+  return { ...(lab ? { lab } : {}), ...(command ? { command } : {}), ...(server ? { server } : {}), ...(build ? { build } : {}), source: shown };
+}
+
+/** How a manifest starts the submission, in words: "chaoslab.yaml: `python3 c.py`", or with a server "…: consumer `…`, server `…`". */
+export function manifestHow(manifest: Pick<Manifest, 'source' | 'command' | 'server'>): string {
+  if (manifest.server === undefined) return `${manifest.source}: \`${manifest.command}\``;
+  return `${manifest.source}: ${[...(manifest.command ? [`consumer \`${manifest.command}\``] : []), `server \`${manifest.server}\``].join(', ')}`;
 }

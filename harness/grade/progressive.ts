@@ -9,7 +9,7 @@ import type { Sealing } from './class/class-data.js';
 import type { GradeData } from './platforms/grade-data.js';
 import { writePlatformFiles } from './platforms/platforms.js';
 import { chaoslabVersion, type Provenance, type ReplayTarget, replayCommand, scenarioSeeds, scenarioSetHash } from './provenance.js';
-import type { Rubric } from './rubric.js';
+import { type Rubric, rubricFiles } from './rubric.js';
 import type { RunOutcome, SubmissionScore } from './score.js';
 import { runsStillWanted, scoreSubmission } from './score.js';
 import type { Scenario } from '../scenario/types.js';
@@ -92,12 +92,12 @@ export class Progress {
       scenarioSetHash: scenarioSetHash(rubric, scenarios),
       ...(this.submissionHash ? { submissionHash: this.submissionHash } : {}),
       seeds: Object.fromEntries(rubric.tests.map((t) => [t.name, scenarios.has(t.name) ? scenarioSeeds(scenarios.get(t.name)!) : []])),
-      replay: replayCommand(target, rubric.file, replayOptions),
+      replay: replayCommand(target, rubricFiles(rubric), replayOptions),
     };
     return {
       ...score,
       provenance,
-      scenarios: score.scenarios.map((s) => ({ ...s, replay: replayCommand(target, rubric.file, replayOptions, s.name) })),
+      scenarios: score.scenarios.map((s) => ({ ...s, replay: replayCommand(target, rubricFiles(rubric), replayOptions, s.name) })),
     };
   }
 

@@ -39,7 +39,8 @@ export function chaoslabVersion(root = projectRoot): string {
 export function scenarioSetHash(rubric: Rubric, scenarios: ReadonlyMap<string, Scenario>): string {
   const hash = createHash('sha256');
   // A rubric built in memory (tests) has no file: its checked tests stand for it.
-  hash.update(existsSync(rubric.file) ? readFileSync(rubric.file) : JSON.stringify(rubric.tests));
+  const files = rubric.files ?? [rubric.file];
+  for (const file of files) hash.update(existsSync(file) ? readFileSync(file) : JSON.stringify(rubric.tests));
   for (const test of rubric.tests) {
     const scenario = scenarios.get(test.name);
     hash.update(`\0${test.name}\0`);
@@ -102,10 +103,11 @@ export type ReplayTarget = { classDir: string; name: string } | { command: strin
  * the class folder and the submission, the rubric, and every option that changes a verdict
  * (`replayOptions`, from the grading's own options).
  */
-export function replayCommand(target: ReplayTarget, rubricFile: string, replayOptions: readonly string[], only?: string): string {
+export function replayCommand(target: ReplayTarget, rubricFile: string | readonly string[], replayOptions: readonly string[], only?: string): string {
   const what =
     'classDir' in target
       ? ['chaoslab grade', shellQuote(target.classDir), '--submission', shellQuote(target.name)]
       : [`cd ${shellQuote(target.cwd)} && chaoslab grade --consumer`, shellQuote(target.command), '--name', shellQuote(target.name)];
-  return [...what, '--rubric', shellQuote(rubricFile), ...(only ? ['--only', shellQuote(only)] : []), ...replayOptions].join(' ');
+  const rubrics = (typeof rubricFile === 'string' ? [rubricFile] : rubricFile).flatMap((file) => ['--rubric', shellQuote(file)]);
+  return [...what, ...rubrics, ...(only ? ['--only', shellQuote(only)] : []), ...replayOptions].join(' ');
 }

@@ -43,8 +43,32 @@ export interface RubricTest {
 
 export interface Rubric {
   file: string;
+  /** Rubrics graded together (--rubric twice, or a lab's consumer and server rubrics): every file, `file` first. */
+  files?: string[];
   lab: string;
   tests: RubricTest[];
+}
+
+/** Every file a rubric was read from. */
+export const rubricFiles = (rubric: Pick<Rubric, 'file' | 'files'>): string[] => rubric.files ?? [rubric.file];
+
+/**
+ * Rubrics graded together (a consumer rubric and a server rubric): one rubric of their tests, in
+ * order; they must be of one lab, and a scenario may be in only one of them.
+ */
+export function mergeRubrics(rubrics: readonly Rubric[]): Rubric {
+  const [first, ...others] = rubrics;
+  if (!first) throw new RubricError('no rubric to grade with');
+  if (others.length === 0) return first;
+  const tests = [...first.tests];
+  for (const r of others) {
+    if (r.lab !== first.lab) throw new RubricError(`${r.file}: lab: ${r.lab}, but ${first.file} is for ${first.lab}: rubrics graded together are of one lab`);
+    for (const test of r.tests) {
+      if (tests.some((t) => t.name === test.name)) throw new RubricError(`${r.file}: ${test.name} is graded by another rubric given too`);
+      tests.push(test);
+    }
+  }
+  return { file: first.file, files: rubrics.flatMap(rubricFiles), lab: first.lab, tests };
 }
 
 export class RubricError extends Error {

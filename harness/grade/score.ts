@@ -136,32 +136,47 @@ function reasonsOf(outcome: RunOutcome): string[] {
   return outcome.reasons.length ? outcome.reasons : [`${outcome.status} with no reason given`];
 }
 
-/** A submission's score from each rubric test's runs (keyed by scenario name). */
-export function scoreSubmission(submission: string, rubric: Rubric, outcomes: ReadonlyMap<string, readonly RunOutcome[]>, how: string): SubmissionScore {
-  const scenarios = rubric.tests.map((test) => scoreScenario(test, outcomes.get(test.name) ?? []));
+/**
+ * A submission's score from each rubric test's runs (keyed by scenario name). `unrun`: tests the
+ * submission gave nothing to run for (a server scenario, and its manifest names no server), each
+ * 0 with the reason.
+ */
+export function scoreSubmission(
+  submission: string,
+  rubric: Rubric,
+  outcomes: ReadonlyMap<string, readonly RunOutcome[]>,
+  how: string,
+  unrun: ReadonlyMap<string, string> = new Map(),
+): SubmissionScore {
+  const scenarios = rubric.tests.map((test) =>
+    unrun.has(test.name) ? unrunScore(test, unrun.get(test.name)!) : scoreScenario(test, outcomes.get(test.name) ?? []),
+  );
   return { submission, score: total(scenarios), max: maxScore(rubric), scenarios, how };
 }
 
 /** A submission that could not be graded: 0 on every scenario, each saying why. */
 export function ungradable(submission: string, rubric: Rubric, how: string, problem: string): SubmissionScore {
-  const scenarios = rubric.tests.map(
-    (test): ScenarioScore => ({
-      name: test.name,
-      visibility: test.visibility,
-      feedback: test.feedback,
-      score: 0,
-      max: test.points,
-      rate: test.rate,
-      runs: test.repeat,
-      passed: 0,
-      reruns: 0,
-      harnessErrors: 0,
-      status: 'failed',
-      reasons: [problem],
-      harnessError: false,
-    }),
-  );
+  const scenarios = rubric.tests.map((test) => unrunScore(test, problem));
   return { submission, score: 0, max: maxScore(rubric), scenarios, how, problem };
+}
+
+/** A scenario never run for the submission's own reason: 0, and why. */
+function unrunScore(test: RubricTest, problem: string): ScenarioScore {
+  return {
+    name: test.name,
+    visibility: test.visibility,
+    feedback: test.feedback,
+    score: 0,
+    max: test.points,
+    rate: test.rate,
+    runs: test.repeat,
+    passed: 0,
+    reruns: 0,
+    harnessErrors: 0,
+    status: 'failed',
+    reasons: [problem],
+    harnessError: false,
+  };
 }
 
 // Points may be fractional (0.5): sums are rounded to 1e-6 so shards and totals print the same.

@@ -137,6 +137,8 @@ export interface LabServer<Plan> {
   referenceCommand: string;
   /** Its server mutants: mutant, killer scenario, the bug in one sentence. */
   mutantIndex: string;
+  /** The server scenario every server mutant must pass (a near miss), as `happyPath` is for consumers. */
+  happyPath: string;
   /** Whether this scenario's program under test is the server, not the consumer. */
   testsServer(plan: Plan): boolean;
 }

@@ -1,9 +1,12 @@
 // The mutant matrix: every consumer (references and mutants) against scenarios, judged by
 // what a grader needs — references pass everything; every mutant passes happy-path (it is a
-// near miss) and is caught by its designated killer for the reason its header names.
+// near miss) and is caught by its designated killer for the reason its header names. A lab
+// with a push server under test has a second matrix of the same rules: its server references
+// and server mutants (`Lab.server.mutantIndex`) against its server scenarios, rows marked
+// `program: server`.
 
 import { readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { projectRoot } from '../base/paths.js';
 import { parse } from 'yaml';
 import type { BatchItem } from './batch.js';
@@ -12,9 +15,14 @@ import { markdownLink, markdownText } from '../text/inert.js';
 import type { RunResult } from './runner.js';
 import { findingTexts } from '../findings/verdict.js';
 
+/** What a matrix row runs under test: a consumer (`--consumer`) or the lab's push server (`--server`). */
+export type MatrixProgram = 'consumer' | 'server';
+
 export interface MatrixConsumer {
   /** "typescript" for a reference, "ack-before-commit (python)" for a mutant. */
   label: string;
+  /** A server of the lab's server matrix; undefined (as in matrix.json of old): a consumer. */
+  program?: MatrixProgram;
   kind: 'reference' | 'mutant';
   /** typescript or python: a reference's name in index.yaml is its language. */
   language: string;
@@ -40,19 +48,39 @@ export interface MatrixRow {
   note: string;
 }
 
-/** A mutant's command in each language, run from the project root, in the lab's own consumer folder. */
-const commandOf = (consumerDir: string) => {
-  const folder = relative(projectRoot, consumerDir);
+/** The program a row runs (a row of old, without `program`, is a consumer's). */
+export const programOf = (c: Pick<MatrixConsumer, 'program'>): MatrixProgram => c.program ?? 'consumer';
+
+/** A row's name for people: "snapshot-then-subscribe (python)" of the server matrix is "server snapshot-then-subscribe (python)". */
+export const shownLabel = (c: Pick<MatrixConsumer, 'program' | 'label'>): string => (c.program === 'server' ? `server ${c.label}` : c.label);
+
+/** A mutant's command in each language, run from the project root, from the lab's mutant folder. */
+const commandOf = (mutantsDir: string) => {
+  const folder = relative(projectRoot, mutantsDir);
   return {
-    typescript: (name: string) => `node ${join('dist', folder, 'mutants', `${name}.js`)}`,
-    python: (name: string) => `python3 ${join(folder, 'mutants', `${name}.py`)}`,
+    typescript: (name: string) => `node ${join('dist', folder, `${name}.js`)}`,
+    python: (name: string) => `python3 ${join(folder, `${name}.py`)}`,
   };
 };
 
 /** Reads a lab's mutant index (consumer/<lab>/mutants/index.yaml); a mistake names the file and the entry. */
 export function loadMatrixConsumers(lab: Pick<Lab, 'name' | 'mutantIndex' | 'consumerDir'>): MatrixConsumer[] {
-  const indexFile = lab.mutantIndex;
-  const COMMAND = commandOf(lab.consumerDir);
+  return loadMatrixIndex(lab.mutantIndex, join(lab.consumerDir, 'mutants'), 'consumer');
+}
+
+/**
+ * The lab's server matrix rows (`Lab.server.mutantIndex`, same format: its references are server
+ * commands, a mutant is `node dist/<folder>/<name>.js` or `python3 <folder>/<name>.py` of the
+ * index's folder); none for a lab without a server under test.
+ */
+export function loadMatrixServers(lab: Pick<Lab, 'server'>): MatrixConsumer[] {
+  return lab.server ? loadMatrixIndex(lab.server.mutantIndex, dirname(lab.server.mutantIndex), 'server') : [];
+}
+
+/** Reads a mutant index; a mistake names the file and the entry. */
+export function loadMatrixIndex(indexFile: string, mutantsDir: string, program: MatrixProgram): MatrixConsumer[] {
+  const COMMAND = commandOf(mutantsDir);
+  const marked = program === 'server' ? { program } : {};
   const doc = parse(readFileSync(indexFile, 'utf8')) as {
     references?: { name?: string; command?: string }[];
     mutants?: { name?: string; languages?: string[]; killer?: string; reason?: string }[];
@@ -61,6 +89,7 @@ export function loadMatrixConsumers(lab: Pick<Lab, 'name' | 'mutantIndex' | 'con
     throw new Error(`${indexFile}: ${where}: ${what}`);
   };
   const consumers: MatrixConsumer[] = (doc.references ?? []).map((r, i) => ({
+    ...marked,
     label: r.name ?? fail(`references[${i}]`, 'needs a name'),
     kind: 'reference' as const,
     language: r.name ?? '',
@@ -73,7 +102,7 @@ export function loadMatrixConsumers(lab: Pick<Lab, 'name' | 'mutantIndex' | 'con
     const reason = new RegExp(m.reason ?? fail(where, 'needs the reason it must be caught for'));
     for (const language of m.languages ?? fail(where, 'needs languages')) {
       const command = COMMAND[language as keyof typeof COMMAND] ?? fail(where, `unknown language "${language}" (typescript or python)`);
-      consumers.push({ label: `${name} (${language})`, kind: 'mutant', language, command: command(name), killer, reason });
+      consumers.push({ ...marked, label: `${name} (${language})`, kind: 'mutant', language, command: command(name), killer, reason });
     }
   }
   return consumers;
@@ -104,7 +133,12 @@ export function matrixItems(
   return consumers.flatMap((consumer) =>
     scenarios
       .filter((s) => runs(consumer, s.name))
-      .map((scenario) => ({ scenario, consumer, consumerCommand: consumer.command, label: `${consumer.label} × ${scenario.name}` })),
+      .map((scenario) => ({
+        scenario,
+        consumer,
+        ...(consumer.program === 'server' ? { serverCommand: consumer.command } : { consumerCommand: consumer.command }),
+        label: `${shownLabel(consumer)} × ${scenario.name}`,
+      })),
   );
 }
 
@@ -162,13 +196,27 @@ export function cellOf(scenario: string, result: RunResult): Cell {
   return { scenario, status: result.status, reason: reasons[0] ?? '', reasons, runDir: result.runDir };
 }
 
-/** matrix.md: rows consumers, columns scenarios; a cell is ✓ (pass) or ✗ with its reason below. */
+/** matrix.md: rows consumers (then servers), columns scenarios; a cell is ✓ (pass) or ✗ with its reason below. */
 export function renderMatrixMarkdown(rows: MatrixRow[], scenarios: string[], batchDir: string): string {
   const cell = (row: MatrixRow, s: string) => {
     const c = row.cells.find((x) => x.scenario === s);
     if (!c) return '';
     const mark = c.status === 'pass' ? '✓' : c.status === 'fail' ? '✗' : c.status === 'skipped' ? '–' : '!';
     return s === row.consumer.killer ? `**${mark}**` : mark;
+  };
+  // One table per program: a server row never runs a consumer scenario, nor the other way round.
+  const table = (program: MatrixProgram): string[] => {
+    const mine = rows.filter((r) => programOf(r.consumer) === program);
+    const columns = scenarios.filter((s) => mine.some((r) => r.cells.some((c) => c.scenario === s)));
+    if (mine.length === 0) return [];
+    return [
+      program === 'server' ? '## Server matrix' : '## Matrix',
+      '',
+      `| ${program} | ${columns.join(' | ')} |`,
+      `|---|${columns.map(() => '---').join('|')}|`,
+      ...mine.map((r) => `| ${markdownText(r.consumer.label)} | ${columns.map((s) => cell(r, s)).join(' | ')} |`),
+      '',
+    ];
   };
   const lines = [
     `# chaoslab mutant matrix — ${rows.every((r) => r.ok) ? 'OK' : 'PROBLEMS'}`,
@@ -177,16 +225,12 @@ export function renderMatrixMarkdown(rows: MatrixRow[], scenarios: string[], bat
     '',
     '## Verdicts',
     '',
-    '| consumer | judged | how |',
+    '| under test | judged | how |',
     '|---|---|---|',
-    ...rows.map((r) => `| ${markdownText(r.consumer.label)} | ${r.ok ? 'ok' : '**PROBLEM**'} | ${markdownText(r.note)} |`),
+    ...rows.map((r) => `| ${markdownText(shownLabel(r.consumer))} | ${r.ok ? 'ok' : '**PROBLEM**'} | ${markdownText(r.note)} |`),
     '',
-    '## Matrix',
-    '',
-    `| consumer | ${scenarios.join(' | ')} |`,
-    `|---|${scenarios.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${markdownText(r.consumer.label)} | ${scenarios.map((s) => cell(r, s)).join(' | ')} |`),
-    '',
+    ...table('consumer'),
+    ...table('server'),
     '## Why each cell failed',
     '',
     ...rows.flatMap((r) =>
@@ -194,7 +238,7 @@ export function renderMatrixMarkdown(rows: MatrixRow[], scenarios: string[], bat
         .filter((c) => c.status !== 'pass')
         .map(
           (c) =>
-            `- ${markdownText(`${r.consumer.label} × ${c.scenario}: ${c.reason}`)} (${markdownLink('run', `${relative(batchDir, c.runDir)}/report.html`)})`,
+            `- ${markdownText(`${shownLabel(r.consumer)} × ${c.scenario}: ${c.reason}`)} (${markdownLink('run', `${relative(batchDir, c.runDir)}/report.html`)})`,
         ),
     ),
     '',

@@ -2,9 +2,10 @@
 // server under test as a real process. The reference server passes feed-server-snapshot-race
 // through `make scenario NAME=... SERVER=...` (SERVER passed as data, never as recipe text); the
 // snapshot-then-subscribe mutant fails it with the lost events named; --server with a consumer
-// scenario is a usage error; nothing is left running.
+// scenario is a usage error; --repeat gives every run the server; chaos --server is refused (not
+// yet); nothing is left running.
 import { execa } from 'execa';
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readJournal } from '../../harness/record/journal.js';
 import t from 'tap';
@@ -54,4 +55,33 @@ t.test('--server with a consumer scenario, or --consumer with a server scenario,
   const b = await chaoslab(['run', 'feed-server-snapshot-race', '--consumer', 'node x.js']);
   t.equal(b.exitCode, 2);
   t.match(b.stderr, /feed-server-snapshot-race tests a push server .* give the server with --server, not --consumer/);
+});
+
+t.test('--repeat with --server: each run tests the given server', async (t) => {
+  const reports = t.testdir();
+  const result = await chaoslab(
+    ['run', 'feed-server-happy-path', '--repeat', '2', '--jobs', '2', '--no-seal', '--reports', reports, '--server', 'python3 publisher/feed/python/server.py'],
+    { timeout: 240_000 },
+  );
+  t.equal(result.exitCode, 0, `${result.stdout}\n${result.stderr}`);
+  t.match(result.stdout, /PASS {2}feed-server-happy-path #1/);
+  t.match(result.stdout, /PASS {2}feed-server-happy-path #2/);
+  const batch = readdirSync(reports).find((d) => d.includes('feed-server-happy-path-x2'))!;
+  const runs = readdirSync(join(reports, batch)).filter((d) => existsSync(join(reports, batch, d, 'journal.jsonl')));
+  t.equal(runs.length, 2);
+  for (const run of runs) {
+    const journal = readJournal(join(reports, batch, run, 'journal.jsonl'));
+    t.match(
+      journal.find((e) => e.type === 'run-start'),
+      { serverCommand: 'python3 publisher/feed/python/server.py' },
+    );
+    t.same(survivors(journal), []);
+  }
+});
+
+t.test('chaos --server is refused: not yet', async (t) => {
+  const result = await chaoslab(['chaos', '--lab', 'feed', '--server', 'python3 s.py', '--runs', '1']);
+  t.equal(result.exitCode, 2);
+  t.match(result.stderr, /--server: not yet: chaos draws consumer fault schedules only/);
+  t.equal(result.stdout, '');
 });

@@ -5,13 +5,15 @@
 // - ledger: the quick matrix, both languages (references against every scenario; its runs take
 //   a second or two);
 // - feed: the killers-only matrix, TypeScript (the references against the happy path and the
-//   killers): a feed run is seconds of real time, scripted, so the whole feed matrix belongs to
-//   `make mutants`.
+//   killers), consumers and servers (publisher/feed/mutants/index.yaml against the feed-server-*
+//   scenarios): a feed run is seconds of real time, scripted, so the whole feed matrix belongs
+//   to `make mutants`.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { parse } from 'yaml';
-import { labNamed } from '../../harness/labs/registry.js';
+import { loadLabScenarios } from '../../harness/catalogue/catalogue.js';
+import { labNamed, testsServer } from '../../harness/labs/registry.js';
 import { chaoslab } from '../helpers/cli.js';
 
 // Six minutes each on a quiet CI machine; a loaded one (another suite, a CPU hog) can take twice that or more.
@@ -29,28 +31,39 @@ async function matrix(t: Test, lab: string, args: string[], folder: string, lang
   t.ok(batch, `a matrix folder ${folder} was written`);
   const matrix = JSON.parse(readFileSync(join(reports, batch!, 'matrix.json'), 'utf8')) as {
     lab: string;
-    rows: { consumer: string; kind: string; ok: boolean; note: string; cells: { scenario: string; status: string }[] }[];
+    rows: { consumer: string; kind: string; program?: string; ok: boolean; note: string; cells: { scenario: string; status: string }[] }[];
     agreement: { runs: number; disagreements: { label: string; problems: string[] }[] };
   };
   const rows = matrix.rows;
   t.equal(matrix.lab, lab);
-  const index = parse(readFileSync(labNamed(lab)!.mutantIndex, 'utf8')) as Index;
-  const mutants = (index.mutants ?? []).flatMap((m) => m.languages.filter((l) => !language || l === language).map((l) => ({ ...m, language: l })));
-  t.equal(rows.filter((r) => r.kind === 'mutant').length, mutants.length, `every mutant${language ? ` in ${language}` : ' in every language'}`);
-  t.ok(mutants.length > 0, 'the lab has mutants');
-  const scenarios = readdirSync(labNamed(lab)!.scenariosDir).filter((f) => f.endsWith('.yaml')).length;
-  const judged = new Set([labNamed(lab)!.happyPath, ...mutants.map((m) => m.killer)]).size;
-  const referenceRuns = args.includes('--killers') ? judged : scenarios;
-  for (const row of rows) {
-    t.ok(row.ok, `${row.consumer}: ${row.note}`);
-    // Packet-loss scenarios are skipped where runs cannot be sealed (not root): never failed.
-    if (row.kind === 'reference')
-      t.equal(
-        row.cells.filter((c) => c.status === 'pass' || c.status === 'skipped').length,
-        referenceRuns,
-        `${row.consumer} passes all ${referenceRuns} scenarios`,
-      );
-    else t.match(row.note, /^caught by /, `${row.consumer} is caught, not just failing`);
+  const theLab = labNamed(lab)!;
+  const every = loadLabScenarios(theLab.scenariosDir);
+  // The consumer matrix, and the server matrix of a lab with a push server under test (rows marked `program: server`).
+  const programs = [
+    { program: 'consumer', index: theLab.mutantIndex, happyPath: theLab.happyPath, scenarios: every.filter((s) => !testsServer(s)).length },
+    ...(theLab.server
+      ? [{ program: 'server', index: theLab.server.mutantIndex, happyPath: theLab.server.happyPath, scenarios: every.filter((s) => testsServer(s)).length }]
+      : []),
+  ];
+  for (const p of programs) {
+    const mine = rows.filter((r) => (r.program ?? 'consumer') === p.program);
+    const index = parse(readFileSync(p.index, 'utf8')) as Index;
+    const mutants = (index.mutants ?? []).flatMap((m) => m.languages.filter((l) => !language || l === language).map((l) => ({ ...m, language: l })));
+    t.equal(mine.filter((r) => r.kind === 'mutant').length, mutants.length, `every ${p.program} mutant${language ? ` in ${language}` : ' in every language'}`);
+    t.ok(mutants.length > 0, `the lab has ${p.program} mutants`);
+    const judged = new Set([p.happyPath, ...mutants.map((m) => m.killer)]).size;
+    const referenceRuns = args.includes('--killers') ? judged : p.scenarios;
+    for (const row of mine) {
+      t.ok(row.ok, `${p.program} ${row.consumer}: ${row.note}`);
+      // Packet-loss scenarios are skipped where runs cannot be sealed (not root): never failed.
+      if (row.kind === 'reference')
+        t.equal(
+          row.cells.filter((c) => c.status === 'pass' || c.status === 'skipped').length,
+          referenceRuns,
+          `${p.program} ${row.consumer} passes all ${referenceRuns} scenarios`,
+        );
+      else t.match(row.note, /^caught by /, `${p.program} ${row.consumer} is caught, not just failing`);
+    }
   }
   const runs = rows.reduce((n, r) => n + r.cells.length, 0);
   t.equal(matrix.agreement.runs, runs, 'agreement was checked for every run');

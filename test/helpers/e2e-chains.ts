@@ -25,6 +25,7 @@ const SECONDS: Record<string, number> = {
   'cli.test.ts': 30,
   'bench-fanout.test.ts': 25,
   'feed-server.test.ts': 40,
+  'grade-server.test.ts': 60,
 };
 const DEFAULT_SECONDS = 60;
 

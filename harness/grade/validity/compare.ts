@@ -11,8 +11,13 @@ import type { ValiditySubmission } from './class-folder.js';
 /** What `chaoslab mutants` wrote (matrix.json), as far as the proof reads it. */
 export interface MatrixFile {
   lab: string;
-  rows: { consumer: string; kind: string; cells: { scenario: string; status: string; reason: string }[] }[];
+  /** `program` (since the server matrix): `server` rows are the lab's push servers; a row without it is a consumer's. */
+  rows: { consumer: string; kind: string; program?: string; cells: { scenario: string; status: string; reason: string }[] }[];
 }
+
+/** The matrix's row of a consumer (or, with `program: 'server'`, of a server: the two share labels such as `typescript`). */
+export const matrixRow = (matrix: MatrixFile, label: string, program: 'consumer' | 'server' = 'consumer'): MatrixFile['rows'][number] | undefined =>
+  matrix.rows.find((r) => r.consumer === label && (r.program ?? 'consumer') === program);
 
 /** A cell's worth by the matrix: points, or why the matrix cannot say. */
 export type Expected = { points: number } | { none: string };
@@ -65,7 +70,7 @@ export interface Validity {
 }
 
 export function expectedCell(matrix: MatrixFile, consumer: string, test: { name: string; points: number }): Expected {
-  const row = matrix.rows.find((r) => r.consumer === consumer);
+  const row = matrixRow(matrix, consumer);
   if (!row) return { none: `the matrix has no row ${consumer}` };
   const cell = row.cells.find((c) => c.scenario === test.name);
   if (!cell) return { none: `the matrix did not run ${consumer} × ${test.name}` };

@@ -14,7 +14,7 @@ import { probeSealing } from '../../sandbox/probe.js';
 import { type ClassReport, readClassReport } from '../class/class-data.js';
 import { loadRubric, type Rubric } from '../rubric.js';
 import { type ValiditySubmission, validitySubmissions, writeValidityClass } from './class-folder.js';
-import { cellKey, compareGradings, differingCells, type MatrixFile, type Rerun, type Validity, withReruns } from './compare.js';
+import { cellKey, compareGradings, differingCells, type MatrixFile, matrixRow, type Rerun, type Validity, withReruns } from './compare.js';
 import { outputProblems } from './outputs.js';
 import { renderMarkdown, renderTable } from './render.js';
 import { compareAttempts, renderStabilityTable, type Stability, startHogs, writeStability } from './stability.js';
@@ -201,7 +201,7 @@ export function readMatrix(file: string, lab: string, submissions: readonly Vali
   }
   if (matrix.lab !== lab) throw new ProofError(`${file} is the ${matrix.lab} lab's matrix, not ${lab}'s`);
   const missing = submissions.flatMap((s) => {
-    const row = matrix.rows.find((r) => r.consumer === s.consumer);
+    const row = matrixRow(matrix, s.consumer);
     if (!row) return [s.consumer];
     return rubric.tests.filter((t) => !row.cells.some((c) => c.scenario === t.name)).map((t) => `${s.consumer} × ${t.name}`);
   });
@@ -213,7 +213,19 @@ export function readMatrix(file: string, lab: string, submissions: readonly Vali
 /** `chaoslab mutants --lab L --jobs N [--mutant …]` into <out>/matrix/; its matrix.json. */
 async function runMatrix(opts: ProofOptions, out: string): Promise<string> {
   const reports = join(out, 'matrix');
-  const args = ['mutants', '--lab', opts.lab, '--jobs', String(opts.jobs), '--reports', reports, ...(opts.only ? ['--mutant', opts.only.join(',')] : [])];
+  // The class is the lab's consumers: the server matrix is not run for it.
+  const args = [
+    'mutants',
+    '--lab',
+    opts.lab,
+    '--program',
+    'consumer',
+    '--jobs',
+    String(opts.jobs),
+    '--reports',
+    reports,
+    ...(opts.only ? ['--mutant', opts.only.join(',')] : []),
+  ];
   const status = await runCli(args, join(out, 'matrix.log'), opts);
   // 1: some row of the matrix is a PROBLEM (a mutant survived, a reference failed): its cells still count.
   if (status !== 0 && status !== 1) throw new ProofError(`the mutant matrix (chaoslab ${args.join(' ')}) exited ${status}: see ${join(out, 'matrix.log')}`);

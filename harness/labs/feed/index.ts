@@ -92,6 +92,8 @@ export const feedLab = defineLab<FeedPlan>({
   server: {
     referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'publisher', 'feed', 'server', 'main.js'))}`,
     mutantIndex: join(projectRoot, 'publisher', 'feed', 'mutants', 'index.yaml'),
+    // The snapshot race's chain with no fault: a server that answers a null cursor and streams passes it.
+    happyPath: 'feed-server-happy-path',
     testsServer: (plan: FeedPlan) => plan.serverUnderTest !== undefined,
   },
   chaos: async () => (await import('./chaos/chaos.js')).feedChaos as ChaosModel,

@@ -100,3 +100,26 @@ t.test('selectItems on the real catalogue', async (t) => {
     ['python3 c.py'],
   );
 });
+
+t.test('--server with --all, --lab or a glob: the server scenarios only, said so; --repeat gives each run the server', async (t) => {
+  const all = selectItems([], { all: true, lab: 'feed', server: 'python3 s.py', repeat: 1 });
+  t.ok(all.items.length >= 2, 'the happy path and the snapshot race at least');
+  t.ok(
+    all.items.every((i) => i.scenario.name.startsWith('feed-server-') && i.serverCommand === 'python3 s.py' && i.consumerCommand === undefined),
+    all.items.map((i) => i.label).join(', '),
+  );
+  t.match(all.note, new RegExp(`^--server: running the ${all.items.length} server scenarios only .*; \\d+ consumer scenarios left out$`));
+  const repeated = selectItems(['feed-server-happy-path'], { server: 'python3 s.py', repeat: 3 });
+  t.same(
+    repeated.items.map((i) => [i.label, i.serverCommand]),
+    [1, 2, 3].map((n) => [`feed-server-happy-path #${n}`, 'python3 s.py']),
+  );
+  t.equal(repeated.batch, true);
+  t.equal(repeated.note, undefined, 'a scenario named outright leaves nothing out');
+  const consumers = selectItems(['feed-*'], { consumer: 'python3 c.py', repeat: 1 });
+  t.ok(consumers.items.every((i) => !i.scenario.name.startsWith('feed-server-')));
+  t.match(consumers.note, /^--consumer: running the \d+ consumer scenarios only; \d+ server scenarios .* left out$/);
+  t.throws(() => selectItems([], { all: true, lab: 'ledger', server: 'x', repeat: 1 }), {
+    message: /--server runs a push server under test, but \S+ tests a consumer/,
+  });
+});

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { DEFAULTS, ManifestError, MANIFEST_MAX_BYTES, parseManifest, readManifest } from '../../../harness/grade/manifest.js';
+import { DEFAULTS, ManifestError, MANIFEST_MAX_BYTES, manifestHow, parseManifest, readManifest } from '../../../harness/grade/manifest.js';
 
 t.test('chaoslab.json and chaoslab.yaml', async (t) => {
   const dir = t.testdir({
@@ -36,6 +36,24 @@ t.test('without a manifest: the first default that fits, and it says which', asy
   t.ok(DEFAULTS.every((d) => d.command.length > 0));
 });
 
+t.test('a server: beside the consumer or alone; how it starts, in words', async (t) => {
+  const dir = t.testdir({
+    both: { 'chaoslab.yaml': 'lab: feed\ncommand: python3 client.py\nserver: python3 server.py\n' },
+    alone: { 'chaoslab.json': JSON.stringify({ server: 'node server.js', build: 'npm ci' }) },
+    neither: { 'chaoslab.json': JSON.stringify({ lab: 'feed' }) },
+    empty: { 'chaoslab.json': JSON.stringify({ server: ' ' }) },
+  });
+  const both = readManifest(join(dir, 'both'));
+  t.same(both, { lab: 'feed', command: 'python3 client.py', server: 'python3 server.py', source: 'chaoslab.yaml' });
+  t.equal(manifestHow(both), 'chaoslab.yaml: consumer `python3 client.py`, server `python3 server.py`');
+  const alone = readManifest(join(dir, 'alone'));
+  t.same(alone, { server: 'node server.js', build: 'npm ci', source: 'chaoslab.json' });
+  t.equal(manifestHow(alone), 'chaoslab.json: server `node server.js`');
+  t.equal(manifestHow({ source: 'chaoslab.json', command: 'x' }), 'chaoslab.json: `x`', 'a consumer alone: the words of old');
+  t.throws(() => readManifest(join(dir, 'neither')), /chaoslab\.json: command: must be a non-empty string \(required\)/);
+  t.throws(() => readManifest(join(dir, 'empty')), /chaoslab\.json: server: must be a non-empty string$/);
+});
+
 t.test('mistakes name the file and the field', async (t) => {
   const bad = (file: string, text: string, pattern: RegExp) => t.throws(() => parseManifest(file, text, file), { name: 'ManifestError', message: pattern });
   bad('s/chaoslab.json', '{', /^s\/chaoslab\.json: not valid JSON/);
@@ -44,7 +62,7 @@ t.test('mistakes name the file and the field', async (t) => {
   bad('s/chaoslab.json', '{"lab":"ledger"}', /^s\/chaoslab\.json: command: must be a non-empty string \(required\)/);
   bad('s/chaoslab.json', '{"command":"x","build":7}', /build: must be a non-empty string$/);
   bad('s/chaoslab.json', '{"command":"x\\ny"}', /command: must be one line/);
-  bad('s/chaoslab.json', '{"command":"x","run":"y"}', /run: unknown field \(lab, command, build\)/);
+  bad('s/chaoslab.json', '{"command":"x","run":"y"}', /run: unknown field \(lab, command, server, build\)/);
   const dir = t.testdir({ 'chaoslab.json': '{"command":"a"}', 'chaoslab.yaml': 'command: b' });
   t.throws(() => readManifest(dir), { message: /chaoslab\.json and chaoslab\.yaml both exist/ });
 });

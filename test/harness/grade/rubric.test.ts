@@ -2,10 +2,11 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { checkRubric, loadRubric, maxScore, RubricError, shownName } from '../../../harness/grade/rubric.js';
+import { checkRubric, loadRubric, maxScore, mergeRubrics, RubricError, rubricFiles, shownName } from '../../../harness/grade/rubric.js';
+import { loadScenario } from '../../../harness/catalogue/load.js';
 import { projectRoot, scenariosDir } from '../../../harness/base/paths.js';
 import { listScenarios } from '../../../harness/catalogue/catalogue.js';
-import { labNames } from '../../../harness/labs/registry.js';
+import { labNames, testsServer } from '../../../harness/labs/registry.js';
 
 const LABS = labNames();
 
@@ -30,6 +31,33 @@ t.test('each shipped rubric names scenarios of its own lab, with feedback pointi
     );
     t.ok(maxScore(rubric) > 0);
   }
+});
+
+t.test("a server rubric (rubrics/<lab>-server.yaml) grades only its lab's server scenarios; merged with the consumer rubric, one rubric of both", async (t) => {
+  const serverRubric = loadRubric(join(projectRoot, 'rubrics', 'feed-server.yaml'), LABS);
+  t.equal(serverRubric.lab, 'feed');
+  const scenarios = new Map(listScenarios(scenariosDir, 'feed').map((s) => [s.name, s.file]));
+  for (const test of serverRubric.tests) {
+    t.ok(testsServer(loadScenario(scenarios.get(test.name)!)), `${test.name} is a server scenario`);
+    t.match(test.feedback, /§\d/, `${test.name}'s feedback names a section of the server contract`);
+  }
+  const consumer = loadRubric(join(projectRoot, 'rubrics', 'feed.yaml'), LABS);
+  const both = mergeRubrics([consumer, serverRubric]);
+  t.same(rubricFiles(both), [consumer.file, serverRubric.file]);
+  t.equal(both.file, consumer.file);
+  t.same(
+    both.tests.map((x) => x.name),
+    [...consumer.tests, ...serverRubric.tests].map((x) => x.name),
+  );
+  t.equal(maxScore(both), maxScore(consumer) + maxScore(serverRubric));
+  t.equal(mergeRubrics([consumer]), consumer, 'one rubric is itself');
+  t.same(rubricFiles(consumer), [consumer.file]);
+  const ledger = loadRubric(join(projectRoot, 'rubrics', 'ledger.yaml'), LABS);
+  t.throws(() => mergeRubrics([consumer, ledger]), {
+    name: 'RubricError',
+    message: /ledger\.yaml: lab: ledger, but .*feed\.yaml is for feed: rubrics graded together are of one lab/,
+  });
+  t.throws(() => mergeRubrics([serverRubric, serverRubric]), { message: /feed-server-happy-path is graded by another rubric given too/ });
 });
 
 t.test('defaults: visible, repeat 1, rate reproducible with 2 re-runs; a file is resolved against the rubric', async (t) => {

@@ -1,8 +1,21 @@
 // Which runs each size of the mutant matrix makes (harness/run/mutants.ts matrixItems), and the
-// language and mutant filters; the matrix's judgement itself is proven end to end by test/e2e/matrix.test.ts.
+// language and mutant filters, the server matrix's rows and matrix.md's two tables; the matrix's judgement itself is proven end to end by test/e2e/matrix.test.ts.
 import t from 'tap';
 import type { BatchItem } from '../../../harness/run/batch.js';
-import { consumersIn, consumersNamed, type MatrixConsumer, matrixItems, mutantName } from '../../../harness/run/mutants.js';
+import { join, relative } from 'node:path';
+import { projectRoot } from '../../../harness/base/paths.js';
+import {
+  consumersIn,
+  consumersNamed,
+  judgeRow,
+  loadMatrixServers,
+  type MatrixConsumer,
+  matrixItems,
+  mutantName,
+  programOf,
+  renderMatrixMarkdown,
+  shownLabel,
+} from '../../../harness/run/mutants.js';
 
 const scenario = (name: string) => ({ name }) as BatchItem['scenario'];
 const scenarios = ['happy', 'a', 'b', 'c', 'unjudged'].map(scenario);
@@ -52,4 +65,54 @@ t.test('--mutant: the references and the named mutants in every language; an unk
   t.equal(mutantName(consumers[0]!), undefined);
   t.equal(consumersNamed(consumers, undefined), consumers);
   t.throws(() => consumersNamed(consumers, ['m1', 'm9']), /no mutant m9; mutants: m1, m2/);
+});
+
+t.test('the server matrix: the lab index of servers, each row marked server, its runs given --server', async (t) => {
+  const dir = t.testdir({
+    'index.yaml': [
+      'references:',
+      '  - { name: typescript, command: node dist/publisher/feed/server/main.js }',
+      'mutants:',
+      '  - { name: lose-it, languages: [typescript, python], killer: s-race, bug: b, reason: "lost \\\\d+" }',
+      '',
+    ].join('\n'),
+  });
+  const servers = loadMatrixServers({ server: { referenceCommand: 'x', mutantIndex: join(dir, 'index.yaml'), happyPath: 's-happy', testsServer: () => true } });
+  const folder = relative(projectRoot, dir);
+  t.same(
+    servers.map((s) => [s.label, s.program, s.command]),
+    [
+      ['typescript', 'server', 'node dist/publisher/feed/server/main.js'],
+      ['lose-it (typescript)', 'server', `node ${join('dist', folder, 'lose-it.js')}`],
+      ['lose-it (python)', 'server', `python3 ${join(folder, 'lose-it.py')}`],
+    ],
+  );
+  t.same(loadMatrixServers({}), [], 'a lab without a server under test has no server rows');
+  const items = matrixItems(servers, ['s-happy', 's-race', 's-other'].map(scenario), 'quick', 's-happy');
+  t.match(items[0], { serverCommand: 'node dist/publisher/feed/server/main.js', label: 'server typescript × s-happy' });
+  t.notOk('consumerCommand' in items[0]!, 'a server row gives no consumer');
+  t.same(runsOf(items, 'lose-it (python)'), ['s-happy', 's-race']);
+  t.equal(programOf(servers[0]!), 'server');
+  t.equal(programOf(consumers[0]!), 'consumer', 'a row without program is a consumer');
+  t.equal(shownLabel(servers[2]!), 'server lose-it (python)');
+  t.equal(mutantName(servers[2]!), 'lose-it');
+});
+
+t.test('the server index: a mistake names the file and the entry', async (t) => {
+  const dir = t.testdir({ 'index.yaml': 'mutants:\n  - { name: m, languages: [go], killer: k, reason: r }\n' });
+  t.throws(
+    () => loadMatrixServers({ server: { referenceCommand: 'x', mutantIndex: join(dir, 'index.yaml'), happyPath: 'h', testsServer: () => true } }),
+    /index\.yaml: mutants\[0\] \(m\): unknown language "go"/,
+  );
+});
+
+t.test('matrix.md: the consumer and the server matrix are two tables, each with its own columns', async (t) => {
+  const cell = (scenario: string, status: 'pass' | 'fail') => ({ scenario, status, reason: status === 'fail' ? 'lost 3' : '', reasons: [], runDir: '/b/r' });
+  const server = { label: 'typescript', kind: 'reference' as const, language: 'typescript', command: 's', program: 'server' as const };
+  const rows = [judgeRow(consumers[0]!, [cell('happy', 'pass')], 'happy'), judgeRow(server, [cell('s-happy', 'pass'), cell('s-race', 'fail')], 's-happy')];
+  const md = renderMatrixMarkdown(rows, ['happy', 's-happy', 's-race'], '/b');
+  t.match(md, /## Matrix\n\n\| consumer \| happy \|\n/);
+  t.match(md, /## Server matrix\n\n\| server \| s-happy \| s-race \|\n\|---\|---\|---\|\n\| typescript \| ✓ \| ✗ \|/);
+  t.match(md, /\| server typescript \| \*\*PROBLEM\*\* \| FAILS s-race: lost 3 \|/);
+  t.match(md, /- server typescript × s-race: lost 3/);
 });

@@ -19,6 +19,7 @@ import {
   exitStatusOf,
   expectedCell,
   type MatrixFile,
+  matrixRow,
   withReruns,
 } from '../../../../harness/grade/validity/compare.js';
 import { outputProblems } from '../../../../harness/grade/validity/outputs.js';
@@ -58,6 +59,15 @@ t.test('a cell is worth its points when the matrix passed it, 0 when it failed, 
   t.same(expectedCell(matrix, 'm (python)', storm!), { none: "the matrix's run ended skipped: why 2" });
   t.same(expectedCell(matrix, 'nobody', happy!), { none: 'the matrix has no row nobody' });
   t.same(expectedCell(matrix, 'typescript', { name: 'gap', points: 1 }), { none: 'the matrix did not run typescript × gap' });
+});
+
+t.test("a server row of the same label (the server matrix's typescript) is not a consumer's cell, wherever it stands", async (t) => {
+  const consumerRows = matrixOf().rows;
+  const server = { consumer: 'm (python)', kind: 'mutant', program: 'server', cells: [{ scenario: rubric.tests[0]!.name, status: 'fail', reason: 'lost' }] };
+  const matrix: MatrixFile = { lab: 'feed', rows: [server, ...consumerRows] };
+  t.same(expectedCell(matrix, 'm (python)', rubric.tests[0]!), { points: 1 }, 'the consumer row, not the server row before it');
+  t.equal(matrixRow(matrix, 'm (python)', 'server'), server);
+  t.equal(matrixRow({ lab: 'feed', rows: [server] }, 'm (python)'), undefined);
 });
 
 t.test('gradings as the matrix says: valid', async (t) => {
@@ -311,7 +321,10 @@ t.test('proveValidity(): the class from index.yaml, the matrix and two gradings 
   const v = await proveValidity(opts('proof'));
   t.equal(v.verdict, 'valid', lines.join('\n'));
   t.same(readdirSync(join(dir, 'proof', 'class')).sort(), [...names].sort());
-  t.match(lines.join('\n'), /\$ chaoslab mutants --lab ledger --jobs 1 --reports .*proof\/matrix --mutant gap-skip\nthe mutant matrix: done in/);
+  t.match(
+    lines.join('\n'),
+    /\$ chaoslab mutants --lab ledger --program consumer --jobs 1 --reports .*proof\/matrix --mutant gap-skip\nthe mutant matrix: done in/,
+  );
   t.match(readFileSync(join(dir, 'proof', 'grade-2.log'), 'utf8'), 'stub chaoslab grade');
   t.match(readFileSync(join(dir, 'proof', 'validity.md'), 'utf8'), /- 4 submissions: ref-typescript, ref-python, gap-skip-ts, gap-skip-py\n/);
 

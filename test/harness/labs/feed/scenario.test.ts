@@ -96,6 +96,7 @@ t.test('the shipped feed scenarios load and are listed under the feed lab', asyn
       'feed-reorg-while-away',
       'feed-resend-after-reconnect',
       'feed-restart-storm',
+      'feed-server-happy-path',
       'feed-server-snapshot-race',
       'feed-slow-reader',
       'feed-stale-cursor',
