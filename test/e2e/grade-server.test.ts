@@ -1,7 +1,7 @@
 // chaoslab grade on a class of push servers, end to end: two submissions whose manifests name
 // only a `server` — the Python reference server and its snapshot-then-subscribe mutant — graded
 // through the real CLI with --lab feed and no --rubric, so the lab's server rubric (rubrics/feed-server.yaml) is
-// the one that fits the class. The reference gets full marks; the mutant loses exactly the
+// the one that fits the class. The reference gets full marks; the mutant loses at least the
 // snapshot race's points (re-run, as the rubric's rate says, and still lost) with the lost
 // events and the contract section named; grades.csv, class.json, results.json (Gradescope),
 // junit.xml and PrairieLearn's results are written as for consumers; nothing is left running.
@@ -41,7 +41,10 @@ t.test('a class of servers is graded with the server rubric, in every output for
   const max = rubric.tests.reduce((n, x) => n + x.points, 0);
   t.match(result.stdout, new RegExp(`rubric rubrics/feed-server\\.yaml \\(${rubric.tests.length} scenarios\\)`));
   t.match(result.stdout, new RegExp(`ref-python: ${max} / ${max}`));
-  t.match(result.stdout, new RegExp(`snapshot-then-subscribe-py: ${max - race.points} / ${max}`));
+  // The mutant loses the race's points for sure; at a high event rate (the slow reader's scene)
+  // its snapshot-to-follow window is real, and it may lose rows there too.
+  const mutantScore = Number(/snapshot-then-subscribe-py: ([0-9.]+) \/ /.exec(result.stdout)?.[1]);
+  t.ok(mutantScore <= max - race.points, `the mutant scores at most ${max - race.points} of ${max} (got ${mutantScore})`);
 
   const csv = dictReader(readFileSync(join(out, 'grades.csv'), 'utf8'));
   for (const test of rubric.tests) t.ok(csv.fields.includes(test.name), `grades.csv has a column ${test.name}`);
@@ -59,7 +62,7 @@ t.test('a class of servers is graded with the server rubric, in every output for
   t.match(raceScore.reasons.join(' '), /misses \d+ events? committed while the server was stopped after the snapshot/);
 
   const results = JSON.parse(readFileSync(join(out, 'snapshot-then-subscribe-py', 'results.json'), 'utf8'));
-  t.equal(results.score, max - race.points);
+  t.equal(results.score, mutantScore, 'results.json says the score the console said');
   const failed = results.tests.find((x: { name: string }) => /feed-server-snapshot-race/.test(x.name));
   t.match(failed.output, /§3: start buffering the outbox before you read the snapshot/);
   t.match(readFileSync(join(out, 'snapshot-then-subscribe-py', 'junit.xml'), 'utf8'), /<testcase[^>]*name="feed-server-snapshot-race"[^>]*>\s*<failure/);
