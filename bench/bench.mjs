@@ -11,8 +11,11 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { renderMarkdown, renderTable, summarize, withNotes } from '../dist/harness/bench/figures.js';
 import { loadScenario } from '../dist/harness/catalogue/load.js';
-import { fanOutFigures } from '../dist/harness/bench/fanout-figures.js';
+import { contractFigures, fanOutFigures } from '../dist/harness/bench/fanout-figures.js';
+import { slowClientFigures } from '../dist/harness/bench/slow-client-figures.js';
 import { directRun } from './direct.mjs';
+import { PY_SERVER, TS_SERVER } from './server-process.mjs';
+import { slowClientSamples } from './slow-client.mjs';
 import { fanOutSamples } from './fanout.mjs';
 import { cli, inTurns, journalEntry, journalRate, PY_REFERENCE, root, timed, TS_REFERENCE } from './measure.mjs';
 import { syntheticJournal } from './render.bench.mjs';
@@ -24,6 +27,10 @@ const full = args.includes('--full');
 const only = process.env.BENCH_ONLY?.split(',').map((n) => n.trim());
 const REPS = Number(process.env.BENCH_REPS ?? 5);
 const STREAM_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
+/** §5's subscribers outside --full (BENCH_CONNECTIONS=100: a smoke run on a busy machine). */
+const SUBSCRIBERS = Number(process.env.BENCH_CONNECTIONS ?? 1000);
+/** §8's CHAOSLAB_QUEUE_LIMIT: large enough that the queue's memory stands out of RSS noise. */
+const SLOW_QUEUE_LIMIT = Number(process.env.BENCH_SLOW_QUEUE_LIMIT ?? 10_000);
 const work = mkdtempSync(join(tmpdir(), 'chaoslab-bench-'));
 // A sealed consumer runs as a uid of its own and must reach its room in the run folder below.
 chmodSync(work, 0o755);
@@ -248,7 +255,7 @@ async function fanOut() {
           [1000, reps],
           [10_000, 1],
         ]
-      : [[1000, reps]],
+      : [[SUBSCRIBERS, reps]],
     events: 1000,
     streams: full
       ? [
@@ -259,7 +266,62 @@ async function fanOut() {
     fresh,
     log,
   });
-  for (const samples of cases) figures.push(...fanOutFigures(samples));
+  for (const samples of cases) figures.push(...fanOutFigures(samples), ...contractFigures(samples));
+}
+
+// §8: what one slow client costs each reference server (bench/slow-client.mjs): K readers and one
+// connection that never reads, against the K readers alone, in turns.
+async function slowClient() {
+  const cases = await slowClientSamples({
+    servers: [
+      { label: 'TypeScript reference server', argv: TS_SERVER },
+      { label: 'Python reference server', argv: PY_SERVER },
+    ],
+    readers: 10,
+    queueLimit: SLOW_QUEUE_LIMIT,
+    events: full ? 8 * SLOW_QUEUE_LIMIT : 4 * SLOW_QUEUE_LIMIT,
+    logsPerBlock: 50,
+    intervalMs: 20,
+    reps: Math.min(REPS, 3),
+    fresh,
+    log,
+  });
+  for (const samples of cases) figures.push(...slowClientFigures(samples));
+}
+
+// §9: a server run (feed-server-snapshot-race, the reference server as a process) beside a
+// consumer run of a similar script (feed-big-amounts, no server under test), in turns; each
+// beside its script's real time, which no run can beat, and their overheads side by side.
+async function serverRun() {
+  const cases = [
+    { name: 'feed-server-snapshot-race', what: 'server run, the TypeScript reference server' },
+    { name: 'feed-big-amounts', what: 'consumer run, the TypeScript reference consumer' },
+  ];
+  for (const c of cases) c.scriptS = loadScenario(join(root, 'scenarios', 'feed', `${c.name}.yaml`)).lab.time.scriptMs / 1000;
+  log(`§9 ${cases.map((c) => c.name).join(' beside ')}`);
+  const reps = Math.min(REPS, 3);
+  const samples = await inTurns(
+    reps,
+    cases.map((c) => () => timed(['node', cli, 'run', c.name, '-q', '--out', fresh('server-run')])),
+  );
+  const overheads = samples.map((runs, i) => runs.map((r) => r.seconds - cases[i].scriptS));
+  for (const [i, c] of cases.entries())
+    figures.push({
+      section: '9 server run',
+      name: `${c.name} (${c.what}): time`,
+      unit: 's',
+      value: seconds(samples[i]),
+      floor: { name: `its script's real time`, value: summarize([c.scriptS]) },
+      note: `exit ${[...new Set(samples[i].map((r) => r.code))].join('/')}`,
+    });
+  figures.push({
+    section: '9 server run',
+    name: `${cases[0].name}: time beyond its script`,
+    unit: 's',
+    value: summarize(overheads[0]),
+    floor: { name: `${cases[1].name}'s time beyond its script`, value: summarize(overheads[1]) },
+    note: 'what a server run adds (its server process, probe and checks) against what a consumer run adds',
+  });
 }
 
 // §6: the ledger checker on two 1 000 000-row stores; its floor: reading both stores alone.
@@ -348,10 +410,12 @@ try {
     load: loadavg(),
   };
   void freemem;
-  const sections = { 2: startup, 1: scenarioOverhead, 4: throughput, 6: checker, 7: rendering, 5: fanOut, 3: catalogueTime };
+  const sections = { 2: startup, 1: scenarioOverhead, 4: throughput, 6: checker, 7: rendering, 5: fanOut, 8: slowClient, 9: serverRun, 3: catalogueTime };
   for (const [n, measure] of Object.entries(sections)) if (!only || only.includes(n)) await measure();
   const date = new Date().toISOString();
-  const changed = ['BENCH_REPS', 'BENCH_EVENTS', 'BENCH_ONLY'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]}`);
+  const changed = ['BENCH_REPS', 'BENCH_EVENTS', 'BENCH_ONLY', 'BENCH_CONNECTIONS', 'BENCH_SLOW_QUEUE_LIMIT']
+    .filter((k) => process.env[k])
+    .map((k) => `${k}=${process.env[k]}`);
   const report = { date, machine, versions: versions(), quick, ...(changed.length ? { settings: changed.join(', ') } : {}), figures };
   process.stdout.write(`\n${renderTable(figures)}\n`);
   mkdirSync(join(root, 'reports', 'bench'), { recursive: true });

@@ -7,6 +7,10 @@
 //   --mode live:   subscribe for a snapshot, say {"ready":true}, then read the publisher's block
 //                  lines on stdin ({"block","t","events"}, then {"mined":true}); the delivery lag
 //                  of each event is its read time minus its block's `t` (one monotonic clock).
+//   --stalled k:   k more connections subscribe (live) and stop reading after their snapshot (they
+//                  go on pinging, so they are heard from); when the readers are done they read
+//                  again, up to the server's reset or close: how many events each got, and why
+//                  it ended, go into the result's "stalled". They count in no other figure.
 // Prints one JSON result line on stdout at the end.
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -23,10 +27,14 @@ const { values } = parseArgs({
     cursor: { type: 'string', default: '' },
     'block-hash': { type: 'string', default: '' },
     'timeout-s': { type: 'string', default: '120' },
+    stalled: { type: 'string', default: '0' },
   },
 });
 const port = Number(values.port);
 const n = Number(values.connections);
+const stalledCount = Number(values.stalled);
+/** After the readers are done, how long a stalled connection may take to read up to its reset. */
+const STALLED_DRAIN_MS = 10_000;
 const topics = (values.topics ?? '').split(',');
 const live = values.mode === 'live';
 const perConnection = Number(values.events);
@@ -39,6 +47,7 @@ const EVENT_PREFIX = '{"op":"event","cursor":"';
 const conns = [];
 const resets = {};
 let events = 0;
+let eventBytes = 0;
 let t0 = 0;
 let tLast = 0;
 let completed = 0;
@@ -55,8 +64,10 @@ let mined = false;
 let finished = false;
 
 function onEvent(conn, line) {
-  events++;
   conn.events++;
+  if (conn.stalled) return;
+  events++;
+  eventBytes += line.length + 1;
   tLast = now();
   if (live) {
     const colon = line.indexOf(':', EVENT_PREFIX.length);
@@ -78,9 +89,12 @@ function onLine(conn, line) {
   if (frame.op === 'ping') send(conn, `{"op":"pong","id":${frame.id}}\n`);
   else if (frame.op === 'snapshot') {
     snapshots++;
-    if (snapshots === n) say({ ready: true });
-  } else if (frame.op === 'reset') resets[frame.reason] = (resets[frame.reason] ?? 0) + 1;
-  else if (frame.op === 'pong') pongs++;
+    if (conn.stalled) conn.socket.pause();
+    if (snapshots === n + stalledCount) say({ ready: true });
+  } else if (frame.op === 'reset') {
+    if (conn.stalled) conn.reset = frame.reason;
+    else resets[frame.reason] = (resets[frame.reason] ?? 0) + 1;
+  } else if (frame.op === 'pong') pongs++;
   else other++;
 }
 
@@ -91,7 +105,7 @@ function send(conn, text) {
 
 function open() {
   return new Promise((resolve, reject) => {
-    const conn = { socket: connect(port, '127.0.0.1'), rest: '', events: 0, lastSent: 0, open: false };
+    const conn = { socket: connect(port, '127.0.0.1'), rest: '', events: 0, lastSent: 0, open: false, stalled: conns.length >= n };
     conn.socket.setNoDelay(true);
     conn.socket.setEncoding('latin1');
     conn.socket.once('connect', () => {
@@ -112,7 +126,7 @@ function open() {
       conn.rest = text;
     });
     conn.socket.on('close', () => {
-      if (conn.open && !finished) closedEarly++;
+      if (conn.open && !finished && !conn.stalled) closedEarly++;
       conn.open = false;
       maybeFinish();
     });
@@ -123,12 +137,36 @@ function open() {
 function maybeFinish() {
   if (finished) return;
   const done = live ? mined && lags.length >= expectedLive * n : completed === n;
-  const allGone = conns.length === n && conns.every((c) => !c.open);
-  if (done || allGone) finish(done ? undefined : 'every connection closed before the stream was read');
+  const readers = conns.slice(0, n);
+  const allGone = conns.length === n + stalledCount && readers.every((c) => !c.open);
+  if (done || allGone) void finish(done ? undefined : 'every connection closed before the stream was read');
 }
 
-function finish(incomplete) {
+/** The stalled connections read again, each up to its reset, its close or STALLED_DRAIN_MS. */
+async function drainStalled() {
+  const stalled = conns.filter((c) => c.stalled);
+  await Promise.all(
+    stalled.map(
+      (conn) =>
+        new Promise((resolve) => {
+          const check = setInterval(() => (conn.reset || !conn.open ? done() : undefined), 20);
+          const timer = setTimeout(() => done(), STALLED_DRAIN_MS);
+          function done() {
+            clearInterval(check);
+            clearTimeout(timer);
+            resolve();
+          }
+          conn.socket.resume();
+        }),
+    ),
+  );
+  return stalled.map((c) => ({ events: c.events, ...(c.reset ? { reset: c.reset } : {}), closed: !c.open }));
+}
+
+async function finish(incomplete) {
+  if (finished) return;
   finished = true;
+  const stalled = stalledCount > 0 ? await drainStalled() : undefined;
   const seconds = (tLast - t0) / 1000;
   const sorted = Float64Array.from(lags).sort();
   say({
@@ -137,6 +175,8 @@ function finish(incomplete) {
     seconds,
     // Live: only the events of blocks mined live count (the snapshot's tail came before).
     eventsPerSec: (live ? lags.length : events) / seconds,
+    eventBytes: events ? eventBytes / events : 0,
+    ...(stalled ? { stalled } : {}),
     ...(live
       ? {
           lag: { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) },
@@ -174,7 +214,8 @@ if (live) {
 
 // Connect everyone first (CONNECTING_AT_ONCE at a time: the listen backlog is finite), then
 // subscribe everyone at once, so that the replay clock measures delivery, not connection set-up.
-for (let i = 0; i < n; i += CONNECTING_AT_ONCE) await Promise.all(Array.from({ length: Math.min(CONNECTING_AT_ONCE, n - i) }, open));
+const total = n + stalledCount;
+for (let i = 0; i < total; i += CONNECTING_AT_ONCE) await Promise.all(Array.from({ length: Math.min(CONNECTING_AT_ONCE, total - i) }, open));
 const cursor = live ? null : values.cursor;
 const blockHash = live ? null : values['block-hash'];
 if (!live) t0 = now();
@@ -183,4 +224,4 @@ setInterval(() => {
   const quiet = now() - PING_MS;
   for (const conn of conns) if (conn.open && conn.lastSent < quiet) send(conn, `{"op":"ping","id":${Math.floor(conn.lastSent)}}\n`);
 }, PING_MS / 2).unref();
-setTimeout(() => finish(`timed out after ${values['timeout-s']} s`), Number(values['timeout-s']) * 1000);
+setTimeout(() => void finish(`timed out after ${values['timeout-s']} s`), Number(values['timeout-s']) * 1000);

@@ -10,16 +10,28 @@
 //   out  {"maxRssMiB","rssMiB"}                then the lab closes and the process exits
 // --raw serves the same pre-mined event lines from a plain socket server instead (the floor):
 // on a connection's first line it writes the whole stream in one write, nothing else.
-//   node bench/fanout-publisher.mjs --db <file> --blocks <n> --logs <per block> [--raw]
+// --outbox-only: the chain and its indexer alone, no server (its "port" is null): the reference
+// server runs as its own process on this outbox, as the server contract runs it, and finds the
+// live blocks by polling (bench/server-process.mjs).
+//   node bench/fanout-publisher.mjs --db <file> --blocks <n> --logs <per block> [--raw | --outbox-only]
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { encodeRealEvent, eventOf } from '../dist/publisher/feed/outbox/events.js';
 import { OutboxReader } from '../dist/publisher/feed/outbox/reader.js';
 import { startFeedLab } from '../dist/publisher/feed/lab.js';
+import { SimChain } from '../dist/publisher/feed/chain/chain.js';
+import { BlockProducer } from '../dist/publisher/feed/chain/producer.js';
+import { OutboxIndexer } from '../dist/publisher/feed/outbox/indexer.js';
 
 const { values } = parseArgs({
-  options: { db: { type: 'string' }, blocks: { type: 'string' }, logs: { type: 'string' }, raw: { type: 'boolean', default: false } },
+  options: {
+    db: { type: 'string' },
+    blocks: { type: 'string' },
+    logs: { type: 'string' },
+    raw: { type: 'boolean', default: false },
+    'outbox-only': { type: 'boolean', default: false },
+  },
 });
 const blocks = Number(values.blocks);
 const logs = Number(values.logs);
@@ -33,13 +45,32 @@ const MiB = 2 ** 20;
 
 // Fixed logs per block, so that a block's event count is known; all of them involve the chain's
 // accounts, so a subscriber of every account receives every log.
-const lab = await startFeedLab({
-  chain: { seed: 1, chainId: 1, accounts: 8, confirmations: 6, blockIntervalMs: 12_000, logsPerBlock: { min: logs, max: logs } },
-  outboxPath: values.db,
-  initialBlocks: blocks,
-  streams: [{ name: 's1' }],
-});
-let port = lab.publisher.stream('s1').port;
+const chainConfig = { seed: 1, chainId: 1, accounts: 8, confirmations: 6, blockIntervalMs: 12_000, logsPerBlock: { min: logs, max: logs } };
+const lab = values['outbox-only']
+  ? outboxOnly()
+  : await startFeedLab({ chain: chainConfig, outboxPath: values.db, initialBlocks: blocks, streams: [{ name: 's1' }] });
+let port = lab.publisher?.stream('s1').port ?? null;
+
+/** The lab's chain, indexer and producer without its server (what lab.ts puts together, minus the publisher). */
+function outboxOnly() {
+  const chain = new SimChain(chainConfig);
+  const indexer = new OutboxIndexer(values.db, {
+    chainId: chain.chainId,
+    confirmations: chain.confirmations,
+    genesis: chain.genesis,
+    genesisBalances: chain.genesisBalances,
+  });
+  const producer = new BlockProducer(chain, indexer, () => {});
+  producer.mine(blocks);
+  return {
+    chain,
+    producer,
+    close: async () => {
+      producer.stop();
+      indexer.close();
+    },
+  };
+}
 let rawServer;
 const rawSockets = new Set();
 if (values.raw) {

@@ -4,6 +4,8 @@
 //           server sends it (--raw: a plain socket server writing the same bytes, the floor)
 //   live:   every connection is live from a snapshot, then `blocks` blocks are mined one every
 //           `intervalMs`; the client measures each event's delivery lag
+// With a standalone server (bench/server-process.mjs), the publisher only writes the outbox and
+// the server is measured instead.
 // Resolves with the client's result and the publisher's memory. Each process gets the open-file
 // limit its sockets need where the hard limit allows; otherwise the run is refused, saying so.
 import { execFileSync, spawn } from 'node:child_process';
@@ -11,6 +13,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { inTurns, root } from './measure.mjs';
+import { startServerProcess, TS_SERVER } from './server-process.mjs';
 
 /** Pre-mined streams: 20 logs a block. Live: 2 a block, so 1 000 connections at a block every
  * 100 ms are 20 000 events/s, well within what replay shows the server can send. */
@@ -74,11 +77,26 @@ const exited = (child) =>
 
 /**
  * One run. `mode`: 'replay' | 'raw' | 'live'. `dir`: a fresh folder for the outbox.
+ * `server`: the argv of a standalone server (bench/server-process.mjs) that serves the outbox
+ * instead of the lab's in-process one, with `queueLimit`; its memory is then the one reported.
+ * `stalled`: that many more connections that stop reading after their snapshot (live only).
  * Resolves { client, publisher: { maxRssMiB, rssMiB }, note } or { refused }.
  */
-export async function fanOutRun({ mode, connections, events = 1000, blocks = 50, intervalMs = 100, dir, timeoutS = 300 }) {
-  const need = connections + FD_SPARE;
-  const logs = mode === 'live' ? LIVE_LOGS_PER_BLOCK : LOGS_PER_BLOCK;
+export async function fanOutRun({
+  mode,
+  connections,
+  events = 1000,
+  blocks = 50,
+  intervalMs = 100,
+  dir,
+  timeoutS = 300,
+  server,
+  queueLimit,
+  stalled = 0,
+  logsPerBlock,
+}) {
+  const need = connections + stalled + FD_SPARE;
+  const logs = logsPerBlock ?? (mode === 'live' ? LIVE_LOGS_PER_BLOCK : LOGS_PER_BLOCK);
   const preMined = mode === 'live' ? 20 : Math.ceil(events / logs);
   const publisherArgv = withFileLimit(
     [
@@ -93,6 +111,7 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
       '--logs',
       String(logs),
       ...(mode === 'raw' ? ['--raw'] : []),
+      ...(server ? ['--outbox-only'] : []),
     ],
     need,
   );
@@ -101,8 +120,20 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
   const stderrOf = { publisher: stderrTail(publisher) };
   const publisherLines = createInterface({ input: publisher.stdout });
   let client;
+  let serving;
   try {
     const hello = await nextWith(publisherLines, 'port');
+    if (server) {
+      serving = await startServerProcess({
+        argv: server,
+        outbox: join(dir, 'outbox.db'),
+        queueLimit,
+        pollMs: CONTRACT_POLL_MS,
+        wrap: (argv) => withFileLimit(argv, need).argv,
+      });
+      stderrOf.server = serving.stderr;
+      hello.port = serving.port;
+    }
     const clientArgv = withFileLimit(
       [
         'node',
@@ -123,6 +154,8 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
         hello.genesisHash,
         '--timeout-s',
         String(timeoutS),
+        '--stalled',
+        String(stalled),
       ],
       need,
     ).argv;
@@ -141,8 +174,10 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
     const clientResult = await result;
     client.stdin.end();
     await exited(client);
+    const serverMemory = serving?.memory();
+    if (serving) await serving.stop();
     publisher.stdin.write(`${JSON.stringify({ stop: true })}\n`);
-    const memory = await nextWith(publisherLines, 'maxRssMiB');
+    const memory = serverMemory ?? (await nextWith(publisherLines, 'maxRssMiB'));
     await exited(publisher);
     for (const tail of Object.values(stderrOf)) if (tail()) process.stderr.write(`${tail()}\n`);
     return { client: clientResult, publisher: memory, ...(publisherArgv.raised ? { note: publisherArgv.raised } : {}) };
@@ -159,11 +194,15 @@ export async function fanOutRun({ mode, connections, events = 1000, blocks = 50,
   } finally {
     // Nothing outlives a run, also when it failed half-way.
     for (const child of [client, publisher]) if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await serving?.stop();
     for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(join(dir, `outbox.db${suffix}`), { force: true });
   }
 }
 
 const LIVE = { blocks: 30, intervalMs: 100 };
+/** The contract's defaults (publisher/feed/CONTRACT.md section 1), as chaoslab runs a server. */
+const CONTRACT_QUEUE_LIMIT = 1000;
+const CONTRACT_POLL_MS = 50;
 const rounds = (n) => `${n} round${n === 1 ? '' : 's'}`;
 
 /**
@@ -178,14 +217,25 @@ export async function fanOutSamples({ connectionCounts, events, streams = [], fr
   const timeoutS = (n, e) => Math.max(120, Math.ceil((n * e) / 20_000));
   for (const [connections, caseReps] of connectionCounts) {
     log(`§5 fan-out, ${connections} subscribers (${rounds(caseReps)})`);
-    const run = (mode, n) => () => fanOutRun({ mode, connections: n, events, ...LIVE, dir: fresh('fanout'), timeoutS: timeoutS(n, events) });
-    const [raw, replay, liveFloor, live] = await inTurns(caseReps, [
+    const run = (mode, n, server) => () =>
+      fanOutRun({ mode, connections: n, events, ...LIVE, dir: fresh('fanout'), timeoutS: timeoutS(n, events), server, queueLimit: CONTRACT_QUEUE_LIMIT });
+    const [raw, replay, liveFloor, live, contractFloor, contract] = await inTurns(caseReps, [
       run('raw', connections),
       run('replay', connections),
       run('live', 1),
       run('live', connections),
+      run('live', 1, TS_SERVER),
+      run('live', connections, TS_SERVER),
     ]);
-    cases.push({ connections, events, raw, replay, live: { runs: live, floor: liveFloor, ...LIVE, eventsPerBlock: LIVE_LOGS_PER_BLOCK } });
+    const liveShape = { ...LIVE, eventsPerBlock: LIVE_LOGS_PER_BLOCK };
+    cases.push({
+      connections,
+      events,
+      raw,
+      replay,
+      live: { runs: live, floor: liveFloor, ...liveShape },
+      contract: { runs: contract, floor: contractFloor, ...liveShape, server: 'TypeScript reference server', pollMs: CONTRACT_POLL_MS },
+    });
   }
   for (const [connections, streamEvents, caseReps] of streams) {
     log(`§5 fan-out, ${connections} subscribers, ${streamEvents}-event stream (${rounds(caseReps)})`);

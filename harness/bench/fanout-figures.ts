@@ -31,7 +31,21 @@ export interface FanOutSamples {
   /** The floor of `replay`: a plain socket server writing the same bytes. */
   raw: readonly FanOutRun[];
   /** Live runs and their floor (the same live stream to one subscriber); absent: throughput only. */
-  live?: { runs: readonly FanOutRun[]; floor: readonly FanOutRun[]; blocks: number; eventsPerBlock: number; intervalMs: number };
+  live?: LiveSamples;
+  /**
+   * The same live stream served by the reference server as the contract runs it: its own
+   * process (`server` names it) polling an outbox the bench's indexer writes. Run i of `floor`
+   * (one subscriber) is paired with run i of `runs` for the memory per connection.
+   */
+  contract?: LiveSamples & { server: string; pollMs: number };
+}
+
+export interface LiveSamples {
+  runs: readonly FanOutRun[];
+  floor: readonly FanOutRun[];
+  blocks: number;
+  eventsPerBlock: number;
+  intervalMs: number;
 }
 
 type Measured = Extract<FanOutRun, { client: unknown }>;
@@ -64,6 +78,27 @@ export function troubles(runs: readonly FanOutRun[]): string[] {
   if (closed > 0) said.push(`${plural(closed, 'connection')} closed by the server early`);
   for (const note of new Set(all.flatMap((r) => (r.note ? [r.note] : [])))) said.push(note);
   return said;
+}
+
+/**
+ * What one more connection costs a server, in KiB: (peak RSS with `connections` − RSS with one)
+ * / (connections − 1), both in MiB. Undefined below two connections.
+ */
+export function memoryPerConnectionKiB(peakMiB: number, oneMiB: number, connections: number): number | undefined {
+  if (!(connections >= 2)) return undefined;
+  return ((peakMiB - oneMiB) * 1024) / (connections - 1);
+}
+
+/** memoryPerConnectionKiB of each complete run paired with its round's complete floor run. */
+export function perConnectionSamples(runs: readonly FanOutRun[], floor: readonly FanOutRun[], connections: number): number[] {
+  const samples: number[] = [];
+  for (const [i, run] of runs.entries()) {
+    const one = floor[i];
+    if (!one || complete([run]).length === 0 || complete([one]).length === 0) continue;
+    const kib = memoryPerConnectionKiB((run as Measured).publisher.maxRssMiB, (one as Measured).publisher.maxRssMiB, connections);
+    if (kib !== undefined) samples.push(kib);
+  }
+  return samples;
 }
 
 const count = (n: number): string => n.toLocaleString('en-US').replaceAll(',', ' ');
@@ -120,5 +155,42 @@ export function fanOutFigures(samples: FanOutSamples, section = '5 fan-out'): Fi
       over(runs, (r) => r.publisher.maxRssMiB),
       { name: oneSubscriber, value: over(floor, (r) => r.publisher.maxRssMiB) },
     ),
+  ];
+}
+
+/** The reference server as the contract runs it, live: p50 and p99 delivery lag, memory per connection. */
+export function contractFigures(samples: FanOutSamples, section = '5 fan-out'): Figure[] {
+  if (!samples.contract) return [];
+  const { runs, floor, blocks, eventsPerBlock, intervalMs, server, pollMs } = samples.contract;
+  const n = samples.connections;
+  const who = `${server} (its own process, polling every ${pollMs} ms), ${count(n)} subscribers, live, ${blocks} blocks of ${plural(eventsPerBlock, 'event')} every ${intervalMs} ms`;
+  const oneSubscriber = '1 subscriber, same stream';
+  const notes = [...troubles(runs), ...troubles(floor).map((t) => `floor: ${t}`)];
+  const note = notes.length ? notes.join('; ') : undefined;
+  const lagFigure = (p: 'p50' | 'p99'): Figure => {
+    const value = over(runs, (r) => r.client.lag?.[p]);
+    const one = over(floor, (r) => r.client.lag?.[p]);
+    return {
+      section,
+      name: `${who}: ${p} delivery lag`,
+      unit: 'ms',
+      ...(value ? { value } : {}),
+      ...(one ? { floor: { name: oneSubscriber, value: one } } : {}),
+      ...(note ? { note } : {}),
+    };
+  };
+  const perConnection = perConnectionSamples(runs, floor, n);
+  const peak = over(runs, (r) => r.publisher.maxRssMiB);
+  const one = over(floor, (r) => r.publisher.maxRssMiB);
+  return [
+    lagFigure('p50'),
+    lagFigure('p99'),
+    {
+      section,
+      name: `${who}: memory per connection, (peak RSS − RSS with 1) / ${count(n - 1)}`,
+      unit: 'KiB',
+      ...(perConnection.length ? { value: summarize(perConnection) } : {}),
+      ...(peak && one ? { note: `peak RSS ${peak.median.toFixed(1)} MiB, with 1 subscriber ${one.median.toFixed(1)} MiB` } : {}),
+    },
   ];
 }

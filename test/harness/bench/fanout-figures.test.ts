@@ -1,7 +1,15 @@
 // make bench §5's figures from made-up runs (no timing here): which runs count, the floors, the
 // notes that name every refused, incomplete or reset run.
 import t from 'tap';
-import { type FanOutClientResult, type FanOutRun, fanOutFigures, troubles } from '../../../harness/bench/fanout-figures.js';
+import {
+  type FanOutClientResult,
+  type FanOutRun,
+  contractFigures,
+  fanOutFigures,
+  memoryPerConnectionKiB,
+  perConnectionSamples,
+  troubles,
+} from '../../../harness/bench/fanout-figures.js';
 import { ratioOf } from '../../../harness/bench/figures.js';
 
 const client = (over: Partial<FanOutClientResult> = {}): FanOutClientResult => ({
@@ -103,4 +111,44 @@ t.test('troubles: nothing for clean runs; resets summed over runs; notes once', 
     ['3 resets shutdown', '1 connection closed by the server early', 'ulimit -n raised from 1024 to 10256'],
   );
   t.same(troubles([{ refused: 'x' }, { refused: 'x' }]), ['not run: x'], 'the same refusal once');
+});
+
+t.test('memory per connection: (peak with N − with 1) / (N − 1), in KiB, paired by round', async (t) => {
+  t.equal(memoryPerConnectionKiB(157, 57, 1001), 102.4);
+  t.equal(memoryPerConnectionKiB(57, 57, 2), 0);
+  t.equal(memoryPerConnectionKiB(100, 57, 1), undefined, 'one connection has no per-connection share');
+  t.same(
+    perConnectionSamples([run({}, 1057), run({ incomplete: 'timed out' }, 2000), run({}, 1157)], [run({}, 57), run({}, 57), run({}, 57)], 1001),
+    [1024, 1126.4],
+  );
+  t.same(perConnectionSamples([run({}, 1057)], [], 1001), [], 'a run without its floor counts in no sample');
+});
+
+t.test('the contract server: p50 and p99 lag beside one subscriber, memory per connection, troubles noted', async (t) => {
+  const samples = {
+    connections: 1001,
+    events: 1000,
+    replay: [],
+    raw: [],
+    contract: {
+      runs: [run(lag(90, 40), 157), run(lag(110, 60), 167), run({ ...lag(100, 50), resets: { 'slow-consumer': 2 } }, 162)],
+      floor: [run(lag(30, 20), 57), run(lag(40, 30), 57), run(lag(35, 25), 57)],
+      blocks: 30,
+      eventsPerBlock: 2,
+      intervalMs: 100,
+      server: 'TypeScript reference server',
+      pollMs: 50,
+    },
+  };
+  const [p50, p99, memory] = contractFigures(samples);
+  t.match(p50!.name, /TypeScript reference server \(its own process, polling every 50 ms\), 1 001 subscribers, live.*: p50 delivery lag/);
+  t.equal(p50!.value!.median, 50);
+  t.equal(p50!.floor!.value.median, 25);
+  t.equal(p99!.value!.median, 100);
+  t.equal(p99!.floor!.value.median, 35);
+  t.match(p99!.note, /2 resets slow-consumer/);
+  t.equal(memory!.unit, 'KiB');
+  t.same([memory!.value!.min, memory!.value!.median, memory!.value!.max], [102.4, 107.52, 112.64]);
+  t.match(memory!.note, /peak RSS 162\.0 MiB, with 1 subscriber 57\.0 MiB/);
+  t.same(contractFigures({ ...samples, contract: undefined }), [], 'no contract runs, no figures');
 });
