@@ -18,10 +18,16 @@ import { chainSnapshotAt } from './check.js';
 import { awaitProbeConverged, startProbe } from './probe.js';
 import { awaitListening, serverEnv, startServer, terminateServer } from './process.js';
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
+import { OutboxReader } from '../../../../publisher/feed/outbox/reader.js';
+import { LineRelay } from './relay.js';
+import { probeWireSink } from './probe-wire.js';
+import { runScene } from './scene-run.js';
+import { instanceTag } from './wire-checks.js';
 
 const HOST = '127.0.0.1';
 
 export async function runServerScenario(ctx: RunContext<FeedPlan>, under: ServerUnderTestPlan): Promise<void> {
+  if (under.scene) return runScene(ctx, under, under.scene);
   const plan = ctx.scenario.lab;
   const outbox = join(ctx.runDir, 'outbox.db');
   const side = chainAndOutbox(ctx, outbox);
@@ -33,7 +39,12 @@ export async function runServerScenario(ctx: RunContext<FeedPlan>, under: Server
     return;
   }
   const proxy = await ctx.proxy('probe', { host: HOST, port });
-  const probe = startProbe(ctx, proxy.listen.host, proxy.listen.port);
+  // The probe's wire record: its relay, in front of its proxy.
+  const reader = new OutboxReader(outbox);
+  ctx.defer(() => reader.close());
+  const relay = await LineRelay.start({ ...proxy.listen, tag: instanceTag(1) }, probeWireSink(ctx, 1, reader));
+  ctx.defer(() => relay.close());
+  const probe = startProbe(ctx, HOST, relay.port);
   const over = () => server.gone() || probe.gone();
   if (under.fault?.includes('stop@')) await awaitStopCommitted(ctx, stop, over);
   await playRest(ctx, side, over);
