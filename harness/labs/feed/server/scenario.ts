@@ -8,6 +8,7 @@ import type { CoreFile } from '../../../scenario/schema.js';
 import type { simulate } from '../scenario/chain-script.js';
 import type { ChainPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { type FeedFile, SERVER_UNDER_TEST_DEFAULTS } from '../scenario/schema.js';
+import { sceneProblems, scenePlanOf } from './scene.js';
 
 type File = FeedFile & CoreFile;
 
@@ -18,6 +19,7 @@ export function serverUnderTestPlanOf(file: FeedFile): ServerUnderTestPlan | und
     ...(u.fault === undefined ? {} : { fault: u.fault }),
     blocksWhileStopped: u.blocks_while_stopped ?? SERVER_UNDER_TEST_DEFAULTS.blocksWhileStopped,
     pollMs: u.poll_ms ?? SERVER_UNDER_TEST_DEFAULTS.pollMs,
+    ...(scenePlanOf(u) ? { scene: scenePlanOf(u)! } : {}),
   };
 }
 
@@ -47,7 +49,7 @@ function refusedKeys(file: File): RawProblem[] {
 export function serverUnderTestProblems(file: File, chain: ChainPlan, sim: ReturnType<typeof simulate> | undefined): RawProblem[] {
   const plan = serverUnderTestPlanOf(file);
   if (!plan) return [];
-  const out = refusedKeys(file);
+  const out = [...refusedKeys(file), ...sceneProblems(file.server?.under_test, chain)];
   const at = (key: string): (string | number)[] => ['server', 'under_test', key];
   const items = (plan.fault ?? '').split(',').filter(Boolean);
   if (items.some((item) => item.startsWith('exit@')))
