@@ -12,6 +12,7 @@ import { type FeedPlan, feedScenario } from './scenario/load.js';
 import { feedRowBound, readFeedStore } from './check/store-reader.js';
 import { checkStorm } from './storm/checker.js';
 import { checkServerRun } from './server/check.js';
+import { checkSceneRun } from './server/scene/check-scene.js';
 import { feedVocabulary } from './report/vocabulary.js';
 
 export const feedLab = defineLab<FeedPlan>({
@@ -59,7 +60,7 @@ export const feedLab = defineLab<FeedPlan>({
   },
   check: (ctx: RunContext<FeedPlan>) =>
     ctx.scenario.lab.serverUnderTest
-      ? checkServerRun({
+      ? (ctx.scenario.lab.serverUnderTest.scene ? checkSceneRun : checkServerRun)({
           journal: ctx.journal.entries,
           plan: ctx.scenario,
           under: ctx.scenario.lab.serverUnderTest,

@@ -14,6 +14,12 @@ export interface IndexerInit {
   genesisBalances: ReadonlyMap<string, bigint>;
   /** Delete confirmed rows whose block is older than this much virtual time behind the head. */
   retentionMs?: number;
+  /**
+   * Insert a reorganisation's new blocks newest first (still one transaction, invisible to a
+   * reader that reads by cursor): the outbox's insertion order then differs from cursor order,
+   * which a server that serves rows in insertion order gets wrong (the server runs set it).
+   */
+  newestFirstAfterReorg?: boolean;
 }
 
 type Row = { type: string; from_account: string; to_account: string; amount: string };
@@ -23,6 +29,7 @@ export class OutboxIndexer {
   private readonly chainId: number;
   private readonly confirmations: number;
   private readonly retentionMs: number | undefined;
+  private readonly newestFirstAfterReorg: boolean;
 
   /** Creates the outbox database at `path` (a new file) with the genesis block and balances. */
   constructor(path: string, init: IndexerInit) {
@@ -30,6 +37,7 @@ export class OutboxIndexer {
     this.chainId = init.chainId;
     this.confirmations = init.confirmations;
     this.retentionMs = init.retentionMs;
+    this.newestFirstAfterReorg = init.newestFirstAfterReorg ?? false;
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(OUTBOX_SCHEMA);
@@ -95,7 +103,7 @@ export class OutboxIndexer {
       if (unmark.run(block.hash).changes !== 1) throw new Error(`abandoned block ${block.number} ${block.hash} is not on the indexed chain`);
     }
     this.db.prepare('DELETE FROM outbox WHERE chain_id = ? AND block_number >= ?').run(this.chainId, forkNumber);
-    for (const block of added) this.insertBlock(block);
+    for (const block of this.newestFirstAfterReorg ? [...added].reverse() : added) this.insertBlock(block);
     this.db
       .prepare('INSERT INTO reorgs (chain_id, fork_number, depth, added, old_head_hash, new_head_hash, deep) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(this.chainId, forkNumber, abandoned.length, added.length, oldHead.hash, added.at(-1)!.hash, change.deep ? 1 : 0);

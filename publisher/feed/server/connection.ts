@@ -8,7 +8,7 @@ import { encodePing, encodePong, encodeReset, encodeRevoke, encodeSnapshot } fro
 import { FrameError, type ResetReason, type SubscribeFrame, parseClientFrame } from '../../../protocol/feed/frames.js';
 import { NdjsonSplitter } from '../../../protocol/feed/lines.js';
 import { type CloseParty, endsOf, type TranscriptEvent } from '../../transcript.js';
-import { type DeliverySteps, type DeliveryState, planDelivery, planResume, planSnapshot } from './delivery.js';
+import { type DeliverySteps, type DeliveryState, planDelivery, planSnapshot } from './delivery.js';
 import type { ConnectionHeartbeat, ConnectionPolicy } from './policy.js';
 import type { FeedMisbehaviour } from './misbehaviour.js';
 import { encodeRealEvent, eventOf } from '../outbox/events.js';
@@ -224,7 +224,7 @@ export class FeedConnection {
   }
 
   private startFromCursor(cursor: string, blockHash: string): void {
-    const plan = planResume(this.stream.reader, cursor, blockHash, this.topics);
+    const plan = this.stream.settings.steps.resume(this.stream.reader, cursor, blockHash, this.topics);
     if (plan.kind !== 'replay') {
       const why = plan.kind === 'untraceable' ? plan.why : `retention deleted ${cursorAt(this.stream.reader.chainId, plan.pruned)} of ${plan.account}`;
       this.reset('stale-cursor', `stale cursor ${cursor}: ${why}`);
@@ -252,7 +252,7 @@ export class FeedConnection {
     if (!live && this.writer.length > 0) return;
     const { reader, settings } = this.stream;
     const from = this.delivery.read;
-    const step = planDelivery(reader, this.delivery, this.topics, Math.min(settings.pageSize, settings.queueLimit), live);
+    const step = planDelivery(reader, this.delivery, this.topics, Math.min(settings.pageSize, settings.queueLimit), live, settings.steps.page);
     this.delivery = step.state;
     for (const { reorg, revoke } of step.reorgs) {
       const fromCursor = cursorAt(reader.chainId, { block: reorg.forkNumber, logIndex: 0 });

@@ -78,12 +78,18 @@ export interface SnapshotFollow {
 export interface DeliverySteps {
   /** After a snapshot at `plan` was read and its hook ran (time may have passed): where delivery goes on from. */
   followFromSnapshot(reader: OutboxReader, topics: readonly string[], plan: SnapshotPlan): SnapshotFollow;
+  /** The answer to a subscribe with a cursor: `planResume`. */
+  resume(reader: OutboxReader, cursor: string, blockHash: string, topics: readonly string[]): ResumePlan;
+  /** The next rows after `after` that involve `topics`, at most `limit`, in cursor order (inside a read transaction). */
+  page(reader: OutboxReader, after: Position, topics: readonly string[], limit: number): OutboxRow[];
 }
 
 export const REFERENCE_STEPS: DeliverySteps = {
   // Subscribe, buffer, snapshot, release: the outbox is the buffer. Reading on from the
   // snapshot's own position delivers everything committed after it, however long ago it was read.
   followFromSnapshot: (_reader, _topics, plan) => ({ state: { read: plan.position, held: plan.position, reorgSeen: plan.reorgSeen }, rows: [] }),
+  resume: planResume,
+  page: (reader, after, topics, limit) => reader.eventsAfter(after, topics, limit),
 };
 
 export interface DeliveryState {
@@ -107,7 +113,14 @@ export interface DeliveryStep {
  * Reads the next rows for a connection: one page of at most `pageSize` while catching up, or
  * everything up to the head when live (pages of `pageSize`, all in the same transaction).
  */
-export function planDelivery(reader: OutboxReader, state: DeliveryState, topics: readonly string[], pageSize: number, live: boolean): DeliveryStep {
+export function planDelivery(
+  reader: OutboxReader,
+  state: DeliveryState,
+  topics: readonly string[],
+  pageSize: number,
+  live: boolean,
+  page: DeliverySteps['page'] = REFERENCE_STEPS.page,
+): DeliveryStep {
   return reader.read(() => {
     let { read, held } = state;
     const reorgs = reader.reorgsAfter(state.reorgSeen).map((reorg) => {
@@ -123,11 +136,11 @@ export function planDelivery(reader: OutboxReader, state: DeliveryState, topics:
     const rows: OutboxRow[] = [];
     let caughtUp = false;
     do {
-      const page = reader.eventsAfter(read, topics, pageSize);
-      rows.push(...page);
-      caughtUp = page.length < pageSize;
+      const got = page(reader, read, topics, pageSize);
+      rows.push(...got);
+      caughtUp = got.length < pageSize;
       // A short page is the end of the outbox: everything up to the head has been read.
-      read = caughtUp ? positionAfterBlock(reader.head().number) : { block: page.at(-1)!.block_number, logIndex: page.at(-1)!.log_index };
+      read = caughtUp ? positionAfterBlock(reader.head().number) : { block: got.at(-1)!.block_number, logIndex: got.at(-1)!.log_index };
     } while (live && !caughtUp);
     const last = rows.at(-1);
     if (last) held = { block: last.block_number, logIndex: last.log_index };

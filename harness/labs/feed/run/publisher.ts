@@ -59,7 +59,11 @@ function idOf(line: string): string | undefined {
 }
 
 /** The chain, its outbox with the initial blocks mined, and the indexer closed when the run ends. */
-export function chainAndOutbox(ctx: RunContext<FeedPlan>, outboxPath: string): Pick<FeedSide, 'chain' | 'script' | 'indexer'> {
+export function chainAndOutbox(
+  ctx: RunContext<FeedPlan>,
+  outboxPath: string,
+  options: { newestFirstAfterReorg?: boolean } = {},
+): Pick<FeedSide, 'chain' | 'script' | 'indexer'> {
   const plan = ctx.scenario.lab;
   // The same script the checker simulates.
   const chain = new SimChain(chainConfig(plan.chain));
@@ -70,6 +74,7 @@ export function chainAndOutbox(ctx: RunContext<FeedPlan>, outboxPath: string): P
     genesis: chain.genesis,
     genesisBalances: chain.genesisBalances,
     ...(plan.chain.retentionMs === undefined ? {} : { retentionMs: plan.chain.retentionMs }),
+    ...options,
   });
   ctx.defer(() => indexer.close());
   for (const change of script.mineInitial()) indexer.apply(change);

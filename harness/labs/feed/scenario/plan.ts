@@ -81,6 +81,24 @@ export interface ServerUnderTestPlan {
   clients: ClientPlan[];
   /** The server's RSS may grow at most this much above its first sample. */
   maxRssGrowthBytes?: number;
+  /** Several instances, probes or steps (harness/labs/feed/server/scene/scene.ts); absent: one server, one probe. */
+  scene?: ScenePlan;
+}
+
+export interface ScenePlan {
+  instances: number;
+  probes: { instance: number; store: 'empty' | 'other-chain' }[];
+  steps: SceneStep[];
+}
+
+export type SceneAction =
+  | { kind: 'kill' | 'sigterm' | 'start'; instance: number }
+  | { kind: 'away' | 'back'; probe: number }
+  | { kind: 'repoint'; probe: number; to: number };
+
+export interface SceneStep {
+  beforeBlock: number;
+  action: SceneAction;
 }
 
 export interface StormPlan {

@@ -234,6 +234,42 @@ export const SERVER_FAULT_PATTERN = `^${SERVER_FAULT_ITEM}(,${SERVER_FAULT_ITEM}
 
 export const SERVER_UNDER_TEST_DEFAULTS = { blocksWhileStopped: 3, pollMs: 50 } as const;
 
+/** A server scene's limits: server instances, probes, steps. */
+export const SCENE_LIMITS = { instances: 4, probes: 8, steps: 40 } as const;
+
+const sceneProbeSchema = {
+  type: 'object',
+  description: 'One probe: the reference consumer, through a line relay and a proxy of its own, subscribing to one server instance.',
+  additionalProperties: false,
+  properties: {
+    instance: integer(1, SCENE_LIMITS.instances, 'The server instance its proxy leads to at the start; default 1.'),
+    store: {
+      type: 'string',
+      enum: ['empty', 'other-chain'],
+      description:
+        '`empty` (the default): a new store, so its first subscribe carries a null cursor. `other-chain`: a store holding a cursor and block hash of another chain, so its first subscribe must be answered with `reset stale-cursor`.',
+    },
+  },
+} as const satisfies JSONSchema;
+
+const sceneStepSchema = {
+  type: 'object',
+  description:
+    "One step of the scene, taken just before block `before_block` is mined; exactly one action: `kill` (SIGKILL an instance), `sigterm` (SIGTERM it: `reset shutdown` to every probe, exit 0 within 2 s), `start` (start a stopped instance again on its port and the same outbox), `away`/`back` (a probe's proxy down/up), `repoint` with `to` (a probe's next connections go to another instance).",
+  additionalProperties: false,
+  required: ['before_block'],
+  properties: {
+    before_block: integer(1, 100_000, 'The step is taken just before this block of the script is mined.'),
+    kill: integer(1, SCENE_LIMITS.instances, 'SIGKILL this server instance.'),
+    sigterm: integer(1, SCENE_LIMITS.instances, 'SIGTERM this server instance.'),
+    start: integer(1, SCENE_LIMITS.instances, 'Start this (killed or terminated) server instance again.'),
+    away: integer(1, SCENE_LIMITS.probes, "This probe's proxy goes down: its connection is cut and it cannot reconnect."),
+    back: integer(1, SCENE_LIMITS.probes, "This probe's proxy comes back."),
+    repoint: integer(1, SCENE_LIMITS.probes, "This probe's next connections go to instance `to` (its relay leads them to that instance's proxy)."),
+    to: integer(1, SCENE_LIMITS.instances, 'With `repoint`: the instance.'),
+  },
+} as const satisfies JSONSchema;
+
 const underTestSchema = {
   type: 'object',
   description:
@@ -268,6 +304,20 @@ const underTestSchema = {
       65_536,
       "The server's memory bound: the RSS of its process tree (sampled from /proc every 100 ms once it listens) may grow at most this many MiB above its first sample. Default: no bound (the samples are still reported).",
     ),
+    instances: integer(1, SCENE_LIMITS.instances, 'Server processes started on the one outbox, each on its own port (instances 1..n); default 1.'),
+    probes: {
+      type: 'array',
+      minItems: 1,
+      maxItems: SCENE_LIMITS.probes,
+      items: sceneProbeSchema,
+      description: 'The probes (1..n, in this order); default one probe on instance 1 with an empty store.',
+    },
+    steps: {
+      type: 'array',
+      maxItems: SCENE_LIMITS.steps,
+      items: sceneStepSchema,
+      description: 'What the harness does to the servers and probes as the script runs, in block order.',
+    },
   },
 } as const satisfies JSONSchema;
 

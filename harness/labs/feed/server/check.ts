@@ -21,6 +21,7 @@ import { PROBE_STREAM } from './probe.js';
 import { blocksWhileStopped } from './scenario.js';
 import { checkClients } from './clients/check.js';
 import { lastLine, type ServerFacts, serverFactsOf, serverProblems } from './server-problems.js';
+import { probeWireProblems } from './wire/wire-checks.js';
 
 /**
  * The snapshot the server had to send for `cursor`'s block: the safe point's cursor (the block's
@@ -63,7 +64,7 @@ function raceProblems(judged: Judgement, facts: ServerFacts, plan: FeedPlan, und
 }
 
 /** The store's findings, in a probe's words: the server sent what the probe holds. */
-function storeFindings(judged: Judgement, snapshotBlockHash: string | null): Finding[] {
+export function storeFindings(judged: Judgement, snapshotBlockHash: string | null): Finding[] {
   return judged.problems.map((p) => ({
     code: p.code,
     text:
@@ -75,7 +76,7 @@ function storeFindings(judged: Judgement, snapshotBlockHash: string | null): Fin
 }
 
 /** The probe is the harness's own reference consumer: its ending early or badly makes the run unjudgeable. */
-function probeErrors(probe: ProcessFacts): Finding[] {
+export function probeErrors(probe: ProcessFacts): Finding[] {
   const e = probe.exit;
   if (!e) return probe.startedAt === undefined ? [] : [{ code: 'probe-never-ended', text: 'the probe (the reference consumer) has no recorded exit' }];
   const how = e.signal ? `was killed by ${e.signal}` : `exited with status ${e.code}`;
@@ -103,6 +104,7 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
   const judged = view && judgeStore('the probe', view, expected, chainSnapshotAt(sim, view.snapshotCursor));
   const findings: Finding[] = [
     ...(judged ? raceProblems(judged, server, lab, under) : []),
+    ...probeWireProblems({ journal, chainId: expected.chainId, forkPoints: sim.reorgs.map((r) => r.forkNumber) }),
     ...serverProblems(server, view?.snapshotCursor != null),
     // A server that never listened left the probe nothing to connect to: its store says nothing more.
     ...(judged && server.notListeningAt === undefined && db !== undefined ? storeFindings(judged, view!.snapshotBlockHash) : []),

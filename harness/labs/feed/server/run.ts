@@ -20,10 +20,16 @@ import { awaitListening, serverEnv, startServer, terminateServer } from './proce
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
 import { startClients } from './clients/run.js';
 import { sampleServerMemory } from './memory.js';
+import { OutboxReader } from '../../../../publisher/feed/outbox/reader.js';
+import { LineRelay } from './wire/relay.js';
+import { probeWireSink } from './wire/probe-wire.js';
+import { runScene } from './scene/scene-run.js';
+import { instanceTag } from './wire/wire-checks.js';
 
 const HOST = '127.0.0.1';
 
 export async function runServerScenario(ctx: RunContext<FeedPlan>, under: ServerUnderTestPlan): Promise<void> {
+  if (under.scene) return runScene(ctx, under, under.scene);
   const plan = ctx.scenario.lab;
   const outbox = join(ctx.runDir, 'outbox.db');
   const side = chainAndOutbox(ctx, outbox);
@@ -35,7 +41,12 @@ export async function runServerScenario(ctx: RunContext<FeedPlan>, under: Server
     return;
   }
   const proxy = await ctx.proxy('probe', { host: HOST, port });
-  const probe = startProbe(ctx, proxy.listen.host, proxy.listen.port);
+  // The probe's wire record: its relay, in front of its proxy.
+  const reader = new OutboxReader(outbox);
+  ctx.defer(() => reader.close());
+  const relay = await LineRelay.start({ ...proxy.listen, tag: instanceTag(1) }, probeWireSink(ctx, 1, reader));
+  ctx.defer(() => relay.close());
+  const probe = startProbe(ctx, HOST, relay.port);
   const stopSampling = sampleServerMemory(ctx, server.started.proc.pid);
   ctx.defer(stopSampling);
   const sim = simulate(plan.chain, plan.topicIndexes);

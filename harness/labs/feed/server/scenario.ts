@@ -9,6 +9,7 @@ import type { simulate } from '../scenario/chain-script.js';
 import type { ChainPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { type FeedFile, SERVER_UNDER_TEST_DEFAULTS } from '../scenario/schema.js';
 import { clientPlansOf, clientProblems } from './clients/plan.js';
+import { sceneProblems, scenePlanOf } from './scene/scene.js';
 
 type File = FeedFile & CoreFile;
 
@@ -21,6 +22,7 @@ export function serverUnderTestPlanOf(file: FeedFile): ServerUnderTestPlan | und
     pollMs: u.poll_ms ?? SERVER_UNDER_TEST_DEFAULTS.pollMs,
     clients: clientPlansOf(u.clients),
     ...(u.max_rss_growth_mib === undefined ? {} : { maxRssGrowthBytes: u.max_rss_growth_mib * 1024 * 1024 }),
+    ...(scenePlanOf(u) ? { scene: scenePlanOf(u)! } : {}),
   };
 }
 
@@ -50,8 +52,12 @@ function refusedKeys(file: File): RawProblem[] {
 export function serverUnderTestProblems(file: File, chain: ChainPlan, sim: ReturnType<typeof simulate> | undefined): RawProblem[] {
   const plan = serverUnderTestPlanOf(file);
   if (!plan) return [];
-  const out = [...refusedKeys(file), ...clientProblems(file.server?.under_test?.clients)];
+  const out = [...refusedKeys(file), ...clientProblems(file.server?.under_test?.clients), ...sceneProblems(file.server?.under_test, chain)];
   const at = (key: string): (string | number)[] => ['server', 'under_test', key];
+  // A scene runs its own probes and instances (scene/scene-run.ts): the harness's clients and the memory bound are not in it yet.
+  for (const key of ['clients', 'max_rss_growth_mib'] as const)
+    if (plan.scene && file.server?.under_test?.[key] !== undefined)
+      out.push({ segments: at(key), at: 'key', message: `a scene (instances, probes, steps) takes no ${key} yet` });
   const items = (plan.fault ?? '').split(',').filter(Boolean);
   if (items.some((item) => item.startsWith('exit@')))
     out.push({ segments: at('fault'), at: 'value', message: 'only `stop@` hooks are run so far: the harness does not restart a server that exits' });

@@ -67,3 +67,74 @@ t.test('clients and the memory bound: planned with their defaults, mistakes name
   t.match(fields(problemsOf(t, under('clients:', '  - { name: A, kind: pinger }'))), /server\.under_test\.clients\[0\]\.name/);
   t.match(fields(problemsOf(t, under('max_rss_growth_mib: 0'))), /server\.under_test\.max_rss_growth_mib/);
 });
+
+t.test('a scene (instances, probes, steps) loads into its plan; the shipped ones load', async (t) => {
+  const s = loadScenario(path.join(ROOT, 'scenarios', 'feed', 'feed-server-two-instances.yaml'));
+  t.same((s.lab as FeedPlan).serverUnderTest?.scene, {
+    instances: 2,
+    probes: [
+      { instance: 1, store: 'empty' },
+      { instance: 1, store: 'empty' },
+      { instance: 2, store: 'empty' },
+    ],
+    steps: [
+      { beforeBlock: 14, action: { kind: 'repoint', probe: 1, to: 2 } },
+      { beforeBlock: 14, action: { kind: 'repoint', probe: 2, to: 2 } },
+      { beforeBlock: 14, action: { kind: 'kill', instance: 1 } },
+    ],
+  });
+  for (const name of ['stale-cursor', 'reorg', 'restart', 'sigterm']) {
+    const scene = (loadScenario(path.join(ROOT, 'scenarios', 'feed', `feed-server-${name}.yaml`)).lab as FeedPlan).serverUnderTest?.scene;
+    t.ok(scene && scene.steps.length > 0, `feed-server-${name} has its steps`);
+  }
+  t.same(
+    (loadScenario(path.join(ROOT, 'scenarios', 'feed', 'feed-server-stale-cursor.yaml')).lab as FeedPlan).serverUnderTest?.scene?.probes.map((p) => p.store),
+    ['empty', 'other-chain'],
+  );
+});
+
+t.test('scene mistakes are named at their field', async (t) => {
+  const under = (...lines: string[]) => [...HEAD, 'server:', '  under_test:', ...lines.map((l) => `    ${l}`)];
+  const fields = (p: ScenarioProblem[]) => p.map((x) => `${x.field}: ${x.message}`).join('\n');
+  t.match(
+    fields(problemsOf(t, under('steps: [{ before_block: 12 }]'))),
+    /server\.under_test\.steps\[0\]: a step needs one action: kill, sigterm, start, away, back, repoint/,
+  );
+  t.match(
+    fields(problemsOf(t, under('steps: [{ before_block: 12, kill: 1, away: 1 }]'))),
+    /server\.under_test\.steps\[0\]\.away: one action per step \(this one has kill and away\)/,
+  );
+  t.match(fields(problemsOf(t, under('steps: [{ before_block: 12, repoint: 1 }]'))), /server\.under_test\.steps\[0\]\.repoint: `repoint` needs `to`/);
+  t.match(fields(problemsOf(t, under('steps: [{ before_block: 12, kill: 1, to: 1 }]'))), /server\.under_test\.steps\[0\]\.to: `to` goes only with `repoint`/);
+  t.match(
+    fields(problemsOf(t, under('steps: [{ before_block: 12, kill: 2 }]'))),
+    /server\.under_test\.steps\[0\]\.kill: there is 1 instance \(instances: 1\); got 2/,
+  );
+  t.match(
+    fields(problemsOf(t, under('steps: [{ before_block: 5, kill: 1 }]'))),
+    /server\.under_test\.steps\[0\]\.before_block: the script mines blocks 9\.\.28; got 5/,
+  );
+  t.match(
+    fields(problemsOf(t, under('steps: [{ before_block: 14, kill: 1 }, { before_block: 12, start: 1 }]'))),
+    /server\.under_test\.steps\[1\]\.before_block: steps go in block order: this one is before block 12, the one above before block 14/,
+  );
+  t.match(
+    fields(problemsOf(t, under('steps: [{ before_block: 12, start: 1 }]'))),
+    /server\.under_test\.steps\[0\]\.start: instance 1 is already running at this point/,
+  );
+  t.match(
+    fields(problemsOf(t, under('steps: [{ before_block: 12, kill: 1 }, { before_block: 13, sigterm: 1 }]'))),
+    /server\.under_test\.steps\[1\]\.sigterm: instance 1 is not running at this point: start it first/,
+  );
+  t.match(fields(problemsOf(t, under('steps: [{ before_block: 12, back: 1 }]'))), /server\.under_test\.steps\[0\]\.back: probe 1 is not away at this point/);
+  t.match(fields(problemsOf(t, under('probes: [{ instance: 2 }]'))), /server\.under_test\.probes\[0\]\.instance: there is 1 instance; got 2/);
+  t.match(fields(problemsOf(t, under('probes: [{ store: other }]'))), /server\.under_test\.probes\[0\]\.store/);
+  t.match(
+    fields(problemsOf(t, under('fault: stop@snapshot:1', 'instances: 2'))),
+    /server\.under_test\.fault: a scene \(instances, probes, steps\) takes no `fault` hook yet/,
+  );
+  t.match(
+    fields(problemsOf(t, under('steps: [{ before_block: 12, repoint: 3, to: 1 }]'))),
+    /server\.under_test\.steps\[0\]\.repoint: there are 1 probes \(1\.\.1\); got 3/,
+  );
+});
