@@ -25,6 +25,7 @@ import { awaitProbeConverged, type Probe } from '../probe.js';
 import { seedOtherChainStore } from './probe-store.js';
 import { probeDone, probeStream, probeWireSink } from '../wire/probe-wire.js';
 import { awaitListening, SERVER_SIGTERM_EXIT_MS, type ServerProcess, serverEnv } from '../process.js';
+import { sealServerProcess } from '../seal.js';
 import { LineRelay } from '../wire/relay.js';
 import type { ChainSide } from '../script.js';
 import { instanceSignal, instanceTag } from '../wire/wire-checks.js';
@@ -70,12 +71,9 @@ class Scene {
   async start(n: number): Promise<void> {
     const { ctx } = this;
     const inst = this.instances[n - 1]!;
-    const started = ctx.processes.start(
-      'server',
-      ++this.incarnations,
-      ctx.serverCommand!,
-      serverEnv(ctx.scenario.lab, this.under, this.outbox, HOST, inst.port),
-    );
+    const env = serverEnv(ctx.scenario.lab, this.under, this.outbox, HOST, inst.port);
+    // Sealed as a lone server is (process.ts): every instance answers on its own port only, in the server's one room.
+    const started = ctx.processes.start('server', ++this.incarnations, ctx.serverCommand!, env, sealServerProcess(ctx, env));
     const exit = ctx.processes.exit(started);
     let gone = false;
     const finished = ctx.processes.finish(started, exit).finally(() => {
