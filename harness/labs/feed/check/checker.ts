@@ -15,7 +15,7 @@ import { badFrameProblems } from './bad-frames.js';
 import { type SimulatedChain, simulate } from '../scenario/chain-script.js';
 import { smallestDiff } from './diff.js';
 import { environmentVerdict } from './environment.js';
-import { type ConnFacts, factsOf, lossyFaultBetween, type ProcessFacts, type RunFacts, SIGTERM_EXIT_MS } from './facts.js';
+import { type ConnFacts, factsOf, lastLine, lossyFaultBetween, type ProcessFacts, type RunFacts, SIGTERM_EXIT_MS } from './facts.js';
 import { faultSteps } from '../scenario/fault-plan.js';
 import { halfOpenProblems } from './half-open.js';
 import { describeModel, hookMoments, hookReadProblem, transactionWords } from './hooks.js';
@@ -216,7 +216,7 @@ function processProblems(consumers: readonly ProcessFacts[], lab: FeedPlan): Fin
     }
     if (e.killedBy === 'harness') continue; // a process fault of the scenario (SIGKILL): the restart is the point
     const how = e.signal ? `was killed by ${e.signal}` : `exited with status ${e.code}`;
-    const said = firstLine(e.stderrTail);
+    const said = lastLine(e.stderrTail);
     if (exitHook && e.code !== 86)
       out.push({
         code: 'hook-exit-status',
@@ -288,20 +288,12 @@ function controlProcessProblems(c: ProcessFacts): Finding[] {
     return [
       {
         code: 'control-ended-early',
-        text: `the control consumer ${c.exit.signal ? `was killed by ${c.exit.signal}` : `exited with status ${c.exit.code}`} before the end${firstLine(c.exit.stderrTail) ? ` ("${firstLine(c.exit.stderrTail)}")` : ''}`,
+        text: `the control consumer ${c.exit.signal ? `was killed by ${c.exit.signal}` : `exited with status ${c.exit.code}`} before the end${lastLine(c.exit.stderrTail) ? ` ("${lastLine(c.exit.stderrTail)}")` : ''}`,
         subject: { process: ref(c), t: c.exit.t },
       },
     ];
   return sigtermProblems(c).map((f) => ({ ...f, code: `control-${f.code}` }));
 }
-
-const firstLine = (text: string): string =>
-  text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .at(-1)
-    ?.slice(0, 200) ?? '';
 
 // ------------------------------------------------------------------------------ mid-run reads
 

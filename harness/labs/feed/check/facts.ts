@@ -52,6 +52,20 @@ export interface ConnFacts {
   notes: { t: number; text: string }[];
 }
 
+/** A process's exit as the checks read it, from its journal entry. */
+export function exitFacts(e: Extract<JournalEntry, { type: 'process-exit' }>): NonNullable<ProcessFacts['exit']> {
+  return { t: e.t, code: e.code, signal: e.signal, ...(e.killedBy ? { killedBy: e.killedBy } : {}), durationMs: e.durationMs, stderrTail: e.stderrTail };
+}
+
+/** The last non-empty line of a process's output (at most 200 characters): what it said last. */
+export const lastLine = (text: string): string =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .at(-1)
+    ?.slice(0, 200) ?? '';
+
 export interface ProcessFacts {
   role: Role;
   incarnation: number;
@@ -195,14 +209,7 @@ export function factsOf(journal: readonly JournalEntry[], chainId: number): RunF
       }
       case 'process-exit':
         if (e.role === 'server') break;
-        processOf(e.role, e.incarnation).exit = {
-          t: e.t,
-          code: e.code,
-          signal: e.signal,
-          ...(e.killedBy ? { killedBy: e.killedBy } : {}),
-          durationMs: e.durationMs,
-          stderrTail: e.stderrTail,
-        };
+        processOf(e.role, e.incarnation).exit = exitFacts(e);
         break;
       case 'store-read': {
         const store = e.store as FeedStoreSnapshot;

@@ -10,7 +10,7 @@ import { type Finding, statusOf, type Verdict } from '../../../findings/verdict.
 import type { JournalEntry } from '../../../record/journal.js';
 import type { Scenario } from '../../../scenario/types.js';
 import { smallestDiff } from '../check/diff.js';
-import { factsOf, type ProcessFacts, SIGTERM_EXIT_MS } from '../check/facts.js';
+import { factsOf, lastLine, type ProcessFacts, SIGTERM_EXIT_MS } from '../check/facts.js';
 import { expectedOf, judgeStore, type Judgement, type SentSnapshot, viewOf } from '../check/state.js';
 import type { FeedStoreSnapshot } from '../check/store-reader.js';
 import { activityTable, storesStateTable } from '../report/tables.js';
@@ -20,7 +20,7 @@ import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { PROBE_STREAM } from './probe.js';
 import { blocksWhileStopped } from './scenario.js';
 import { checkClients } from './clients/check.js';
-import { lastLine, type ServerFacts, serverFactsOf, serverProblems } from './server-problems.js';
+import { type ServerFacts, serverFactsOf, serverProblems } from './server-problems.js';
 import { probeWireProblems } from './wire/wire-checks.js';
 
 /**

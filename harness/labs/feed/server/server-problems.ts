@@ -5,6 +5,7 @@
 
 import type { Finding, ProcessRef } from '../../../findings/verdict.js';
 import type { JournalEntry } from '../../../record/journal.js';
+import { exitFacts, lastLine } from '../check/facts.js';
 import { seconds } from '../report/words.js';
 import { SERVER_SIGNAL, SERVER_SIGTERM_EXIT_MS } from './process.js';
 import { COMMIT_WHILE_STOPPED } from './script.js';
@@ -34,29 +35,13 @@ export function serverFactsOf(journal: readonly JournalEntry[]): ServerFacts {
     if (e.type === 'process-start' && e.role === 'server')
       Object.assign(facts, { command: e.command, pid: e.pid, startedAt: e.t, ...(e.env.CHAOSLAB_FAULT ? { fault: e.env.CHAOSLAB_FAULT } : {}) });
     else if (e.type === 'process-stopped' && e.role === 'server') facts.stops.push(e.t);
-    else if (e.type === 'process-exit' && e.role === 'server')
-      facts.exit = {
-        t: e.t,
-        code: e.code,
-        signal: e.signal,
-        ...(e.killedBy ? { killedBy: e.killedBy } : {}),
-        durationMs: e.durationMs,
-        stderrTail: e.stderrTail,
-      };
+    else if (e.type === 'process-exit' && e.role === 'server') facts.exit = exitFacts(e);
     else if (e.type === 'fault' && e.name === SERVER_SIGNAL.sigterm) facts.sigtermAt = e.t;
     else if (e.type === 'fault' && e.name === SERVER_SIGNAL.notListening) facts.notListeningAt = e.t;
     else if (e.type === 'fault' && e.name === COMMIT_WHILE_STOPPED) facts.committedAt = e.t;
   }
   return facts;
 }
-
-export const lastLine = (text: string): string =>
-  text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .at(-1)
-    ?.slice(0, 200) ?? '';
 
 const how = (e: NonNullable<ServerFacts['exit']>): string => (e.signal ? `was killed by ${e.signal}` : `exited with status ${e.code}`);
 const said = (e: NonNullable<ServerFacts['exit']>): string => (lastLine(e.stderrTail) ? ` (its stderr: "${lastLine(e.stderrTail)}")` : '');

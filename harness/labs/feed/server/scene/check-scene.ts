@@ -6,7 +6,7 @@
 
 import { statusOf, type Finding, type Verdict } from '../../../../findings/verdict.js';
 import type { JournalEntry } from '../../../../record/journal.js';
-import { type ProcessFacts, SIGTERM_FAULT } from '../../check/facts.js';
+import { exitFacts, type ProcessFacts, SIGTERM_FAULT } from '../../check/facts.js';
 import { expectedOf, judgeStore, type Judgement, viewOf } from '../../check/state.js';
 import { smallestDiff } from '../../check/diff.js';
 import { activityTable, storesStateTable } from '../../report/tables.js';
@@ -32,15 +32,7 @@ function probeFacts(journal: readonly JournalEntry[], n: number): ProcessFacts {
   const facts: ProcessFacts = { role: 'control', incarnation: n, reads: [], conns: [] };
   for (const e of journal) {
     if (e.type === 'process-start' && e.role === 'control' && e.incarnation === n) facts.startedAt = e.t;
-    else if (e.type === 'process-exit' && e.role === 'control' && e.incarnation === n)
-      facts.exit = {
-        t: e.t,
-        code: e.code,
-        signal: e.signal,
-        ...(e.killedBy ? { killedBy: e.killedBy } : {}),
-        durationMs: e.durationMs,
-        stderrTail: e.stderrTail,
-      };
+    else if (e.type === 'process-exit' && e.role === 'control' && e.incarnation === n) facts.exit = exitFacts(e);
     else if (e.type === 'fault' && (e.name === SIGTERM_FAULT.control || e.name === probeDone(n))) facts.sigtermAt ??= e.t;
   }
   return facts;

@@ -7,7 +7,7 @@ import type { Finding, ProcessRef, Verdict } from '../../../../findings/verdict.
 import type { JournalEntry } from '../../../../record/journal.js';
 import { seconds } from '../../report/words.js';
 import { SERVER_SIGNAL, SERVER_SIGTERM_EXIT_MS } from '../process.js';
-import { lastLine } from '../server-problems.js';
+import { lastLine } from '../../check/facts.js';
 
 const EXIT_SLACK_MS = 250;
 const SIGNAL_NAME = /^(sigterm|kill|end)-instance-(\d+)$/;
