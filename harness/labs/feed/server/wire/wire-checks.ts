@@ -224,11 +224,23 @@ function streamProblems(c: ProbeConn, forkPoints: readonly number[], sigterms: {
   return [...out.values()];
 }
 
-/** Every connection open to an instance when it got SIGTERM, and already served, must hear `reset shutdown`. */
-function shutdownProblems(conns: readonly ProbeConn[], sigterms: { instance: number; t: number }[]): Finding[] {
+/** When each probe's process ended (probe n is the control role's incarnation n). */
+function probeExits(journal: readonly JournalEntry[]): Map<number, number> {
+  const exits = new Map<number, number>();
+  for (const e of journal) if (e.type === 'process-exit' && e.role === 'control') exits.set(e.incarnation, e.t);
+  return exits;
+}
+
+/**
+ * Every connection open to an instance when it got SIGTERM, and already served, must hear
+ * `reset shutdown` — unless its probe had already ended: the relay can see a probe's close late
+ * (it stops reading a probe whose server side is backed up), after the server's SIGTERM.
+ */
+function shutdownProblems(conns: readonly ProbeConn[], sigterms: { instance: number; t: number }[], exits: Map<number, number>): Finding[] {
   return sigterms.flatMap((s) =>
     conns.flatMap((c) => {
       if (c.instance !== s.instance || c.openedAt > s.t || (c.closedAt ?? Infinity) < s.t) return [];
+      if ((exits.get(c.probe) ?? Infinity) <= s.t) return [];
       const served = c.items.some((i) => 'frame' in i && i.frame && i.t <= s.t);
       const reset = c.items.some((i) => 'frame' in i && i.frame?.op === 'reset' && i.frame.reason === 'shutdown' && i.t >= s.t);
       if (!served || reset) return [];
@@ -250,5 +262,5 @@ export function probeWireProblems({ journal, chainId, forkPoints }: WireCheckInp
   const rest = conns.flatMap((c) =>
     streamProblems(c, forkPoints, sigterms).filter((f) => !first.some((g) => g.code === f.code && g.subject?.t === f.subject?.t)),
   );
-  return [...first, ...rest, ...shutdownProblems(conns, sigterms)];
+  return [...first, ...rest, ...shutdownProblems(conns, sigterms, probeExits(journal))];
 }

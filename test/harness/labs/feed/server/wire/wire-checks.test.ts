@@ -167,4 +167,20 @@ t.test('SIGTERM: every connection the instance served hears reset shutdown; anot
     { code: 'no-shutdown-reset', text: /probe 2 \(connection 1 to instance 1\): it was connected when instance 1 got SIGTERM, but no `reset shutdown` came/ },
   ]);
   t.equal(out.length, 1, 'probe 1 heard it; probe 3 was on instance 2');
+
+  // Probe 2's process had ended before the SIGTERM; the relay saw its close only later (it had stopped reading it).
+  const ended: JournalEntry = {
+    t: 45,
+    type: 'process-exit',
+    role: 'control',
+    incarnation: 2,
+    code: 0,
+    signal: null,
+    durationMs: 40,
+    stderrTail: '',
+    stdoutTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  };
+  t.same(check([...journal, ended]), [], 'a probe that had ended is owed no reset shutdown');
 });
