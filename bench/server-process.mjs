@@ -4,8 +4,8 @@
 // its "listening on" line. Its memory is read from /proc (VmRSS now, VmHWM the peak), so a
 // server in any language is measured the same way.
 import { spawn } from 'node:child_process';
+import { freePort } from '../dist/harness/base/free-port.js';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { root } from './measure.mjs';
 
@@ -13,18 +13,6 @@ export const TS_SERVER = ['node', join(root, 'dist', 'publisher', 'feed', 'serve
 export const PY_SERVER = ['python3', join(root, 'publisher', 'feed', 'python', 'server.py')];
 const LISTEN_MS = 10_000;
 const MiB = 2 ** 20;
-
-/** A port the OS says is free now (the contract's CHAOSLAB_PORT cannot be 0). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** VmRSS and VmHWM of a live process, in MiB. */
 export function processMemory(pid) {

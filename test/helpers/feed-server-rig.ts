@@ -5,8 +5,9 @@
 // from outside (its exit, its stderr, whether it is stopped). Not a test file itself.
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { freePort } from '../../harness/base/free-port.js';
 import { readFileSync } from 'node:fs';
-import { type AddressInfo, connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { type ChainConfig, SimChain } from '../../publisher/feed/chain/chain.js';
@@ -44,18 +45,6 @@ export function startOutbox(t: Test, options: { chain?: Partial<ChainConfig>; in
   const producer = new BlockProducer(chain, indexer, () => {});
   producer.mine(options.initialBlocks ?? 0);
   return { path, chain, indexer, producer };
-}
-
-/** A TCP port nobody listens on right now (the contract's CHAOSLAB_PORT cannot be 0). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** The contract's environment with calm defaults: tests that need other times say so. */

@@ -9,7 +9,8 @@ import { formatCursor } from '../../../protocol/feed/cursor.js';
 import { encodePing, encodeSubscribe } from '../../../protocol/feed/encode.js';
 import type { SimChain } from '../../../publisher/feed/chain/chain.js';
 import { FeedClient, applyFrames, chainBalances, chainEvents, sleep, waitFor } from '../../helpers/feed-lab.js';
-import { type ServerUnderTest, freePort, runToExit, serverEnv, startOutbox, startServer } from '../../helpers/feed-server-rig.js';
+import { type ServerUnderTest, runToExit, serverEnv, startOutbox, startServer } from '../../helpers/feed-server-rig.js';
+import { freePort } from '../../../harness/base/free-port.js';
 
 const SERVERS: readonly ServerUnderTest[] = [
   { name: 'python', command: 'python3 publisher/feed/python/server.py' },

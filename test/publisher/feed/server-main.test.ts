@@ -5,8 +5,9 @@
 // right before an event frame is queued.
 
 import { type ChildProcess, spawn } from 'node:child_process';
+import { freePort } from '../../../harness/base/free-port.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
@@ -30,18 +31,6 @@ function outbox(t: Test, blocks: number) {
   mine(blocks);
   const reorg = (depth: number, length: number) => indexer.apply(chain.reorg({ depth, length }));
   return { chain, path, mine, reorg };
-}
-
-/** A port the OS just handed out and took back (the server must be given a real one: 0 is invalid). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const environment = (outboxPath: string, port: number): Record<string, string> => ({
