@@ -8,6 +8,7 @@ import type { TranscriptEvent } from '../../publisher/transcript.js';
 import type { ProcessRef, Verdict } from '../findings/verdict.js';
 import type { Reproduce } from './reproduce.js';
 import type { CgroupStats } from '../sandbox/cgroup.js';
+import type { LockHolder } from '../sandbox/file-locks.js';
 
 /**
  * Who is at the other end of a connection, as far as the harness can tell (unsealed runs):
@@ -124,6 +125,8 @@ export type JournalEvent =
   | { type: 'memory'; role: ProcessRole; incarnation: number; rssBytes: number; processes: number }
   | { type: 'verdict'; verdict: Verdict }
   | { type: 'harness-error'; message: string }
+  /** A server run: the harness's outbox writer was locked out (SQLITE_BUSY); who held locks on the outbox then. */
+  | { type: 'outbox-locked'; message: string; holders: LockHolder[] }
   /** `interrupted`: stopped (SIGINT/SIGTERM) before its own end; `by` the signal, `at` the journal time it came. */
   | { type: 'run-end'; status: 'pass' | 'fail' | 'error' | 'interrupted' | 'skipped'; interrupted?: { by: string; at: number } };
 

@@ -40,6 +40,7 @@ export type EntryOf<T extends JournalEntry['type']> = Extract<JournalEntry, { ty
 /** Every entry type of the schema: a compile error here when journal.ts gains or loses one. */
 const SCHEMA_TYPES: Record<JournalEntry['type'], true> = {
   'run-start': true,
+  'outbox-locked': true,
   toxiproxy: true,
   seal: true,
   room: true,

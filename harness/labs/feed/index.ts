@@ -13,6 +13,7 @@ import { feedRowBound, readFeedStore } from './check/store-reader.js';
 import { checkStorm } from './storm/checker.js';
 import { checkServerRun } from './server/check.js';
 import { checkSceneRun } from './server/scene/check-scene.js';
+import { lockedOutboxFirst } from './server/server-problems.js';
 import { feedVocabulary } from './report/vocabulary.js';
 
 export const feedLab = defineLab<FeedPlan>({
@@ -60,16 +61,19 @@ export const feedLab = defineLab<FeedPlan>({
   },
   check: (ctx: RunContext<FeedPlan>) =>
     ctx.scenario.lab.serverUnderTest
-      ? (ctx.scenario.lab.serverUnderTest.scene ? checkSceneRun : checkServerRun)({
-          journal: ctx.journal.entries,
-          plan: ctx.scenario,
-          under: ctx.scenario.lab.serverUnderTest,
-          read: (db) => {
-            const store = readFeedStore(db, { writerGone: true });
-            ctx.journal.write({ type: 'store-read', role: 'control', when: 'final', db, store });
-            return store;
-          },
-        })
+      ? lockedOutboxFirst(
+          ctx.journal.entries,
+          (ctx.scenario.lab.serverUnderTest.scene ? checkSceneRun : checkServerRun)({
+            journal: ctx.journal.entries,
+            plan: ctx.scenario,
+            under: ctx.scenario.lab.serverUnderTest,
+            read: (db) => {
+              const store = readFeedStore(db, { writerGone: true });
+              ctx.journal.write({ type: 'store-read', role: 'control', when: 'final', db, store });
+              return store;
+            },
+          }),
+        )
       : ctx.scenario.lab.storm
         ? checkStorm(ctx.journal.entries, ctx.scenario.lab, ctx.scenario.lab.storm)
         : checkFeedRun({

@@ -25,14 +25,19 @@ import { LineRelay } from './wire/relay.js';
 import { probeWireSink } from './wire/probe-wire.js';
 import { runScene } from './scene/scene-run.js';
 import { instanceTag } from './wire/wire-checks.js';
+import { guardOutbox, untilOutboxLocked } from './outbox-guard.js';
 
 const HOST = '127.0.0.1';
 
 export async function runServerScenario(ctx: RunContext<FeedPlan>, under: ServerUnderTestPlan): Promise<void> {
-  if (under.scene) return runScene(ctx, under, under.scene);
+  await untilOutboxLocked(ctx, () => (under.scene ? runScene(ctx, under, under.scene) : runOneServer(ctx, under)));
+}
+
+async function runOneServer(ctx: RunContext<FeedPlan>, under: ServerUnderTestPlan): Promise<void> {
   const plan = ctx.scenario.lab;
   const outbox = join(ctx.runDir, 'outbox.db');
-  const side = chainAndOutbox(ctx, outbox);
+  const raw = chainAndOutbox(ctx, outbox);
+  const side = { ...raw, indexer: guardOutbox(ctx, raw.indexer, outbox) };
   const port = await freePort(HOST);
   const server = startServer(ctx, serverEnv(plan, under, outbox, HOST, port));
   const stop = commitWhileStopped(ctx, server, side, under);

@@ -6,7 +6,6 @@
 // them. Then the rest of the script in compressed time, and the confirmation blocks.
 
 import { performance } from 'node:perf_hooks';
-import type { OutboxIndexer } from '../../../../publisher/feed/outbox/indexer.js';
 import type { SimChain } from '../../../../publisher/feed/chain/chain.js';
 import type { RunContext } from '../../../lab-api/lab.js';
 import { type ChainScript, confirmationBlocks } from '../scenario/chain-script.js';
@@ -14,6 +13,7 @@ import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { sleep } from '../run/state.js';
 import type { ServerProcess } from './process.js';
 import { blocksWhileStopped } from './scenario.js';
+import type { OutboxWriter } from './outbox-guard.js';
 
 /** The journal's name for the harness's commits while the server is stopped (then its SIGCONT). */
 export const COMMIT_WHILE_STOPPED = 'commit-while-stopped';
@@ -21,7 +21,7 @@ export const COMMIT_WHILE_STOPPED = 'commit-while-stopped';
 export interface ChainSide {
   chain: SimChain;
   script: ChainScript;
-  indexer: OutboxIndexer;
+  indexer: OutboxWriter;
 }
 
 export interface StopCommit {

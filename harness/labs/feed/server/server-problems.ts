@@ -3,7 +3,9 @@
 // its `stop@` hook or does not exit 0 within 2 s of SIGTERM is a finding, named with its status
 // and the last line it wrote on stderr.
 
-import type { Finding, ProcessRef } from '../../../findings/verdict.js';
+import { basename } from 'node:path';
+import type { Finding, ProcessRef, Verdict } from '../../../findings/verdict.js';
+import type { LockHolder } from '../../../sandbox/file-locks.js';
 import type { JournalEntry } from '../../../record/journal.js';
 import { exitFacts, lastLine } from '../check/facts.js';
 import { seconds } from '../report/words.js';
@@ -111,4 +113,38 @@ function hookProblems(f: ServerFacts, snapshotSent: boolean): Finding[] {
 
 export function serverProblems(f: ServerFacts, snapshotSent: boolean): Finding[] {
   return [...hookProblems(f, snapshotSent), ...endProblems(f)];
+}
+
+/**
+ * A lock a reader never needs, that keeps a writer out: in `-shm` the WAL write, checkpoint and
+ * recovery bytes (120-122), in the database the pending and reserved bytes (1073741824-5).
+ */
+function keepsWriterOut(h: LockHolder): boolean {
+  const [from, to] = h.range.split('-').map((n) => (n === 'EOF' ? Number.MAX_SAFE_INTEGER : Number(n))) as [number, number];
+  const overlaps = (a: number, b: number) => from <= b && to >= a;
+  return h.file.endsWith('-shm') ? overlaps(120, 122) : h.file.endsWith('-wal') ? false : overlaps(1073741824, 1073741825);
+}
+
+const holderWords = (h: LockHolder): string =>
+  `${h.pid === null ? 'a lock tied to no process (an open-file-description lock)' : `pid ${h.pid}${h.comm ? ` (${h.comm}` : ' ('}${h.uid === undefined ? '' : `, uid ${h.uid}`})`}: ${h.kind} on ${basename(h.file)} bytes ${h.range}`;
+
+/**
+ * The harness's outbox writer was locked out (outbox-guard.ts): that is the verdict, whatever
+ * the probes then missed (the script stopped there). The rest of the verdict's tables stay.
+ */
+export function lockedOutboxFirst(journal: readonly JournalEntry[], verdict: Verdict): Verdict {
+  const locked = journal.find((e) => e.type === 'outbox-locked');
+  if (locked?.type !== 'outbox-locked') return verdict;
+  const blocking = locked.holders.filter(keepsWriterOut);
+  const named = blocking.length > 0 ? blocking : locked.holders;
+  const shown = named.slice(0, 3).map(holderWords);
+  const more = named.length > shown.length ? `, and ${named.length - shown.length} more` : '';
+  const which = blocking.length > 0 ? "the writer's own lock bytes were held by" : 'locks held then';
+  const who = shown.length > 0 ? `; ${which}: ${shown.join('; ')}${more}` : '; no lock was held any more when the harness looked';
+  const finding: Finding = {
+    code: 'outbox-locked',
+    text: `the outbox was locked against the harness's writer until it gave up (${locked.message}) at ${seconds(locked.t)}${who}. A server reads the outbox in short read transactions and never locks it (server contract §2); the run stopped there`,
+    subject: { process: SERVER, t: locked.t },
+  };
+  return { ...verdict, status: 'fail', headline: finding.text, findings: [finding], harnessErrors: [], diff: [] };
 }

@@ -15,6 +15,7 @@ import { expectedOf, viewOf } from '../../check/state.js';
 import { readFeedStore } from '../../check/store-reader.js';
 import { consumerEnv } from '../../run/consumers.js';
 import { chainAndOutbox } from '../../run/publisher.js';
+import { guardOutbox } from '../outbox-guard.js';
 import { sleep } from '../../run/state.js';
 import { MID_RUN_READ } from '../../run/stores.js';
 import { sigtermAtEnd } from '../../run/terminate.js';
@@ -203,7 +204,8 @@ export async function runScene(ctx: RunContext<FeedPlan>, under: ServerUnderTest
   const lab = ctx.scenario.lab;
   const outbox = join(ctx.runDir, 'outbox.db');
   // Newest first: insertion order then differs from cursor order after a reorganisation.
-  const side = chainAndOutbox(ctx, outbox, { newestFirstAfterReorg: true });
+  const raw = chainAndOutbox(ctx, outbox, { newestFirstAfterReorg: true });
+  const side = { ...raw, indexer: guardOutbox(ctx, raw.indexer, outbox) };
   const reader = new OutboxReader(outbox);
   ctx.defer(() => reader.close());
   const instances: Instance[] = [];

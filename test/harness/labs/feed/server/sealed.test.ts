@@ -148,3 +148,28 @@ t.test('a hostile server changes nothing, reaches nothing, leaves nothing', { sk
     'the journal file reads back to its verdict',
   );
 });
+
+t.test("a server that locks the outbox against the harness's writer: a FAIL naming it, not an ERROR", { skip }, async (t) => {
+  const locker = `python3 ${join(ROOT, 'test', 'fixtures', 'hostile', 'server-lock-outbox.py')}`;
+  const { result, journal } = await sealedRun(t, locker);
+  const started = journal.find((e) => e.type === 'process-start' && e.role === 'server');
+  const uid = started?.type === 'process-start' ? started.sealed?.uid : undefined;
+  t.equal(result.status, 'fail', result.verdict?.headline ?? result.error ?? '');
+  t.same(
+    result.verdict?.findings.map((f) => f.code),
+    ['outbox-locked'],
+    'the lock is the finding, not what the probe then missed',
+  );
+  t.match(
+    result.verdict?.headline,
+    new RegExp(`the writer's own lock bytes were held by: pid \\d+ \\(python3, uid ${uid}\\): POSIX READ on outbox\\.db-shm bytes 120-127`),
+  );
+  const locked = journal.find((e) => e.type === 'outbox-locked');
+  t.ok(
+    locked?.type === 'outbox-locked' && locked.holders.some((h) => h.uid === uid && h.file.endsWith('outbox.db-shm') && h.range === '120-127'),
+    `journaled with who held which bytes: ${JSON.stringify(locked)}`,
+  );
+  const db = new Database(join(result.runDir, 'outbox.db'), { readonly: true, fileMustExist: true });
+  t.teardown(() => db.close());
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok', 'the outbox is whole');
+});
