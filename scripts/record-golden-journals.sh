@@ -27,3 +27,6 @@ record feed-happy-path-pass feed-happy-path
 record feed-acceptance-pass feed-acceptance
 record feed-crash-apply-pass feed-crash-apply
 record feed-cut-30s-pass feed-cut-30s
+# The feed lab's server runs (the TypeScript reference server, sealed as root): lanes per party, the memory plot, the delivery table.
+record feed-server-slow-reader feed-server-slow-reader
+record feed-server-two-instances-pass feed-server-two-instances

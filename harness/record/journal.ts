@@ -107,7 +107,25 @@ export type JournalEvent =
   | { type: 'leftovers'; when: 'before' | 'after'; uid: number; found: string[]; notRemoved: string[]; folders: string[]; tookMs: number }
   /** The harness read a consumer's store through an independent connection; `store` is the lab's snapshot. */
   | { type: 'store-read'; role: Role; incarnation?: number; when: StoreReadWhen; db: string; store: unknown }
-  | { type: 'fault'; action: 'apply' | 'lift'; name: string; kind: 'toxic' | 'proxy-down' | 'signal' | 'loss'; detail: string; incarnation?: number }
+  /** `role`: the process a signal went to, when the run names it (the feed lab's server runs); else a consumer's `incarnation`. */
+  | {
+      type: 'fault';
+      action: 'apply' | 'lift';
+      name: string;
+      kind: 'toxic' | 'proxy-down' | 'signal' | 'loss';
+      detail: string;
+      incarnation?: number;
+      role?: ProcessRole;
+    }
+  /**
+   * Who takes part in the run, in its own words (the feed lab's server runs: "probe 2", "server
+   * instance 1", "slow"): a lane of the sequence diagram, and the name reports give its processes
+   * and connections (harness/record/cast.ts). `side`: the server side answers, the client side
+   * connects. It is a process (`process`; a restarted one repeats its `id`), a wire stream
+   * (`stream`), and on the server side the `tag` of the wire opens that lead to it. A run without
+   * parties (the consumer runs) speaks of its consumer and control as ever.
+   */
+  | { type: 'party'; id: string; name: string; side: 'server' | 'client'; about?: string; process?: ProcessRef; stream?: string; tag?: string }
   /**
    * A loss fault was lifted: its nftables rules, and the named counters read back just before the
    * table was removed (`dropped` + `passed` = every packet to or from the consumer's proxy port).

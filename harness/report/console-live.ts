@@ -3,6 +3,7 @@
 // (console.ts) draws it; this module only keeps it up to date and says which milestones to print.
 
 import type { JournalEntry } from '../record/journal.js';
+import { Cast } from '../record/cast.js';
 import type { Vocabulary } from '../lab-api/lab.js';
 import { seconds, showLine } from '../text/format.js';
 import { vocabularyFor } from './vocabulary.js';
@@ -17,6 +18,8 @@ export interface Live {
   vocabulary?: Vocabulary;
   events?: number;
   unknownShown: Map<string, number>;
+  /** The run's names for its processes (a server run's probes and instances), from its `party` entries. */
+  cast: Cast;
 }
 
 /** Prints one milestone line of the scenario (the console decides whether it is shown). */
@@ -30,6 +33,7 @@ export const newLive = (name: string, startedAt: number): Live => ({
   consumerStreams: new Set(),
   committed: new Set(),
   unknownShown: new Map(),
+  cast: new Cast(),
 });
 
 /** The status line's words: the step, the active faults, the consumer's progress. */
@@ -42,8 +46,11 @@ export function statusText(live: Live): string {
   return parts.join(' · ');
 }
 
-const who = (e: { role?: string; incarnation?: number }): string =>
-  e.role === 'control' ? 'control' : e.role === 'server' ? 'server' : `consumer #${e.incarnation ?? '?'}`;
+/** A process in the console's words: the run's own name for it, if it gave one. */
+const whoIn =
+  (cast: Cast) =>
+  (e: { role?: string; incarnation?: number }): string =>
+    cast.nameOf(e.role, e.incarnation) ?? (e.role === 'control' ? 'control' : e.role === 'server' ? 'server' : `consumer #${e.incarnation ?? '?'}`);
 
 /** Moves `live` on by one journal entry, and prints the milestone it is, if any. */
 export function followEntry(s: Live, entry: JournalEntry, milestone: Milestone): void {
@@ -66,7 +73,13 @@ export function followEntry(s: Live, entry: JournalEntry, milestone: Milestone):
       if (entry.role === 'consumer') s.consumerStreams.add(entry.stream);
       break;
     case 'proxy':
-      if (entry.action === 'create') s.step = 'starting the consumers';
+      if (entry.action !== 'create') break;
+      if (s.cast.empty) s.step = 'starting the consumers';
+      // A server run's clients get their proxies while its probes run: a probe running says more.
+      else if (!s.step.endsWith(' running')) s.step = 'starting the probes';
+      break;
+    case 'party':
+      s.cast.add(entry);
       break;
     case 'process-start':
     case 'process-stopped':
@@ -103,9 +116,11 @@ export function followEntry(s: Live, entry: JournalEntry, milestone: Milestone):
 type EntryOf<T extends JournalEntry['type']> = Extract<JournalEntry, { type: T }>;
 
 function followProcess(s: Live, entry: EntryOf<'process-start' | 'process-stopped' | 'process-continued' | 'process-exit'>, milestone: Milestone): void {
+  const who = whoIn(s.cast);
   switch (entry.type) {
     case 'process-start': {
       if (entry.role === 'consumer') s.step = `consumer #${entry.incarnation} running`;
+      else if (s.cast.ofProcess(entry.role, entry.incarnation)?.side === 'client') s.step = `${who(entry)} running`;
       const fault = entry.env?.CHAOSLAB_FAULT;
       milestone(`${who(entry)} started (pid ${entry.pid}${fault ? `, fault ${fault}` : ''})`);
       break;
@@ -142,7 +157,7 @@ function followStoreRead(s: Live, entry: EntryOf<'store-read'>, milestone: Miles
   // A lab's own moments (the feed's read at each subscribe) in its words.
   const moment =
     entry.when === 'while-stopped' ? ' while stopped' : entry.when === 'after-exit' ? '' : ` (${s.vocabulary?.readMoments?.[entry.when] ?? entry.when})`;
-  milestone(`${who(entry)}'s file${moment}: ${what}`);
+  milestone(`${whoIn(s.cast)(entry)}'s file${moment}: ${what}`);
 }
 
 function followWire(s: Live, entry: EntryOf<'wire'>, milestone: Milestone): void {

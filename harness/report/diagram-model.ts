@@ -1,4 +1,5 @@
-// The sequence diagram's model: lanes (the publisher, the control, one per consumer process) and
+// The sequence diagram's model: lanes (the publisher, the control, one per consumer process; in a
+// run that names its parties, one per party: each server instance, each probe and client) and
 // rows (wire lines as arrows, marks for process starts, crashes, kills, stops and file reads,
 // notes for faults and harness errors), in journal order. Long runs of routine traffic — what the
 // lab's vocabulary calls routine — collapse into one labelled band, so a 100 000-event run draws a
@@ -6,7 +7,8 @@
 
 import { showLine } from '../text/format.js';
 
-export type LaneKind = 'publisher' | 'consumer' | 'control' | 'other';
+/** `server` and `client`: a party the run named (journal `party` entries, harness/record/cast.ts). */
+export type LaneKind = 'publisher' | 'consumer' | 'control' | 'server' | 'client' | 'other';
 
 export interface Lane {
   id: string;
@@ -155,4 +157,7 @@ export const KNOWN_TYPES: ReadonlySet<string> = new Set([
   'seal',
   'room',
   'leftovers',
+  'party',
+  // The server's memory samples are drawn as a figure of the verdict, not as rows.
+  'memory',
 ]);

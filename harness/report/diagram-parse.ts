@@ -4,6 +4,7 @@
 // telling; the findings' positions, keys and times say which lines are the culprits.
 
 import type { JournalEntry } from '../record/journal.js';
+import { type Cast, castOf } from '../record/cast.js';
 import type { Vocabulary } from '../lab-api/lab.js';
 import { describeUnknown } from '../text/format.js';
 import {
@@ -44,7 +45,7 @@ export function model(
   emit: (item: Item) => void,
   focusKeys: ReadonlySet<string> = new Set(),
 ): Lane[] {
-  const reader = new JournalReader(vocabulary, { seqs: focus, times: focusTimes, keys: focusKeys }, emit, unknownCounts(journal));
+  const reader = new JournalReader(vocabulary, { seqs: focus, times: focusTimes, keys: focusKeys }, emit, unknownCounts(journal), castOf(journal));
   for (const raw of journal) reader.read(raw as unknown as Loose);
   return reader.lanesInOrder();
 }
@@ -76,6 +77,8 @@ class JournalReader {
   private readonly lanes = new Map<string, Lane>();
   private readonly roleOfStream = new Map<string, string>();
   private readonly connState = new Map<string, Map<number, string>>();
+  /** The lane at the other end of each connection: the publisher, or the server party its open leads to. */
+  private readonly peerOfConn = new Map<string, string>();
   private readonly rank: ReturnType<Vocabulary['newRanker']>;
   private readonly label: ReturnType<NonNullable<Vocabulary['newLabeller']>> | undefined;
   private readonly moments: Record<string, string>;
@@ -90,12 +93,18 @@ class JournalReader {
     private readonly focus: Focus,
     private readonly emit: (item: Item) => void,
     private readonly unknownCounts: Map<string, number>,
+    private readonly cast: Cast,
   ) {
     this.rank = vocabulary.newRanker();
     this.label = vocabulary.newLabeller?.();
     this.moments = { ...READ_MOMENTS, ...vocabulary.readMoments };
-    this.lane('publisher', 'publisher', 'publisher');
-    this.lane('control', 'control', 'control');
+    if (cast.empty) {
+      this.lane('publisher', 'publisher', 'publisher');
+      this.lane('control', 'control', 'control');
+    }
+    // A run that names its parties has a lane per party, the server side first, in the order it named them.
+    for (const side of ['server', 'client'] as const)
+      for (const p of cast.parties.filter((q) => q.side === side)) this.lane(`party:${p.id}`, side, p.name).subtitle = p.about ?? '';
   }
 
   private lane(id: string, kind: LaneKind, title: string): Lane {
@@ -109,6 +118,11 @@ class JournalReader {
   }
 
   private laneOfRole(role: unknown, incarnation: unknown): string {
+    const party = this.cast.ofProcess(role, incarnation);
+    if (party) return `party:${party.id}`;
+    // What concerns the server side as a whole (its firewall's counters): its first lane.
+    const server = role === 'server' && incarnation === undefined ? this.cast.serverOf(undefined) : undefined;
+    if (server) return `party:${server.id}`;
     if (role === 'control') return 'control';
     if (role === 'server') return this.lane('server', 'publisher', 'server under test').id;
     return this.consumerLane(num(incarnation) ?? this.lastConsumer ?? 1).id;
@@ -127,6 +141,8 @@ class JournalReader {
       case 'proxy':
       case 'verdict':
       case 'run-end':
+      case 'party':
+      case 'memory':
         break;
       case 'stream':
         if (str(e.stream) && str(e.role)) this.roleOfStream.set(e.stream as string, e.role as string);
@@ -170,7 +186,11 @@ class JournalReader {
     this.started.add(id);
     // The contract's fault hooks travel in the environment, whatever the lab.
     const fault = str((e.env as Record<string, unknown> | undefined)?.CHAOSLAB_FAULT);
-    if (e.role !== 'control') this.lanes.get(id)!.subtitle = fault ? `fault ${fault}` : 'no fault';
+    const lane = this.lanes.get(id)!;
+    // A party's lane keeps the run's words for it, unless a fault hook says more.
+    if (lane.kind === 'server' || lane.kind === 'client') {
+      if (fault) lane.subtitle = `fault ${fault}`;
+    } else if (e.role !== 'control') lane.subtitle = fault ? `fault ${fault}` : 'no fault';
     if (e.role === 'consumer' && num(e.incarnation) !== undefined) this.runningConsumer = this.lastConsumer = e.incarnation as number;
     this.emit({ kind: 'mark', t, lane: id, cls: 'start', text: `start, pid ${num(e.pid) ?? '?'}`, level: ESSENTIAL });
   }
@@ -206,7 +226,13 @@ class JournalReader {
     if (id) return id;
     const owner = e.owner as { role?: string; incarnation?: number } | undefined;
     const role = owner?.role ?? this.roleOfStream.get(stream);
-    if (role === 'control') id = 'control';
+    const party = this.cast.ofStream(stream) ?? (owner ? this.cast.ofProcess(owner.role, owner.incarnation) : undefined);
+    if (!this.cast.empty) {
+      const server = this.cast.serverOf(str(e.tag));
+      if (server) this.peerOfConn.set(`${stream}#${conn}`, `party:${server.id}`);
+    }
+    if (party) id = `party:${party.id}`;
+    else if (role === 'control') id = 'control';
     else if (role === 'consumer' && num(owner?.incarnation) !== undefined) id = this.consumerLane(owner!.incarnation!).id;
     else if (role === 'consumer' && this.runningConsumer !== undefined) id = this.consumerLane(this.runningConsumer).id;
     else id = this.lane(`other:${stream}#${conn}`, 'other', `${stream} conn ${conn}`).id;
@@ -234,7 +260,8 @@ class JournalReader {
       this.line(e, t, stream, conn, id);
     } else if (e.kind === 'note' && str(e.text) !== undefined) {
       // What the publisher did on this connection (e.g. moved its retention): its words, not the raw entry.
-      this.emit({ kind: 'mark', t, lane: id, cls: 'note', text: `publisher: ${str(e.text)}`, level: LANDMARK });
+      // A run with parties tests a server: the notes on its connections are the harness's own (what was due).
+      this.emit({ kind: 'mark', t, lane: id, cls: 'note', text: `${this.cast.empty ? 'publisher' : 'harness'}: ${str(e.text)}`, level: LANDMARK });
     } else {
       this.emit({ kind: 'mark', t, lane: id, cls: 'other', text: describeUnknown(e, 60), level: LANDMARK });
     }
@@ -258,8 +285,9 @@ class JournalReader {
     const named = key !== undefined && keys.size > 0 ? keys.has(key) : seq !== undefined && seqs.has(seq);
     if (named && level < ESSENTIAL) level = ESSENTIAL;
     const culprit = named && times.has(t);
-    const from = send ? 'publisher' : id;
-    const to = send ? id : 'publisher';
+    const peer = this.peerOfConn.get(`${stream}#${conn}`) ?? 'publisher';
+    const from = send ? peer : id;
+    const to = send ? id : peer;
     this.emit({ kind: 'msg', t, from, to, cls, line, error, seq, level, culprit, ...(label === undefined ? {} : { label }) });
   }
 
@@ -269,7 +297,15 @@ class JournalReader {
    */
   lanesInOrder(): Lane[] {
     const order = (l: Lane): [number, number] =>
-      l.kind === 'control' ? [0, 0] : l.kind === 'publisher' ? [1, 0] : l.kind === 'consumer' ? [2, Number(l.id.split('#')[1])] : [3, 0];
+      l.kind === 'control'
+        ? [0, 0]
+        : l.kind === 'publisher' || l.kind === 'server'
+          ? [1, 0]
+          : l.kind === 'consumer'
+            ? [2, Number(l.id.split('#')[1])]
+            : l.kind === 'client'
+              ? [3, 0]
+              : [4, 0];
     const sorted = [...this.lanes.values()].sort((a, b) => {
       const [x, y] = order(a);
       const [u, v] = order(b);

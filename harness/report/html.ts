@@ -8,6 +8,7 @@ import type { JournalEntry } from '../record/journal.js';
 import type { Vocabulary } from '../lab-api/lab.js';
 import type { Figure, Table, TableRow } from '../findings/verdict.js';
 import { KNOWN_TYPES } from './diagram-model.js';
+import { castOf } from '../record/cast.js';
 import { cellText, count, describeUnknown, processWords, seconds } from '../text/format.js';
 import { html, type Markup, PAGE_POLICY, raw } from './html-template.js';
 import { type DiagramOptions, lineColors, renderSequenceDiagram, type SequenceDiagram } from './sequence-diagram.js';
@@ -157,8 +158,9 @@ ${[...unknown].map(([type, u]) => html`<tr><td><code>${type}</code></td><td clas
 
 function outputSection(journal: readonly JournalEntry[], view: RunView): Markup {
   const exits = journal.filter((e) => e.type === 'process-exit');
+  const cast = castOf(journal);
   const one = (e: (typeof exits)[number]) => {
-    const who = e.role === 'control' ? 'control consumer' : processWords(e.role, e.incarnation);
+    const who = cast.nameOf(e.role, e.incarnation) ?? (e.role === 'control' ? 'control consumer' : processWords(e.role, e.incarnation));
     const how = e.killedBy ? `killed (${e.killedBy}${e.signal ? `, ${e.signal}` : ''})` : e.signal ? `killed by ${e.signal}` : `exit ${e.code}`;
     const stdout = typeof e.stdoutTail === 'string' ? e.stdoutTail : '';
     const stderr = typeof e.stderrTail === 'string' ? e.stderrTail : '';

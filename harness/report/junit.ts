@@ -9,6 +9,7 @@
 import { hostname as osHostname } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
 import { type JournalEntry, readJournal } from '../record/journal.js';
+import { castOf } from '../record/cast.js';
 import { escapeMarkup, processWords } from '../text/format.js';
 import { markupAttribute } from '../text/inert.js';
 import { type RunView, reasonsOf, viewOf } from './view.js';
@@ -83,11 +84,12 @@ function testcase(run: JunitRun): Case {
     ...(run.runDir ? [`run folder: ${run.runDir}`, `report: ${join(run.runDir, 'report.html')}`] : []),
   ].join('\n');
   out.push(`      <system-out>${escapeMarkup(sysOut)}</system-out>`);
+  const cast = castOf(run.journal);
   const errTails = run.journal
     .filter((e) => e.type === 'process-exit' && e.stderrTail)
     .map((e) =>
       e.type === 'process-exit'
-        ? `--- ${e.role === 'control' ? 'control' : processWords(e.role, e.incarnation)} stderr (tail) ---\n${e.stderrTail.slice(-4000)}`
+        ? `--- ${cast.nameOf(e.role, e.incarnation) ?? (e.role === 'control' ? 'control' : processWords(e.role, e.incarnation))} stderr (tail) ---\n${e.stderrTail.slice(-4000)}`
         : '',
     );
   if (errTails.length) out.push(`      <system-err>${escapeMarkup(errTails.join('\n'))}</system-err>`);

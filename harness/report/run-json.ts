@@ -15,8 +15,12 @@ export interface RunJson {
   label: string;
   scenario: string;
   lab: string;
-  /** The consumer's command line. */
+  /** The consumer's command line (a server run's: its probes'). */
   consumer: string;
+  /** A server run: the server under test's command line. */
+  server?: string;
+  /** Who took part, as the run named them (a server run's instances, probes and clients). */
+  parties?: RunView['parties'];
   status: RunStatus;
   durationMs: number;
   /** The run folder (as reports.dir). */
@@ -52,6 +56,8 @@ export function runJson(view: RunView, runDir: string, options: { label?: string
     scenario: view.name,
     lab: view.protocol,
     consumer: view.consumerCommand,
+    ...(view.serverCommand === undefined ? {} : { server: view.serverCommand }),
+    ...(view.parties ? { parties: view.parties } : {}),
     status: view.status,
     durationMs: Math.round(view.durationMs),
     runDir: at(runDir),

@@ -164,13 +164,15 @@ function faultBands(rows: Row[]): FaultBand[] {
   return bands.sort((a, b) => a.from - b.from);
 }
 
-function faultBandSvg(b: FaultBand, k: number, { ys, x, width, bodyEnd }: Layout): string {
+function faultBandSvg(b: FaultBand, k: number, { ys, x, width, bodyEnd, lanes }: Layout): string {
   const top = ys[b.from]! - 4;
   const bottom = b.lifted ? ys[b.to]! + ROW_H - 4 : bodyEnd;
   const inset = (k % 3) * 4;
   // Network faults sit between the publisher and the consumer under test: the band starts at
-  // the publisher's lane, leaving the control consumer (which has no proxy) unshaded.
-  const left = x.get('publisher')! - LANE_W / 2 + 6 + inset;
+  // the publisher's lane, leaving the control consumer (which has no proxy) unshaded; in a run
+  // with parties, at the first server lane.
+  const anchor = x.get('publisher') ?? x.get(lanes.find((l) => l.kind === 'server')?.id ?? '') ?? LEFT + LANE_W / 2;
+  const left = anchor - LANE_W / 2 + 6 + inset;
   return (
     `<g class="fault-band" data-fault="${escapeMarkup(b.label)}"><title>${escapeMarkup(`fault ${b.label}${b.lifted ? '' : ' (never lifted)'}`)}</title>` +
     `<rect x="${left}" y="${top}" width="${width - left - 6}" height="${Math.max(ROW_H, bottom - top)}" rx="3"/>` +
@@ -210,7 +212,14 @@ function lifelines(rows: Row[], { lanes, x, ys, bodyEnd }: Layout): string[] {
 
 /** A lane's title box (drawn at the top and at the bottom). */
 function laneHead(l: Lane, cx: number, top: number): string {
-  const fill = l.kind === 'publisher' ? '#e8eefb' : l.kind === 'control' ? '#eef6ee' : l.kind === 'consumer' ? '#fbf3e6' : '#f0f0f0';
+  const fill =
+    l.kind === 'publisher' || l.kind === 'server'
+      ? '#e8eefb'
+      : l.kind === 'control' || l.kind === 'client'
+        ? '#eef6ee'
+        : l.kind === 'consumer'
+          ? '#fbf3e6'
+          : '#f0f0f0';
   return (
     `<g class="lane-head" data-lane="${escapeMarkup(l.id)}"><rect x="${cx - LANE_W / 2 + 8}" y="${top}" width="${LANE_W - 16}" height="38" rx="5" fill="${fill}" stroke="#aaa"/>` +
     `<text class="head" x="${cx}" y="${top + 16}" text-anchor="middle">${escapeMarkup(l.title)}</text>` +

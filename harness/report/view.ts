@@ -4,6 +4,7 @@
 // all) or a harness error.
 
 import type { JournalEntry } from '../record/journal.js';
+import { type Cast, castOf } from '../record/cast.js';
 import { type Reproduce, reproduceLine } from '../record/reproduce.js';
 import type { Figure, Finding, Table, Verdict } from '../findings/verdict.js';
 import { clip, describeUnknown, processWords, seconds, showLine } from '../text/format.js';
@@ -18,6 +19,8 @@ export interface RunView {
   consumerCommand: string;
   /** A scenario that tests a push server: the server under test (then `consumerCommand` names the probes). */
   serverCommand?: string;
+  /** Who took part, as the run named them (a server run's instances, probes and clients); absent when it named none. */
+  parties?: { name: string; side: 'server' | 'client'; about?: string }[];
   status: RunStatus;
   /** False when the journal has no run-end (interrupted, or still being written). */
   complete: boolean;
@@ -99,6 +102,7 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
     protocol: start?.protocol ?? '',
     consumerCommand: start?.consumerCommand ?? '',
     ...(start?.serverCommand ? { serverCommand: start.serverCommand } : {}),
+    ...partiesOf(journal),
     status,
     complete: Boolean(end),
     durationMs: end?.t ?? last?.t ?? 0,
@@ -120,18 +124,27 @@ export function viewOf(journal: readonly JournalEntry[]): RunView {
     };
   const stop = end?.interrupted;
   const headline = stop
-    ? `interrupted by ${stop.by} at ${seconds(stop.at)}, after ${entryInWords(journal.filter((e) => e.t <= stop.at && e.type !== 'run-end').at(-1))}: the run has no verdict`
+    ? `interrupted by ${stop.by} at ${seconds(stop.at)}, after ${entryInWords(journal.filter((e) => e.t <= stop.at && e.type !== 'run-end').at(-1), castOf(journal))}: the run has no verdict`
     : status === 'interrupted'
-      ? `the run did not finish: the journal stops at ${seconds(last?.t ?? 0)}, after ${entryInWords(last)}`
+      ? `the run did not finish: the journal stops at ${seconds(last?.t ?? 0)}, after ${entryInWords(last, castOf(journal))}`
       : (harnessErrors[0]?.text ?? 'the harness failed (no message recorded)');
   return { ...base, headline, findings: [], harnessErrors, diff: [], tables: [] };
 }
 
+/** The run's parties in a few words each, when it named any. */
+function partiesOf(journal: readonly JournalEntry[]): Pick<RunView, 'parties'> {
+  const cast = castOf(journal);
+  if (cast.empty) return {};
+  return { parties: cast.parties.map(({ name, side, about }) => ({ name, side, ...(about === undefined ? {} : { about }) })) };
+}
+
 /** A journal entry in a few words, for "the journal stops after …". */
-function entryInWords(e: JournalEntry | undefined): string {
+function entryInWords(e: JournalEntry | undefined, cast: Cast): string {
   if (!e) return 'nothing';
   const x = e as unknown as Record<string, unknown>;
-  const who = x.role === 'control' || x.role === 'server' || x.incarnation !== undefined ? processWords(x.role, x.incarnation) : 'the consumer';
+  const who =
+    cast.nameOf(x.role, x.incarnation) ??
+    (x.role === 'control' || x.role === 'server' || x.incarnation !== undefined ? processWords(x.role, x.incarnation) : 'the consumer');
   switch (e.type) {
     case 'run-start':
     case 'scenario':

@@ -26,7 +26,10 @@ export const GOLDEN_NAMES = [
 /** The feed lab's golden journals (reference consumer): kept apart, so the ledger's report tests keep their own set. */
 export const FEED_GOLDEN_NAMES = ['feed-happy-path-pass', 'feed-acceptance-pass', 'feed-crash-apply-pass', 'feed-cut-30s-pass'] as const;
 
-export type GoldenName = (typeof GOLDEN_NAMES)[number] | (typeof FEED_GOLDEN_NAMES)[number];
+/** The feed lab's server runs (the TypeScript reference server): kept apart, their reports speak of the server and its probes. */
+export const SERVER_GOLDEN_NAMES = ['feed-server-slow-reader', 'feed-server-two-instances-pass'] as const;
+
+export type GoldenName = (typeof GOLDEN_NAMES)[number] | (typeof FEED_GOLDEN_NAMES)[number] | (typeof SERVER_GOLDEN_NAMES)[number];
 
 export const fixturesDir = fileURLToPath(new URL('../fixtures/journals/', import.meta.url));
 
@@ -57,6 +60,7 @@ const SCHEMA_TYPES: Record<JournalEntry['type'], true> = {
   fault: true,
   loss: true,
   memory: true,
+  party: true,
   verdict: true,
   'harness-error': true,
   'run-end': true,

@@ -14,6 +14,7 @@ import { checkStorm } from './storm/checker.js';
 import { checkServerRun } from './server/check.js';
 import { checkSceneRun } from './server/scene/check-scene.js';
 import { lockedOutboxFirst } from './server/server-problems.js';
+import { probeOfStore } from './server/probe.js';
 import { feedVocabulary } from './report/vocabulary.js';
 
 export const feedLab = defineLab<FeedPlan>({
@@ -69,7 +70,8 @@ export const feedLab = defineLab<FeedPlan>({
             under: ctx.scenario.lab.serverUnderTest,
             read: (db) => {
               const store = readFeedStore(db, { writerGone: true });
-              ctx.journal.write({ type: 'store-read', role: 'control', when: 'final', db, store });
+              const incarnation = probeOfStore(ctx.journal.entries, db);
+              ctx.journal.write({ type: 'store-read', role: 'control', ...(incarnation === undefined ? {} : { incarnation }), when: 'final', db, store });
               return store;
             },
           }),

@@ -11,15 +11,17 @@ import type { FeedPlan } from '../scenario/plan.js';
 const SIGTERM_KILL_MS = 4000;
 
 /** Journals the SIGTERM as a signal fault and sends it once; nothing when the process is not running. */
-export function sigtermAtEnd(ctx: RunContext<FeedPlan>, role: Role, started: StartedProcess | undefined, running: boolean): void {
+/** `name`: the run's name for the process (a server run's probe); it then words the detail, and the entry names the process. */
+export function sigtermAtEnd(ctx: RunContext<FeedPlan>, role: Role, started: StartedProcess | undefined, running: boolean, name?: string): void {
   if (!started || !running) return;
   ctx.journal.write({
     type: 'fault',
     action: 'apply',
     name: SIGTERM_FAULT[role],
     kind: 'signal',
-    detail: `SIGTERM to ${role === 'control' ? 'the control consumer' : `consumer incarnation ${started.incarnation}`} (pid ${started.proc.pid}): the script is over; it must exit 0 within ${SIGTERM_EXIT_MS / 1000} s`,
+    detail: `SIGTERM to ${name ?? (role === 'control' ? 'the control consumer' : `consumer incarnation ${started.incarnation}`)} (pid ${started.proc.pid}): the script is over; it must exit 0 within ${SIGTERM_EXIT_MS / 1000} s`,
     ...(role === 'consumer' ? { incarnation: started.incarnation } : {}),
+    ...(name === undefined ? {} : { role, incarnation: started.incarnation }),
   });
   // Once to each process: a second SIGTERM would kill a consumer that restored the default
   // action after the first, as the references do on their way out (processes/tree-signals.ts).

@@ -22,6 +22,8 @@ import { blocksWhileStopped } from './scenario.js';
 import { checkClients } from './clients/check.js';
 import { type ServerFacts, serverFactsOf, serverProblems } from './server-problems.js';
 import { probeWireProblems } from './wire/wire-checks.js';
+import { deliveryTable } from './wire/tally.js';
+import { clientStream } from './clients/run.js';
 
 /**
  * The snapshot the server had to send for `cursor`'s block: the safe point's cursor (the block's
@@ -127,7 +129,13 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
     harnessErrors,
     diff: status === 'pass' || !judged ? [] : smallestDiff({ consumer: judged, findings, harnessErrors, label: 'probe' }),
     state: storesStateTable(expected, summary ? [['probe (the reference consumer)', summary]] : [], "Final state: the chain's end vs the probe's store"),
-    tables: [...(summary ? [activityTable(summary)] : []), serverTable(server), ...clients.tables],
+    tables: [
+      ...(summary ? [{ ...activityTable(summary), title: 'Activity list: the probe vs the chain' }] : []),
+      serverTable(server),
+      deliveryTable(journal, expected, new Set(under.clients.filter((c) => c.quiet).map((c) => clientStream(c.name)))),
+      ...clients.tables,
+    ],
+    ...(clients.figures.length ? { figures: clients.figures } : {}),
   };
 }
 

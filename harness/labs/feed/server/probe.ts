@@ -14,6 +14,7 @@ import { consumerEnv } from '../run/consumers.js';
 import { sleep } from '../run/state.js';
 import { journalRead, MID_RUN_READ } from '../run/stores.js';
 import type { FeedPlan } from '../scenario/plan.js';
+import type { JournalEntry } from '../../../record/journal.js';
 
 const POLL_MS = 250;
 /** The probe's stream in the journal (its proxy's port, its store). */
@@ -29,6 +30,7 @@ export interface Probe {
 export function startProbe(ctx: RunContext<FeedPlan>, proxyHost: string, proxyPort: number): Probe {
   const plan = ctx.scenario.lab;
   const db = join(ctx.runDir, 'probe.db');
+  nameProbe(ctx, 1, true, PROBE_STREAM);
   ctx.journal.write({ type: 'stream', role: 'control', stream: PROBE_STREAM, host: proxyHost, port: proxyPort, db });
   const started = ctx.processes.start('control', 1, ctx.controlCommand, consumerEnv(plan, proxyPort, db, `${plan.consumer.clientId}-probe`));
   let gone = false;
@@ -55,9 +57,26 @@ export async function awaitProbeConverged(
     const view = viewOf(store);
     const done = judgeStore('the probe', view, expected, snapshotsFor(view.snapshotCursor)).problems.length === 0;
     if (done || performance.now() >= deadline || probe.gone() || serverGone() || ctx.signal.aborted) {
-      journalRead(ctx, 'control', 1, 'converging', probe.db, store);
+      journalRead(ctx, 'control', probe.started.incarnation, 'converging', probe.db, store);
       return;
     }
     await sleep(POLL_MS);
   }
+}
+
+/** Probe `n`'s name in the reports: "probe" alone, "probe <n>" in a scene. */
+export const probeName = (n: number, lone: boolean): string => (lone ? 'probe' : `probe ${n}`);
+
+/** Names probe `n` (process `n` of the control role, its connections on wire stream `stream`): a `party` entry. */
+export function nameProbe(ctx: RunContext<FeedPlan>, n: number, lone: boolean, stream: string): void {
+  const process = { role: 'control', incarnation: n } as const;
+  ctx.journal.write({ type: 'party', id: `probe-${n}`, name: probeName(n, lone), side: 'client', about: 'the reference consumer', process, stream });
+}
+
+/** The probe (its process incarnation) whose store is `db`, as the run's stream and party entries say. */
+export function probeOfStore(journal: readonly JournalEntry[], db: string): number | undefined {
+  const stream = journal.find((e) => e.type === 'stream' && e.db === db);
+  if (stream?.type !== 'stream') return undefined;
+  const party = journal.find((e) => e.type === 'party' && e.stream === stream.stream && e.process?.role === 'control');
+  return party?.type === 'party' ? party.process?.incarnation : undefined;
 }

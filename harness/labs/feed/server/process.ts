@@ -10,6 +10,7 @@ import type { ExitInfo } from '../../../processes/supervisor.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { sleep } from '../run/state.js';
 import { sealServerProcess } from './seal.js';
+import { instanceTag } from './wire/wire-checks.js';
 
 /** The contract: it listens within 10 s of starting. */
 export const LISTEN_MS = 10_000;
@@ -86,6 +87,8 @@ export async function awaitListening(
         action: 'apply',
         name: SERVER_SIGNAL.notListening,
         kind: 'signal',
+        role: 'server',
+        incarnation: server.started.incarnation,
         detail: `SIGKILL to the server under test (pid ${server.started.proc.pid}): it did not listen on ${host}:${port} within ${LISTEN_MS / 1000} s of starting`,
       });
       await server.started.proc.kill('harness');
@@ -97,7 +100,7 @@ export async function awaitListening(
 }
 
 /** SIGTERM once (and SIGCONT, should it be stopped), journaled; killed if still there after SIGTERM_KILL_MS. */
-export async function terminateServer(ctx: RunContext<FeedPlan>, server: ServerProcess): Promise<void> {
+export async function terminateServer(ctx: RunContext<FeedPlan>, server: ServerProcess, name: string): Promise<void> {
   if (!server.gone()) {
     const { proc } = server.started;
     ctx.journal.write({
@@ -105,7 +108,9 @@ export async function terminateServer(ctx: RunContext<FeedPlan>, server: ServerP
       action: 'apply',
       name: SERVER_SIGNAL.sigterm,
       kind: 'signal',
-      detail: `SIGTERM to the server under test (pid ${proc.pid}): the run is over; it must send reset shutdown, close and exit 0 within ${SERVER_SIGTERM_EXIT_MS / 1000} s`,
+      role: 'server',
+      incarnation: server.started.incarnation,
+      detail: `SIGTERM to the ${name} (pid ${proc.pid}): the run is over; it must send reset shutdown, close and exit 0 within ${SERVER_SIGTERM_EXIT_MS / 1000} s`,
     });
     proc.signal('SIGTERM');
     proc.continue();
@@ -113,4 +118,24 @@ export async function terminateServer(ctx: RunContext<FeedPlan>, server: ServerP
     void proc.exited.then(() => clearTimeout(timer));
   }
   await server.finished;
+}
+
+/** The lone server's name in the reports (a scene's instances are "server instance <n>"). */
+export const LONE_SERVER = 'server under test';
+
+/**
+ * Names the server (`instance` undefined: the lone one) as process `incarnation` before it starts:
+ * a `party` entry, so that reports draw it on its own lane and call it by the findings' name; the
+ * probes' relays tag their opens with the instance they lead to.
+ */
+export function nameServer(ctx: RunContext<FeedPlan>, incarnation: number, instance?: number): void {
+  ctx.journal.write({
+    type: 'party',
+    id: instance === undefined ? 'server' : `instance-${instance}`,
+    name: instance === undefined ? LONE_SERVER : `server instance ${instance}`,
+    side: 'server',
+    about: ctx.serverCommand ?? '',
+    process: { role: 'server', incarnation },
+    tag: instanceTag(instance ?? 1),
+  });
 }

@@ -15,8 +15,8 @@ import { sigtermAtEnd } from '../run/terminate.js';
 import { simulate } from '../scenario/chain-script.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { chainSnapshotAt } from './check.js';
-import { awaitProbeConverged, startProbe } from './probe.js';
-import { awaitListening, serverEnv, startServer, terminateServer } from './process.js';
+import { awaitProbeConverged, probeName, startProbe } from './probe.js';
+import { awaitListening, LONE_SERVER, nameServer, serverEnv, startServer, terminateServer } from './process.js';
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
 import { startClients } from './clients/run.js';
 import { sampleServerMemory } from './memory.js';
@@ -39,6 +39,7 @@ async function runOneServer(ctx: RunContext<FeedPlan>, under: ServerUnderTestPla
   const raw = chainAndOutbox(ctx, outbox);
   const side = { ...raw, indexer: guardOutbox(ctx, raw.indexer, outbox) };
   const port = await freePort(HOST);
+  nameServer(ctx, 1);
   const server = startServer(ctx, serverEnv(plan, under, outbox, HOST, port));
   const stop = commitWhileStopped(ctx, server, side, under);
   if ((await awaitListening(ctx, server, HOST, port)) !== 'listening') {
@@ -63,8 +64,8 @@ async function runOneServer(ctx: RunContext<FeedPlan>, under: ServerUnderTestPla
   await Promise.all([awaitProbeConverged(ctx, probe, expectedOf(sim), (cursor) => chainSnapshotAt(sim, cursor), server.gone), clients.windUp()]);
   stopSampling();
 
-  sigtermAtEnd(ctx, 'control', probe.started, !probe.gone());
+  sigtermAtEnd(ctx, 'control', probe.started, !probe.gone(), probeName(1, true));
   await probe.finished;
-  await terminateServer(ctx, server);
+  await terminateServer(ctx, server, LONE_SERVER);
   await stop.watching;
 }

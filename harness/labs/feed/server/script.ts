@@ -63,6 +63,8 @@ export function commitWhileStopped(ctx: RunContext<FeedPlan>, server: ServerProc
       action: 'apply',
       name: COMMIT_WHILE_STOPPED,
       kind: 'signal',
+      role: 'server',
+      incarnation: server.started.incarnation,
       detail: `the server under test stopped itself (${under.fault}); blocks ${from}..${to} (${logs} logs) were committed to the outbox meanwhile, then SIGCONT`,
     });
     ctx.log(`server stopped itself: blocks ${from}..${to} committed, SIGCONT`);

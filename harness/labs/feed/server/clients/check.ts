@@ -2,7 +2,8 @@
 // a table of what each read and how it ended, and the server's memory over the run (data, and a
 // finding past the scenario's bound).
 
-import type { Finding, Verdict } from '../../../../findings/verdict.js';
+import type { Figure, Finding, Verdict } from '../../../../findings/verdict.js';
+import { memoryFigure } from '../../report/memory-figure.js';
 import type { JournalEntry } from '../../../../record/journal.js';
 import type { Expected } from '../../check/state.js';
 import { plural } from '../../report/words.js';
@@ -18,11 +19,13 @@ const mib = (bytes: number): string => `${(bytes / MIB).toFixed(1)} MiB`;
 export interface ClientsVerdict {
   findings: Finding[];
   tables: Table[];
+  /** The server's memory over the run, when it was sampled. */
+  figures: Figure[];
   /** A few words for a passing headline. */
   words: string[];
 }
 
-function memoryPart(journal: readonly JournalEntry[], under: ServerUnderTestPlan): { findings: Finding[]; table?: Table; words?: string } {
+function memoryPart(journal: readonly JournalEntry[], under: ServerUnderTestPlan): { findings: Finding[]; table?: Table; figure?: Figure; words?: string } {
   const samples = journal.flatMap((e) => (e.type === 'memory' && e.role === 'server' ? [{ t: e.t, rss: e.rssBytes }] : []));
   if (samples.length === 0) return { findings: [] };
   const first = samples[0]!;
@@ -42,6 +45,7 @@ function memoryPart(journal: readonly JournalEntry[], under: ServerUnderTestPlan
       : [];
   return {
     findings,
+    figure: memoryFigure(samples, bound),
     words: `its memory grew by ${mib(growth)}${bound === undefined ? '' : ` (bound ${mib(bound)})`}`,
     table: {
       id: 'server-memory',
@@ -89,5 +93,5 @@ export function checkClients(journal: readonly JournalEntry[], plan: FeedPlan, u
       : []),
     ...(memory.words ? [memory.words] : []),
   ];
-  return { findings, tables, words };
+  return { findings, tables, figures: memory.figure ? [memory.figure] : [], words };
 }

@@ -42,8 +42,9 @@ export async function startClients(
   const rate = eventRate(sim, plan);
   const driven: { plan: ClientPlan; client: DrivenClient }[] = [];
   for (const c of under.clients) {
-    const proxy = await ctx.proxy(`client-${c.name}`, upstream);
     const stream = clientStream(c.name);
+    nameClient(ctx, c.name, c.kind, stream);
+    const proxy = await ctx.proxy(`client-${c.name}`, upstream);
     const client = await driveClient(c.kind, {
       host: proxy.listen.host,
       port: proxy.listen.port,
@@ -72,4 +73,9 @@ export async function startClients(
       for (const { client } of driven) client.windUp();
     },
   };
+}
+
+/** Names a client of the harness (its wire stream): a `party` entry, so that reports draw it on its own lane. */
+function nameClient(ctx: RunContext<FeedPlan>, name: string, kind: string, stream: string): void {
+  ctx.journal.write({ type: 'party', id: stream, name, side: 'client', about: `${kind} client of the harness`, stream });
 }

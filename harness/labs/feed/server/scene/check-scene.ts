@@ -16,6 +16,7 @@ import { chainSnapshotAt, probeErrors, type ServerCheckInput, storeFindings } fr
 import { instanceProblems, instancesTable } from './instances.js';
 import { probeDone } from '../wire/probe-wire.js';
 import { probeConnsOf, probeWireProblems } from '../wire/wire-checks.js';
+import { deliveryTable } from '../wire/tally.js';
 
 const PROBE_STREAM = /^probe(?:-(\d+))?$/;
 
@@ -102,6 +103,7 @@ export function checkSceneRun({ journal, plan, under, read }: ServerCheckInput):
     tables: [
       ...probes.map((p) => ({ ...activityTable(p.judged.summary), id: `activity-probe-${p.n}`, title: `Probe ${p.n}: its activity` })),
       instancesTable(journal),
+      deliveryTable(journal, expected, new Set()),
     ],
   };
 }

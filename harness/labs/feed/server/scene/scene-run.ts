@@ -22,14 +22,15 @@ import { sigtermAtEnd } from '../../run/terminate.js';
 import { confirmationBlocks, simulate } from '../../scenario/chain-script.js';
 import type { FeedPlan, SceneAction, ScenePlan, SceneStep, ServerUnderTestPlan } from '../../scenario/plan.js';
 import { chainSnapshotAt } from '../check.js';
-import { awaitProbeConverged, type Probe } from '../probe.js';
+import { awaitProbeConverged, nameProbe, type Probe, probeName } from '../probe.js';
 import { seedOtherChainStore } from './probe-store.js';
 import { probeDone, probeStream, probeWireSink } from '../wire/probe-wire.js';
-import { awaitListening, SERVER_SIGTERM_EXIT_MS, type ServerProcess, serverEnv } from '../process.js';
+import { awaitListening, nameServer, SERVER_SIGTERM_EXIT_MS, type ServerProcess, serverEnv } from '../process.js';
 import { sealServerProcess } from '../seal.js';
 import { LineRelay } from '../wire/relay.js';
 import type { ChainSide } from '../script.js';
 import { instanceSignal, instanceTag } from '../wire/wire-checks.js';
+import type { ProcessRef } from '../../../../findings/verdict.js';
 
 const HOST = '127.0.0.1';
 const SIGTERM_KILL_MS = 4000;
@@ -63,8 +64,9 @@ class Scene {
     readonly probes: SceneProbe[] = [],
   ) {}
 
-  private fault(name: string, detail: string, kind: 'signal' | 'proxy-down' = 'signal', action: 'apply' | 'lift' = 'apply'): void {
-    this.ctx.journal.write({ type: 'fault', action, name, kind, detail });
+  /** A fault of the scene, on the process it concerns (`to`), if one. */
+  private fault(name: string, detail: string, to?: ProcessRef, kind: 'signal' | 'proxy-down' = 'signal', action: 'apply' | 'lift' = 'apply'): void {
+    this.ctx.journal.write({ type: 'fault', action, name, kind, detail, ...(to ?? {}) });
     this.ctx.log(detail);
   }
 
@@ -74,7 +76,8 @@ class Scene {
     const inst = this.instances[n - 1]!;
     const env = serverEnv(ctx.scenario.lab, this.under, this.outbox, HOST, inst.port);
     // Sealed as a lone server is (process.ts): every instance answers on its own port only, in the server's one room.
-    const started = ctx.processes.start('server', ++this.incarnations, ctx.serverCommand!, env, sealServerProcess(ctx, env));
+    nameServer(ctx, ++this.incarnations, n);
+    const started = ctx.processes.start('server', this.incarnations, ctx.serverCommand!, env, sealServerProcess(ctx, env));
     const exit = ctx.processes.exit(started);
     let gone = false;
     const finished = ctx.processes.finish(started, exit).finally(() => {
@@ -93,7 +96,7 @@ class Scene {
       how === 'kill'
         ? 'SIGKILL: a crash, mid-stream'
         : `SIGTERM${how === 'end' ? ' (the run is over)' : ''}: it must send reset shutdown to every connection, close and exit 0 within ${SERVER_SIGTERM_EXIT_MS / 1000} s`;
-    this.fault(instanceSignal(how, n), `${words}, to server instance ${n} (pid ${proc.pid})`);
+    this.fault(instanceSignal(how, n), `${words}, to server instance ${n} (pid ${proc.pid})`, { role: 'server', incarnation: server.started.incarnation });
     if (how === 'kill') proc.signal('SIGKILL');
     else {
       proc.signal('SIGTERM');
@@ -120,13 +123,16 @@ class Scene {
       const proxy = await this.proxyFor(p, action.to);
       p.relay.repoint({ ...proxy.listen, tag: instanceTag(action.to) });
       p.instance = action.to;
-      this.fault(`repoint-probe-${p.n}`, `probe ${p.n}'s next connections go to server instance ${action.to} (its relay leads them to that instance's proxy)`);
+      this.fault(`repoint-probe-${p.n}`, `probe ${p.n}'s next connections go to server instance ${action.to} (its relay leads them to that instance's proxy)`, {
+        role: 'control',
+        incarnation: p.n,
+      });
       return;
     }
     const proxy = await this.proxyFor(p, p.instance);
     const away = action.kind === 'away';
     await proxy.setEnabled(!away);
-    this.fault(`away-probe-${p.n}`, `probe ${p.n}'s proxy ${away ? 'down: it is cut off' : 'up again'}`, 'proxy-down', away ? 'apply' : 'lift');
+    this.fault(`away-probe-${p.n}`, `probe ${p.n}'s proxy ${away ? 'down: it is cut off' : 'up again'}`, undefined, 'proxy-down', away ? 'apply' : 'lift');
   }
 }
 
@@ -145,6 +151,7 @@ async function startSceneProbe(scene: Scene, n: number, spec: ScenePlan['probes'
     probeWireSink(ctx, n, reader, (conn) => conn === 1 && firstClosed()),
   );
   ctx.defer(() => relay.close());
+  nameProbe(ctx, n, false, probeStream(n));
   ctx.journal.write({ type: 'stream', role: 'control', stream: probeStream(n), host: HOST, port: relay.port, db });
   const started = ctx.processes.start('control', n, ctx.controlCommand, consumerEnv(plan, relay.port, db, `${plan.consumer.clientId}-probe-${n}`));
   let gone = false;
@@ -159,6 +166,8 @@ async function startSceneProbe(scene: Scene, n: number, spec: ScenePlan['probes'
         action: 'apply',
         name: probeDone(n),
         kind: 'signal',
+        role: 'control',
+        incarnation: n,
         detail: `SIGTERM to probe ${n} (pid ${started.proc.pid}): its subscribe with another chain's cursor was answered; it cannot follow this chain`,
       });
       started.proc.signal('SIGTERM');
@@ -228,7 +237,7 @@ export async function runScene(ctx: RunContext<FeedPlan>, under: ServerUnderTest
         () => !anyServer(),
       );
   }
-  for (const p of scene.probes) sigtermAtEnd(ctx, 'control', p.probe.started, !p.probe.gone());
+  for (const p of scene.probes) sigtermAtEnd(ctx, 'control', p.probe.started, !p.probe.gone(), probeName(p.n, false));
   await Promise.all(scene.probes.map((p) => p.probe.finished));
   for (const inst of instances) await scene.stop(inst.n, 'end');
 }
