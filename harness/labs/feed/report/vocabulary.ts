@@ -9,6 +9,7 @@ import { describeView, viewOf } from '../check/state.js';
 import type { FeedStoreSnapshot } from '../check/store-reader.js';
 import { positionOf } from './words.js';
 import { drawStormFigure } from '../storm/figure.js';
+import { drawLagFigure } from './lag-plot.js';
 
 const OPS = ['subscribe', 'snapshot', 'event', 'revoke', 'reset', 'ping', 'pong'] as const;
 const OP_SET = new Set<string>(OPS);
@@ -17,7 +18,7 @@ const OP_SET = new Set<string>(OPS);
 const POSITION_MEMBER: Record<string, string> = { event: 'cursor', snapshot: 'cursor', subscribe: 'cursor', revoke: 'fromCursor' };
 
 export const feedVocabulary: Vocabulary = {
-  drawFigure: drawStormFigure,
+  drawFigure: (figure) => drawStormFigure(figure) ?? drawLagFigure(figure),
   lineClasses: [
     { name: 'subscribe', color: '#7a2fa8', legend: 'subscribe' },
     { name: 'snapshot', color: '#0f7c8c', legend: 'snapshot' },
