@@ -19,6 +19,7 @@ import { awaitProbeConverged, startProbe } from './probe.js';
 import { awaitListening, serverEnv, startServer, terminateServer } from './process.js';
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
 import { startClients } from './clients/run.js';
+import { startCrowd } from './clients/crowd.js';
 import { sampleServerMemory } from './memory.js';
 import { OutboxReader } from '../../../../publisher/feed/outbox/reader.js';
 import { LineRelay } from './wire/relay.js';
@@ -50,12 +51,20 @@ export async function runServerScenario(ctx: RunContext<FeedPlan>, under: Server
   const stopSampling = sampleServerMemory(ctx, server.started.proc.pid);
   ctx.defer(stopSampling);
   const sim = simulate(plan.chain, plan.topicIndexes);
+  const expected = expectedOf(sim);
   const clients = await startClients(ctx, under, { host: HOST, port }, sim);
+  const crowd = under.crowd === undefined ? undefined : await startCrowd(ctx, under.crowd, (await ctx.proxy('crowd', { host: HOST, port })).listen);
+  await crowd?.ready(plan.time.startMs);
   const over = () => server.gone() || probe.gone();
   if (under.fault?.includes('stop@')) await awaitStopCommitted(ctx, stop, over);
   await playRest(ctx, side, over);
   clients.sceneOver();
-  await Promise.all([awaitProbeConverged(ctx, probe, expectedOf(sim), (cursor) => chainSnapshotAt(sim, cursor), server.gone), clients.windUp()]);
+  await Promise.all([
+    awaitProbeConverged(ctx, probe, expected, (cursor) => chainSnapshotAt(sim, cursor), server.gone),
+    clients.windUp(),
+    crowd?.caughtUp(expected.events.at(-1)?.cursor, plan.time.convergeMs),
+  ]);
+  crowd?.windUp();
   stopSampling();
 
   sigtermAtEnd(ctx, 'control', probe.started, !probe.gone());
