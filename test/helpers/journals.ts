@@ -56,6 +56,8 @@ const SCHEMA_TYPES: Record<JournalEntry['type'], true> = {
   fault: true,
   loss: true,
   memory: true,
+  'outbox-commit': true,
+  'crowd-client': true,
   verdict: true,
   'harness-error': true,
   'run-end': true,
