@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import type { JournalEvent } from '../record/journal.js';
 import { type CgroupStats, createProcessCgroup, type ProcessCgroup } from '../sandbox/cgroup.js';
-import { confinedArgv, decodeSealedExit, shellCommandLine } from '../sandbox/confine.js';
+import { confinedArgv, decodeSealedExit, type Limits, shellCommandLine } from '../sandbox/confine.js';
 import { describeLeftover, findLeftovers, removeLeftovers, worldWritableDirs } from '../sandbox/leftovers.js';
 import { closeRoom, createRoom } from '../sandbox/room.js';
 import { DEFAULT_ROOM_QUOTA_BYTES, keepRoomFs, mountRoomFs, roomUsage } from '../sandbox/room-fs.js';
@@ -33,6 +33,8 @@ export class Confinement {
   private sampler: NodeJS.Timeout | undefined;
   /** A folder its processes must reach read-only (a server's outbox's): kept reachable under a private /tmp. */
   readOnlyDir: string | undefined;
+  /** Rlimits other than DEFAULT_LIMITS (a server's open files). */
+  limits: Partial<Limits> = {};
 
   constructor(
     readonly uid: number,
@@ -57,7 +59,7 @@ export class Confinement {
     const group = createProcessCgroup(`${this.runId}-${name}`, CONSUMER_CGROUP);
     this.groups.set(name, group);
     const readOnly = this.readOnlyDir === undefined ? {} : { readOnlyDir: this.readOnlyDir };
-    return shellCommandLine(confinedArgv({ command, uid: this.uid, gid: this.gid, home, env, cgroup: group, ...readOnly }));
+    return shellCommandLine(confinedArgv({ command, uid: this.uid, gid: this.gid, home, env, cgroup: group, limits: this.limits, ...readOnly }));
   }
 
   /** The consumer's own exit (init and unshare turn a signal death into 128+n), and what its cgroups saw; the groups are removed. */

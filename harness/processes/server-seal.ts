@@ -23,6 +23,11 @@ export const SERVER_FIREWALL_TABLE = 'chaoslab_server_seal';
 export const SERVER_SLOT_OFFSET = UID_SLOTS / 2;
 /** The server's room, `rooms/server/` of the run folder: its HOME, shared by its incarnations. */
 export const SERVER_ROOM = 'server';
+/**
+ * The server's RLIMIT_NOFILE (a consumer's is 1 024): a server holds a socket per client, and the
+ * fan-out scenario alone connects 1 000 clients and a probe, besides the runtime's own files.
+ */
+export const SERVER_OPEN_FILES = 8192;
 
 const HERE: NftTarget = { exec: execHere };
 
@@ -67,6 +72,7 @@ export class ServerSeal implements SealedServer {
       throw error;
     }
     const confinement = new Confinement(lease.uid, lease.gid, options.runId, options.roomQuotaBytes, options.scanDirs);
+    confinement.limits = { openFiles: SERVER_OPEN_FILES };
     return new ServerSeal(lease, confinement, options.runDir);
   }
 

@@ -139,6 +139,31 @@ export type JournalEvent =
       dropped: { packets: number; bytes: number };
       passed: { packets: number; bytes: number };
     }
+  /** The harness's indexer committed `blocks` to the outbox in one transaction (a block, or a reorganisation's new blocks): the feed lab's server runs time delivery lag from it. */
+  | { type: 'outbox-commit'; blocks: number[]; logs: number }
+  /**
+   * One client of a server run's crowd (the feed lab's fan-out), journaled when the run is over:
+   * when it subscribed, its snapshot's cursor (or its first frame, cut, when that was no
+   * snapshot), the cursors of the events it read in order with the time each arrived, a SHA-256
+   * of those event frames, and how it ended.
+   */
+  | {
+      type: 'crowd-client';
+      client: number;
+      /** Absent: it never connected (`close` says why). */
+      subscribedAt?: number;
+      snapshot?: string;
+      /** The first frame that was not what the contract says (not JSON, an unknown op, a second snapshot), cut. */
+      unexpected?: string;
+      firstFrame?: string;
+      events: string[];
+      arrivals: number[];
+      digest: string;
+      /** Frames of any kind read after a `reset`. */
+      afterReset: number;
+      reset?: string;
+      close?: { t: number; by: 'publisher' | 'consumer' | 'reset'; reason: string };
+    }
   /** A process's memory, sampled from /proc: the resident set of its whole tree (the feed lab's server under test). */
   | { type: 'memory'; role: ProcessRole; incarnation: number; rssBytes: number; processes: number }
   | { type: 'verdict'; verdict: Verdict }

@@ -103,7 +103,9 @@ export function followEntry(s: Live, entry: JournalEntry, milestone: Milestone):
     case 'room':
     case 'leftovers':
     case 'memory':
-      // The firewall's counters, a room's disk use, the uid's leftovers, memory samples: the verdict says it when they matter.
+    case 'outbox-commit':
+    case 'crowd-client':
+      // The firewall's counters, a room's disk use, the uid's leftovers, memory samples, a server run's commits and crowd: the verdict says it when they matter.
       break;
     case 'run-end':
       s.step = 'done';

@@ -61,6 +61,8 @@ const SCHEMA_TYPES: Record<JournalEntry['type'], true> = {
   loss: true,
   memory: true,
   party: true,
+  'outbox-commit': true,
+  'crowd-client': true,
   verdict: true,
   'harness-error': true,
   'run-end': true,

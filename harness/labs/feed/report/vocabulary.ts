@@ -10,6 +10,7 @@ import type { FeedStoreSnapshot } from '../check/store-reader.js';
 import { positionOf } from './words.js';
 import { drawStormFigure } from '../storm/figure.js';
 import { drawMemoryFigure } from './memory-figure.js';
+import { drawLagFigure } from './lag-plot.js';
 
 const OPS = ['subscribe', 'snapshot', 'event', 'revoke', 'reset', 'ping', 'pong'] as const;
 const OP_SET = new Set<string>(OPS);
@@ -18,7 +19,7 @@ const OP_SET = new Set<string>(OPS);
 const POSITION_MEMBER: Record<string, string> = { event: 'cursor', snapshot: 'cursor', subscribe: 'cursor', revoke: 'fromCursor' };
 
 export const feedVocabulary: Vocabulary = {
-  drawFigure: (figure) => drawStormFigure(figure) ?? drawMemoryFigure(figure),
+  drawFigure: (figure) => drawStormFigure(figure) ?? drawMemoryFigure(figure) ?? drawLagFigure(figure),
   lineClasses: [
     { name: 'subscribe', color: '#7a2fa8', legend: 'subscribe' },
     { name: 'snapshot', color: '#0f7c8c', legend: 'snapshot' },

@@ -81,6 +81,10 @@ export interface ServerUnderTestPlan {
   clients: ClientPlan[];
   /** The server's RSS may grow at most this much above its first sample. */
   maxRssGrowthBytes?: number;
+  /** Fan-out: light clients of the harness's own, through one shared proxy (server/clients/crowd.ts). */
+  crowd?: number;
+  /** The probe's and the crowd's p99 delivery lag may be at most this (real ms). */
+  maxLagP99Ms?: number;
   /** Several instances, probes or steps (harness/labs/feed/server/scene/scene.ts); absent: one server, one probe. */
   scene?: ScenePlan;
 }

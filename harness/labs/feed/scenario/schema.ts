@@ -233,6 +233,8 @@ export const SERVER_FAULT_ITEM = '(exit|stop)@(snapshot|event|revoke):([1-9][0-9
 export const SERVER_FAULT_PATTERN = `^${SERVER_FAULT_ITEM}(,${SERVER_FAULT_ITEM})*$`;
 
 export const SERVER_UNDER_TEST_DEFAULTS = { blocksWhileStopped: 3, pollMs: 50 } as const;
+/** The most clients a crowd may hold (each is a socket of the harness and two of Toxiproxy's). */
+export const CROWD_MAX = 2000;
 
 /** A server scene's limits: server instances, probes, steps. */
 export const SCENE_LIMITS = { instances: 4, probes: 8, steps: 40 } as const;
@@ -303,6 +305,16 @@ const underTestSchema = {
       1,
       65_536,
       "The server's memory bound: the RSS of its process tree (sampled from /proc every 100 ms once it listens) may grow at most this many MiB above its first sample. Default: no bound (the samples are still reported).",
+    ),
+    crowd: integer(
+      1,
+      CROWD_MAX,
+      "Fan-out: this many more clients, light ones in the harness's own process through one proxy they share (server/clients/crowd.ts). Each subscribes with cursor null, reads as frames come, answers pings and pings every idle_ms/3; each must get its snapshot and every event after it, in order, with no gap, no reset and no close. Their delivery lag is reported with the probe's. Default none.",
+    ),
+    max_lag_p99_ms: integer(
+      1,
+      600_000,
+      "The bound on delivery lag (real ms from the harness's commit of a block to an event frame's arrival): the p99 of the probe's and of the crowd's may be at most this. Default: no bound (the lag is still reported).",
     ),
     instances: integer(1, SCENE_LIMITS.instances, 'Server processes started on the one outbox, each on its own port (instances 1..n); default 1.'),
     probes: {

@@ -24,6 +24,8 @@ import { type ServerFacts, serverFactsOf, serverProblems } from './server-proble
 import { probeWireProblems } from './wire/wire-checks.js';
 import { deliveryTable } from './wire/tally.js';
 import { clientStream } from './clients/run.js';
+import { lagVerdict } from './wire/lag-verdict.js';
+import { checkCrowd } from './clients/crowd-check.js';
 
 /**
  * The snapshot the server had to send for `cursor`'s block: the safe point's cursor (the block's
@@ -100,6 +102,8 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
   const expected = expectedOf(sim);
   const server = serverFactsOf(journal);
   const clients = checkClients(journal, lab, under, expected);
+  const crowd = under.crowd === undefined ? undefined : checkCrowd(journal, under.crowd, expected.events);
+  const lag = lagVerdict(journal, under.maxLagP99Ms);
   const probe = factsOf(journal, expected.chainId).control;
   const db = journal.flatMap((e) => (e.type === 'stream' && e.stream === PROBE_STREAM ? [e.db] : [])).at(0);
   const view = db === undefined ? undefined : viewOf(read(db));
@@ -111,6 +115,8 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
     // A server that never listened left the probe nothing to connect to: its store says nothing more.
     ...(judged && server.notListeningAt === undefined && db !== undefined ? storeFindings(judged, view!.snapshotBlockHash) : []),
     ...clients.findings,
+    ...(crowd?.findings ?? []),
+    ...lag.findings,
   ];
   const harnessErrors: Finding[] = [
     ...journal.flatMap((e) => (e.type === 'harness-error' ? [{ code: 'harness-error', text: `harness: ${e.message}` }] : [])),
@@ -123,7 +129,12 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
     status,
     headline:
       status === 'pass' && summary
-        ? [passHeadline(summary, server, lab, under), ...clients.words].join('; ')
+        ? [
+            passHeadline(summary, server, lab, under),
+            ...clients.words,
+            ...(crowd ? [`each of the crowd's ${crowd.clients} clients got every event due, in order`] : []),
+            ...(lag.words ? [lag.words] : []),
+          ].join('; ')
         : ((harnessErrors[0] ?? findings[0])?.text ?? 'the server run was judged'),
     findings,
     harnessErrors,
@@ -134,8 +145,10 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
       serverTable(server),
       deliveryTable(journal, expected, new Set(under.clients.filter((c) => c.quiet).map((c) => clientStream(c.name)))),
       ...clients.tables,
+      ...(crowd?.table ? [crowd.table] : []),
+      ...(lag.table ? [lag.table] : []),
     ],
-    ...(clients.figures.length ? { figures: clients.figures } : {}),
+    ...(clients.figures.length || lag.figure ? { figures: [...clients.figures, ...(lag.figure ? [lag.figure] : [])] } : {}),
   };
 }
 

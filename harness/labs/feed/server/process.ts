@@ -10,15 +10,13 @@ import type { ExitInfo } from '../../../processes/supervisor.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { sleep } from '../run/state.js';
 import { sealServerProcess } from './seal.js';
-import { instanceTag } from './wire/wire-checks.js';
+import { instanceTag, SERVER_SIGNAL } from './wire/names.js';
 
 /** The contract: it listens within 10 s of starting. */
 export const LISTEN_MS = 10_000;
 /** The contract: exit 0 within 2 s of SIGTERM; the harness kills it this long after. */
 export const SERVER_SIGTERM_EXIT_MS = 2000;
 const SIGTERM_KILL_MS = 4000;
-/** Journal names of the harness's own signals to the server. */
-export const SERVER_SIGNAL = { notListening: 'server-not-listening', sigterm: 'end-of-run-server' } as const;
 
 /** Every variable the server contract requires (section 1), and its fault hook. */
 export function serverEnv(plan: FeedPlan, under: ServerUnderTestPlan, outbox: string, host: string, port: number): Record<string, string> {

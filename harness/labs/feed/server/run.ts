@@ -19,12 +19,13 @@ import { awaitProbeConverged, probeName, startProbe } from './probe.js';
 import { awaitListening, LONE_SERVER, nameServer, serverEnv, startServer, terminateServer } from './process.js';
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
 import { startClients } from './clients/run.js';
+import { startCrowd } from './clients/crowd.js';
 import { sampleServerMemory } from './memory.js';
 import { OutboxReader } from '../../../../publisher/feed/outbox/reader.js';
 import { LineRelay } from './wire/relay.js';
 import { probeWireSink } from './wire/probe-wire.js';
 import { runScene } from './scene/scene-run.js';
-import { instanceTag } from './wire/wire-checks.js';
+import { instanceTag } from './wire/names.js';
 import { guardOutbox, untilOutboxLocked } from './outbox-guard.js';
 
 const HOST = '127.0.0.1';
@@ -56,12 +57,20 @@ async function runOneServer(ctx: RunContext<FeedPlan>, under: ServerUnderTestPla
   const stopSampling = sampleServerMemory(ctx, server.started.proc.pid);
   ctx.defer(stopSampling);
   const sim = simulate(plan.chain, plan.topicIndexes);
+  const expected = expectedOf(sim);
   const clients = await startClients(ctx, under, { host: HOST, port }, sim);
+  const crowd = under.crowd === undefined ? undefined : await startCrowd(ctx, under.crowd, (await ctx.proxy('crowd', { host: HOST, port })).listen);
+  await crowd?.ready(plan.time.startMs);
   const over = () => server.gone() || probe.gone();
   if (under.fault?.includes('stop@')) await awaitStopCommitted(ctx, stop, over);
   await playRest(ctx, side, over);
   clients.sceneOver();
-  await Promise.all([awaitProbeConverged(ctx, probe, expectedOf(sim), (cursor) => chainSnapshotAt(sim, cursor), server.gone), clients.windUp()]);
+  await Promise.all([
+    awaitProbeConverged(ctx, probe, expected, (cursor) => chainSnapshotAt(sim, cursor), server.gone),
+    clients.windUp(),
+    crowd?.caughtUp(expected.events.at(-1)?.cursor, plan.time.convergeMs),
+  ]);
+  crowd?.windUp();
   stopSampling();
 
   sigtermAtEnd(ctx, 'control', probe.started, !probe.gone(), probeName(1, true));

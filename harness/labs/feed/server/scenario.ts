@@ -22,6 +22,8 @@ export function serverUnderTestPlanOf(file: FeedFile): ServerUnderTestPlan | und
     pollMs: u.poll_ms ?? SERVER_UNDER_TEST_DEFAULTS.pollMs,
     clients: clientPlansOf(u.clients),
     ...(u.max_rss_growth_mib === undefined ? {} : { maxRssGrowthBytes: u.max_rss_growth_mib * 1024 * 1024 }),
+    ...(u.crowd === undefined ? {} : { crowd: u.crowd }),
+    ...(u.max_lag_p99_ms === undefined ? {} : { maxLagP99Ms: u.max_lag_p99_ms }),
     ...(scenePlanOf(u) ? { scene: scenePlanOf(u)! } : {}),
   };
 }
@@ -55,7 +57,7 @@ export function serverUnderTestProblems(file: File, chain: ChainPlan, sim: Retur
   const out = [...refusedKeys(file), ...clientProblems(file.server?.under_test?.clients), ...sceneProblems(file.server?.under_test, chain)];
   const at = (key: string): (string | number)[] => ['server', 'under_test', key];
   // A scene runs its own probes and instances (scene/scene-run.ts): the harness's clients and the memory bound are not in it yet.
-  for (const key of ['clients', 'max_rss_growth_mib'] as const)
+  for (const key of ['clients', 'max_rss_growth_mib', 'crowd', 'max_lag_p99_ms'] as const)
     if (plan.scene && file.server?.under_test?.[key] !== undefined)
       out.push({ segments: at(key), at: 'key', message: `a scene (instances, probes, steps) takes no ${key} yet` });
   const items = (plan.fault ?? '').split(',').filter(Boolean);

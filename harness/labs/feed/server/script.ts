@@ -6,7 +6,7 @@
 // them. Then the rest of the script in compressed time, and the confirmation blocks.
 
 import { performance } from 'node:perf_hooks';
-import type { SimChain } from '../../../../publisher/feed/chain/chain.js';
+import type { ChainChange, SimChain } from '../../../../publisher/feed/chain/chain.js';
 import type { RunContext } from '../../../lab-api/lab.js';
 import { type ChainScript, confirmationBlocks } from '../scenario/chain-script.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
@@ -31,15 +31,22 @@ export interface StopCommit {
   committed(): boolean;
 }
 
+/** Writes `change` to the outbox and journals the commit (its blocks and logs): the probes' and clients' delivery lag is timed from it. */
+export function commitChange(ctx: RunContext<FeedPlan>, indexer: OutboxWriter, change: ChainChange): void {
+  indexer.apply(change);
+  const blocks = change.kind === 'block' ? [change.block] : change.added;
+  ctx.journal.write({ type: 'outbox-commit', blocks: blocks.map((b) => b.number), logs: blocks.reduce((sum, b) => sum + b.logs.length, 0) });
+}
+
 /** Performs script steps until `blocks` more blocks are mined (a reorganisation among them is performed too). */
-function mineBlocks(side: ChainSide, blocks: number): number {
+function mineBlocks(ctx: RunContext<FeedPlan>, side: ChainSide, blocks: number): number {
   let mined = 0;
   let events = 0;
   while (mined < blocks) {
     const step = side.script.next();
     if (!step) break;
     const change = side.script.perform(step);
-    side.indexer.apply(change);
+    commitChange(ctx, side.indexer, change);
     if (step.kind === 'block') mined++;
     if (change.kind === 'block') events += change.block.logs.length;
   }
@@ -56,7 +63,7 @@ export function commitWhileStopped(ctx: RunContext<FeedPlan>, server: ServerProc
   const { from, to } = blocksWhileStopped(ctx.scenario.lab.chain, under);
   const watching = ctx.processes.observeSelfStops(server.started, server.exit, () => {
     if (committed) return;
-    const logs = mineBlocks(side, under.blocksWhileStopped);
+    const logs = mineBlocks(ctx, side, under.blocksWhileStopped);
     committed = true;
     ctx.journal.write({
       type: 'fault',
@@ -87,12 +94,12 @@ export async function playRest(ctx: RunContext<FeedPlan>, side: ChainSide, over:
     ctx.signal.throwIfAborted();
     tick += step.kind === 'block' ? 1 : 0;
     await sleep(t0 + (step.kind === 'block' ? tick : tick + 0.5) * period - performance.now());
-    side.indexer.apply(side.script.perform(step));
+    commitChange(ctx, side.indexer, side.script.perform(step));
   }
   for (const block of confirmationBlocks(side.chain, side.chain.head, ctx.scenario.lab.chain.confirmations)) {
     ctx.signal.throwIfAborted();
     tick++;
     await sleep(t0 + tick * period - performance.now());
-    side.indexer.apply({ kind: 'block', block });
+    commitChange(ctx, side.indexer, { kind: 'block', block });
   }
 }

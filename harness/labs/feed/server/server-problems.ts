@@ -9,7 +9,8 @@ import type { LockHolder } from '../../../sandbox/file-locks.js';
 import type { JournalEntry } from '../../../record/journal.js';
 import { exitFacts, lastLine } from '../check/facts.js';
 import { seconds } from '../report/words.js';
-import { SERVER_SIGNAL, SERVER_SIGTERM_EXIT_MS } from './process.js';
+import { SERVER_SIGTERM_EXIT_MS } from './process.js';
+import { SERVER_SIGNAL } from './wire/names.js';
 import { COMMIT_WHILE_STOPPED } from './script.js';
 
 /** Slack for the harness's own measurement of "exit within 2 s". */

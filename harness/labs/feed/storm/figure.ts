@@ -7,14 +7,16 @@ import { escapeMarkup } from '../../../text/format.js';
 import type { Figure } from '../../../findings/verdict.js';
 import { STORM_FIGURE, type StormFigureData } from './checker.js';
 
-const W = 560;
-const H = 240;
-const PAD = { left: 48, right: 12, top: 24, bottom: 34 };
+// The panel's frame is shared with the server run's lag plot (report/lag-plot.ts).
+export const W = 560;
+export const H = 240;
+export const PAD = { left: 48, right: 12, top: 24, bottom: 34 };
 
-const shade = (i: number, n: number): string => `hsl(${Math.round((i * 360) / Math.max(1, n))} 60% 50%)`;
+export const shade = (i: number, n: number): string => `hsl(${Math.round((i * 360) / Math.max(1, n))} 60% 50%)`;
 const fmt = (x: number): string => (x >= 10_000 ? `${Math.round(x / 1000)}k` : String(Math.round(x)));
 
-function axes(x0: number, title: string, yMax: number, xLabel: string, xMaxS: number): string {
+/** A panel's title, axes and ticks at `x0`: y from 0 to `yMax`, x in seconds from 0 to `xMaxS`. */
+export function axes(x0: number, title: string, yMax: number, xLabel: string, xMaxS: number): string {
   const plotH = H - PAD.top - PAD.bottom;
   const plotW = W - PAD.left - PAD.right;
   const ticks = [0, 0.5, 1].map((f) => {

@@ -257,7 +257,12 @@ class Connection(asyncio.Protocol):
         self.state = "closing"
         self.heartbeat.stop()
         if shut_down_sending and self.transport.can_write_eof():
-            self.transport.write_eof()  # asyncio shuts down once its buffer is empty
+            try:
+                self.transport.write_eof()  # asyncio shuts down once its buffer is empty
+            except OSError:
+                # The client is already gone (its close not yet read): nothing is left to say.
+                self.transport.abort()
+                return
         if self.transport.get_write_buffer_size() == 0:
             self.arm_close_timer(CLOSE_GRACE_S)
         else:

@@ -97,6 +97,7 @@ t.test('the shipped feed scenarios load and are listed under the feed lab', asyn
       'feed-resend-after-reconnect',
       'feed-restart-storm',
       'feed-server-bad-clients',
+      'feed-server-fanout',
       'feed-server-happy-path',
       'feed-server-heartbeats',
       'feed-server-reorg',

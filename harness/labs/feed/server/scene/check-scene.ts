@@ -17,6 +17,7 @@ import { instanceProblems, instancesTable } from './instances.js';
 import { probeDone } from '../wire/probe-wire.js';
 import { probeConnsOf, probeWireProblems } from '../wire/wire-checks.js';
 import { deliveryTable } from '../wire/tally.js';
+import { lagVerdict } from '../wire/lag-verdict.js';
 
 const PROBE_STREAM = /^probe(?:-(\d+))?$/;
 
@@ -88,6 +89,8 @@ export function checkSceneRun({ journal, plan, under, read }: ServerCheckInput):
       : []),
   ];
   const status = statusOf(findings, harnessErrors);
+  // Reported, not bounded: a scene's outages and restarts delay its probes on purpose.
+  const lag = lagVerdict(journal);
   const summaries = probes.map((p): [string, Judgement['summary']] => [`probe ${p.n} (the reference consumer)`, p.judged.summary]);
   const failing = probes.find((p) => p.judged.problems.length > 0) ?? probes[0];
   return {
@@ -104,6 +107,8 @@ export function checkSceneRun({ journal, plan, under, read }: ServerCheckInput):
       ...probes.map((p) => ({ ...activityTable(p.judged.summary), id: `activity-probe-${p.n}`, title: `Probe ${p.n}: its activity` })),
       instancesTable(journal),
       deliveryTable(journal, expected, new Set()),
+      ...(lag.table ? [lag.table] : []),
     ],
+    ...(lag.figure ? { figures: [lag.figure] } : {}),
   };
 }

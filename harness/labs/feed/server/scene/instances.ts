@@ -6,7 +6,8 @@
 import type { Finding, ProcessRef, Verdict } from '../../../../findings/verdict.js';
 import type { JournalEntry } from '../../../../record/journal.js';
 import { seconds } from '../../report/words.js';
-import { SERVER_SIGNAL, SERVER_SIGTERM_EXIT_MS } from '../process.js';
+import { SERVER_SIGTERM_EXIT_MS } from '../process.js';
+import { SERVER_SIGNAL } from '../wire/names.js';
 import { lastLine } from '../../check/facts.js';
 
 const EXIT_SLACK_MS = 250;

@@ -28,8 +28,8 @@ import { probeDone, probeStream, probeWireSink } from '../wire/probe-wire.js';
 import { awaitListening, nameServer, SERVER_SIGTERM_EXIT_MS, type ServerProcess, serverEnv } from '../process.js';
 import { sealServerProcess } from '../seal.js';
 import { LineRelay } from '../wire/relay.js';
-import type { ChainSide } from '../script.js';
-import { instanceSignal, instanceTag } from '../wire/wire-checks.js';
+import { type ChainSide, commitChange } from '../script.js';
+import { instanceSignal, instanceTag } from '../wire/names.js';
 import type { ProcessRef } from '../../../../findings/verdict.js';
 
 const HOST = '127.0.0.1';
@@ -198,14 +198,14 @@ async function playScene(scene: Scene, side: ChainSide, steps: readonly SceneSte
       for (; steps[next] && steps[next]!.beforeBlock <= side.chain.head.number + 1; next++) await scene.take(steps[next]!.action);
       t0 += performance.now() - took;
     } else await sleep(t0 + (tick + 0.5) * period - performance.now());
-    side.indexer.apply(side.script.perform(step));
+    commitChange(ctx, side.indexer, side.script.perform(step));
   }
   for (const block of confirmationBlocks(side.chain, side.chain.head, ctx.scenario.lab.chain.confirmations)) {
     if (scene.broken) return;
     ctx.signal.throwIfAborted();
     tick++;
     await sleep(t0 + tick * period - performance.now());
-    side.indexer.apply({ kind: 'block', block });
+    commitChange(ctx, side.indexer, { kind: 'block', block });
   }
 }
 

@@ -11,13 +11,7 @@ import type { JournalEntry } from '../../../../record/journal.js';
 import { parseSent } from '../../check/facts.js';
 import { cursorSubject } from '../../report/words.js';
 import { type DueKind, parseDueNote } from './wire-due.js';
-
-/** The journal's fault names for the harness's signals to instance `n` of the server. */
-export const instanceSignal = (kind: 'sigterm' | 'kill' | 'end', n: number): string => `${kind}-instance-${n}`;
-const SIGNAL_NAME = /^(sigterm|kill|end)-instance-(\d+)$/;
-/** The relay's tag on a connection's `open`: the instance it leads to. */
-export const instanceTag = (n: number): string => `instance ${n}`;
-const TAG = /^instance (\d+)$/;
+import { SERVER_SIGNAL, SIGNAL_NAME, TAG } from './names.js';
 
 type Due = { kind: DueKind; cursor?: string; text: string };
 type Item = { t: number; frame?: ServerFrame; line: string } | { t: number; due: Due };
@@ -154,9 +148,10 @@ export interface WireCheckInput {
   forkPoints: readonly number[];
 }
 
-/** When each instance got SIGTERM from the harness (a step, or the end of the run). */
+/** When each instance got SIGTERM from the harness (a step, or the end of the run; a run of one server names its end its own way). */
 function sigtermsOf(journal: readonly JournalEntry[]): { instance: number; t: number }[] {
   return journal.flatMap((e) => {
+    if (e.type === 'fault' && e.action === 'apply' && e.name === SERVER_SIGNAL.sigterm) return [{ instance: 1, t: e.t }];
     const m = e.type === 'fault' && e.action === 'apply' ? SIGNAL_NAME.exec(e.name) : null;
     return m && m[1] !== 'kill' ? [{ instance: Number(m[2]), t: e.t }] : [];
   });
