@@ -92,7 +92,16 @@ export function loadScenario(filePath: string): Scenario {
     ...(file.socket_buffer_bytes === undefined ? {} : { socketBufferBytes: file.socket_buffer_bytes }),
     faults: (file.faults ?? []).flatMap((f) => resolveFault(f, lab.faultPoints, timeScale)),
     lab: lab.scenario.resolve(file, timeScale),
-    ...(file.chaos ? { chaos: { ...(file.chaos.consumer ? { consumer: file.chaos.consumer } : {}), seed: file.chaos.seed, path: file.chaos.path } } : {}),
+    ...(file.chaos
+      ? {
+          chaos: {
+            ...(file.chaos.consumer ? { consumer: file.chaos.consumer } : {}),
+            ...(file.chaos.server ? { server: file.chaos.server } : {}),
+            seed: file.chaos.seed,
+            path: file.chaos.path,
+          },
+        }
+      : {}),
   };
 }
 

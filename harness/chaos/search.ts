@@ -25,6 +25,8 @@ export interface ChaosOptions {
   /** Sealed-only layers run (elsewhere they are left out of the scenarios). */
   where: ChaosWhere;
   consumerCommand: string;
+  /** `chaos --server`: the push server under test. */
+  serverCommand?: string;
   seed: number;
   runs: number;
   budgetMs: number;
@@ -172,6 +174,7 @@ function trialRunner(o: ChaosOptions, outcome: ChaosOutcome): RunSchedule {
       description: `chaoslab chaos, seed ${o.seed}: ${label}. Fault steps: ${o.model.steps(schedule, o.where).join('; ') || 'none'}.`,
       batchDir: o.batchDir,
       consumerCommand: o.consumerCommand,
+      ...(o.serverCommand === undefined ? {} : { serverCommand: o.serverCommand }),
       cwd: o.cwd,
       ...(o.seal ? { seal: o.seal } : {}),
       ...(o.toxiproxyUrl ? { toxiproxyUrl: o.toxiproxyUrl } : {}),

@@ -22,7 +22,10 @@ export interface TrialRequest {
   name: string;
   description: string;
   batchDir: string;
+  /** The consumer under test; with `serverCommand`, the probes' (the lab's reference, not given to the run). */
   consumerCommand: string;
+  /** `chaos --server`: the push server under test (the schedules are the lab's server model's). */
+  serverCommand?: string;
   cwd: string;
   seal?: SealMode;
   toxiproxyUrl?: string;
@@ -69,7 +72,7 @@ export async function runTrial(req: TrialRequest): Promise<Trial> {
   const started = Date.now();
   const result = await runScenario({
     scenario,
-    consumerCommand: req.consumerCommand,
+    ...(req.serverCommand === undefined ? { consumerCommand: req.consumerCommand } : { serverCommand: req.serverCommand }),
     cwd: req.cwd,
     reportsDir: req.batchDir,
     latest: false,

@@ -23,6 +23,8 @@ import { sealModeOf } from './options.js';
 export interface ChaosCommandOptions {
   lab?: string;
   consumer?: string;
+  /** A push server under test: the lab's server chaos model, its probes the lab's reference consumer. */
+  server?: string;
   seed?: number;
   runs: number;
   budget: number;
@@ -42,9 +44,12 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   const labName = opts.lab ?? labNames()[0]!;
   const lab = labNamed(labName);
   if (!lab) throw new UsageError(`unknown lab "${labName}"; labs: ${labNames().join(', ')}`);
-  if (!lab.chaos) throw new UsageError(`the ${lab.name} lab draws no chaos schedules`);
+  const chaosOf = opts.server === undefined ? lab.chaos : lab.server?.chaos;
+  if (!chaosOf) throw new UsageError(`the ${lab.name} lab draws no chaos schedules${opts.server === undefined ? '' : ' for a push server (--server)'}`);
   if (opts.path !== undefined && opts.seed === undefined) throw new UsageError('--path needs the --seed it belongs to');
-  const model = await lab.chaos();
+  const model = await chaosOf();
+  const serverCommand = opts.server;
+  const server = serverCommand === undefined ? {} : { serverCommand };
   const cwd = process.cwd();
   const reportsDir = reportsDirOf(opts, cwd);
   const consumerCommand = opts.consumer ?? lab.referenceCommand;
@@ -63,7 +68,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   process.stdout.write(
     `chaoslab chaos: seed ${seed} (--seed ${seed} draws the same schedules) · ${lab.name} lab · ` +
       `${opts.path ? `only path ${opts.path}` : `up to ${opts.runs} runs or ${Math.round(opts.budget / 1000)} s`} · ` +
-      `${decision.sealed ? 'sealed' : 'not sealed'} · consumer: ${consumerCommand}\n`,
+      `${decision.sealed ? 'sealed' : 'not sealed'} · ${serverCommand === undefined ? `consumer: ${consumerCommand}` : `server: ${serverCommand}`}\n`,
   );
   const stop = interruptible({ onInterrupt: (signal) => process.stdout.write(`\n${signal}: stopping after the running run\n`) });
   const startedAt = new Date().toISOString().slice(0, 19);
@@ -73,12 +78,26 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   makePassable(ensureDir(batchDir));
   try {
     if (opts.path !== undefined) {
-      await replayPath({ ...common, lab, model, where, seed, path: opts.path, batchDir, reportsDir, startedAt, consumerCommand, signal: stop.signal });
+      await replayPath({
+        ...common,
+        ...server,
+        lab,
+        model,
+        where,
+        seed,
+        path: opts.path,
+        batchDir,
+        reportsDir,
+        startedAt,
+        consumerCommand,
+        signal: stop.signal,
+      });
       return;
     }
     let written = 0;
     const outcome = await searchChaos({
       ...common,
+      ...server,
       lab,
       model,
       where,
@@ -93,9 +112,9 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
       signal: stop.signal,
       log: (line) => process.stdout.write(`${terminalText(line)}\n`),
       onFailure: (failure) =>
-        writeRepro(failure, { lab: lab.name, model, where, batchDir, consumerCommand, seed, runsAsked: opts.runs, cwd, written: written++ }),
+        writeRepro(failure, { lab: lab.name, model, where, batchDir, consumerCommand, ...server, seed, runsAsked: opts.runs, cwd, written: written++ }),
     });
-    writeFileSync(join(batchDir, 'chaos.json'), jsonText(chaosJson(outcome, lab.name, consumerCommand, batchDir)));
+    writeFileSync(join(batchDir, 'chaos.json'), jsonText(chaosJson(outcome, lab.name, consumerCommand, batchDir, serverCommand)));
     const index = finishBatch(batchDir, reportsDir, startedAt, outcome.trials, sectionsOf(outcome, batchDir));
     process.stdout.write(`${closingLine(outcome)}\n  overview: ${index}\n`);
     process.exitCode = outcome.harnessErrors.length || outcome.stoppedBy === 'interrupted' ? EXIT.error : outcome.failures.length ? EXIT.fail : EXIT.pass;
