@@ -40,6 +40,8 @@ export interface Trial {
   /** The leading finding (or the harness's error). */
   headline: string;
   reasons: string[];
+  /** Its findings' codes, leading first (none for a pass or a harness error): a shrink keeps the failure's kind. */
+  codes?: string[];
   runDir: string;
   file: string;
   durationMs: number;
@@ -88,6 +90,7 @@ export async function runTrial(req: TrialRequest): Promise<Trial> {
     status: result.status,
     headline: result.view.headline,
     reasons,
+    codes: result.verdict?.findings.map((f) => f.code) ?? [],
     runDir: result.runDir,
     file,
     durationMs: Date.now() - started,

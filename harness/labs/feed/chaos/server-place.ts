@@ -101,7 +101,7 @@ export function placeServer(s: ServerSchedule): Placement {
       const kind = kinds[x.which % kinds.length]!;
       const name = `${kind}-${clients.length + 1}`;
       clients.push({ name, kind });
-      placed.push({ layer: 'client', words: `a ${kind} client (${name}) on instance 2`, sceneSteps: [] });
+      placed.push({ layer: 'client', words: `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} client (${name}) on instance 2`, sceneSteps: [] });
       continue;
     }
     if (x.layer === 'reorg') {
