@@ -10,6 +10,8 @@ import { scheduleAt, searchChaos } from '../chaos/search.js';
 import { runTrial, type TrialRequest } from '../chaos/trial.js';
 import { interruptible } from '../base/interrupt.js';
 import { labNamed, labNames } from '../labs/registry.js';
+import type { Lab } from '../lab-api/lab.js';
+import type { ChaosModel } from '../lab-api/chaos-model.js';
 import { reportsDirOf } from '../base/paths.js';
 import { jsonText, terminalText } from '../text/inert.js';
 import { ensureDir } from '../report/run-folder.js';
@@ -39,17 +41,23 @@ export interface ChaosCommandOptions {
   storeLimit?: number;
 }
 
-export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
-  // The registry's first lab when --lab does not say (chaos --help says so).
-  const labName = opts.lab ?? labNames()[0]!;
+/** The lab and its chaos model: its consumer model, or with --server its server model. */
+async function labAndModel(labName: string, server: boolean): Promise<{ lab: Lab; model: ChaosModel }> {
   const lab = labNamed(labName);
   if (!lab) throw new UsageError(`unknown lab "${labName}"; labs: ${labNames().join(', ')}`);
-  const chaosOf = opts.server === undefined ? lab.chaos : lab.server?.chaos;
-  if (!chaosOf) throw new UsageError(`the ${lab.name} lab draws no chaos schedules${opts.server === undefined ? '' : ' for a push server (--server)'}`);
+  const chaosOf = server ? lab.server?.chaos : lab.chaos;
+  if (!chaosOf) throw new UsageError(`the ${lab.name} lab draws no chaos schedules${server ? ' for a push server (--server)' : ''}`);
+  return { lab, model: await chaosOf() };
+}
+
+/** `--server`'s part of a search, a trial and a repro. */
+const serverPart = (serverCommand: string | undefined) => (serverCommand === undefined ? {} : { serverCommand });
+
+export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
+  // The registry's first lab when --lab does not say (chaos --help says so).
+  const { lab, model } = await labAndModel(opts.lab ?? labNames()[0]!, opts.server !== undefined);
   if (opts.path !== undefined && opts.seed === undefined) throw new UsageError('--path needs the --seed it belongs to');
-  const model = await chaosOf();
-  const serverCommand = opts.server;
-  const server = serverCommand === undefined ? {} : { serverCommand };
+  const { server: serverCommand } = opts;
   const cwd = process.cwd();
   const reportsDir = reportsDirOf(opts, cwd);
   const consumerCommand = opts.consumer ?? lab.referenceCommand;
@@ -63,6 +71,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
     ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
     ...(opts.storeLimit ? { storeLimitBytes: opts.storeLimit } : {}),
     invokedAs: typedCommand(process.argv.slice(2)),
+    ...serverPart(serverCommand),
   };
   // The seed first: whatever happens next, the draw can be made again.
   process.stdout.write(
@@ -78,26 +87,12 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   makePassable(ensureDir(batchDir));
   try {
     if (opts.path !== undefined) {
-      await replayPath({
-        ...common,
-        ...server,
-        lab,
-        model,
-        where,
-        seed,
-        path: opts.path,
-        batchDir,
-        reportsDir,
-        startedAt,
-        consumerCommand,
-        signal: stop.signal,
-      });
+      await replayPath({ ...common, lab, model, where, seed, path: opts.path, batchDir, reportsDir, startedAt, consumerCommand, signal: stop.signal });
       return;
     }
     let written = 0;
     const outcome = await searchChaos({
       ...common,
-      ...server,
       lab,
       model,
       where,
@@ -112,7 +107,18 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
       signal: stop.signal,
       log: (line) => process.stdout.write(`${terminalText(line)}\n`),
       onFailure: (failure) =>
-        writeRepro(failure, { lab: lab.name, model, where, batchDir, consumerCommand, ...server, seed, runsAsked: opts.runs, cwd, written: written++ }),
+        writeRepro(failure, {
+          lab: lab.name,
+          model,
+          where,
+          batchDir,
+          consumerCommand,
+          ...serverPart(serverCommand),
+          seed,
+          runsAsked: opts.runs,
+          cwd,
+          written: written++,
+        }),
     });
     writeFileSync(join(batchDir, 'chaos.json'), jsonText(chaosJson(outcome, lab.name, consumerCommand, batchDir, serverCommand)));
     const index = finishBatch(batchDir, reportsDir, startedAt, outcome.trials, sectionsOf(outcome, batchDir));

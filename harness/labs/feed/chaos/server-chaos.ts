@@ -15,8 +15,11 @@ export const SERVER_CHAOS_LAYERS: readonly ChaosLayer[] = [
   { name: 'pause', what: 'SIGSTOP to instance 1 for 1–6 blocks, then SIGCONT' },
   { name: 'handover', what: 'probe 1 repointed to instance 2 and instance 1 killed for good: it resumes on the other instance' },
   { name: 'cut', what: "a probe's proxy down for 1–4 blocks" },
-  { name: 'reorg', what: 'a reorganisation of 1–3 blocks while the probes follow (insertion-order)' },
-  { name: 'reorg-away', what: 'the same with probe 2 cut off across it: it resumes from an abandoned block (revoke-wrong-point)' },
+  { name: 'reorg', what: 'a reorganisation of 1–4 blocks while the probes follow (insertion-order)' },
+  {
+    name: 'reorg-away',
+    what: 'one of 3–4 blocks with probe 2 cut off across it: it resumes from an abandoned block above the fork point (revoke-wrong-point)',
+  },
   { name: 'garbage', what: 'a client sending a line that is not JSON (bad-client-crashes)' },
   { name: 'oversized', what: 'a client sending a 2 MiB line (bad-client-crashes)' },
   { name: 'half-open', what: 'a client that subscribes, then sends nothing and ignores pings (no-heartbeat)' },
@@ -38,7 +41,7 @@ const STEPS = {
   pause: fc.record({ layer: layer('pause'), at, span: fc.integer({ min: 1, max: 6 }) }),
   handover: fc.record({ layer: layer('handover'), at }),
   cut: fc.record({ layer: layer('cut'), at, probe: fc.integer({ min: 1, max: 2 }), span: fc.integer({ min: 1, max: 4 }) }),
-  reorg: fc.record({ layer: layer('reorg'), at, depth: fc.integer({ min: 1, max: 3 }), away: fc.boolean() }),
+  reorg: fc.record({ layer: layer('reorg'), at, depth: fc.integer({ min: 1, max: 4 }), away: fc.boolean() }),
   client: fc.record({ layer: layer('client'), which: fc.nat({ max: 3 }) }),
 } satisfies Record<string, fc.Arbitrary<ServerStep>>;
 

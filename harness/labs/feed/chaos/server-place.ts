@@ -35,7 +35,7 @@ export interface ServerSchedule {
 
 /** The two paces: a block every 250 ms of real time (as feed-server-restart), or every 48 ms with 3–7 events (as feed-server-bad-clients). */
 export const PACE = {
-  normal: { timeScale: 0.1, blockIntervalMs: 2500, logs: { min: 1, max: 3 }, confirmations: 3, span: 1 },
+  normal: { timeScale: 0.1, blockIntervalMs: 2500, logs: { min: 1, max: 3 }, confirmations: 4, span: 1 },
   dense: { timeScale: 0.004, blockIntervalMs: 12_000, logs: { min: 3, max: 7 }, confirmations: 0, span: 5 },
 } as const;
 export const INITIAL_BLOCKS = 10;
@@ -106,8 +106,10 @@ export function placeServer(s: ServerSchedule): Placement {
     }
     if (x.layer === 'reorg') {
       if (dense || reorg) continue;
-      const depth = 1 + ((x.depth - 1) % pace.confirmations);
-      // After block `after`: a probe cut off before it holds block after-1 (abandoned when depth >= 2), back two blocks later.
+      // Cut off before block `after` (the reorganisation comes half a block after it), probe 2 holds
+      // block after-1: 3 or 4 blocks deep, its cursor's block is above the first abandoned one, so
+      // a revoke from the cursor's own block differs from one at the fork point.
+      const depth = x.away ? 3 + (x.depth % 2) : 1 + ((x.depth - 1) % pace.confirmations);
       const after = at(x.at, 3);
       if (after === undefined || (x.away && !free(taken, 'probe 2', after, after + 2))) continue;
       reorg = { afterBlock: after, depth };
