@@ -1,6 +1,7 @@
 // chaoslab chaos --server end to end, short and deterministic: a fixed seed whose first schedule
 // holds a garbage client and one other fault finds the bad-client-crashes mutant (a bad frame
-// ends its process), confirms it, shrinks it to the garbage client alone and writes repro.yaml
+// ends its process), confirms it, shrinks it to the garbage client alone (within 3 runs: the
+// client alone, fast-check's first candidate, fails twice) and writes repro.yaml
 // naming the server; the repro replays against that server and fails with the same finding, and
 // passes the TypeScript reference; nothing is left running.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -17,16 +18,15 @@ t.setTimeout(600_000);
 const dir = fileTestdir(t, import.meta.url, {});
 const MUTANT = 'node dist/publisher/feed/mutants/bad-client-crashes.js';
 
-/** The first seed whose first schedule is two steps at the normal pace, one of them a garbage client (found from the model, so a change of its weights moves the seed, not the test). */
+/** The first seed whose first schedule is two steps at the normal pace, the second a garbage client (found from the model, so a change of its weights moves the seed, not the test). */
 const SEED = String(
   Array.from({ length: 50_000 }, (_, i) => i + 1).find((seed) => {
     const [s] = fc.sample(feedServerChaos.schedules(), { seed, numRuns: 1 });
     if (!s || s.dense || s.steps.length !== 2) return false;
     const words = feedServerChaos.steps(s, { sealed: true });
     return (
-      words.length === 2 &&
-      words.filter((w) => /a garbage client/.test(w)).length === 1 &&
-      !words.some((w) => /reorganisation|client \(/.test(w) && !/garbage/.test(w))
+      // The garbage client last: fast-check shrinks an array to its shorter suffixes first, so its first candidate is the client alone.
+      words.length === 2 && /a garbage client/.test(words[1]!) && !/reorganisation|client \(/.test(words[0]!)
     );
   }) ??
     (() => {
