@@ -10,7 +10,7 @@ import type { Lab } from '../lab-api/lab.js';
 import { labNamed, labNames } from '../labs/registry.js';
 import { faultProblems, resolveFault } from '../scenario/faults.js';
 import { displayPath, fieldOf, type RawProblem, ScenarioError, type ScenarioProblem } from '../scenario/problems.js';
-import { CORE_DEFAULTS, type CoreFile } from '../scenario/schema.js';
+import { type ChaosOriginFile, CORE_DEFAULTS, type CoreFile } from '../scenario/schema.js';
 import { schemaProblems } from '../scenario/schema-problems.js';
 import type { Scenario } from '../scenario/types.js';
 import { validatorOf } from './validator.js';
@@ -92,8 +92,13 @@ export function loadScenario(filePath: string): Scenario {
     ...(file.socket_buffer_bytes === undefined ? {} : { socketBufferBytes: file.socket_buffer_bytes }),
     faults: (file.faults ?? []).flatMap((f) => resolveFault(f, lab.faultPoints, timeScale)),
     lab: lab.scenario.resolve(file, timeScale),
-    ...(file.chaos ? { chaos: { ...(file.chaos.consumer ? { consumer: file.chaos.consumer } : {}), seed: file.chaos.seed, path: file.chaos.path } } : {}),
+    ...(file.chaos ? { chaos: chaosOriginOf(file.chaos) } : {}),
   };
+}
+
+/** A repro's `chaos` key as planned: the program it failed with (consumer or server), its seed and path. */
+function chaosOriginOf(c: ChaosOriginFile): NonNullable<Scenario['chaos']> {
+  return { ...(c.consumer ? { consumer: c.consumer } : {}), ...(c.server ? { server: c.server } : {}), seed: c.seed, path: c.path };
 }
 
 /** What the core checks: the name matches the file, a catalogue file sits in its lab's folder, the faults. */

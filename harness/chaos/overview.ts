@@ -95,7 +95,8 @@ export function closingLine(o: ChaosOutcome): string {
 }
 
 /** chaos.json: the search as data (schema: docs/chaos.md). */
-export function chaosJson(o: ChaosOutcome, lab: string, consumer: string, batchDir: string) {
+/** `server`: `chaos --server`'s push server under test (`consumer` is then its probes'). */
+export function chaosJson(o: ChaosOutcome, lab: string, consumer: string, batchDir: string, server?: string) {
   const trial = (t: ChaosOutcome['failures'][number]['found'][number]) => ({
     status: t.status,
     headline: t.headline,
@@ -106,6 +107,7 @@ export function chaosJson(o: ChaosOutcome, lab: string, consumer: string, batchD
     schema: 1,
     lab,
     consumer,
+    ...(server === undefined ? {} : { server }),
     seed: o.seed,
     runsAsked: o.runsAsked,
     runsDone: o.runsDone,

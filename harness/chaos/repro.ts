@@ -1,7 +1,7 @@
 // A confirmed, shrunk failure as an ordinary scenario file: `<batch>/repro.yaml` (then
-// repro-2.yaml, … with --keep-going). Its `chaos` key names the consumer it failed with, so
-// `chaoslab run <file>` and `make scenario FILE=<file>` replay it against that consumer (unless
-// --consumer names another); its header says how it was found and how to draw it again. The
+// repro-2.yaml, … with --keep-going). Its `chaos` key names the consumer (or, from
+// `chaos --server`, the push server) it failed with, so `chaoslab run <file>` and `make scenario
+// FILE=<file>` replay it against that program (unless --consumer / --server names another); its header says how it was found and how to draw it again. The
 // consumer's words (its headline) are written inert (inert.ts): a comment line stays one line, and
 // `cat repro.yaml` runs no escape sequence.
 
@@ -21,6 +21,8 @@ export interface ReproContext {
   where: ChaosWhere;
   batchDir: string;
   consumerCommand: string;
+  /** `chaos --server`: the push server it failed with (the repro replays against it). */
+  serverCommand?: string;
   seed: number;
   runsAsked: number;
   /** Where chaos ran: the consumer's command runs from there. */
@@ -35,25 +37,27 @@ export function writeRepro(failure: Omit<Failure, 'repro'>, c: ReproContext): st
   const shown = relative(c.cwd, file).startsWith('..') ? file : relative(c.cwd, file);
   const stepWord = (n: number) => `${n} fault step${n === 1 ? '' : 's'}`;
   const headline = terminalText(failure.smallest[0]!.headline);
+  // What is under test: the consumer, or (chaos --server) the push server.
+  const [program, flag, command] = c.serverCommand === undefined ? ['consumer', '--consumer', c.consumerCommand] : ['server', '--server', c.serverCommand];
   const header = [
     `# chaoslab chaos repro (${c.lab} lab): a schedule shrunk from ${stepWord(failure.originalSteps.length)} to ${stepWord(failure.steps.length)} in ${failure.shrinkRuns} shrink runs, which failed ${steadiness(failure)}.`,
-    `# Seed ${c.seed}, path ${failure.path} (fast-check): found at run ${failure.index + 1} of \`chaoslab chaos --lab ${c.lab} --seed ${c.seed} --runs ${c.runsAsked} --consumer ${terminalText(shellQuote(c.consumerCommand))}\`, run in ${terminalText(c.cwd)}.`,
+    `# Seed ${c.seed}, path ${failure.path} (fast-check): found at run ${failure.index + 1} of \`chaoslab chaos --lab ${c.lab} --seed ${c.seed} --runs ${c.runsAsked} ${flag} ${terminalText(shellQuote(command))}\`, run in ${terminalText(c.cwd)}.`,
     `# It failed with: ${headline}`,
-    `# Replay it against the same consumer, from ${c.cwd}: chaoslab run ${shown}  (or: make scenario FILE=${shown})${failure.failedRuns < failure.smallest.length ? `; to see it fail: chaoslab run ${shown} --repeat 10` : ''}`,
-    '# Against another consumer: add --consumer "<command>".',
+    `# Replay it against the same ${program}, from ${c.cwd}: chaoslab run ${shown}  (or: make scenario FILE=${shown})${failure.failedRuns < failure.smallest.length ? `; to see it fail: chaoslab run ${shown} --repeat 10` : ''}`,
+    `# Against another ${program}: add ${flag} "<command>".`,
     '# Fault steps:',
     ...(failure.steps.length ? failure.steps.map((s) => `#   - ${s}`) : ['#   (none: the schedule itself, without a fault, is enough)']),
     '',
   ].join('\n');
   const description =
     `A schedule chaoslab chaos drew (seed ${c.seed}, path ${failure.path}) and shrank to ${stepWord(failure.steps.length)}, ` +
-    `on which the consumer failed ${failure.failedRuns} of ${failure.smallest.length} runs: ${headline}`;
+    `on which the ${program} failed ${failure.failedRuns} of ${failure.smallest.length} runs: ${headline}`;
   const text = scenarioText(
     c.model,
     failure.schedule,
     c.where,
     { name, description, lab: c.lab },
-    { chaos: { consumer: c.consumerCommand, seed: c.seed, path: failure.path } },
+    { chaos: { [program]: command, seed: c.seed, path: failure.path } },
   );
   writeFileSync(file, `${header}${text}`);
   // What was written must load as any scenario does, or it is no repro.

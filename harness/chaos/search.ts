@@ -25,6 +25,8 @@ export interface ChaosOptions {
   /** Sealed-only layers run (elsewhere they are left out of the scenarios). */
   where: ChaosWhere;
   consumerCommand: string;
+  /** `chaos --server`: the push server under test. */
+  serverCommand?: string;
   seed: number;
   runs: number;
   budgetMs: number;
@@ -172,6 +174,7 @@ function trialRunner(o: ChaosOptions, outcome: ChaosOutcome): RunSchedule {
       description: `chaoslab chaos, seed ${o.seed}: ${label}. Fault steps: ${o.model.steps(schedule, o.where).join('; ') || 'none'}.`,
       batchDir: o.batchDir,
       consumerCommand: o.consumerCommand,
+      ...(o.serverCommand === undefined ? {} : { serverCommand: o.serverCommand }),
       cwd: o.cwd,
       ...(o.seal ? { seal: o.seal } : {}),
       ...(o.toxiproxyUrl ? { toxiproxyUrl: o.toxiproxyUrl } : {}),
@@ -250,10 +253,10 @@ async function shrink(
         used++;
         const a = await run(schedule, `run-${n}-shrink-${c}`, `run ${n} shrink ${c}`);
         known.add(key);
-        if (a.status !== 'fail' || !left()) return true;
+        if (!sameKind(found[0], a) || !left()) return true;
         used++;
         const b = await run(schedule, `run-${n}-shrink-${c}-again`, `run ${n} shrink ${c} again`);
-        if (b.status !== 'fail') return true;
+        if (!sameKind(found[0], b)) return true;
         confirmed.push({ schedule, path: `${smallest.path}:${place}`, size, trials: [a, b] });
         tried = 0;
       } catch (error) {
@@ -272,6 +275,18 @@ async function shrink(
       );
   }
   return { confirmed, shrinkRuns: used };
+}
+
+/**
+ * A shrink candidate fails as the search's failure did: it fails, with the same kind of finding
+ * (the found run's leading code among its own), so that a shrink does not slide from one bug to
+ * another (a kill's lost rows to the restart's slow start). Trials without codes (a test's own)
+ * match on their status alone.
+ */
+export function sameKind(found: Trial, candidate: Trial): boolean {
+  if (candidate.status !== 'fail') return false;
+  const kind = found.codes?.[0];
+  return kind === undefined || candidate.codes === undefined || candidate.codes.includes(kind);
 }
 
 /** A schedule as text, to know it again (a bigint, which JSON lacks, as its digits and n). */

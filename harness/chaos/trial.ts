@@ -22,7 +22,10 @@ export interface TrialRequest {
   name: string;
   description: string;
   batchDir: string;
+  /** The consumer under test; with `serverCommand`, the probes' (the lab's reference, not given to the run). */
   consumerCommand: string;
+  /** `chaos --server`: the push server under test (the schedules are the lab's server model's). */
+  serverCommand?: string;
   cwd: string;
   seal?: SealMode;
   toxiproxyUrl?: string;
@@ -37,6 +40,8 @@ export interface Trial {
   /** The leading finding (or the harness's error). */
   headline: string;
   reasons: string[];
+  /** Its findings' codes, leading first (none for a pass or a harness error): a shrink keeps the failure's kind. */
+  codes?: string[];
   runDir: string;
   file: string;
   durationMs: number;
@@ -69,7 +74,7 @@ export async function runTrial(req: TrialRequest): Promise<Trial> {
   const started = Date.now();
   const result = await runScenario({
     scenario,
-    consumerCommand: req.consumerCommand,
+    ...(req.serverCommand === undefined ? { consumerCommand: req.consumerCommand } : { serverCommand: req.serverCommand }),
     cwd: req.cwd,
     reportsDir: req.batchDir,
     latest: false,
@@ -85,6 +90,7 @@ export async function runTrial(req: TrialRequest): Promise<Trial> {
     status: result.status,
     headline: result.view.headline,
     reasons,
+    codes: result.verdict?.findings.map((f) => f.code) ?? [],
     runDir: result.runDir,
     file,
     durationMs: Date.now() - started,

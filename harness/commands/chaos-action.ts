@@ -10,6 +10,8 @@ import { scheduleAt, searchChaos } from '../chaos/search.js';
 import { runTrial, type TrialRequest } from '../chaos/trial.js';
 import { interruptible } from '../base/interrupt.js';
 import { labNamed, labNames } from '../labs/registry.js';
+import type { Lab } from '../lab-api/lab.js';
+import type { ChaosModel } from '../lab-api/chaos-model.js';
 import { reportsDirOf } from '../base/paths.js';
 import { jsonText, terminalText } from '../text/inert.js';
 import { ensureDir } from '../report/run-folder.js';
@@ -23,6 +25,8 @@ import { sealModeOf } from './options.js';
 export interface ChaosCommandOptions {
   lab?: string;
   consumer?: string;
+  /** A push server under test: the lab's server chaos model, its probes the lab's reference consumer. */
+  server?: string;
   seed?: number;
   runs: number;
   budget: number;
@@ -37,14 +41,23 @@ export interface ChaosCommandOptions {
   storeLimit?: number;
 }
 
-export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
-  // The registry's first lab when --lab does not say (chaos --help says so).
-  const labName = opts.lab ?? labNames()[0]!;
+/** The lab and its chaos model: its consumer model, or with --server its server model. */
+async function labAndModel(labName: string, server: boolean): Promise<{ lab: Lab; model: ChaosModel }> {
   const lab = labNamed(labName);
   if (!lab) throw new UsageError(`unknown lab "${labName}"; labs: ${labNames().join(', ')}`);
-  if (!lab.chaos) throw new UsageError(`the ${lab.name} lab draws no chaos schedules`);
+  const chaosOf = server ? lab.server?.chaos : lab.chaos;
+  if (!chaosOf) throw new UsageError(`the ${lab.name} lab draws no chaos schedules${server ? ' for a push server (--server)' : ''}`);
+  return { lab, model: await chaosOf() };
+}
+
+/** `--server`'s part of a search, a trial and a repro. */
+const serverPart = (serverCommand: string | undefined) => (serverCommand === undefined ? {} : { serverCommand });
+
+export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
+  // The registry's first lab when --lab does not say (chaos --help says so).
+  const { lab, model } = await labAndModel(opts.lab ?? labNames()[0]!, opts.server !== undefined);
   if (opts.path !== undefined && opts.seed === undefined) throw new UsageError('--path needs the --seed it belongs to');
-  const model = await lab.chaos();
+  const { server: serverCommand } = opts;
   const cwd = process.cwd();
   const reportsDir = reportsDirOf(opts, cwd);
   const consumerCommand = opts.consumer ?? lab.referenceCommand;
@@ -58,12 +71,13 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
     ...(opts.toxiproxyUrl ? { toxiproxyUrl: opts.toxiproxyUrl } : {}),
     ...(opts.storeLimit ? { storeLimitBytes: opts.storeLimit } : {}),
     invokedAs: typedCommand(process.argv.slice(2)),
+    ...serverPart(serverCommand),
   };
   // The seed first: whatever happens next, the draw can be made again.
   process.stdout.write(
     `chaoslab chaos: seed ${seed} (--seed ${seed} draws the same schedules) · ${lab.name} lab · ` +
       `${opts.path ? `only path ${opts.path}` : `up to ${opts.runs} runs or ${Math.round(opts.budget / 1000)} s`} · ` +
-      `${decision.sealed ? 'sealed' : 'not sealed'} · consumer: ${consumerCommand}\n`,
+      `${decision.sealed ? 'sealed' : 'not sealed'} · ${serverCommand === undefined ? `consumer: ${consumerCommand}` : `server: ${serverCommand}`}\n`,
   );
   const stop = interruptible({ onInterrupt: (signal) => process.stdout.write(`\n${signal}: stopping after the running run\n`) });
   const startedAt = new Date().toISOString().slice(0, 19);
@@ -93,9 +107,20 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
       signal: stop.signal,
       log: (line) => process.stdout.write(`${terminalText(line)}\n`),
       onFailure: (failure) =>
-        writeRepro(failure, { lab: lab.name, model, where, batchDir, consumerCommand, seed, runsAsked: opts.runs, cwd, written: written++ }),
+        writeRepro(failure, {
+          lab: lab.name,
+          model,
+          where,
+          batchDir,
+          consumerCommand,
+          ...serverPart(serverCommand),
+          seed,
+          runsAsked: opts.runs,
+          cwd,
+          written: written++,
+        }),
     });
-    writeFileSync(join(batchDir, 'chaos.json'), jsonText(chaosJson(outcome, lab.name, consumerCommand, batchDir)));
+    writeFileSync(join(batchDir, 'chaos.json'), jsonText(chaosJson(outcome, lab.name, consumerCommand, batchDir, serverCommand)));
     const index = finishBatch(batchDir, reportsDir, startedAt, outcome.trials, sectionsOf(outcome, batchDir));
     process.stdout.write(`${closingLine(outcome)}\n  overview: ${index}\n`);
     process.exitCode = outcome.harnessErrors.length || outcome.stoppedBy === 'interrupted' ? EXIT.error : outcome.failures.length ? EXIT.fail : EXIT.pass;

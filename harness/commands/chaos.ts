@@ -1,4 +1,6 @@
-// `chaoslab chaos`: seeded random fault schedules against one consumer; a confirmed failure is
+// `chaoslab chaos`: seeded random fault schedules against one consumer (or, with --server, one
+// push server: the lab's server model draws kills, stops, restarts, a second instance, cuts and
+// bad clients); a confirmed failure is
 // shrunk and written as a scenario file that `chaoslab run` replays (harness/chaos/, and
 // ./chaos-action.ts for the work). Exit 0 no failure found, 1 a confirmed failure (repro
 // written), 2 a harness error (2 wins), 130/143 after Ctrl-C/SIGTERM.
@@ -9,10 +11,6 @@ import type { ChaosCommandOptions } from './chaos-action.js';
 import { UsageError } from '../base/exit-status.js';
 
 export const DEFAULT_BUDGET = '15m';
-
-/** `chaos --server`: the issue's server faults (kill, stop, restart, a second instance, slow and bad clients) are not drawn yet. */
-export const SERVER_NOT_YET =
-  "--server: not yet: chaos draws consumer fault schedules only (server faults — kill, stop, restart, a second instance, slow and bad clients — are not drawn yet); test a push server with `chaoslab run --lab feed --all --server '<command>'`";
 
 /** "15m", "90s", "1h30m", "2h": a duration in milliseconds. */
 export function parseDuration(text: string): number {
@@ -41,7 +39,10 @@ export function register(program: Command): void {
     .description('seeded random fault schedules against one consumer; a confirmed failure is shrunk and written as a replayable scenario (repro.yaml)')
     .option('--lab <name>', `the lab whose layers the schedules draw from (default: ${DEFAULT_LAB_HELP})`)
     .option('--consumer <command>', "shell command line of the consumer under test (default: the lab's TypeScript reference)")
-    .option('--server <command>', 'a push server under test: not yet (chaos draws consumer faults only); run its scenarios with `chaoslab run --server`')
+    .option(
+      '--server <command>',
+      "shell command line of a push server under test: the lab's server schedules (kill, SIGSTOP, restart, a second instance, cuts, reorganisations, bad and slow clients) against it, the reference consumers as its probes",
+    )
     .option('--seed <n>', 'seed of the draw: the same seed gives the same schedules (default: a random one, printed first)', seedOption)
     .option('--runs <n>', 'schedules to try at most', positiveInt, 100)
     .option('--budget <duration>', `time to search at most, e.g. 15m, 90s, 1h30m (default ${DEFAULT_BUDGET})`, parseDuration, parseDuration(DEFAULT_BUDGET))
@@ -59,8 +60,9 @@ export function register(program: Command): void {
     .option('--seal', 'require sealed runs')
     .option('--no-seal', 'run unsealed (default: sealed wherever the machine allows)')
     .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption())
-    .action(async (opts: ChaosCommandOptions & { server?: string }) => {
-      if (opts.server !== undefined) throw new UsageError(SERVER_NOT_YET);
+    .action(async (opts: ChaosCommandOptions) => {
+      if (opts.server !== undefined && opts.consumer !== undefined)
+        throw new UsageError("--server and --consumer: chaos tests one program; with --server the lab's reference consumers are the probes");
       await (await import('./chaos-action.js')).chaosAction(opts);
     });
 }

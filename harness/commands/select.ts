@@ -133,9 +133,13 @@ export function selectItems(names: string[], opts: SelectOptions): Selection {
     throw new UsageError(
       `--consumer speaks one lab's protocol, but these scenarios span the ${spanned.join(' and ')} labs: choose one with --lab ${spanned.join('|')}`,
     );
-  // A chaos repro replays with the consumer it failed with, unless --consumer names another.
+  // A chaos repro replays with the consumer (or server) it failed with, unless --consumer (--server) names another.
   const consumerOf = (scenario: (typeof scenarios)[number]) =>
-    opts.consumer || !scenario.chaos?.consumer ? consumer : { consumerCommand: scenario.chaos.consumer };
+    scenario.chaos?.server && !opts.server
+      ? { ...consumer, serverCommand: scenario.chaos.server }
+      : opts.consumer || !scenario.chaos?.consumer
+        ? consumer
+        : { consumerCommand: scenario.chaos.consumer };
   const items = scenarios.flatMap((scenario) =>
     Array.from({ length: opts.repeat }, (_, i) => ({
       scenario,

@@ -139,6 +139,8 @@ export interface LabServer<Plan> {
   mutantIndex: string;
   /** The server scenario every server mutant must pass (a near miss), as `happyPath` is for consumers. */
   happyPath: string;
+  /** Random server fault schedules for `chaoslab chaos --server`, loaded only when that command runs. */
+  chaos?: () => Promise<ChaosModel>;
   /** Whether this scenario's program under test is the server, not the consumer. */
   testsServer(plan: Plan): boolean;
 }

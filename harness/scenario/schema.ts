@@ -112,9 +112,10 @@ export interface CoreFile {
   chaos?: ChaosOriginFile;
 }
 
-/** Where a `chaoslab chaos` repro came from: the consumer it failed with, and the seed and path that draw it again. */
+/** Where a `chaoslab chaos` repro came from: the consumer (or push server) it failed with, and the seed and path that draw it again. */
 export interface ChaosOriginFile {
   consumer?: string;
+  server?: string;
   seed: number;
   path: string;
 }
@@ -252,9 +253,15 @@ export function scenarioSchemaFor(lab: { name: string; schema: LabSchemaPart; fa
         type: 'object',
         additionalProperties: false,
         required: ['seed', 'path'],
-        description: 'Written by `chaoslab chaos` into a repro: where the schedule came from. `chaoslab run` uses `consumer` unless --consumer is given.',
+        description:
+          'Written by `chaoslab chaos` into a repro: where the schedule came from. `chaoslab run` uses `consumer` unless --consumer is given, and `server` unless --server is given.',
         properties: {
           consumer: { type: 'string', minLength: 1, description: 'The consumer command the schedule failed with (run from where `chaoslab chaos` ran).' },
+          server: {
+            type: 'string',
+            minLength: 1,
+            description: 'The push server command the schedule failed with (`chaoslab chaos --server`; run from where it ran).',
+          },
           seed: { type: 'integer', minimum: CORE_LIMITS.seed.min, maximum: CORE_LIMITS.seed.max, description: "The chaos run's seed." },
           path: { type: 'string', pattern: '^[0-9]+(:[0-9]+)*$', description: "fast-check's path to the shrunk schedule (run:shrink steps)." },
         },

@@ -20,8 +20,8 @@ export interface Scenario<Plan = unknown> {
   socketBufferBytes?: number;
   faults: FaultPlan[];
   lab: Plan;
-  /** A `chaoslab chaos` repro: the consumer it failed with, and the seed and path that draw it again. */
-  chaos?: { consumer?: string; seed: number; path: string };
+  /** A `chaoslab chaos` repro: the consumer (or push server) it failed with, and the seed and path that draw it again. */
+  chaos?: { consumer?: string; server?: string; seed: number; path: string };
 }
 
 export type Trigger =

@@ -12,6 +12,7 @@ const SECONDS: Record<string, number> = {
   'matrix.test.ts': 550,
   'feed.test.ts': 150,
   'chaos.test.ts': 120,
+  'chaos-server.test.ts': 120,
   'sealed.test.ts': 100,
   'grade-hostile.test.ts': 130,
   'grade.test.ts': 80,

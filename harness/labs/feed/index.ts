@@ -102,6 +102,7 @@ export const feedLab = defineLab<FeedPlan>({
     // The snapshot race's chain with no fault: a server that answers a null cursor and streams passes it.
     happyPath: 'feed-server-happy-path',
     testsServer: (plan: FeedPlan) => plan.serverUnderTest !== undefined,
+    chaos: async () => (await import('./chaos/server-chaos.js')).feedServerChaos as ChaosModel,
   },
   chaos: async () => (await import('./chaos/chaos.js')).feedChaos as ChaosModel,
 });

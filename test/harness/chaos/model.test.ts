@@ -12,20 +12,28 @@ import { scenarioText } from '../../../harness/chaos/trial.js';
 import { allLabs } from '../../../harness/labs/registry.js';
 import { loadScenario } from '../../../harness/catalogue/load.js';
 
-const labs = await Promise.all(
-  allLabs()
-    .filter((lab) => lab.chaos)
-    .map(async (lab) => ({ lab, model: (await lab.chaos!()) as ChaosModel })),
-);
+// Every lab's consumer model, then every server model (`chaos --server`), each checked alike.
+const labs = [
+  ...(await Promise.all(
+    allLabs()
+      .filter((lab) => lab.chaos)
+      .map(async (lab) => ({ lab, title: lab.name, model: (await lab.chaos!()) as ChaosModel })),
+  )),
+  ...(await Promise.all(
+    allLabs()
+      .filter((lab) => lab.server?.chaos)
+      .map(async (lab) => ({ lab, title: `${lab.name} --server`, model: (await lab.server!.chaos!()) as ChaosModel })),
+  )),
+];
 
 t.test('the labs with a chaos model', async (t) => {
   // Not a closed list: a new lab with a chaos model joins the checks below by its folder alone.
-  const names = labs.map((l) => l.lab.name);
-  for (const name of ['ledger', 'feed']) t.ok(names.includes(name), `${name} has one (${names.join(', ')})`);
+  const names = labs.map((l) => l.title);
+  for (const name of ['ledger', 'feed', 'feed --server']) t.ok(names.includes(name), `${name} has one (${names.join(', ')})`);
 });
 
-for (const { lab, model } of labs) {
-  t.test(`${lab.name}: every schedule drawn, sealed or not, is a valid scenario`, async (t) => {
+for (const { lab, title, model } of labs) {
+  t.test(`${title}: every schedule drawn, sealed or not, is a valid scenario`, async (t) => {
     const dir = t.testdir();
     let n = 0;
     for (const sealed of [true, false])
@@ -42,7 +50,7 @@ for (const { lab, model } of labs) {
     t.pass(`${n} schedules loaded`);
   });
 
-  t.test(`${lab.name}: the same seed draws the same schedules; a seed and path draw one again`, async (t) => {
+  t.test(`${title}: the same seed draws the same schedules; a seed and path draw one again`, async (t) => {
     const arb = model.schedules();
     const a = fc.sample(arb, { seed: 42, numRuns: 20 });
     t.same(fc.sample(arb, { seed: 42, numRuns: 20 }), a);
@@ -50,7 +58,7 @@ for (const { lab, model } of labs) {
     t.same(await scheduleAt(arb, 42, '7'), a[7]);
   });
 
-  t.test(`${lab.name}: every layer is drawn; sealed-only layers run only where sealed`, async (t) => {
+  t.test(`${title}: every layer is drawn; sealed-only layers run only where sealed`, async (t) => {
     const seen = (sealed: boolean) => new Set(fc.sample(model.schedules(), { seed: 3, numRuns: 2000 }).flatMap((s) => model.layersOf(s, { sealed })));
     const sealed = seen(true);
     t.same(

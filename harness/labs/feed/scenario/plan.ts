@@ -96,7 +96,7 @@ export interface ScenePlan {
 }
 
 export type SceneAction =
-  | { kind: 'kill' | 'sigterm' | 'start'; instance: number }
+  | { kind: 'kill' | 'sigterm' | 'start' | 'stop' | 'cont'; instance: number }
   | { kind: 'away' | 'back'; probe: number }
   | { kind: 'repoint'; probe: number; to: number };
 

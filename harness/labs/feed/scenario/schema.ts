@@ -257,7 +257,7 @@ const sceneProbeSchema = {
 const sceneStepSchema = {
   type: 'object',
   description:
-    "One step of the scene, taken just before block `before_block` is mined; exactly one action: `kill` (SIGKILL an instance), `sigterm` (SIGTERM it: `reset shutdown` to every probe, exit 0 within 2 s), `start` (start a stopped instance again on its port and the same outbox), `away`/`back` (a probe's proxy down/up), `repoint` with `to` (a probe's next connections go to another instance).",
+    "One step of the scene, taken just before block `before_block` is mined; exactly one action: `kill` (SIGKILL an instance), `sigterm` (SIGTERM it: `reset shutdown` to every probe, exit 0 within 2 s), `start` (start a stopped instance again on its port and the same outbox), `stop`/`cont` (SIGSTOP an instance, SIGCONT it), `away`/`back` (a probe's proxy down/up), `repoint` with `to` (a probe's next connections go to another instance).",
   additionalProperties: false,
   required: ['before_block'],
   properties: {
@@ -265,6 +265,8 @@ const sceneStepSchema = {
     kill: integer(1, SCENE_LIMITS.instances, 'SIGKILL this server instance.'),
     sigterm: integer(1, SCENE_LIMITS.instances, 'SIGTERM this server instance.'),
     start: integer(1, SCENE_LIMITS.instances, 'Start this (killed or terminated) server instance again.'),
+    stop: integer(1, SCENE_LIMITS.instances, 'SIGSTOP this server instance: it hangs, its connections open, until `cont`.'),
+    cont: integer(1, SCENE_LIMITS.instances, 'SIGCONT this (stopped) server instance.'),
     away: integer(1, SCENE_LIMITS.probes, "This probe's proxy goes down: its connection is cut and it cannot reconnect."),
     back: integer(1, SCENE_LIMITS.probes, "This probe's proxy comes back."),
     repoint: integer(1, SCENE_LIMITS.probes, "This probe's next connections go to instance `to` (its relay leads them to that instance's proxy)."),

@@ -54,10 +54,14 @@ function refusedKeys(file: File): RawProblem[] {
 export function serverUnderTestProblems(file: File, chain: ChainPlan, sim: ReturnType<typeof simulate> | undefined): RawProblem[] {
   const plan = serverUnderTestPlanOf(file);
   if (!plan) return [];
-  const out = [...refusedKeys(file), ...clientProblems(file.server?.under_test?.clients), ...sceneProblems(file.server?.under_test, chain)];
+  const out = [
+    ...refusedKeys(file),
+    ...clientProblems(file.server?.under_test?.clients, plan.scene?.instances ?? 1),
+    ...sceneProblems(file.server?.under_test, chain),
+  ];
   const at = (key: string): (string | number)[] => ['server', 'under_test', key];
-  // A scene runs its own probes and instances (scene/scene-run.ts): the harness's clients and the memory bound are not in it yet.
-  for (const key of ['clients', 'max_rss_growth_mib', 'crowd', 'max_lag_p99_ms'] as const)
+  // A scene runs its own instances (scene/scene-run.ts): the memory bound (sampled for one server process), the crowd and its lag bound are not in it yet.
+  for (const key of ['max_rss_growth_mib', 'crowd', 'max_lag_p99_ms'] as const)
     if (plan.scene && file.server?.under_test?.[key] !== undefined)
       out.push({ segments: at(key), at: 'key', message: `a scene (instances, probes, steps) takes no ${key} yet` });
   const items = (plan.fault ?? '').split(',').filter(Boolean);

@@ -12,11 +12,13 @@ export function clientPlansOf(clients: ClientsFile | undefined): ClientPlan[] {
     name: c.name,
     kind: c.kind,
     quiet: c.quiet ?? false,
+    instance: c.instance ?? 1,
     ...(c.reads_per_second === undefined ? {} : { readsPerSecond: c.reads_per_second }),
   }));
 }
 
-export function clientProblems(clients: ClientsFile | undefined): RawProblem[] {
+/** `instances`: how many server instances the run has (a scene's, else 1). */
+export function clientProblems(clients: ClientsFile | undefined, instances = 1): RawProblem[] {
   const out: RawProblem[] = [];
   const seen = new Map<string, number>();
   (clients ?? []).forEach((c, i) => {
@@ -29,6 +31,12 @@ export function clientProblems(clients: ClientsFile | undefined): RawProblem[] {
         message: `client name "${c.name}" is taken by clients[${first}]: each names its own proxy and wire stream`,
       });
     else seen.set(c.name, i);
+    if (c.instance !== undefined && c.instance > instances)
+      out.push({
+        segments: [...at, 'instance'],
+        at: 'value',
+        message: `there ${instances === 1 ? 'is 1 server instance' : `are ${instances} server instances`}; got ${c.instance}`,
+      });
     if (c.reads_per_second !== undefined && c.kind !== 'slow-reader')
       out.push({ segments: [...at, 'reads_per_second'], at: 'key', message: `only a slow-reader takes reads_per_second (this client is ${c.kind})` });
   });

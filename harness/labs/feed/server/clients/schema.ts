@@ -20,6 +20,13 @@ export const clientSchema = {
       type: 'boolean',
       description: 'Follow an account that is not on the chain (a snapshot, then only heartbeats) instead of the probe’s topics. Default false.',
     },
+    instance: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 4,
+      description:
+        'In a scene (instances, probes, steps): the server instance its proxy leads to; it stays with that instance whatever the steps do. Default 1.',
+    },
     reads_per_second: {
       type: 'integer',
       minimum: 1,
@@ -33,6 +40,8 @@ export interface ClientPlan {
   name: string;
   kind: ClientKind;
   quiet: boolean;
+  /** The server instance it connects to (a scene's; 1 for a lone server). */
+  instance: number;
   /** slow-reader: lines a second. */
   readsPerSecond?: number;
 }

@@ -1,8 +1,9 @@
 // A server scene's verdict: the probes' wire record against the contract first (wire-checks.ts:
 // the first frame after each subscribe, revokes from the fork point, order, resets when due, the
 // shutdown reset), then each probe's store against the chain's end (the consumer run's
-// judgeStore), then every server process's end against what the harness did to it. A probe (the
-// harness's own reference consumer) ending badly makes the run unjudgeable: a harness error.
+// judgeStore), the harness's own clients (clients/check.ts), then every server process's end
+// against what the harness did to it. A probe (the harness's own reference consumer) ending
+// badly makes the run unjudgeable: a harness error.
 
 import { statusOf, type Finding, type Verdict } from '../../../../findings/verdict.js';
 import type { JournalEntry } from '../../../../record/journal.js';
@@ -14,6 +15,8 @@ import { plural, shortCursor } from '../../report/words.js';
 import { simulate } from '../../scenario/chain-script.js';
 import { chainSnapshotAt, probeErrors, type ServerCheckInput, storeFindings } from '../check.js';
 import { instanceProblems, instancesTable } from './instances.js';
+import { checkClients } from '../clients/check.js';
+import { clientStream } from '../clients/run.js';
 import { probeDone } from '../wire/probe-wire.js';
 import { probeConnsOf, probeWireProblems } from '../wire/wire-checks.js';
 import { deliveryTable } from '../wire/tally.js';
@@ -67,6 +70,7 @@ export function checkSceneRun({ journal, plan, under, read }: ServerCheckInput):
       return { n, view, judged: judgeStore(`probe ${n}`, view, expected, chainSnapshotAt(sim, view.snapshotCursor)) };
     });
   const servers = instanceProblems(journal);
+  const clients = checkClients(journal, plan.lab, under, expected);
   const listened = !servers.some((f) => f.code === 'server-not-listening');
   const findings: Finding[] = [
     ...probeWireProblems({ journal, chainId: expected.chainId, forkPoints: sim.reorgs.map((r) => r.forkNumber) }),
@@ -79,6 +83,7 @@ export function checkSceneRun({ journal, plan, under, read }: ServerCheckInput):
           })),
         )
       : []),
+    ...clients.findings,
     ...servers,
   ];
   const harnessErrors: Finding[] = [
@@ -106,7 +111,8 @@ export function checkSceneRun({ journal, plan, under, read }: ServerCheckInput):
     tables: [
       ...probes.map((p) => ({ ...activityTable(p.judged.summary), id: `activity-probe-${p.n}`, title: `Probe ${p.n}: its activity` })),
       instancesTable(journal),
-      deliveryTable(journal, expected, new Set()),
+      deliveryTable(journal, expected, new Set(under.clients.filter((c) => c.quiet).map((c) => clientStream(c.name)))),
+      ...clients.tables,
       ...(lag.table ? [lag.table] : []),
     ],
     ...(lag.figure ? { figures: [lag.figure] } : {}),

@@ -31,6 +31,7 @@ import { LineRelay } from '../wire/relay.js';
 import { type ChainSide, commitChange } from '../script.js';
 import { instanceSignal, instanceTag } from '../wire/names.js';
 import type { ProcessRef } from '../../../../findings/verdict.js';
+import { startClients } from '../clients/run.js';
 
 const HOST = '127.0.0.1';
 const SIGTERM_KILL_MS = 4000;
@@ -116,7 +117,24 @@ class Scene {
     return proxy;
   }
 
+  /** SIGSTOP (`stop`) or SIGCONT (`cont`) to instance `n`: hung with its connections open, then going on. */
+  hang(n: number, how: 'stop' | 'cont'): void {
+    const server = this.instances[n - 1]?.server;
+    if (!server || server.gone()) return;
+    const { proc } = server.started;
+    const words = how === 'stop' ? 'SIGSTOP: it hangs, its connections open,' : 'SIGCONT: it goes on,';
+    this.fault(
+      `${how}-instance-${n}`,
+      `${words} server instance ${n} (pid ${proc.pid})`,
+      { role: 'server', incarnation: server.started.incarnation },
+      'signal',
+      how === 'stop' ? 'apply' : 'lift',
+    );
+    proc.signal(how === 'stop' ? 'SIGSTOP' : 'SIGCONT');
+  }
+
   async take(action: SceneAction): Promise<void> {
+    if (action.kind === 'stop' || action.kind === 'cont') return this.hang(action.instance, action.kind);
     if (!('probe' in action)) return action.kind === 'start' ? this.start(action.instance) : this.stop(action.instance, action.kind);
     const p = this.probes[action.probe - 1]!;
     if (action.kind === 'repoint') {
@@ -224,18 +242,28 @@ export async function runScene(ctx: RunContext<FeedPlan>, under: ServerUnderTest
   if (!scene.broken) {
     for (const [i, spec] of plan.probes.entries()) scene.probes.push(await startSceneProbe(scene, i + 1, spec, reader));
     await awaitSnapshots(ctx, scene.probes, reader.chainId);
-    await playScene(scene, side, plan.steps);
     const sim = simulate(lab.chain, lab.topicIndexes);
+    // The harness's own clients, each with its instance for the whole run (no step moves them).
+    const clients = await Promise.all(
+      instances.map((inst) =>
+        startClients(ctx, { ...under, clients: under.clients.filter((c) => c.instance === inst.n) }, { host: HOST, port: inst.port }, sim),
+      ),
+    );
+    await playScene(scene, side, plan.steps);
+    for (const c of clients) c.sceneOver();
     const expected = expectedOf(sim);
     const anyServer = () => instances.some((i) => i.server && !i.server.gone());
-    for (const p of scene.probes.filter((q) => !q.oneShot))
-      await awaitProbeConverged(
-        ctx,
-        p.probe,
-        expected,
-        (cursor) => chainSnapshotAt(sim, cursor),
-        () => !anyServer(),
-      );
+    const converged = (async () => {
+      for (const p of scene.probes.filter((q) => !q.oneShot))
+        await awaitProbeConverged(
+          ctx,
+          p.probe,
+          expected,
+          (cursor) => chainSnapshotAt(sim, cursor),
+          () => !anyServer(),
+        );
+    })();
+    await Promise.all([converged, ...clients.map((c) => c.windUp())]);
   }
   for (const p of scene.probes) sigtermAtEnd(ctx, 'control', p.probe.started, !p.probe.gone(), probeName(p.n, false));
   await Promise.all(scene.probes.map((p) => p.probe.finished));

@@ -1,6 +1,6 @@
 // A server scene: `server.under_test.instances`, `probes` and `steps`. Several server processes
 // on one outbox, several probes (each through a relay and proxies of its own), and what the
-// harness does to them as the script runs: kill, SIGTERM and start instances again, cut a probe
+// harness does to them as the script runs: kill, SIGTERM, stop (SIGSTOP/SIGCONT) and start instances again, cut a probe
 // off and let it back, lead its next connections to another instance. Its plan, and the checks
 // the schema cannot make: one action per step, each naming an instance or probe that exists and
 // can take it at that point, in block order, within the script.
@@ -12,7 +12,7 @@ import type { FeedFile } from '../../scenario/schema.js';
 type UnderTest = NonNullable<NonNullable<FeedFile['server']>['under_test']>;
 type RawStep = NonNullable<UnderTest['steps']>[number];
 
-const ACTIONS = ['kill', 'sigterm', 'start', 'away', 'back', 'repoint'] as const;
+const ACTIONS = ['kill', 'sigterm', 'start', 'stop', 'cont', 'away', 'back', 'repoint'] as const;
 
 function actionOf(step: RawStep): SceneAction | undefined {
   const given = ACTIONS.filter((key) => step[key] !== undefined);
@@ -49,6 +49,7 @@ function stepFormProblems(step: RawStep, at: (string | number)[]): RawProblem[] 
 
 interface SceneState {
   running: boolean[];
+  stopped: boolean[];
   away: boolean[];
 }
 
@@ -72,6 +73,22 @@ function actionProblem(action: SceneAction, plan: ScenePlan, state: SceneState):
         instance(action.instance, 'start') ??
         (state.running[action.instance] ? { key: 'start', message: `instance ${action.instance} is already running at this point` } : undefined)
       );
+    case 'stop':
+      return (
+        instance(action.instance, 'stop') ??
+        (!state.running[action.instance]
+          ? { key: 'stop', message: `instance ${action.instance} is not running at this point: start it first` }
+          : state.stopped[action.instance]
+            ? { key: 'stop', message: `instance ${action.instance} is already stopped at this point: \`cont\` it first` }
+            : undefined)
+      );
+    case 'cont':
+      return (
+        instance(action.instance, 'cont') ??
+        (state.running[action.instance] && state.stopped[action.instance]
+          ? undefined
+          : { key: 'cont', message: `instance ${action.instance} is not stopped at this point: \`stop\` it first` })
+      );
     case 'away':
       return (
         probe(action.probe, 'away') ?? (state.away[action.probe] ? { key: 'away', message: `probe ${action.probe} is already away at this point` } : undefined)
@@ -86,8 +103,12 @@ function actionProblem(action: SceneAction, plan: ScenePlan, state: SceneState):
 }
 
 function apply(action: SceneAction, state: SceneState): void {
-  if (action.kind === 'kill' || action.kind === 'sigterm') state.running[action.instance] = false;
-  else if (action.kind === 'start') state.running[action.instance] = true;
+  if (action.kind === 'kill' || action.kind === 'sigterm') {
+    state.running[action.instance] = false;
+    state.stopped[action.instance] = false;
+  } else if (action.kind === 'start') state.running[action.instance] = true;
+  else if (action.kind === 'stop') state.stopped[action.instance] = true;
+  else if (action.kind === 'cont') state.stopped[action.instance] = false;
   else if (action.kind === 'away') state.away[action.probe] = true;
   else if (action.kind === 'back') state.away[action.probe] = false;
 }
@@ -106,7 +127,7 @@ export function sceneProblems(u: UnderTest | undefined, chain: ChainPlan): RawPr
         message: `there ${plan.instances === 1 ? 'is 1 instance' : `are ${plan.instances} instances`}; got ${p.instance}`,
       });
   });
-  const state: SceneState = { running: [false, ...Array.from({ length: plan.instances }, () => true)], away: [] };
+  const state: SceneState = { running: [false, ...Array.from({ length: plan.instances }, () => true)], stopped: [], away: [] };
   let previous = 0;
   for (const [i, step] of (u.steps ?? []).entries()) {
     const at = [...base, 'steps', i];

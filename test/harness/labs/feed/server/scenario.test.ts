@@ -47,8 +47,8 @@ t.test('mistakes are named at their field', async (t) => {
 t.test('clients and the memory bound: planned with their defaults, mistakes named at their field', async (t) => {
   const s = loadScenario(path.join(ROOT, 'scenarios', 'feed', 'feed-server-heartbeats.yaml'));
   t.same((s.lab as FeedPlan).serverUnderTest?.clients, [
-    { name: 'silent', kind: 'half-open', quiet: true },
-    { name: 'pinger', kind: 'pinger', quiet: true },
+    { name: 'silent', kind: 'half-open', quiet: true, instance: 1 },
+    { name: 'pinger', kind: 'pinger', quiet: true, instance: 1 },
   ]);
   const slow = loadScenario(path.join(ROOT, 'scenarios', 'feed', 'feed-server-slow-reader.yaml'));
   t.equal((slow.lab as FeedPlan).serverUnderTest?.maxRssGrowthBytes, 32 * 1024 * 1024);
@@ -98,7 +98,7 @@ t.test('scene mistakes are named at their field', async (t) => {
   const fields = (p: ScenarioProblem[]) => p.map((x) => `${x.field}: ${x.message}`).join('\n');
   t.match(
     fields(problemsOf(t, under('steps: [{ before_block: 12 }]'))),
-    /server\.under_test\.steps\[0\]: a step needs one action: kill, sigterm, start, away, back, repoint/,
+    /server\.under_test\.steps\[0\]: a step needs one action: kill, sigterm, start, stop, cont, away, back, repoint/,
   );
   t.match(
     fields(problemsOf(t, under('steps: [{ before_block: 12, kill: 1, away: 1 }]'))),
@@ -125,6 +125,18 @@ t.test('scene mistakes are named at their field', async (t) => {
   t.match(
     fields(problemsOf(t, under('steps: [{ before_block: 12, kill: 1 }, { before_block: 13, sigterm: 1 }]'))),
     /server\.under_test\.steps\[1\]\.sigterm: instance 1 is not running at this point: start it first/,
+  );
+  t.match(
+    fields(problemsOf(t, under('steps: [{ before_block: 12, stop: 1 }, { before_block: 13, stop: 1 }]'))),
+    /server\.under_test\.steps\[1\]\.stop: instance 1 is already stopped at this point: `cont` it first/,
+  );
+  t.match(
+    fields(problemsOf(t, under('steps: [{ before_block: 12, cont: 1 }]'))),
+    /server\.under_test\.steps\[0\]\.cont: instance 1 is not stopped at this point/,
+  );
+  t.match(
+    fields(problemsOf(t, under('instances: 2', 'clients: [{ name: a, kind: garbage, instance: 3 }]'))),
+    /server\.under_test\.clients\[0\]\.instance: there are 2 server instances; got 3/,
   );
   t.match(fields(problemsOf(t, under('steps: [{ before_block: 12, back: 1 }]'))), /server\.under_test\.steps\[0\]\.back: probe 1 is not away at this point/);
   t.match(fields(problemsOf(t, under('probes: [{ instance: 2 }]'))), /server\.under_test\.probes\[0\]\.instance: there is 1 instance; got 2/);

@@ -80,7 +80,14 @@ t.test('bad clients, the half-open client, the pinger', async (t) => {
     journal('b', [{ kind: 'recv', line: 'junk\n' }, ...sends(['{"op":"ping","id":1}\n']), { kind: 'close', by: 'consumer', reason: 'the run is over' }]),
     'b',
   );
-  t.match(judgeBadClient(chatty, 'oversized'), [{ code: 'sent-after-bad-frame' }, { code: 'bad-client-not-closed', text: /a 2 MiB line/ }]);
+  t.match(judgeBadClient(chatty, 'garbage'), [{ code: 'sent-after-bad-frame' }, { code: 'bad-client-not-closed', text: /not JSON/ }]);
+  // A 2 MiB line takes time to arrive: a ping meanwhile is a heartbeat, not an answer; a snapshot is one.
+  t.match(judgeBadClient(chatty, 'oversized'), [{ code: 'bad-client-not-closed', text: /a 2 MiB line/ }]);
+  const answered = clientFactsOf(
+    journal('b', [{ kind: 'recv', line: 'x\n' }, ...sends(['{"op":"ping","id":1}\n', snapshot]), { kind: 'close', by: 'publisher', reason: 'closed' }]),
+    'b',
+  );
+  t.match(judgeBadClient(answered, 'oversized'), [{ code: 'sent-after-bad-frame', text: /sent 1 frame .*"op":"snapshot"/ }]);
 
   const sub = { kind: 'recv' as const, line: '{"op":"subscribe"}\n', t: 100 };
   const good = clientFactsOf(
