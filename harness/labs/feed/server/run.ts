@@ -3,10 +3,13 @@
 // (the initial blocks first); the server reads only that outbox. Once the server listens, the
 // reference consumer subscribes as its probe through a proxy of its own. A `stop@` hook of the
 // server stops it; meanwhile the harness commits the script's first blocks, then lets it go on
-// (script.ts). The rest of the script follows, then the probe's store is awaited until it holds
-// the chain's end; the probe, then the server, get SIGTERM (the server must exit 0).
+// (script.ts). The harness's own clients, and its null-cursor subscribers (one every few ms while
+// the script runs: the statistical snapshot race), come beside the probe. The rest of the script
+// follows, then the probe's store is awaited until it holds the chain's end (and every
+// subscriber has read that far); the probe, then the server, get SIGTERM (the server must exit 0).
 
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { freePort } from '../../../base/free-port.js';
 import type { RunContext } from '../../../lab-api/lab.js';
 import { expectedOf } from '../check/state.js';
@@ -19,6 +22,7 @@ import { awaitProbeConverged, startProbe } from './probe.js';
 import { awaitListening, serverEnv, startServer, terminateServer } from './process.js';
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
 import { startClients } from './clients/run.js';
+import { startSubscribers } from './clients/subscribers.js';
 import { sampleServerMemory } from './memory.js';
 import { OutboxReader } from '../../../../publisher/feed/outbox/reader.js';
 import { LineRelay } from './wire/relay.js';
@@ -51,11 +55,21 @@ export async function runServerScenario(ctx: RunContext<FeedPlan>, under: Server
   ctx.defer(stopSampling);
   const sim = simulate(plan.chain, plan.topicIndexes);
   const clients = await startClients(ctx, under, { host: HOST, port }, sim);
+  const subscribers = under.subscribers
+    ? startSubscribers(ctx, (await ctx.proxy('subscribers', { host: HOST, port })).listen, under.subscribers, () => reader.read(() => reader.head().number))
+    : undefined;
   const over = () => server.gone() || probe.gone();
   if (under.fault?.includes('stop@')) await awaitStopCommitted(ctx, stop, over);
   await playRest(ctx, side, over);
   clients.sceneOver();
-  await Promise.all([awaitProbeConverged(ctx, probe, expectedOf(sim), (cursor) => chainSnapshotAt(sim, cursor), server.gone), clients.windUp()]);
+  await subscribers?.started;
+  const expected = expectedOf(sim);
+  await Promise.all([
+    awaitProbeConverged(ctx, probe, expected, (cursor) => chainSnapshotAt(sim, cursor), server.gone),
+    clients.windUp(),
+    subscribers?.caughtUp(expected.events.at(-1)?.cursor, performance.now() + plan.time.convergeMs),
+  ]);
+  subscribers?.windUp();
   stopSampling();
 
   sigtermAtEnd(ctx, 'control', probe.started, !probe.gone());
