@@ -11,6 +11,7 @@ import type { JournalEntry } from '../../../../record/journal.js';
 import { parseSent } from '../../check/facts.js';
 import { cursorSubject } from '../../report/words.js';
 import { type DueKind, parseDueNote } from './wire-due.js';
+import { SERVER_SIGNAL } from '../process.js';
 
 /** The journal's fault names for the harness's signals to instance `n` of the server. */
 export const instanceSignal = (kind: 'sigterm' | 'kill' | 'end', n: number): string => `${kind}-instance-${n}`;
@@ -154,10 +155,15 @@ export interface WireCheckInput {
   forkPoints: readonly number[];
 }
 
-/** When each instance got SIGTERM from the harness (a step, or the end of the run). */
+/**
+ * When each instance got SIGTERM from the harness (a step, or the end of the run); a run of one
+ * server names its SIGTERM at the end of the run `end-of-run-server` (SERVER_SIGNAL): instance 1.
+ */
 function sigtermsOf(journal: readonly JournalEntry[]): { instance: number; t: number }[] {
   return journal.flatMap((e) => {
-    const m = e.type === 'fault' && e.action === 'apply' ? SIGNAL_NAME.exec(e.name) : null;
+    if (e.type !== 'fault' || e.action !== 'apply') return [];
+    if (e.name === SERVER_SIGNAL.sigterm) return [{ instance: 1, t: e.t }];
+    const m = SIGNAL_NAME.exec(e.name);
     return m && m[1] !== 'kill' ? [{ instance: Number(m[2]), t: e.t }] : [];
   });
 }

@@ -6,6 +6,7 @@ import t from 'tap';
 import type { JournalEntry } from '../../../../../../harness/record/journal.js';
 import { instanceSignal, instanceTag, probeConnsOf, probeWireProblems } from '../../../../../../harness/labs/feed/server/wire/wire-checks.js';
 import { dueNote, parseDueNote } from '../../../../../../harness/labs/feed/server/wire/wire-due.js';
+import { SERVER_SIGNAL } from '../../../../../../harness/labs/feed/server/process.js';
 
 const c = (block: number, log: number) => `1:${String(block).padStart(14, '0')}:${String(log).padStart(4, '0')}`;
 const H = `0x${'ab'.repeat(32)}`;
@@ -141,6 +142,9 @@ t.test('resets only when due: stale-cursor mid-stream, shutdown only after SIGTE
   t.same(codes(due), []);
   const shutdown = conn(1, [{ note: dueNote({ kind: 'snapshot' }) }, SNAPSHOT, '{"op":"reset","reason":"shutdown"}']);
   t.match(check(shutdown), [{ code: 'reset-not-due', text: /reset shutdown, but the harness had not sent SIGTERM to instance 1/ }]);
+  // A run of one server: its SIGTERM at the end of the run; the relay may see the probe's close only after it.
+  const endOfRun: JournalEntry = { t: 3.5, type: 'fault', action: 'apply', name: SERVER_SIGNAL.sigterm, kind: 'signal', detail: '' };
+  t.same(codes([endOfRun, ...shutdown].sort((a, b) => a.t - b.t)), [], 'reset shutdown after the end-of-run SIGTERM is due');
 });
 
 t.test('SIGTERM: every connection the instance served hears reset shutdown; another instance’s need not', async (t) => {
