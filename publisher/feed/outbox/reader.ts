@@ -28,6 +28,26 @@ export type HashLocation = { kind: 'canonical'; number: number } | { kind: 'aban
 /** The tables the server reads (schema.ts). */
 const OUTBOX_TABLES = ['chain', 'blocks', 'outbox', 'reorgs', 'safe_point', 'safe_balances', 'pruned'];
 
+/** Attempts at a read, 1 ms apart (againIfMidCommit). */
+const READ_ATTEMPTS = 100;
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * A process that may not write the outbox's `-shm` file (a sealed server) can catch the WAL
+ * index in the middle of the indexer's commit; SQLite then says SQLITE_READONLY_RECOVERY instead
+ * of waiting. That is transient: the read is begun again a moment later.
+ */
+function againIfMidCommit<T>(read: () => T): T {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return read();
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_READONLY_RECOVERY' || attempt >= READ_ATTEMPTS) throw error;
+      Atomics.wait(PAUSE, 0, 0, 1);
+    }
+  }
+}
+
 export class OutboxReader {
   private readonly db: Database.Database;
   readonly chainId: number;
@@ -42,14 +62,14 @@ export class OutboxReader {
     this.chainId = chain.chain_id;
   }
 
-  /** Runs `fn` in one read transaction (a consistent snapshot of the database). */
+  /** Runs `fn` in one read transaction (a consistent snapshot of the database; `fn` only reads). */
   read<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return againIfMidCommit(() => this.db.transaction(fn)());
   }
 
   /** Changes whenever another connection commits: the cheap "did anything happen" poll. */
   dataVersion(): number {
-    return this.db.pragma('data_version', { simple: true }) as number;
+    return againIfMidCommit(() => this.db.pragma('data_version', { simple: true }) as number);
   }
 
   head(): { number: number; hash: string } {

@@ -13,6 +13,7 @@ import type { ConnectionHeartbeat, ConnectionPolicy } from './policy.js';
 import type { FeedMisbehaviour } from './misbehaviour.js';
 import { encodeRealEvent, eventOf } from '../outbox/events.js';
 import type { OutboxReader } from '../outbox/reader.js';
+import type { OutboxRow } from '../outbox/schema.js';
 import { comparePositions, cursorAt, type Position, positionAfterBlock, positionOf } from '../outbox/position.js';
 import type { Cancel, Scheduler } from './scheduler.js';
 import { FrameWriter, forTranscript } from './writer.js';
@@ -213,12 +214,21 @@ export class FeedConnection {
     const cursor = cursorAt(this.stream.reader.chainId, plan.position);
     await hooks.afterSnapshot?.(this.id, cursor);
     if (this.closed) return;
-    const follow = this.stream.settings.steps.followFromSnapshot(this.stream.reader, this.topics, plan);
-    this.delivery = follow.state;
     this.note(`snapshot at ${cursor} (the safe height)`);
     this.writer.push({ kind: 'frame', line: encodeSnapshot(cursor, plan.blockHash, plan.balances) });
-    for (const row of follow.rows) {
+    const follow = await this.stream.settings.steps.followFromSnapshot(this.stream.reader, this.topics, plan, {
+      send: (rows) => this.queueEvents(rows),
+      written: () => this.writer.written(),
+    });
+    if (this.closed) return;
+    this.delivery = follow.state;
+  }
+
+  private queueEvents(rows: readonly OutboxRow[]): void {
+    for (const row of rows) {
+      if (this.closed) return;
       const event = eventOf(row);
+      this.stream.settings.hooks.beforeQueue?.(this.id, 'event', event.cursor);
       this.writer.push({ kind: 'event', event, line: encodeRealEvent(event) });
     }
   }

@@ -65,10 +65,17 @@ export function planSnapshot(reader: OutboxReader, topics: readonly string[]): S
   });
 }
 
-/** Where a connection's delivery starts once its snapshot was read, and rows to send right after it. */
+/** Where a connection's delivery starts once its snapshot was read and queued. */
 export interface SnapshotFollow {
   state: DeliveryState;
-  rows: OutboxRow[];
+}
+
+/** The connection's output, as a step that decides where delivery starts may use it. */
+export interface SnapshotOutput {
+  /** Queues these rows' event frames behind the snapshot frame, in this order. */
+  send(rows: readonly OutboxRow[]): void;
+  /** Settles once every frame queued so far has been handed to the kernel (or the connection is gone). */
+  written(): Promise<void>;
 }
 
 /**
@@ -76,8 +83,12 @@ export interface SnapshotFollow {
  * decision from the outbox; the reference's are `REFERENCE_STEPS`.
  */
 export interface DeliverySteps {
-  /** After a snapshot at `plan` was read and its hook ran (time may have passed): where delivery goes on from. */
-  followFromSnapshot(reader: OutboxReader, topics: readonly string[], plan: SnapshotPlan): SnapshotFollow;
+  /**
+   * After a snapshot at `plan` was read, its hook ran (time may have passed) and its frame was
+   * queued on `out`: where delivery goes on from. Nothing else is sent on the connection until
+   * it settles.
+   */
+  followFromSnapshot(reader: OutboxReader, topics: readonly string[], plan: SnapshotPlan, out: SnapshotOutput): SnapshotFollow | Promise<SnapshotFollow>;
   /** The answer to a subscribe with a cursor: `planResume`. */
   resume(reader: OutboxReader, cursor: string, blockHash: string, topics: readonly string[]): ResumePlan;
   /** The next rows after `after` that involve `topics`, at most `limit`, in cursor order (inside a read transaction). */
@@ -87,7 +98,7 @@ export interface DeliverySteps {
 export const REFERENCE_STEPS: DeliverySteps = {
   // Subscribe, buffer, snapshot, release: the outbox is the buffer. Reading on from the
   // snapshot's own position delivers everything committed after it, however long ago it was read.
-  followFromSnapshot: (_reader, _topics, plan) => ({ state: { read: plan.position, held: plan.position, reorgSeen: plan.reorgSeen }, rows: [] }),
+  followFromSnapshot: (_reader, _topics, plan) => ({ state: { read: plan.position, held: plan.position, reorgSeen: plan.reorgSeen } }),
   resume: planResume,
   page: (reader, after, topics, limit) => reader.eventsAfter(after, topics, limit),
 };

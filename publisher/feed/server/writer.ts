@@ -38,6 +38,8 @@ export class FrameWriter {
   private isStalled = false;
   private closed = false;
   private readonly fired = new Set<FeedMisbehaviour>();
+  /** Waiting for the queue to be empty (written()). */
+  private waiters: (() => void)[] = [];
   private cancelStall: Cancel = () => {};
 
   constructor(private readonly ctx: WriterContext) {}
@@ -80,11 +82,25 @@ export class FrameWriter {
     this.pending = [];
     this.isStalled = false;
     this.cancelStall();
+    this.release();
+  }
+
+  /** Settles once every frame queued so far has been handed to the kernel, or the connection is gone. */
+  async written(): Promise<void> {
+    const { socket } = this.ctx;
+    while (!this.closed && !socket.destroyed && this.pending.length > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    if (this.closed || socket.destroyed || socket.writableEnded) return;
+    // An empty write's callback comes once everything written before it has left Node's buffer.
+    await new Promise<void>((resolve) => socket.write('', () => resolve()));
+  }
+
+  private release(): void {
+    for (const resolve of this.waiters.splice(0)) resolve();
   }
 
   close(): void {
-    this.drop();
     this.closed = true;
+    this.drop();
   }
 
   /** Writes pending frames while the socket takes them; the one job that empties the queue. */
@@ -111,6 +127,7 @@ export class FrameWriter {
     } finally {
       this.flushing = false;
     }
+    if (this.closed || this.pending.length === 0 || this.ctx.socket.destroyed) this.release();
     if (!this.closed && !this.isStalled && this.pending.length === 0) this.ctx.emptied();
   }
 

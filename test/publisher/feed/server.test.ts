@@ -5,6 +5,7 @@ import { encodePing, encodePong, encodeSubscribe } from '../../../protocol/feed/
 import { FrameError, parseServerFrame } from '../../../protocol/feed/frames.js';
 import { SimChain } from '../../../publisher/feed/chain/chain.js';
 import { OutboxIndexer } from '../../../publisher/feed/outbox/indexer.js';
+import { positionAfterBlock } from '../../../publisher/feed/outbox/position.js';
 import { ManualScheduler } from '../../../publisher/feed/server/scheduler.js';
 import { FeedPublisher } from '../../../publisher/feed/server/server.js';
 import { FeedClient, applyFrames, chainBalances, chainEvents, sleep, startRig, waitFor } from '../../helpers/feed-lab.js';
@@ -121,6 +122,47 @@ t.test('subscribe, buffer, snapshot, release: blocks appended around the snapsho
     c.destroy();
     await rig.close(500);
   }
+});
+
+t.test('a snapshot step may send rows and wait until they are written: delivery goes on from the state it returns', async (t) => {
+  // The snapshot-then-subscribe form (publisher/feed/mutants/): the rows behind the snapshot
+  // go out first, and only once they are written does it follow the outbox, from its head then.
+  const rig = await startRig(t, {
+    initialBlocks: 8,
+    streams: [
+      {
+        name: 'main',
+        steps: {
+          async followFromSnapshot(reader, topics, plan, out) {
+            const behind = reader.read(() => reader.eventsAfter(plan.position, topics, 1000));
+            out.send(behind);
+            const written = out.written();
+            rig.producer.mine(2); // committed while the rows go out
+            await written;
+            const last = behind.at(-1)!;
+            const held = { block: last.block_number, logIndex: last.log_index };
+            return reader.read(() => ({ state: { read: positionAfterBlock(reader.head().number), held, reorgSeen: reader.latestReorgId() } }));
+          },
+        },
+      },
+    ],
+  });
+  const { chain } = rig;
+  const topics = chain.accounts;
+  const c = await FeedClient.subscribe(rig.port(), topics);
+  await c.waitFrames('the snapshot', (c) => c.ofOp('snapshot').length > 0);
+  const snapshot = c.ofOp('snapshot')[0]!;
+  const behind = chainEvents(chain, topics, snapshot.cursor).filter((cursor) => Number(cursor.split(':')[1]) <= 8);
+  await c.waitFrames('the rows behind the snapshot', (c) => c.ofOp('event').length >= behind.length);
+  rig.producer.mine(1);
+  const last = chainEvents(chain, topics, cursorOf(chain, 0, 0)).at(-1);
+  await c.waitFrames('the block mined after the step', (c) => eventCursors(c).at(-1) === last);
+  const later = chainEvents(chain, topics, lastCursorOfBlock(chain, 10));
+  t.ok(chainEvents(chain, topics, lastCursorOfBlock(chain, 8)).length > later.length, 'blocks 9 and 10 hold events of its accounts');
+  t.equal(c.data[0], snapshot, 'the snapshot comes first');
+  t.same(eventCursors(c), [...behind, ...later], 'the rows it sent, then only what came after the head it followed from: blocks 9 and 10 are lost');
+  c.destroy();
+  await rig.close(500);
 });
 
 t.test('many consumers subscribing while blocks and reorgs keep coming: each ends equal to the chain', async (t) => {

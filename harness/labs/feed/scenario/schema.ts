@@ -232,7 +232,7 @@ const misbehaviourSchema = {
 export const SERVER_FAULT_ITEM = '(exit|stop)@(snapshot|event|revoke):([1-9][0-9]*)';
 export const SERVER_FAULT_PATTERN = `^${SERVER_FAULT_ITEM}(,${SERVER_FAULT_ITEM})*$`;
 
-export const SERVER_UNDER_TEST_DEFAULTS = { blocksWhileStopped: 3, pollMs: 50 } as const;
+export const SERVER_UNDER_TEST_DEFAULTS = { blocksWhileStopped: 3, pollMs: 50, subscribeEveryMs: 50 } as const;
 /** The most clients a crowd may hold (each is a socket of the harness and two of Toxiproxy's). */
 export const CROWD_MAX = 2000;
 
@@ -302,6 +302,21 @@ const underTestSchema = {
       items: clientSchema,
       description:
         'Clients the harness drives itself besides the probe, each through its own proxy (slow, never reading, garbage, a 2 MiB line, half-open, pinging): server contract sections 4 and 5. Default none.',
+    },
+    subscribers: {
+      type: 'object',
+      description:
+        "The statistical snapshot race (server contract section 3): `count` lightweight clients of the harness's own (raw TCP, all through one proxy, journaled on the wire as stream `client:sub-<n>`) subscribe with cursor null to the probe's topics, one every `every_ms` from the start of the script, and read as frames come, answering pings, until the run is over. Each must get a snapshot, then every later event of its accounts, in cursor order, none missing; a row committed after its subscribe that it never got is the race lost. Default none.",
+      additionalProperties: false,
+      required: ['count'],
+      properties: {
+        count: integer(1, 200, 'How many subscribers.'),
+        every_ms: integer(
+          1,
+          60_000,
+          `Real ms between one subscriber's subscribe and the next; default ${SERVER_UNDER_TEST_DEFAULTS.subscribeEveryMs}. The last must subscribe before the script is over.`,
+        ),
+      },
     },
     max_rss_growth_mib: integer(
       1,

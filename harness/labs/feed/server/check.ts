@@ -108,7 +108,8 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
   const db = journal.flatMap((e) => (e.type === 'stream' && e.stream === PROBE_STREAM ? [e.db] : [])).at(0);
   const view = db === undefined ? undefined : viewOf(read(db));
   const judged = view && judgeStore('the probe', view, expected, chainSnapshotAt(sim, view.snapshotCursor));
-  const findings: Finding[] = [
+  const lostInRace = (f: Finding) => f.code === 'lost-in-snapshot-race';
+  const found: Finding[] = [
     ...(judged ? raceProblems(judged, server, lab, under) : []),
     ...probeWireProblems({ journal, chainId: expected.chainId, forkPoints: sim.reorgs.map((r) => r.forkNumber) }),
     ...serverProblems(server, view?.snapshotCursor != null),
@@ -118,6 +119,8 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
     ...(crowd?.findings ?? []),
     ...lag.findings,
   ];
+  // The race lost (the probe's or a subscriber's) names the bug: it comes before what it caused in the probe's store.
+  const findings = [...found.filter(lostInRace), ...found.filter((f) => !lostInRace(f))];
   const harnessErrors: Finding[] = [
     ...journal.flatMap((e) => (e.type === 'harness-error' ? [{ code: 'harness-error', text: `harness: ${e.message}` }] : [])),
     // The probe's ending matters only while the server lived to the end.

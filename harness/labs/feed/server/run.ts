@@ -3,10 +3,13 @@
 // (the initial blocks first); the server reads only that outbox. Once the server listens, the
 // reference consumer subscribes as its probe through a proxy of its own. A `stop@` hook of the
 // server stops it; meanwhile the harness commits the script's first blocks, then lets it go on
-// (script.ts). The rest of the script follows, then the probe's store is awaited until it holds
-// the chain's end; the probe, then the server, get SIGTERM (the server must exit 0).
+// (script.ts). The harness's own clients, and its null-cursor subscribers (one every few ms while
+// the script runs: the statistical snapshot race), come beside the probe. The rest of the script
+// follows, then the probe's store is awaited until it holds the chain's end (and every
+// subscriber has read that far); the probe, then the server, get SIGTERM (the server must exit 0).
 
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { freePort } from '../../../base/free-port.js';
 import type { RunContext } from '../../../lab-api/lab.js';
 import { expectedOf } from '../check/state.js';
@@ -20,6 +23,7 @@ import { awaitListening, LONE_SERVER, nameServer, serverEnv, startServer, termin
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
 import { startClients } from './clients/run.js';
 import { startCrowd } from './clients/crowd.js';
+import { startSubscribers } from './clients/subscribers.js';
 import { sampleServerMemory } from './memory.js';
 import { OutboxReader } from '../../../../publisher/feed/outbox/reader.js';
 import { LineRelay } from './wire/relay.js';
@@ -61,16 +65,22 @@ async function runOneServer(ctx: RunContext<FeedPlan>, under: ServerUnderTestPla
   const clients = await startClients(ctx, under, { host: HOST, port }, sim);
   const crowd = under.crowd === undefined ? undefined : await startCrowd(ctx, under.crowd, (await ctx.proxy('crowd', { host: HOST, port })).listen);
   await crowd?.ready(plan.time.startMs);
+  const subscribers = under.subscribers
+    ? startSubscribers(ctx, (await ctx.proxy('subscribers', { host: HOST, port })).listen, under.subscribers, () => reader.read(() => reader.head().number))
+    : undefined;
   const over = () => server.gone() || probe.gone();
   if (under.fault?.includes('stop@')) await awaitStopCommitted(ctx, stop, over);
   await playRest(ctx, side, over);
   clients.sceneOver();
+  await subscribers?.started;
   await Promise.all([
     awaitProbeConverged(ctx, probe, expected, (cursor) => chainSnapshotAt(sim, cursor), server.gone),
     clients.windUp(),
     crowd?.caughtUp(expected.events.at(-1)?.cursor, plan.time.convergeMs),
+    subscribers?.caughtUp(expected.events.at(-1)?.cursor, performance.now() + plan.time.convergeMs),
   ]);
   crowd?.windUp();
+  subscribers?.windUp();
   stopSampling();
 
   sigtermAtEnd(ctx, 'control', probe.started, !probe.gone(), probeName(1, true));

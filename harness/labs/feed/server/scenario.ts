@@ -21,6 +21,7 @@ export function serverUnderTestPlanOf(file: FeedFile): ServerUnderTestPlan | und
     blocksWhileStopped: u.blocks_while_stopped ?? SERVER_UNDER_TEST_DEFAULTS.blocksWhileStopped,
     pollMs: u.poll_ms ?? SERVER_UNDER_TEST_DEFAULTS.pollMs,
     clients: clientPlansOf(u.clients),
+    ...(u.subscribers ? { subscribers: { count: u.subscribers.count, everyMs: u.subscribers.every_ms ?? SERVER_UNDER_TEST_DEFAULTS.subscribeEveryMs } } : {}),
     ...(u.max_rss_growth_mib === undefined ? {} : { maxRssGrowthBytes: u.max_rss_growth_mib * 1024 * 1024 }),
     ...(u.crowd === undefined ? {} : { crowd: u.crowd }),
     ...(u.max_lag_p99_ms === undefined ? {} : { maxLagP99Ms: u.max_lag_p99_ms }),
@@ -60,10 +61,18 @@ export function serverUnderTestProblems(file: File, chain: ChainPlan, sim: Retur
     ...sceneProblems(file.server?.under_test, chain),
   ];
   const at = (key: string): (string | number)[] => ['server', 'under_test', key];
-  // A scene runs its own instances (scene/scene-run.ts): the memory bound (sampled for one server process), the crowd and its lag bound are not in it yet.
-  for (const key of ['max_rss_growth_mib', 'crowd', 'max_lag_p99_ms'] as const)
+  // A scene runs its own instances (scene/scene-run.ts): the memory bound (sampled for one server process), the crowd, the subscribers and the lag bound are not in it yet.
+  for (const key of ['max_rss_growth_mib', 'crowd', 'subscribers', 'max_lag_p99_ms'] as const)
     if (plan.scene && file.server?.under_test?.[key] !== undefined)
       out.push({ segments: at(key), at: 'key', message: `a scene (instances, probes, steps) takes no ${key} yet` });
+  // The script's real time without its confirmation blocks: blocks committed after the last subscribe.
+  const scriptMs = (chain.lastBlock - chain.initialBlocks) * chain.blockIntervalMs * (file.time_scale ?? 1);
+  if (plan.subscribers && (plan.subscribers.count - 1) * plan.subscribers.everyMs >= scriptMs)
+    out.push({
+      segments: [...at('subscribers'), 'every_ms'],
+      at: 'value',
+      message: `${plan.subscribers.count} subscribers ${plan.subscribers.everyMs} ms apart would go on subscribing after the script is over (it takes ${Math.round(scriptMs)} ms of real time): lower count or every_ms`,
+    });
   const items = (plan.fault ?? '').split(',').filter(Boolean);
   if (items.some((item) => item.startsWith('exit@')))
     out.push({ segments: at('fault'), at: 'value', message: 'only `stop@` hooks are run so far: the harness does not restart a server that exits' });

@@ -60,8 +60,9 @@ class Shared:
 
 
 class Connection(asyncio.Protocol):
-    # awaiting-subscribe -> catching-up -> live; any of them -> closing (a reset or an invalid
-    # frame: our side is shut, the client's bytes are read and dropped) -> closed.
+    # awaiting-subscribe -> (snapshot-sent) -> catching-up -> live; any of them -> closing (a
+    # reset or an invalid frame: our side is shut, the client's bytes are read and dropped) ->
+    # closed.
     def __init__(self, shared: Shared):
         self.shared = shared
         self.steps = shared.steps
@@ -154,7 +155,15 @@ class Connection(asyncio.Protocol):
         self.shared.hooks.reached("snapshot")  # stop@snapshot:n: commits land here, before the frame goes
         cursor = format_cursor(outbox.chain_id, snapshot.position)
         if self.send(encode_snapshot(cursor, snapshot.block_hash, snapshot.balances)):
-            self.tracking = self.steps.start_after_snapshot(self, snapshot)
+            self.state = "snapshot-sent"
+            tracking = self.steps.start_after_snapshot(self, snapshot)
+            if tracking is not None:  # None: the step calls follow() itself, later
+                self.follow(tracking)
+
+    def follow(self, tracking: Tracking) -> None:
+        """Delivery starts after the snapshot, from `tracking` (unless the connection ended)."""
+        if self.state == "snapshot-sent":
+            self.tracking = tracking
             self.state = "catching-up"
 
     def start_from_cursor(self, cursor: str, block_hash: str) -> None:

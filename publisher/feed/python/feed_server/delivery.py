@@ -104,10 +104,11 @@ def next_delivery(outbox: Outbox, tracking: Tracking, topics: tuple[str, ...], l
         return Delivery(Tracking(read, held, reorg_seen), revokes, None, rows, caught_up)
 
 
-def start_after_snapshot(conn, snapshot: Snapshot) -> Tracking:  # noqa: ARG001 (a mutant uses conn)
-    """Where `conn` goes on reading once its snapshot is sent. Subscribe, buffer, snapshot,
-    release: the outbox is the buffer, so it reads on from the snapshot's cursor, and whatever
-    was committed after it (also while the snapshot was being read or sent) comes next."""
+def start_after_snapshot(conn, snapshot: Snapshot) -> Tracking | None:  # noqa: ARG001 (a mutant uses conn)
+    """Where `conn` goes on reading once its snapshot is queued (None: the step calls
+    `conn.follow` itself later). Subscribe, buffer, snapshot, release: the outbox is the buffer,
+    so it reads on from the snapshot's cursor, and whatever was committed after it (also while
+    the snapshot was being read or sent) comes next."""
     return Tracking(snapshot.position, snapshot.position, snapshot.reorg_seen)
 
 

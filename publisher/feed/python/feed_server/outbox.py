@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import pathlib
 import sqlite3
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Callable, TypeVar
 
 from .wire import Position
 
@@ -44,6 +46,8 @@ class HashLocation:
     fork_number: int  # abandoned: the first block where its branch left the chain
 
 
+_READ_ATTEMPTS = 100  # of a read transaction's start, 1 ms apart (see _again_if_mid_commit)
+T = TypeVar("T")
 _ROW_COLUMNS = "block_number, log_index, block_hash, tx_hash, type, from_account, to_account, amount"
 # The accounts a connection follows travel as one JSON array parameter.
 _INVOLVES = "(from_account IN (SELECT value FROM json_each(?)) OR to_account IN (SELECT value FROM json_each(?)))"
@@ -65,15 +69,29 @@ class Outbox:
     @contextmanager
     def read(self):
         """One read transaction: every query inside sees the same committed state."""
-        self.db.execute("BEGIN")
+        self._begin()
         try:
             yield self
         finally:
             self.db.execute("COMMIT")  # a read transaction has nothing to keep or undo
 
+    def _begin(self) -> None:
+        """BEGIN, and the transaction's first read, which fixes the state it sees."""
+
+        def begin() -> None:
+            self.db.execute("BEGIN")
+            try:
+                self.db.execute("SELECT 1 FROM chain LIMIT 1").fetchone()
+            except sqlite3.OperationalError:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                raise
+
+        _again_if_mid_commit(begin)
+
     def data_version(self) -> int:
         """Changes whenever another connection (the indexer) commits: the cheap poll."""
-        return self.db.execute("PRAGMA data_version").fetchone()[0]
+        return _again_if_mid_commit(lambda: self.db.execute("PRAGMA data_version").fetchone()[0])
 
     def head_number(self) -> int:
         sql = "SELECT max(number) FROM blocks WHERE chain_id = ? AND canonical = 1"
@@ -139,6 +157,27 @@ class Outbox:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _again_if_mid_commit(read: Callable[[], T]) -> T:
+    """This process may not write the outbox's `-shm` file (a sealed run), so SQLite cannot
+    repair a WAL index it caught in the middle of the indexer's commit: it says
+    SQLITE_READONLY_RECOVERY ("attempt to write a readonly database") instead of waiting. That
+    is transient: read again, a moment later."""
+    for attempt in range(_READ_ATTEMPTS):
+        try:
+            return read()
+        except sqlite3.OperationalError as err:
+            if not _caught_mid_commit(err) or attempt == _READ_ATTEMPTS - 1:
+                raise
+            time.sleep(0.001)
+    raise AssertionError("unreachable")
+
+
+def _caught_mid_commit(err: sqlite3.OperationalError) -> bool:
+    # Python before 3.11 has no error names; the message is SQLITE_READONLY's.
+    name = getattr(err, "sqlite_errorname", None)
+    return name == "SQLITE_READONLY_RECOVERY" if name else "readonly database" in str(err)
 
 
 def _json_array(accounts: tuple[str, ...]) -> str:

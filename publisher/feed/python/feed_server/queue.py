@@ -22,6 +22,7 @@ class FrameQueue:
         self.wrote = wrote  # bytes went to the socket (the heartbeat's "sent")
         self.frames: deque[bytes] = deque()
         self.paused = False  # the kernel refused bytes: wait for resume()
+        self.waiting: list[Callable[[], None]] = []  # called once nothing is pending (when_written)
         transport.set_write_buffer_limits(high=0)
 
     def pending(self) -> int:
@@ -42,6 +43,15 @@ class FrameQueue:
         while self.frames and not self.paused and not self.transport.is_closing():
             self.transport.write(self.frames.popleft())  # calls pause() at once if the kernel is full
             self.wrote()
+        if self.waiting and self.pending() == 0:
+            waiting, self.waiting = self.waiting, []
+            for callback in waiting:
+                callback()
+
+    def when_written(self, callback: Callable[[], None]) -> None:
+        """Calls `callback` once every frame queued so far has been handed to the kernel."""
+        self.waiting.append(callback)
+        self.flush()
 
     def pause(self) -> None:
         self.paused = True

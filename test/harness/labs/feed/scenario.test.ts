@@ -105,6 +105,7 @@ t.test('the shipped feed scenarios load and are listed under the feed lab', asyn
       'feed-server-sigterm',
       'feed-server-slow-reader',
       'feed-server-snapshot-race',
+      'feed-server-snapshot-storm',
       'feed-server-stale-cursor',
       'feed-server-two-instances',
       'feed-slow-reader',

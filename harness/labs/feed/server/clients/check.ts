@@ -1,6 +1,6 @@
 // The harness-driven clients' part of the server run's verdict: each client judged by its kind,
-// a table of what each read and how it ended, and the server's memory over the run (data, and a
-// finding past the scenario's bound).
+// a table of what each read and how it ended, the null-cursor subscribers (check-subscribers.ts),
+// and the server's memory over the run (data, and a finding past the scenario's bound).
 
 import type { Figure, Finding, Verdict } from '../../../../findings/verdict.js';
 import { memoryFigure } from '../../report/memory-figure.js';
@@ -10,6 +10,7 @@ import { plural } from '../../report/words.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../../scenario/plan.js';
 import { judgeBadClient, judgeHalfOpen, judgePinger } from './check-others.js';
 import { judgeReader } from './check-readers.js';
+import { checkSubscribers } from './check-subscribers.js';
 import { clientFactsOf, endWords } from './facts.js';
 
 type Table = Verdict['tables'][number];
@@ -76,6 +77,8 @@ export function checkClients(journal: readonly JournalEntry[], plan: FeedPlan, u
       cells: [c.kind, f.read.length, pings, pongs, detail || '—', `${endWords(f)}${f.close ? ` at ${(f.close.t / 1000).toFixed(3)} s` : ''}`],
     });
   }
+  const subscribers = checkSubscribers(journal, under.subscribers, expected.events);
+  findings.push(...subscribers.findings);
   const memory = memoryPart(journal, under);
   findings.push(...memory.findings);
   const tables: Table[] = [];
@@ -86,11 +89,13 @@ export function checkClients(journal: readonly JournalEntry[], plan: FeedPlan, u
       columns: ['kind', 'lines read', 'pings', 'pongs', 'events', 'ended'],
       rows,
     });
+  if (subscribers.table) tables.push(subscribers.table);
   if (memory.table) tables.push(memory.table);
   const words = [
     ...(under.clients.length > 0
       ? [`${plural(under.clients.length, 'client')} of the harness ${under.clients.length === 1 ? 'was' : 'were'} served as the contract says`]
       : []),
+    ...(subscribers.words ? [subscribers.words] : []),
     ...(memory.words ? [memory.words] : []),
   ];
   return { findings, tables, figures: memory.figure ? [memory.figure] : [], words };

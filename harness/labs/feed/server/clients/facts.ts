@@ -1,10 +1,12 @@
 // What the journal recorded of one harness-driven client (its wire stream `client:<name>`): the
 // lines it read from the server in order, with their parsed op, the lines it sent, when the
-// script was over and how many lines it had read by then, and how its connection ended.
+// script was over and how many lines it had read by then (a subscriber: the outbox's head at its
+// subscribe), and how its connection ended.
 
 import type { JournalEntry } from '../../../../record/journal.js';
 import type { CloseParty } from '../../../../../publisher/transcript.js';
 import { clientStream, SCENE_OVER_NOTE } from './run.js';
+import { SUBSCRIBED_NOTE } from './subscribers.js';
 
 export interface ReadLine {
   t: number;
@@ -18,6 +20,8 @@ export interface ClientFacts {
   openedAt?: number;
   read: ReadLine[];
   sent: { t: number; line: string }[];
+  /** A subscriber's note: the outbox's head (a block number) when it sent its subscribe. */
+  subscribedAtHead?: number;
   /** Lines read when the script was over. */
   sceneOver?: { t: number; linesRead: number };
   close?: { t: number; by: CloseParty; reason: string };
@@ -44,6 +48,7 @@ export function clientFactsOf(journal: readonly JournalEntry[], name: string): C
     else if (e.kind === 'recv') facts.sent.push({ t: e.t, line: e.line });
     else if (e.kind === 'note' && e.text.startsWith(SCENE_OVER_NOTE))
       facts.sceneOver = { t: e.t, linesRead: Number(/(\d+) lines read/.exec(e.text)?.[1] ?? 0) };
+    else if (e.kind === 'note' && e.text.startsWith(SUBSCRIBED_NOTE)) facts.subscribedAtHead = Number(e.text.slice(SUBSCRIBED_NOTE.length));
     else if (e.kind === 'close' && !facts.close) facts.close = { t: e.t, by: e.by, reason: e.reason };
   }
   return facts;

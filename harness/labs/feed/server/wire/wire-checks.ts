@@ -148,11 +148,15 @@ export interface WireCheckInput {
   forkPoints: readonly number[];
 }
 
-/** When each instance got SIGTERM from the harness (a step, or the end of the run; a run of one server names its end its own way). */
+/**
+ * When each instance got SIGTERM from the harness (a step, or the end of the run); a run of one
+ * server names its SIGTERM at the end of the run `end-of-run-server` (SERVER_SIGNAL): instance 1.
+ */
 function sigtermsOf(journal: readonly JournalEntry[]): { instance: number; t: number }[] {
   return journal.flatMap((e) => {
-    if (e.type === 'fault' && e.action === 'apply' && e.name === SERVER_SIGNAL.sigterm) return [{ instance: 1, t: e.t }];
-    const m = e.type === 'fault' && e.action === 'apply' ? SIGNAL_NAME.exec(e.name) : null;
+    if (e.type !== 'fault' || e.action !== 'apply') return [];
+    if (e.name === SERVER_SIGNAL.sigterm) return [{ instance: 1, t: e.t }];
+    const m = SIGNAL_NAME.exec(e.name);
     return m && m[1] !== 'kill' ? [{ instance: Number(m[2]), t: e.t }] : [];
   });
 }

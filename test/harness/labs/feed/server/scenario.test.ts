@@ -1,6 +1,7 @@
 // The `server.under_test` key: the shipped scenario loads into a server plan, and each mistake
 // is named at its field: blocks the script does not mine, blocks without the probe's events,
-// keys a server scenario does not take, a fault the server contract's grammar refuses.
+// keys a server scenario does not take, a fault the server contract's grammar refuses, subscribers
+// that would go on subscribing after the script.
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { FEED_SCENARIO_HEAD as HEAD } from '../../../../helpers/feed-lab.js';
@@ -149,4 +150,27 @@ t.test('scene mistakes are named at their field', async (t) => {
     fields(problemsOf(t, under('steps: [{ before_block: 12, repoint: 3, to: 1 }]'))),
     /server\.under_test\.steps\[0\]\.repoint: there are 1 probes \(1\.\.1\); got 3/,
   );
+});
+
+t.test('subscribers: the storm loads with them; too many, too slow, or none counted is named at its field', async (t) => {
+  const storm = loadScenario(path.join(ROOT, 'scenarios', 'feed', 'feed-server-snapshot-storm.yaml'));
+  t.same((storm.lab as FeedPlan).serverUnderTest?.subscribers, { count: 80, everyMs: 40 });
+  t.equal(storm.socketBufferBytes, 4096);
+  const under = (...lines: string[]) => [...HEAD, 'server:', '  under_test:', ...lines.map((l) => `    ${l}`)];
+  const fields = (p: ScenarioProblem[]) => p.map((x) => `${x.field}: ${x.message}`).join('\n');
+  // HEAD's script: 20 blocks of 250 ms, 5 s of real time.
+  t.same(
+    (loadScenario(path.join(t.testdir({ 's.yaml': ['name: s', ...under('subscribers: { count: 3 }'), ''].join('\n') }), 's.yaml')).lab as FeedPlan)
+      .serverUnderTest?.subscribers,
+    {
+      count: 3,
+      everyMs: 50,
+    },
+  );
+  t.match(
+    fields(problemsOf(t, under('subscribers: { count: 11, every_ms: 500 }'))),
+    /server\.under_test\.subscribers\.every_ms: 11 subscribers 500 ms apart would go on subscribing after the script is over \(it takes 5000 ms of real time\)/,
+  );
+  t.match(fields(problemsOf(t, under('subscribers: { every_ms: 5 }'))), /server\.under_test\.subscribers.*count/);
+  t.match(fields(problemsOf(t, under('subscribers: { count: 0 }'))), /server\.under_test\.subscribers\.count/);
 });
