@@ -79,11 +79,11 @@ export interface ServerUnderTestPlan {
   pollMs: number;
   /** Clients the harness drives itself (server/clients/); none unless listed. */
   clients: ClientPlan[];
-  /** Null-cursor subscribers of the harness's own, one every `everyMs` from the script's start (server/clients/subscribers.ts). */
+  /** Null-cursor subscribers of the harness's own, one every `everyMs` from the script's start (server/clients/crowds/subscribers.ts). */
   subscribers?: { count: number; everyMs: number };
   /** The server's RSS may grow at most this much above its first sample. */
   maxRssGrowthBytes?: number;
-  /** Fan-out: light clients of the harness's own, through one shared proxy (server/clients/crowd.ts). */
+  /** Fan-out: light clients of the harness's own, through one shared proxy (server/clients/crowds/crowd.ts). */
   crowd?: number;
   /** The probe's and the crowd's p99 delivery lag may be at most this (real ms). */
   maxLagP99Ms?: number;

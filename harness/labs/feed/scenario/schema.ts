@@ -326,7 +326,7 @@ const underTestSchema = {
     crowd: integer(
       1,
       CROWD_MAX,
-      "Fan-out: this many more clients, light ones in the harness's own process through one proxy they share (server/clients/crowd.ts). Each subscribes with cursor null, reads as frames come, answers pings and pings every idle_ms/3; each must get its snapshot and every event after it, in order, with no gap, no reset and no close. Their delivery lag is reported with the probe's. Default none.",
+      "Fan-out: this many more clients, light ones in the harness's own process through one proxy they share (server/clients/crowds/crowd.ts). Each subscribes with cursor null, reads as frames come, answers pings and pings every idle_ms/3; each must get its snapshot and every event after it, in order, with no gap, no reset and no close. Their delivery lag is reported with the probe's. Default none.",
     ),
     max_lag_p99_ms: integer(
       1,

@@ -25,7 +25,7 @@ import { probeWireProblems } from './wire/wire-checks.js';
 import { deliveryTable } from './wire/tally.js';
 import { clientStream } from './clients/run.js';
 import { lagVerdict } from './wire/lag-verdict.js';
-import { checkCrowd } from './clients/crowd-check.js';
+import { checkCrowd } from './clients/crowds/crowd-check.js';
 
 /**
  * The snapshot the server had to send for `cursor`'s block: the safe point's cursor (the block's

@@ -9,7 +9,7 @@ import type { StartedProcess } from '../../../processes/processes.js';
 import type { ExitInfo } from '../../../processes/supervisor.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { sleep } from '../run/state.js';
-import { sealServerProcess } from './seal.js';
+import { sealServerProcess } from './guard/seal.js';
 import { instanceTag, SERVER_SIGNAL } from './wire/names.js';
 
 /** The contract: it listens within 10 s of starting. */

@@ -22,15 +22,15 @@ import { awaitProbeConverged, probeName, startProbe } from './probe.js';
 import { awaitListening, LONE_SERVER, nameServer, serverEnv, startServer, terminateServer } from './process.js';
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
 import { startClients } from './clients/run.js';
-import { startCrowd } from './clients/crowd.js';
-import { startSubscribers } from './clients/subscribers.js';
+import { startCrowd } from './clients/crowds/crowd.js';
+import { startSubscribers } from './clients/crowds/subscribers.js';
 import { sampleServerMemory } from './memory.js';
 import { OutboxReader } from '../../../../publisher/feed/outbox/reader.js';
 import { LineRelay } from './wire/relay.js';
 import { probeWireSink } from './wire/probe-wire.js';
 import { runScene } from './scene/scene-run.js';
 import { instanceTag } from './wire/names.js';
-import { guardOutbox, untilOutboxLocked } from './outbox-guard.js';
+import { guardOutbox, untilOutboxLocked } from './guard/outbox-lock.js';
 
 const HOST = '127.0.0.1';
 

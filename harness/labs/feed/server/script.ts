@@ -13,7 +13,7 @@ import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { sleep } from '../run/state.js';
 import type { ServerProcess } from './process.js';
 import { blocksWhileStopped } from './scenario.js';
-import type { OutboxWriter } from './outbox-guard.js';
+import type { OutboxWriter } from './guard/outbox-lock.js';
 
 /** The journal's name for the harness's commits while the server is stopped (then its SIGCONT). */
 export const COMMIT_WHILE_STOPPED = 'commit-while-stopped';

@@ -130,7 +130,7 @@ const holderWords = (h: LockHolder): string =>
   `${h.pid === null ? 'a lock tied to no process (an open-file-description lock)' : `pid ${h.pid}${h.comm ? ` (${h.comm}` : ' ('}${h.uid === undefined ? '' : `, uid ${h.uid}`})`}: ${h.kind} on ${basename(h.file)} bytes ${h.range}`;
 
 /**
- * The harness's outbox writer was locked out (outbox-guard.ts): that is the verdict, whatever
+ * The harness's outbox writer was locked out (guard/outbox-lock.ts): that is the verdict, whatever
  * the probes then missed (the script stopped there). The rest of the verdict's tables stay.
  */
 export function lockedOutboxFirst(journal: readonly JournalEntry[], verdict: Verdict): Verdict {

@@ -10,7 +10,7 @@ import { plural } from '../../report/words.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../../scenario/plan.js';
 import { judgeBadClient, judgeHalfOpen, judgePinger } from './check-others.js';
 import { judgeReader } from './check-readers.js';
-import { checkSubscribers } from './check-subscribers.js';
+import { checkSubscribers } from './crowds/check-subscribers.js';
 import { clientFactsOf, endWords } from './facts.js';
 
 type Table = Verdict['tables'][number];

@@ -15,7 +15,7 @@ import { expectedOf, viewOf } from '../../check/state.js';
 import { readFeedStore } from '../../check/store-reader.js';
 import { consumerEnv } from '../../run/consumers.js';
 import { chainAndOutbox } from '../../run/publisher.js';
-import { guardOutbox } from '../outbox-guard.js';
+import { guardOutbox } from '../guard/outbox-lock.js';
 import { sleep } from '../../run/state.js';
 import { MID_RUN_READ } from '../../run/stores.js';
 import { sigtermAtEnd } from '../../run/terminate.js';
@@ -26,7 +26,7 @@ import { awaitProbeConverged, nameProbe, type Probe, probeName } from '../probe.
 import { seedOtherChainStore } from './probe-store.js';
 import { probeDone, probeStream, probeWireSink } from '../wire/probe-wire.js';
 import { awaitListening, nameServer, SERVER_SIGTERM_EXIT_MS, type ServerProcess, serverEnv } from '../process.js';
-import { sealServerProcess } from '../seal.js';
+import { sealServerProcess } from '../guard/seal.js';
 import { LineRelay } from '../wire/relay.js';
 import { type ChainSide, commitChange } from '../script.js';
 import { instanceSignal, instanceTag } from '../wire/names.js';

@@ -5,11 +5,11 @@
 // then), it came between the snapshot and the moment the server followed the outbox: the race,
 // lost. Findings are data: the rows, their blocks, the head at the subscribe.
 
-import type { RealEvent } from '../../../../../publisher/feed/server/misbehaviour.js';
-import type { Finding, Verdict } from '../../../../findings/verdict.js';
-import type { JournalEntry } from '../../../../record/journal.js';
-import { blockOf, cursorList, cursorSubject, plural, seconds } from '../../report/words.js';
-import { type ClientFacts, clientFactsOf, endWords } from './facts.js';
+import type { RealEvent } from '../../../../../../publisher/feed/server/misbehaviour.js';
+import type { Finding, Verdict } from '../../../../../findings/verdict.js';
+import type { JournalEntry } from '../../../../../record/journal.js';
+import { blockOf, cursorList, cursorSubject, plural, seconds } from '../../../report/words.js';
+import { type ClientFacts, clientFactsOf, endWords } from '../facts.js';
 import { subscriberName } from './subscribers.js';
 
 export interface SubscriberJudgement {

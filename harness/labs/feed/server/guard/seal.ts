@@ -3,8 +3,8 @@
 // its room is made; it is then started confined as the server's own uid (ProcessRunner confines
 // the `server` role). Unsealed, nothing is done and the server runs as the harness's user.
 
-import type { RunContext } from '../../../lab-api/lab.js';
-import type { FeedPlan } from '../scenario/plan.js';
+import type { RunContext } from '../../../../lab-api/lab.js';
+import type { FeedPlan } from '../../scenario/plan.js';
 
 /** Seals the server about to be started with `env` (the server contract's variables); its room, or undefined when the run is not sealed. */
 export function sealServerProcess(ctx: RunContext<FeedPlan>, env: Record<string, string>): string | undefined {

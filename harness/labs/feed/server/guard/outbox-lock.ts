@@ -5,10 +5,10 @@
 // /proc/locks), journals it as `outbox-locked`, and ends the script with `OutboxLocked`, which
 // the run stops on; the checker makes it the verdict's first finding.
 
-import type { ChainChange } from '../../../../publisher/feed/chain/chain.js';
-import type { RunContext } from '../../../lab-api/lab.js';
-import { lockHolders } from '../../../sandbox/file-locks.js';
-import type { FeedPlan } from '../scenario/plan.js';
+import type { ChainChange } from '../../../../../publisher/feed/chain/chain.js';
+import type { RunContext } from '../../../../lab-api/lab.js';
+import { lockHolders } from '../../../../sandbox/file-locks.js';
+import type { FeedPlan } from '../../scenario/plan.js';
 
 /** What a server run writes the outbox through. */
 export interface OutboxWriter {

@@ -5,10 +5,10 @@
 // One finding per kind of trouble, counting the clients it hit and naming the first.
 
 import { createHash } from 'node:crypto';
-import type { Finding, Verdict } from '../../../../findings/verdict.js';
-import type { JournalEntry } from '../../../../record/journal.js';
-import type { RealEvent } from '../../../../../publisher/feed/server/misbehaviour.js';
-import { plural } from '../../report/words.js';
+import type { Finding, Verdict } from '../../../../../findings/verdict.js';
+import type { JournalEntry } from '../../../../../record/journal.js';
+import type { RealEvent } from '../../../../../../publisher/feed/server/misbehaviour.js';
+import { plural } from '../../../report/words.js';
 import { eventFrameKey } from './crowd.js';
 
 type CrowdEntry = Extract<JournalEntry, { type: 'crowd-client' }>;

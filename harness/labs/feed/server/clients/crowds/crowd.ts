@@ -9,12 +9,12 @@
 import { createHash, type Hash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { encodeSubscribe } from '../../../../../protocol/feed/encode.js';
-import type { CloseParty } from '../../../../../publisher/transcript.js';
-import type { RunContext } from '../../../../lab-api/lab.js';
-import type { HostPort } from '../../../../toxiproxy/adapter.js';
-import { sleep } from '../../run/state.js';
-import type { FeedPlan } from '../../scenario/plan.js';
+import { encodeSubscribe } from '../../../../../../protocol/feed/encode.js';
+import type { CloseParty } from '../../../../../../publisher/transcript.js';
+import type { RunContext } from '../../../../../lab-api/lab.js';
+import type { HostPort } from '../../../../../toxiproxy/adapter.js';
+import { sleep } from '../../../run/state.js';
+import type { FeedPlan } from '../../../scenario/plan.js';
 
 /** Connections opened at once: a wave waits for the previous one (a server's listen backlog may be 100). */
 const CONNECTING_AT_ONCE = 100;

@@ -3,16 +3,16 @@
 // fast, and reading as frames come (pinging now and then, as a consumer does) until the run is
 // over (they overlap). Each is recorded on the
 // wire as stream `client:sub-<n>`, with a note of the outbox's head when it sent its subscribe:
-// a row it lacks above that head was committed after it subscribed (clients/check-subscribers.ts).
+// a row it lacks above that head was committed after it subscribed (clients/crowds/check-subscribers.ts).
 
 import { performance } from 'node:perf_hooks';
-import { encodeSubscribe } from '../../../../../protocol/feed/encode.js';
-import type { TranscriptEvent } from '../../../../../publisher/transcript.js';
-import type { RunContext } from '../../../../lab-api/lab.js';
-import { sleep } from '../../run/state.js';
-import type { FeedPlan } from '../../scenario/plan.js';
-import { RawClient } from './client.js';
-import { clientStream } from './run.js';
+import { encodeSubscribe } from '../../../../../../protocol/feed/encode.js';
+import type { TranscriptEvent } from '../../../../../../publisher/transcript.js';
+import type { RunContext } from '../../../../../lab-api/lab.js';
+import { sleep } from '../../../run/state.js';
+import type { FeedPlan } from '../../../scenario/plan.js';
+import { RawClient } from '../client.js';
+import { clientStream } from '../run.js';
 
 /** A subscriber's name: its wire stream is `client:<name>`. */
 export const subscriberName = (n: number): string => `sub-${n}`;

@@ -4,10 +4,10 @@
 // named, one finding per kind counting the clients it hit.
 import { createHash } from 'node:crypto';
 import t from 'tap';
-import type { JournalEntry } from '../../../../../../harness/record/journal.js';
-import { checkCrowd, crowdClientTrouble } from '../../../../../../harness/labs/feed/server/clients/crowd-check.js';
-import { eventFrameKey } from '../../../../../../harness/labs/feed/server/clients/crowd.js';
-import type { RealEvent } from '../../../../../../publisher/feed/server/misbehaviour.js';
+import type { JournalEntry } from '../../../../../../../harness/record/journal.js';
+import { checkCrowd, crowdClientTrouble } from '../../../../../../../harness/labs/feed/server/clients/crowds/crowd-check.js';
+import { eventFrameKey } from '../../../../../../../harness/labs/feed/server/clients/crowds/crowd.js';
+import type { RealEvent } from '../../../../../../../publisher/feed/server/misbehaviour.js';
 
 const cursor = (block: number, log = 0) => `1:${String(block).padStart(14, '0')}:${String(log).padStart(4, '0')}`;
 const event = (block: number): RealEvent => ({

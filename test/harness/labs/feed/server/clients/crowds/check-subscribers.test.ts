@@ -4,12 +4,12 @@
 // the outbox already held are a gap; a wrong order, a changed row, a tail that never came and a
 // reset are each named; checkSubscribers counts who lost, per subscriber.
 import t from 'tap';
-import { checkSubscribers, judgeSubscriber } from '../../../../../../harness/labs/feed/server/clients/check-subscribers.js';
-import { clientFactsOf } from '../../../../../../harness/labs/feed/server/clients/facts.js';
-import { SUBSCRIBED_NOTE } from '../../../../../../harness/labs/feed/server/clients/subscribers.js';
-import type { JournalEntry } from '../../../../../../harness/record/journal.js';
-import type { RealEvent } from '../../../../../../publisher/feed/server/misbehaviour.js';
-import type { TranscriptEvent } from '../../../../../../publisher/transcript.js';
+import { checkSubscribers, judgeSubscriber } from '../../../../../../../harness/labs/feed/server/clients/crowds/check-subscribers.js';
+import { clientFactsOf } from '../../../../../../../harness/labs/feed/server/clients/facts.js';
+import { SUBSCRIBED_NOTE } from '../../../../../../../harness/labs/feed/server/clients/crowds/subscribers.js';
+import type { JournalEntry } from '../../../../../../../harness/record/journal.js';
+import type { RealEvent } from '../../../../../../../publisher/feed/server/misbehaviour.js';
+import type { TranscriptEvent } from '../../../../../../../publisher/transcript.js';
 
 const cursor = (block: number, log: number) => `1:${String(block).padStart(14, '0')}:${String(log).padStart(4, '0')}`;
 const event = (block: number, log: number): RealEvent => ({
