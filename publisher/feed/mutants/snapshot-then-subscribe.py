@@ -24,8 +24,6 @@ sys.dont_write_bytecode = True  # leave no __pycache__ next to the reference
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import server  # noqa: E402  the reference, publisher/feed/python/server.py
 
-AFTER_LAST_LOG = 10_000
-
 
 def start_after_snapshot(conn: server.Connection, snapshot: server.Snapshot) -> server.Tracking:
     outbox = conn.shared.outbox
@@ -38,7 +36,7 @@ def start_after_snapshot(conn: server.Connection, snapshot: server.Snapshot) -> 
         if not conn.send_event(row):
             break
     # BUG: ... then follow the outbox from its head now: whatever came in between is skipped.
-    now = server.Position(head_now, AFTER_LAST_LOG)
+    now = server.Position(head_now, server.AFTER_LAST_LOG)
     held = backlog[-1].position if backlog else snapshot.position
     return server.Tracking(now, held, snapshot.reorg_seen)
 
