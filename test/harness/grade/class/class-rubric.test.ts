@@ -49,16 +49,25 @@ t.test('the lab comes from the manifests when neither --lab nor --rubric says: l
   t.same(files('silent'), [join(rubricsDir, 'ledger.yaml')], 'no manifest says: the first lab, as before');
   t.throws(() => files('disagree'), {
     name: 'UsageError',
-    message: new RegExp(`${join(dir, 'disagree', 'a', 'chaoslab.yaml')} \\(lab: ledger\\) is the ledger lab's, ${join(dir, 'disagree', 'b', 'chaoslab.yaml')} \\(server: .*\\) the feed lab's`),
+    message: new RegExp(
+      `${join(dir, 'disagree', 'a', 'chaoslab.yaml')} \\(lab: ledger\\) is the ledger lab's, ${join(dir, 'disagree', 'b', 'chaoslab.yaml')} \\(server: .*\\) the feed lab's`,
+    ),
   });
-  t.throws(() => files('typo'), { name: 'UsageError', message: new RegExp(`${join(dir, 'typo', 'a', 'chaoslab.yaml')}: lab: fed: no such lab; labs: .*ledger`) });
+  t.throws(() => files('typo'), {
+    name: 'UsageError',
+    message: new RegExp(`${join(dir, 'typo', 'a', 'chaoslab.yaml')}: lab: fed: no such lab; labs: .*ledger`),
+  });
   t.same(files('disagree', { lab: 'ledger' }), [join(rubricsDir, 'ledger.yaml')], '--lab decides: the feed manifest is then a wrong lab, not graded');
   t.same(files('servers', { rubric: [join(rubricsDir, 'feed.yaml')] }), [join(rubricsDir, 'feed.yaml')], '--rubric decides');
   t.same(rubricFiles(classRubric({}, undefined, join(dir, 'out'))), [join(rubricsDir, 'ledger.yaml')], '--consumer: no manifests, the first lab');
 });
 
 t.test('a server: that no one lab grades cannot decide, and says which manifest', async (t) => {
-  t.same(manifestLab({ server: 's' }, 'x/chaoslab.yaml', ['feed']), { lab: 'feed', file: 'x/chaoslab.yaml', why: 'server: (only the feed lab grades a push server)' });
+  t.same(manifestLab({ server: 's' }, 'x/chaoslab.yaml', ['feed']), {
+    lab: 'feed',
+    file: 'x/chaoslab.yaml',
+    why: 'server: (only the feed lab grades a push server)',
+  });
   t.same(manifestLab({ lab: 'ledger', server: 's' }, 'f', ['feed']), { lab: 'ledger', file: 'f', why: 'lab: ledger' }, 'lab: wins');
   t.equal(manifestLab({}, 'f', ['feed']), undefined);
   t.match(manifestLab({ server: 's' }, 'x/chaoslab.yaml', []), /^x\/chaoslab\.yaml: server: names a push server, but no lab grades a push server: add lab:/);
