@@ -21,7 +21,7 @@ help:
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make chaos [LAB=<lab>] [CONSUMER=...] [SEED=n] [RUNS=100] [BUDGET=15m]        random fault schedules; a failure is shrunk into reports/<run>/repro.yaml"
 	@echo "make chaos-proof [LABS=a,b] [JOBS=2] [FEED_JOBS=6]                          what chaos finds (every lab with a chaos model): references, every mutant over 3 seeds, repros replayed"
-	@echo "make grade-validity [LAB=<lab>] [JOBS=2] [MATRIX=..] [ONLY=a,b] [STABILITY=5 HOG=1] chaoslab grade on the references and mutants against the full matrix"
+	@echo "make grade-validity [LAB=<lab>] [PROGRAM=server] [JOBS=2] [MATRIX=..] [ONLY=a,b] [STABILITY=5 HOG=1] chaoslab grade on the references and mutants (consumers, and a lab's push servers) against the full matrix"
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make lint                                                                   Biome, a type check of the tests too, the import graph (no circle, no import up a layer) and function length; make format rewrites"
 	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
@@ -190,10 +190,11 @@ grade: setup
 # STABILITY=N [HOG=n]: instead, grade the class N times (beside n CPU hogs) and compare each
 # submission's scores (stability.md/.json); exit 0 identical, 1 not, 2 not judged.
 .PHONY: grade-validity
-export MATRIX ONLY RERUNS STABILITY HOG
+export MATRIX ONLY RERUNS STABILITY HOG PROGRAM
 grade-validity: setup
 	@args=(--jobs "$${JOBS:-2}"); \
 	 if [ -n "$${LAB:-}" ]; then args+=(--lab "$$LAB"); fi; \
+	 if [ -n "$${PROGRAM:-}" ]; then args+=(--program "$$PROGRAM"); fi; \
 	 if [ -n "$${MATRIX:-}" ]; then args+=(--matrix "$$MATRIX"); fi; \
 	 if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY"); fi; \
 	 if [ -n "$${RUBRIC:-}" ]; then args+=(--rubric "$$RUBRIC"); fi; \

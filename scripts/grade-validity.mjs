@@ -1,25 +1,28 @@
-// `make grade-validity [LAB=<lab>] [JOBS=N] [MATRIX=<matrix.json>] [ONLY=a,b] [RUBRIC=<file>] [OUT=<dir>]`:
+// `make grade-validity [LAB=<lab>] [PROGRAM=consumer|server] [JOBS=N] [MATRIX=<matrix.json>] [ONLY=a,b] [RUBRIC=<file>] [OUT=<dir>]`:
 // the validity proof of `chaoslab grade` (harness/grade/validity/proof.ts). A class of the lab's
 // references and mutants, graded twice with the lab's rubric, against the full mutant matrix
-// (run here, or MATRIX=). Prints a table and a one-line verdict.
-// Exit 0 valid, 1 not valid, 2 not judged or could not run.
+// (run here, or MATRIX=). For a lab with a push server under test (feed), its servers too, as a
+// class of their own graded with its server rubric (harness/grade/validity/lab-proof.ts), each
+// in a folder of its own; PROGRAM= proves one of the two. Prints a table and a one-line verdict
+// for each. Exit 0 valid, 1 not valid, 2 not judged or could not run.
 // `--stability N [--hog n]`: instead, the stability check (harness/grade/validity/stability.ts):
 // the same class graded N times (beside n busy processes), every submission's scores compared;
 // stability.md and stability.json in the output folder. Exit 0 identical, 1 not, 2 not judged.
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { exitStatusOf } from '../dist/harness/grade/validity/compare.js';
-import { ProofError, proveStability, proveValidity } from '../dist/harness/grade/validity/proof.js';
+import { labExitStatus, proveLabValidity } from '../dist/harness/grade/validity/lab-proof.js';
+import { ProofError, proveStability } from '../dist/harness/grade/validity/proof.js';
 import { stabilityExitStatus } from '../dist/harness/grade/validity/stability.js';
 import { labNames } from '../dist/harness/labs/registry.js';
 
 const USAGE =
-  'usage: node scripts/grade-validity.mjs [--lab <lab> (default: the first lab)] [--jobs N] [--matrix <matrix.json>] [--only mutant,mutant] [--rubric <file>] [--reruns N] [--stability N [--hog n]] [--out <dir>] [--quiet]';
+  'usage: node scripts/grade-validity.mjs [--lab <lab> (default: the first lab)] [--program consumer|server (default: every program the lab has; consumer with --stability)] [--jobs N] [--matrix <matrix.json>] [--only mutant,mutant] [--rubric <file>] [--reruns N] [--stability N [--hog n]] [--out <dir>] [--quiet]';
 let values;
 try {
   ({ values } = parseArgs({
     options: {
       lab: { type: 'string' },
+      program: { type: 'string' },
       jobs: { type: 'string', default: '2' },
       matrix: { type: 'string' },
       only: { type: 'string' },
@@ -74,8 +77,10 @@ if (attempts !== undefined) {
     `grade stability: lab ${values.lab}, ${attempts} gradings${hogs ? ` beside ${hogs} CPU hog(s)` : ''}, ${jobs} jobs, into ${out}${only ? `, mutants ${only.join(', ')} only` : ''}`,
   );
   try {
+    if (values.program && !['consumer', 'server'].includes(values.program)) throw new ProofError(`--program must be consumer or server, not ${values.program}`);
     const stability = await proveStability({
       lab: values.lab,
+      ...(values.program ? { program: values.program } : {}),
       jobs,
       out,
       attempts,
@@ -93,10 +98,13 @@ if (attempts !== undefined) {
   }
   process.exit();
 }
-console.log(`grade validity: lab ${values.lab}, ${jobs} jobs, into ${out}${only ? `, mutants ${only.join(', ')} only` : ''}`);
+console.log(
+  `grade validity: lab ${values.lab}${values.program ? `, ${values.program}s` : ''}, ${jobs} jobs, into ${out}${only ? `, mutants ${only.join(', ')} only` : ''}`,
+);
 try {
-  const validity = await proveValidity({
+  const proofs = await proveLabValidity({
     lab: values.lab,
+    ...(values.program ? { program: values.program } : {}),
     jobs,
     out,
     reruns,
@@ -106,8 +114,10 @@ try {
     echo: !values.quiet,
     log: (line) => console.log(line),
   });
-  console.log(`details: ${join(out, 'validity.md')}`);
-  process.exitCode = exitStatusOf(validity);
+  console.log(`details: ${proofs.map((p) => join(p.out, 'validity.md')).join(', ')}`);
+  // Each program's verdict once more, together, when there were two.
+  if (proofs.length > 1) for (const p of proofs) console.log(`${p.program}s: ${p.validity.verdict}`);
+  process.exitCode = labExitStatus(proofs);
 } catch (error) {
   console.error(`grade validity: COULD NOT RUN — ${error instanceof ProofError ? error.message : (error?.stack ?? error)}`);
   process.exitCode = 2;

@@ -10,7 +10,7 @@ import { classCsv, csvColumnClash } from '../grade/class/class-csv.js';
 import { classHtml } from '../grade/class/class-html.js';
 import { type GradeSetup, gradeSubmission, type SubmissionSource } from '../grade/grade-submission.js';
 import type { Rubric } from '../grade/rubric.js';
-import { classPrograms, loadRubricOf } from '../grade/class/class-rubric.js';
+import { classRubric } from '../grade/class/class-rubric.js';
 import type { SubmissionScore } from '../grade/score.js';
 import { gradingStatus, notStarted } from '../grade/status.js';
 import { type ClassFolder, listSubmissions, parseShard, type Shard } from '../grade/class/submissions.js';
@@ -30,7 +30,7 @@ export interface GradeOptions {
   name: string;
   /** --rubric, repeatable: rubrics graded together (a consumer's and a server's). */
   rubric?: string[];
-  /** Without --rubric: whose rubric (default: the registry's first lab); with it: must be the rubric's lab. */
+  /** Without --rubric: whose rubric (default: the lab the manifests name or imply, else the registry's first lab); with it: must be the rubric's lab. */
   lab?: string;
   jobs: number;
   shard?: string;
@@ -46,7 +46,7 @@ export interface GradeOptions {
 
 export async function gradeAction(dir: string | undefined, opts: GradeOptions): Promise<void> {
   const shard = checkedUsage(dir, opts);
-  const rubric = onlyScenarios(loadRubricOf(opts, dir === undefined ? { consumer: true, server: false } : classPrograms(dir, resolve(opts.out))), opts.only);
+  const rubric = onlyScenarios(classRubric(opts, dir, resolve(opts.out)), opts.only);
   const clash = csvColumnClash(rubric.tests.map((t) => t.name));
   if (clash) throw new UsageError(`${rubric.file}: ${clash}`);
   const scenarios = rubricScenarios(rubric);

@@ -19,7 +19,10 @@ export function register(program: Command): void {
       "the rubric (repeatable: rubrics graded together; default: the lab's rubrics/<lab>.yaml, with rubrics/<lab>-server.yaml when a manifest names a server)",
       (v: string, prev: string[] = []) => [...prev, v],
     )
-    .option('--lab <name>', `the lab whose rubric is used (default: ${DEFAULT_LAB_HELP}); with --rubric, it must be the rubric's lab`)
+    .option(
+      '--lab <name>',
+      `the lab whose rubric is used (default: the lab the manifests name with lab:, or imply with server:, else ${DEFAULT_LAB_HELP}); with --rubric, it must be the rubric's lab`,
+    )
     .option('--jobs <n>', "a submission's runs at the same time", positiveInt, 1)
     .option('--shard <i/n>', "grade only shard i of n (1-based; a stable hash of each submission's folder name)")
     .option('--out <dir>', 'where results are written: <out>/<submission>/results.json …, <out>/grades.csv, <out>/index.html', 'grades')

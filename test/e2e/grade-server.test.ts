@@ -1,7 +1,8 @@
 // chaoslab grade on a class of push servers, end to end: two submissions whose manifests name
 // only a `server` — the Python reference server and its snapshot-then-subscribe mutant — graded
-// through the real CLI with --lab feed and no --rubric, so the lab's server rubric (rubrics/feed-server.yaml) is
-// the one that fits the class. The reference gets full marks; the mutant loses at least the
+// through the real CLI with neither --lab nor --rubric: the manifests decide the lab (one says
+// `lab: feed`, the other only names a server, which only the feed lab grades), and the lab's
+// server rubric (rubrics/feed-server.yaml) is the one that fits the class. The reference gets full marks; the mutant loses at least the
 // snapshot race's points (re-run, as the rubric's rate says, and still lost) with the lost
 // events and the contract section named; grades.csv, class.json, results.json (Gradescope),
 // junit.xml and PrairieLearn's results are written as for consumers; nothing is left running.
@@ -24,7 +25,7 @@ const reference = `python3 ${join(root, 'publisher', 'feed', 'python', 'server.p
 const mutant = `python3 ${join(root, 'publisher', 'feed', 'mutants', 'snapshot-then-subscribe.py')}`;
 const dir = fileTestdir(t, import.meta.url, {
   class: {
-    'ref-python': { 'chaoslab.yaml': `lab: feed\nserver: ${reference}\n` },
+    'ref-python': { 'chaoslab.yaml': `server: ${reference}\n` },
     'snapshot-then-subscribe-py': { 'chaoslab.json': JSON.stringify({ lab: 'feed', server: mutant }) },
   },
 });
@@ -34,7 +35,7 @@ chmodSync(classDir, 0o700);
 
 t.test('a class of servers is graded with the server rubric, in every output format', async (t) => {
   const out = join(dir, 'out');
-  const result = await chaoslab(['grade', classDir, '--lab', 'feed', '--out', out, '--jobs', '2', ...sealFlags], { timeout: 540_000 });
+  const result = await chaoslab(['grade', classDir, '--out', out, '--jobs', '2', ...sealFlags], { timeout: 540_000 });
   t.equal(result.exitCode, 0, `${result.stdout}\n${result.stderr}`);
   const rubric = loadRubric(join(root, 'rubrics', 'feed-server.yaml'), labNames());
   const race = rubric.tests.find((x) => x.name === 'feed-server-snapshot-race')!;

@@ -1,14 +1,16 @@
 // Which rubric grades a class: --rubric (repeatable: rubrics graded together), or the lab's own
 // that fit what the class submits — rubrics/<lab>.yaml for consumers, rubrics/<lab>-server.yaml
-// for push servers (a manifest's `server`), both together when the class gives both.
+// for push servers (a manifest's `server`), both together when the class gives both. Without
+// --lab, the lab is the one the manifests name or imply (./class-lab.ts).
 
 import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { projectRoot } from '../../base/paths.js';
 import { UsageError } from '../../base/exit-status.js';
-import { labNames } from '../../labs/registry.js';
-import { readManifest } from '../manifest.js';
+import { allLabs, labNames } from '../../labs/registry.js';
+import { type Manifest, readManifest } from '../manifest.js';
 import { loadRubric, mergeRubrics, type Rubric, RubricError } from '../rubric.js';
+import { agreedLab, ClassLabError, type LabDecision, manifestLab } from './class-lab.js';
 import { listSubmissions } from './submissions.js';
 
 /**
@@ -44,22 +46,59 @@ export function defaultRubricFiles(lab: string, programs: { consumer: boolean; s
   return programs.consumer ? [consumer, server] : [server];
 }
 
+/** What a class's manifests say: what it submits, and the lab each names or implies (./class-lab.ts). */
+export interface ClassManifests {
+  programs: { consumer: boolean; server: boolean };
+  /** One per manifest that says something of its lab, in submission order (a string: it cannot decide, why). */
+  labs: (LabDecision | string)[];
+}
+
 /**
  * What the whole class submits (every submission, whatever the shard, so that every shard
- * grades with the same rubric): consumers, push servers, or both. A manifest that cannot be read
- * counts as a consumer's (its submission is not graded, as before).
+ * grades with the same rubric): consumers, push servers, or both; and what each manifest says of
+ * its lab. A manifest that cannot be read counts as a consumer's (its submission is not graded,
+ * as before) and says nothing of a lab.
  */
-export function classPrograms(dir: string, outDir: string): { consumer: boolean; server: boolean } {
+export function classManifests(dir: string, outDir: string): ClassManifests {
   const programs = { consumer: false, server: false };
-  if (!existsSync(dir)) return { consumer: true, server: false };
+  const labs: ClassManifests['labs'] = [];
+  if (!existsSync(dir)) return { programs: { consumer: true, server: false }, labs };
+  const serverLabs = allLabs()
+    .filter((lab) => lab.server !== undefined)
+    .map((lab) => lab.name);
   for (const name of listSubmissions(dir, { exclude: outDir }).submissions) {
+    let manifest: Manifest;
     try {
-      const manifest = readManifest(join(dir, name));
-      programs.consumer ||= manifest.command !== undefined;
-      programs.server ||= manifest.server !== undefined;
+      manifest = readManifest(join(dir, name));
     } catch {
       programs.consumer = true;
+      continue;
     }
+    programs.consumer ||= manifest.command !== undefined;
+    programs.server ||= manifest.server !== undefined;
+    const lab = manifestLab(manifest, join(dir, name, manifest.source), serverLabs);
+    if (lab !== undefined) labs.push(lab);
   }
-  return programs.consumer || programs.server ? programs : { consumer: true, server: false };
+  return { programs: programs.consumer || programs.server ? programs : { consumer: true, server: false }, labs };
+}
+
+/**
+ * The class's rubric: --rubric, else the rubrics of --lab, else of the lab the manifests name or
+ * imply (a class of push servers needs no --lab), else of the registry's first lab. Manifests
+ * that disagree, or one that cannot decide, are a UsageError naming them.
+ */
+export function classRubric(opts: { lab?: string; rubric?: string[] }, dir: string | undefined, outDir: string): Rubric {
+  if (dir === undefined) return loadRubricOf(opts, { consumer: true, server: false });
+  const { programs, labs } = classManifests(dir, outDir);
+  if (opts.lab !== undefined || opts.rubric?.length) return loadRubricOf(opts, programs);
+  let lab: LabDecision | undefined;
+  try {
+    lab = agreedLab(labs);
+  } catch (error) {
+    if (error instanceof ClassLabError) throw new UsageError(error.message);
+    throw error;
+  }
+  if (lab === undefined) return loadRubricOf(opts, programs);
+  if (!labNames().includes(lab.lab)) throw new UsageError(`${lab.file}: ${lab.why}: no such lab; labs: ${labNames().join(', ')}`);
+  return loadRubricOf({ ...opts, lab: lab.lab }, programs);
 }

@@ -1,13 +1,14 @@
 // The class a validity proof grades (README "Grading a class", `make grade-validity`): every
 // consumer of a lab's mutant matrix (consumer/<lab>/mutants/index.yaml: both references, every
-// mutant in each of its languages) as a submission folder with a manifest, JSON and YAML in
-// turn, whose command names the project's file by its absolute path (the grader runs it from the
-// submission's built copy, not from the project root as the matrix does).
+// mutant in each of its languages), or every server of its server matrix (the lab's server
+// index: a manifest's `server` instead of `command`), as a submission folder with a manifest,
+// JSON and YAML in turn, whose command names the project's file by its absolute path (the grader
+// runs it from the submission's built copy, not from the project root as the matrix does).
 
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { stringify } from 'yaml';
-import { type MatrixConsumer, mutantName } from '../../run/mutants.js';
+import { type MatrixConsumer, type MatrixProgram, mutantName, programOf } from '../../run/mutants.js';
 
 export interface ValiditySubmission {
   /** The folder's name: ref-typescript, gap-skip-py. */
@@ -15,6 +16,8 @@ export interface ValiditySubmission {
   /** The matrix row that judges it (matrix.json's `consumer`). */
   consumer: string;
   kind: MatrixConsumer['kind'];
+  /** A push server of the server matrix (its manifest says `server`); undefined: a consumer. */
+  program?: MatrixProgram;
   language: string;
   /** Run from anywhere: every project path in it is absolute. */
   command: string;
@@ -29,6 +32,7 @@ export function validitySubmissions(consumers: readonly MatrixConsumer[], root: 
     name: c.kind === 'reference' ? `ref-${c.language}` : `${mutantName(c)}-${SHORT[c.language] ?? c.language}`,
     consumer: c.label,
     kind: c.kind,
+    ...(programOf(c) === 'server' ? { program: 'server' as const } : {}),
     language: c.language,
     command: absoluteCommand(c.command, root),
     manifest: i % 2 === 0 ? 'chaoslab.json' : 'chaoslab.yaml',
@@ -54,7 +58,7 @@ export function writeValidityClass(dir: string, lab: string, submissions: readon
     const folder = join(dir, s.name);
     if (existsSync(folder)) throw new Error(`${folder} exists already: give the proof an empty folder`);
     mkdirSync(folder);
-    const manifest = { lab, command: s.command };
+    const manifest = s.program === 'server' ? { lab, server: s.command } : { lab, command: s.command };
     writeFileSync(join(folder, s.manifest), s.manifest === 'chaoslab.json' ? `${JSON.stringify(manifest, null, 2)}\n` : stringify(manifest));
   }
 }

@@ -55,6 +55,8 @@ export interface SubmissionComparison {
 
 export interface Validity {
   lab: string;
+  /** `server`: the class is the lab's push servers (graded with its server rubric); undefined: its consumers. */
+  program?: 'server';
   scenarios: string[];
   gradings: number;
   rows: SubmissionComparison[];
@@ -69,8 +71,8 @@ export interface Validity {
   verdict: 'valid' | 'not valid' | 'not judged';
 }
 
-export function expectedCell(matrix: MatrixFile, consumer: string, test: { name: string; points: number }): Expected {
-  const row = matrixRow(matrix, consumer);
+export function expectedCell(matrix: MatrixFile, consumer: string, test: { name: string; points: number }, program?: 'consumer' | 'server'): Expected {
+  const row = matrixRow(matrix, consumer, program);
   if (!row) return { none: `the matrix has no row ${consumer}` };
   const cell = row.cells.find((c) => c.scenario === test.name);
   if (!cell) return { none: `the matrix did not run ${consumer} × ${test.name}` };
@@ -102,7 +104,7 @@ function compareCell(expected: Expected, got: CellComparison['got'], scenario: s
 export function compareGradings(input: {
   matrix: MatrixFile;
   rubric: readonly { name: string; points: number }[];
-  submissions: readonly Pick<ValiditySubmission, 'name' | 'consumer' | 'kind'>[];
+  submissions: readonly Pick<ValiditySubmission, 'name' | 'consumer' | 'kind' | 'program'>[];
   gradings: readonly ClassReport[];
   outputProblems?: readonly string[];
 }): Validity {
@@ -111,7 +113,7 @@ export function compareGradings(input: {
     const graded = gradings.map((g) => g.submissions.find((x) => x.submission === s.name));
     const cells = rubric.map((test) =>
       compareCell(
-        expectedCell(matrix, s.consumer, test),
+        expectedCell(matrix, s.consumer, test, s.program),
         graded.map((g) => g?.scenarios.find((x) => x.name === test.name)),
         test.name,
       ),
@@ -128,11 +130,19 @@ export function compareGradings(input: {
     };
   });
   const outputProblems = [...(input.outputProblems ?? []), ...repeatProblems(gradings)];
-  return counted({ lab: matrix.lab, scenarios: rubric.map((t) => t.name), gradings: gradings.length, rows, outputProblems });
+  const servers = input.submissions.length > 0 && input.submissions.every((s) => s.program === 'server');
+  return counted({
+    lab: matrix.lab,
+    ...(servers ? { program: 'server' as const } : {}),
+    scenarios: rubric.map((t) => t.name),
+    gradings: gradings.length,
+    rows,
+    outputProblems,
+  });
 }
 
 /** The counts and the verdict of the cells as they stand. */
-function counted(v: Pick<Validity, 'lab' | 'scenarios' | 'gradings' | 'rows' | 'outputProblems'>): Validity {
+function counted(v: Pick<Validity, 'lab' | 'program' | 'scenarios' | 'gradings' | 'rows' | 'outputProblems'>): Validity {
   const all = v.rows.flatMap((r) => r.cells);
   const mismatches = all.filter((c) => c.agrees === false && !c.intermittent).length;
   const intermittent = all.filter((c) => c.intermittent).length;

@@ -1,14 +1,16 @@
 // The validity proof of `chaoslab grade` (issue "Grading a class", Done when): a class of the
 // lab's references and mutants (./class-folder.ts) graded twice with the lab's rubric through the
 // real CLI, each grading's outputs read back (./outputs.ts), and every cell held against the full
-// mutant matrix (`chaoslab mutants`, run here or given as its matrix.json) by ./compare.ts.
+// mutant matrix (`chaoslab mutants`, run here or given as its matrix.json) by ./compare.ts. One
+// program at a time: the lab's consumers (rubrics/<lab>.yaml), or its push servers
+// (rubrics/<lab>-server.yaml, the server matrix's rows); ./lab-proof.ts proves each the lab has.
 // `make grade-validity` runs it (scripts/grade-validity.mjs); the e2e test uses the pieces.
 
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { labNamed, labNames } from '../../labs/registry.js';
-import { consumersNamed, loadMatrixConsumers } from '../../run/mutants.js';
+import { consumersNamed, loadMatrixConsumers, loadMatrixServers, type MatrixProgram } from '../../run/mutants.js';
 import { projectRoot } from '../../base/paths.js';
 import { probeSealing } from '../../sandbox/probe.js';
 import { type ClassReport, readClassReport } from '../class/class-data.js';
@@ -21,12 +23,14 @@ import { compareAttempts, renderStabilityTable, type Stability, startHogs, write
 
 export interface ProofOptions {
   lab: string;
+  /** The class: the lab's consumers (default) or its push servers. */
+  program?: MatrixProgram;
   jobs: number;
   /** A full matrix's matrix.json, instead of running `chaoslab mutants` here. */
   matrix?: string;
   /** Only these mutants (every language of each), with both references. */
   only?: string[];
-  /** Another rubric than rubrics/<lab>.yaml. */
+  /** Another rubric than rubrics/<lab>.yaml (rubrics/<lab>-server.yaml for the servers). */
   rubric?: string;
   /** An empty (or new) folder: class/, matrix/, grade-1/, grade-2/, validity.md, validity.json. */
   out: string;
@@ -48,15 +52,17 @@ export class ProofError extends Error {
 export const CLI = join(projectRoot, 'dist', 'harness', 'cli.js');
 
 /** The lab, a new output folder, the rubric and the class of references and mutants (ONLY= chosen). */
-function prepareClass(opts: Pick<ProofOptions, 'lab' | 'out' | 'only' | 'rubric'>, what: string) {
+function prepareClass(opts: Pick<ProofOptions, 'lab' | 'program' | 'out' | 'only' | 'rubric'>, what: string) {
   const lab = labNamed(opts.lab);
   if (!lab) throw new ProofError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
+  const servers = opts.program === 'server';
+  if (servers && !lab.server) throw new ProofError(`the ${lab.name} lab has no push server under test: no server class to grade`);
   const out = resolve(opts.out);
   if (existsSync(out) && readdirSync(out).length > 0) throw new ProofError(`${out} is not empty: give the ${what} a new folder`);
   mkdirSync(out, { recursive: true });
   let consumers: ReturnType<typeof loadMatrixConsumers>;
   try {
-    consumers = consumersNamed(loadMatrixConsumers(lab), opts.only);
+    consumers = consumersNamed(servers ? loadMatrixServers(lab) : loadMatrixConsumers(lab), opts.only);
   } catch (error) {
     throw new ProofError(`ONLY: ${(error as Error).message}`);
   }
@@ -74,7 +80,7 @@ export async function proveValidity(opts: ProofOptions): Promise<Validity> {
     return value;
   };
 
-  const matrixFile = opts.matrix ? resolve(opts.matrix) : await timed('the mutant matrix', () => runMatrix(opts, out));
+  const matrixFile = opts.matrix ? resolve(opts.matrix) : await timed('the mutant matrix', () => runMatrix(opts, out, opts.program ?? 'consumer'));
   notes.push(`matrix ${matrixFile}`);
   const matrix = readMatrix(matrixFile, lab.name, submissions, rubric);
 
@@ -102,7 +108,7 @@ export async function proveValidity(opts: ProofOptions): Promise<Validity> {
       for (const cell of differing) {
         const submission = submissions.find((s) => s.name === cell.submission)!;
         const test = rubric.tests.find((t) => t.name === cell.scenario)!;
-        reruns.set(cellKey(cell.submission, cell.scenario), await rerun(opts, out, submission.command, test.file ?? test.name, times));
+        reruns.set(cellKey(cell.submission, cell.scenario), await rerun(opts, out, submission, test.file ?? test.name, times));
       }
     });
   return judge({ matrix, rubric, submissions, dirs, out, notes, log: opts.log, reruns });
@@ -141,11 +147,12 @@ export async function proveStability(opts: Omit<ProofOptions, 'matrix' | 'gradin
   return stability;
 }
 
-/** `chaoslab run <scenario> --repeat n` against one consumer, outside the grader: how many runs failed. */
-async function rerun(opts: ProofOptions, out: string, command: string, scenario: string, times: number): Promise<Rerun> {
+/** `chaoslab run <scenario> --repeat n` against one consumer (or server), outside the grader: how many runs failed. */
+async function rerun(opts: ProofOptions, out: string, submission: ValiditySubmission, scenario: string, times: number): Promise<Rerun> {
   mkdirSync(join(out, 'reruns'), { recursive: true });
   const dir = join(out, 'reruns', `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`);
-  const args = ['run', scenario, '--repeat', String(times), '--jobs', String(opts.jobs), '--consumer', command, '--out', dir, '-q'];
+  const program = submission.program === 'server' ? '--server' : '--consumer';
+  const args = ['run', scenario, '--repeat', String(times), '--jobs', String(opts.jobs), program, submission.command, '--out', dir, '-q'];
   await runCli(args, `${dir}.log`, opts);
   const results = JSON.parse(readFileSync(join(dir, 'latest', 'results.json'), 'utf8')) as { runs: { status: string }[] };
   return { runs: results.runs.length, failed: results.runs.filter((r) => r.status === 'fail').length };
@@ -179,8 +186,8 @@ export function judge(input: {
   return validity;
 }
 
-function rubricOf(opts: Pick<ProofOptions, 'lab' | 'rubric'>): Rubric {
-  const file = resolve(opts.rubric ?? join(projectRoot, 'rubrics', `${opts.lab}.yaml`));
+function rubricOf(opts: Pick<ProofOptions, 'lab' | 'program' | 'rubric'>): Rubric {
+  const file = resolve(opts.rubric ?? join(projectRoot, 'rubrics', `${opts.lab}${opts.program === 'server' ? '-server' : ''}.yaml`));
   let rubric: Rubric;
   try {
     rubric = loadRubric(file, labNames());
@@ -201,25 +208,27 @@ export function readMatrix(file: string, lab: string, submissions: readonly Vali
   }
   if (matrix.lab !== lab) throw new ProofError(`${file} is the ${matrix.lab} lab's matrix, not ${lab}'s`);
   const missing = submissions.flatMap((s) => {
-    const row = matrixRow(matrix, s.consumer);
-    if (!row) return [s.consumer];
-    return rubric.tests.filter((t) => !row.cells.some((c) => c.scenario === t.name)).map((t) => `${s.consumer} × ${t.name}`);
+    const row = matrixRow(matrix, s.consumer, s.program);
+    if (!row) return [shown(s)];
+    return rubric.tests.filter((t) => !row.cells.some((c) => c.scenario === t.name)).map((t) => `${shown(s)} × ${t.name}`);
   });
   if (missing.length)
     throw new ProofError(`${file} does not cover the class (a full matrix does): no ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`);
   return matrix;
 }
 
-/** `chaoslab mutants --lab L --jobs N [--mutant …]` into <out>/matrix/; its matrix.json. */
-async function runMatrix(opts: ProofOptions, out: string): Promise<string> {
+/** A matrix row's name for people: "server typescript" for the server matrix's. */
+const shown = (s: Pick<ValiditySubmission, 'consumer' | 'program'>): string => (s.program === 'server' ? `server ${s.consumer}` : s.consumer);
+
+/** `chaoslab mutants --lab L [--program P] --jobs N [--mutant …]` into <out>/matrix/ (without `program`: both matrices); its matrix.json. */
+export async function runMatrix(opts: Omit<ProofOptions, 'program'>, out: string, program: MatrixProgram | undefined): Promise<string> {
   const reports = join(out, 'matrix');
-  // The class is the lab's consumers: the server matrix is not run for it.
+  // Only the matrix of the class being proved, unless both are.
   const args = [
     'mutants',
     '--lab',
     opts.lab,
-    '--program',
-    'consumer',
+    ...(program ? ['--program', program] : []),
     '--jobs',
     String(opts.jobs),
     '--reports',
@@ -235,7 +244,7 @@ async function runMatrix(opts: ProofOptions, out: string): Promise<string> {
 }
 
 /** Runs the CLI from the project root; its output into `logFile` (and echoed when asked). */
-function runCli(args: string[], logFile: string, opts: Pick<ProofOptions, 'echo' | 'log' | 'cli'>): Promise<number> {
+export function runCli(args: string[], logFile: string, opts: Pick<ProofOptions, 'echo' | 'log' | 'cli'>): Promise<number> {
   opts.log(`$ chaoslab ${args.join(' ')}`);
   const log = createWriteStream(logFile);
   const child = spawn(process.execPath, [opts.cli ?? CLI, ...args], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -8,18 +8,19 @@ import type { CellComparison, Validity } from './compare.js';
 const pad = (text: string | number, width: number) => String(text).padEnd(width);
 
 export function verdictLine(v: Validity): string {
+  const whose = v.program === 'server' ? `${v.lab}, servers` : v.lab;
   const size = `${v.rows.length} submissions × ${v.scenarios.length} rubric scenarios, graded ${v.gradings} times`;
   const sometimes = v.intermittent ? `; ${v.intermittent} cells where the mutant is caught only some of the time (its reruns both pass and fail: listed)` : '';
   if (v.verdict === 'valid')
-    return `grade validity (${v.lab}): VALID — ${size}: every cell as the mutant matrix says${sometimes}, every output agrees, the same scores each time`;
+    return `grade validity (${whose}): VALID — ${size}: every cell as the mutant matrix says${sometimes}, every output agrees, the same scores each time`;
   if (v.verdict === 'not valid') {
     const what = [
       v.mismatches ? `${v.mismatches} cells not as the mutant matrix says` : '',
       v.outputProblems.length ? `${v.outputProblems.length} output problems` : '',
     ].filter(Boolean);
-    return `grade validity (${v.lab}): NOT VALID — ${size}: ${what.join(', ')}`;
+    return `grade validity (${whose}): NOT VALID — ${size}: ${what.join(', ')}`;
   }
-  return `grade validity (${v.lab}): NOT JUDGED — ${size}: ${v.unjudged} cells the matrix or a grading could not conclude (a harness error or a skipped run)`;
+  return `grade validity (${whose}): NOT JUDGED — ${size}: ${v.unjudged} cells the matrix or a grading could not conclude (a harness error or a skipped run)`;
 }
 
 /** The console's table, problems and verdict. */

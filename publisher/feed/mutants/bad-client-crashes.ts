@@ -10,6 +10,7 @@
 //
 // Killed by: feed-server-bad-clients — a client sends garbage, another a 2 MiB line: the server
 // exits before the run is over.
+// Python twin: bad-client-crashes.py.
 
 import { runServer } from '../server/program.js';
 

@@ -11,6 +11,7 @@
 // Killed by: feed-server-slow-reader — a client reading at a tenth of the event rate, its
 // backlog far past what the run's small socket buffers and the queue hold: the frames it gets
 // skip events of its accounts with no reset before the gap.
+// Python twin: drop-oldest-silently.py.
 
 import { runServer } from '../server/program.js';
 

@@ -11,7 +11,7 @@
 //
 // Killed by: feed-server-reorg — after its reorganisations the new branch's rows arrive out of
 // cursor order (the wire check names the first one below its predecessor).
-// Python twin: to come (publisher/feed/mutants/index.yaml lists its languages).
+// Python twin: insertion-order.py.
 
 import Database from 'better-sqlite3';
 import type { OutboxRow } from '../outbox/schema.js';

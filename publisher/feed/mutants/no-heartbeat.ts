@@ -10,6 +10,7 @@
 //
 // Killed by: feed-server-heartbeats — a client that subscribes to a quiet account and then sends
 // nothing gets no ping, and is still open long after CHAOSLAB_IDLE_MS.
+// Python twin: no-heartbeat.py.
 
 import { runServer } from '../server/program.js';
 

@@ -10,7 +10,7 @@
 //
 // Killed by: feed-server-stale-cursor — a probe away longer than the window resubscribes with its
 // old cursor; the wire check finds events where `reset stale-cursor` was due.
-// Python twin: to come (publisher/feed/mutants/index.yaml lists its languages).
+// Python twin: no-reset-on-stale.py.
 
 import { parseCursor } from '../../../protocol/feed/cursor.js';
 import { positionOf } from '../outbox/position.js';

@@ -10,7 +10,7 @@
 //
 // Killed by: feed-server-reorg — a probe is away while the chain abandons blocks below its
 // cursor's block; its resubscribe gets a revoke from the wrong point (the wire check names it).
-// Python twin: to come (publisher/feed/mutants/index.yaml lists its languages).
+// Python twin: revoke-wrong-point.py.
 
 import { parseCursor } from '../../../protocol/feed/cursor.js';
 import { positionBeforeBlock } from '../outbox/position.js';

@@ -28,8 +28,6 @@ sys.dont_write_bytecode = True  # leave no __pycache__ next to the reference
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import server  # noqa: E402  the reference, publisher/feed/python/server.py
 
-AFTER_LAST_LOG = 10_000
-
 
 def start_after_snapshot(conn: server.Connection, snapshot: server.Snapshot) -> None:
     outbox = conn.shared.outbox
@@ -46,7 +44,7 @@ def start_after_snapshot(conn: server.Connection, snapshot: server.Snapshot) -> 
         # BUG: ... sent; now follow the outbox from its head now: whatever came meanwhile is skipped.
         with outbox.read():
             head_now = outbox.head_number()
-        conn.follow(server.Tracking(server.Position(head_now, AFTER_LAST_LOG), held, snapshot.reorg_seen))
+        conn.follow(server.Tracking(server.Position(head_now, server.AFTER_LAST_LOG), held, snapshot.reorg_seen))
         conn.schedule_advance()
 
     conn.queue.when_written(subscribe)

@@ -11,7 +11,7 @@
 // Without a restart (or a second instance) every cursor is from its own lifetime: it passes.
 // Killed by: feed-server-restart — the server is killed, blocks are committed, it starts again;
 // the probes' resumes skip those blocks (the wire check names the first row skipped).
-// Python twin: to come (publisher/feed/mutants/index.yaml lists its languages).
+// Python twin: state-in-memory.py.
 
 import { OutboxReader } from '../outbox/reader.js';
 import { comparePositions, positionAfterBlock } from '../outbox/position.js';

@@ -12,6 +12,7 @@
 // Killed by: feed-server-slow-reader — its slow client falls thousands of frames behind (far
 // more than the run's small socket buffers and the queue hold) and no `reset slow-consumer`
 // comes; the server's RSS grows meanwhile.
+// Python twin: unbounded-queue.py.
 
 import { runServer } from '../server/program.js';
 

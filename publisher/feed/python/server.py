@@ -23,7 +23,8 @@ Its parts live in the package beside this file, one module each:
 - ``feed_server/wire.py``: frames in and out, the 1 MiB line limit, strict validation (section 5);
 - ``feed_server/queue.py``: the bounded queue (section 4);
 - ``feed_server/connection.py``: one connection from subscribe to its end; ``heartbeat.py``
-  (section 5);
+  (section 5); ``feed_server/policy.py``: what a connection does when its client misbehaves (a
+  full queue, silence, a bad frame: sections 4 and 5);
 - ``feed_server/hooks.py``: CHAOSLAB_FAULT (section 6); ``feed_server/serve.py``: listening,
   polling the outbox, SIGTERM.
 
@@ -54,8 +55,9 @@ from feed_server.delivery import (
 from feed_server.environment import EXIT_ENV, EXIT_OK, Config, EnvError, parse_env
 from feed_server.hooks import EXIT_INJECTED, Fault, FaultHooks
 from feed_server.outbox import Outbox, OutboxError, Row, open_outbox
+from feed_server.policy import on_bad_frame, on_overflow, start_heartbeat
 from feed_server.serve import run_server
-from feed_server.wire import InvalidFrame, Position, format_cursor, parse_client_frame, parse_cursor
+from feed_server.wire import AFTER_LAST_LOG, BEFORE_FIRST_LOG, InvalidFrame, Position, format_cursor, parse_client_frame, parse_cursor
 
 # The names the package looks up here at call time: replace one and the rest stays the reference.
 STEPS = (
@@ -66,10 +68,15 @@ STEPS = (
     "start_after_snapshot",
     "plan_resume",
     "next_delivery",
+    "on_overflow",
+    "start_heartbeat",
+    "on_bad_frame",
 )
 
 __all__ = [
     *STEPS,
+    "AFTER_LAST_LOG",
+    "BEFORE_FIRST_LOG",
     "EXIT_ENV",
     "EXIT_INJECTED",
     "EXIT_OK",

@@ -16,7 +16,6 @@ from itertools import count
 from typing import TYPE_CHECKING
 
 from .delivery import Tracking, event_frame
-from .heartbeat import Heartbeat
 from .queue import FrameQueue
 from .wire import (
     InvalidFrame,
@@ -80,7 +79,7 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:
         self.transport = transport
         config = self.shared.config
-        self.heartbeat = Heartbeat(config.ping_ms, config.idle_ms, self.ping, self.idle)
+        self.heartbeat = self.steps.start_heartbeat(config.ping_ms, config.idle_ms, self.ping, self.idle)
         self.queue = FrameQueue(transport, config.queue_limit, self.heartbeat.sent)
         self.shared.connections.add(self)
 
@@ -94,6 +93,7 @@ class Connection(asyncio.Protocol):
                 if self.state in ("closing", "closed"):
                     return
         except InvalidFrame as err:
+            self.steps.on_bad_frame(str(err))
             self.close_silently(f"invalid frame: {err}")
         except Exception as err:  # noqa: BLE001 - one connection's failure is not the server's
             self.fail(err)
@@ -231,10 +231,11 @@ class Connection(asyncio.Protocol):
         """Queues one frame; False when the connection is closing or the queue overflowed."""
         if self.state in ("closing", "closed"):
             return False
-        if self.queue.push(frame):
-            return True
-        self.reset("slow-consumer", f"one more frame with {self.queue.pending()} pending, the limit")
-        return False
+        if self.queue.full() and self.steps.on_overflow(self.queue) == "reset":
+            self.reset("slow-consumer", f"one more frame with {self.queue.pending()} pending, the limit")
+            return False
+        self.queue.push(frame)
+        return True
 
     def ping(self) -> None:
         self.send(encode_heartbeat("ping", str(next(self.ping_ids))))

@@ -31,13 +31,14 @@ class FrameQueue:
     def room(self) -> int:
         return self.limit - self.pending()
 
-    def push(self, frame: bytes) -> bool:
-        """Queues a frame and writes what the socket takes; False when the queue was full."""
-        if self.pending() >= self.limit:
-            return False
+    def full(self) -> bool:
+        """One more frame now would be an overflow."""
+        return self.pending() >= self.limit
+
+    def push(self, frame: bytes) -> None:
+        """Queues a frame and writes what the socket takes (the caller checked full() first)."""
         self.frames.append(frame)
         self.flush()
-        return True
 
     def flush(self) -> None:
         while self.frames and not self.paused and not self.transport.is_closing():
@@ -59,6 +60,11 @@ class FrameQueue:
     def resume(self) -> None:
         self.paused = False
         self.flush()
+
+    def drop_oldest(self) -> None:
+        """Drops the oldest frame not yet written (none is, while the queue is empty)."""
+        if self.frames:
+            self.frames.popleft()
 
     def drop(self) -> int:
         """Everything not yet written is dropped (a frame partly written is finished first, so

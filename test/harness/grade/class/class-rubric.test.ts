@@ -7,7 +7,8 @@ import t from 'tap';
 import { projectRoot, scenariosDir } from '../../../../harness/base/paths.js';
 import { resolveScenario } from '../../../../harness/catalogue/catalogue.js';
 import { loadScenario } from '../../../../harness/catalogue/load.js';
-import { classPrograms, defaultRubricFiles, loadRubricOf } from '../../../../harness/grade/class/class-rubric.js';
+import { agreedLab, manifestLab } from '../../../../harness/grade/class/class-lab.js';
+import { classManifests, classRubric, defaultRubricFiles, loadRubricOf } from '../../../../harness/grade/class/class-rubric.js';
 import { unrunTests } from '../../../../harness/grade/grade-submission.js';
 import { rubricFiles } from '../../../../harness/grade/rubric.js';
 import { scoreSubmission } from '../../../../harness/grade/score.js';
@@ -27,10 +28,53 @@ t.test('what a class submits: consumers, servers or both (an unreadable manifest
     broken: { a: { 'chaoslab.yaml': 'server: [' }, b: { 'chaoslab.yaml': 'server: s\n' } },
     empty: {},
   });
-  t.same(classPrograms(join(dir, 'servers'), join(dir, 'out')), { consumer: false, server: true });
-  t.same(classPrograms(join(dir, 'both'), join(dir, 'out')), { consumer: true, server: true });
-  t.same(classPrograms(join(dir, 'broken'), join(dir, 'out')), { consumer: true, server: true });
-  t.same(classPrograms(join(dir, 'empty'), join(dir, 'out')), { consumer: true, server: false }, 'nothing to go by: the consumer rubric, as before');
+  const programs = (name: string) => classManifests(join(dir, name), join(dir, 'out')).programs;
+  t.same(programs('servers'), { consumer: false, server: true });
+  t.same(programs('both'), { consumer: true, server: true });
+  t.same(programs('broken'), { consumer: true, server: true });
+  t.same(programs('empty'), { consumer: true, server: false }, 'nothing to go by: the consumer rubric, as before');
+});
+
+t.test('the lab comes from the manifests when neither --lab nor --rubric says: lab:, or a server: (the feed lab grades push servers)', async (t) => {
+  const dir = t.testdir({
+    servers: { a: { 'chaoslab.yaml': 'server: python3 server.py\n' }, b: { 'chaoslab.json': '{"server": "./server"}' } },
+    'feed-consumers': { a: { 'chaoslab.yaml': 'lab: feed\ncommand: python3 client.py\n' }, b: { 'client.py': '' } },
+    silent: { a: { 'client.py': '' }, b: { 'chaoslab.yaml': 'command: ./c\n' } },
+    disagree: { a: { 'chaoslab.yaml': 'lab: ledger\ncommand: ./c\n' }, b: { 'chaoslab.yaml': 'server: ./s\n' } },
+    typo: { a: { 'chaoslab.yaml': 'lab: fed\ncommand: ./c\n' } },
+  });
+  const files = (name: string, opts: { lab?: string; rubric?: string[] } = {}) => rubricFiles(classRubric(opts, join(dir, name), join(dir, 'out')));
+  t.same(files('servers'), [join(rubricsDir, 'feed-server.yaml')], 'a class of servers is graded by the feed server rubric without --lab');
+  t.same(files('feed-consumers'), [join(rubricsDir, 'feed.yaml')], 'one manifest naming its lab decides for the class');
+  t.same(files('silent'), [join(rubricsDir, 'ledger.yaml')], 'no manifest says: the first lab, as before');
+  t.throws(() => files('disagree'), {
+    name: 'UsageError',
+    message: new RegExp(
+      `${join(dir, 'disagree', 'a', 'chaoslab.yaml')} \\(lab: ledger\\) is the ledger lab's, ${join(dir, 'disagree', 'b', 'chaoslab.yaml')} \\(server: .*\\) the feed lab's`,
+    ),
+  });
+  t.throws(() => files('typo'), {
+    name: 'UsageError',
+    message: new RegExp(`${join(dir, 'typo', 'a', 'chaoslab.yaml')}: lab: fed: no such lab; labs: .*ledger`),
+  });
+  t.same(files('disagree', { lab: 'ledger' }), [join(rubricsDir, 'ledger.yaml')], '--lab decides: the feed manifest is then a wrong lab, not graded');
+  t.same(files('servers', { rubric: [join(rubricsDir, 'feed.yaml')] }), [join(rubricsDir, 'feed.yaml')], '--rubric decides');
+  t.same(rubricFiles(classRubric({}, undefined, join(dir, 'out'))), [join(rubricsDir, 'ledger.yaml')], '--consumer: no manifests, the first lab');
+});
+
+t.test('a server: that no one lab grades cannot decide, and says which manifest', async (t) => {
+  t.same(manifestLab({ server: 's' }, 'x/chaoslab.yaml', ['feed']), {
+    lab: 'feed',
+    file: 'x/chaoslab.yaml',
+    why: 'server: (only the feed lab grades a push server)',
+  });
+  t.same(manifestLab({ lab: 'ledger', server: 's' }, 'f', ['feed']), { lab: 'ledger', file: 'f', why: 'lab: ledger' }, 'lab: wins');
+  t.equal(manifestLab({}, 'f', ['feed']), undefined);
+  t.match(manifestLab({ server: 's' }, 'x/chaoslab.yaml', []), /^x\/chaoslab\.yaml: server: names a push server, but no lab grades a push server: add lab:/);
+  const two = manifestLab({ server: 's' }, 'y/chaoslab.json', ['feed', 'other']);
+  t.match(two, /^y\/chaoslab\.json: .* labs feed, other all grade push servers/);
+  t.throws(() => agreedLab([{ lab: 'feed', file: 'a', why: 'lab: feed' }, two!]), { name: 'ClassLabError', message: /^y\/chaoslab\.json: / });
+  t.equal(agreedLab([]), undefined);
 });
 
 t.test("the lab's rubrics for what the class submits; --rubric, once or twice, wins", async (t) => {

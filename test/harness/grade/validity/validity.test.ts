@@ -20,13 +20,15 @@ import {
   expectedCell,
   type MatrixFile,
   matrixRow,
+  type Validity,
   withReruns,
 } from '../../../../harness/grade/validity/compare.js';
 import { outputProblems } from '../../../../harness/grade/validity/outputs.js';
+import { labExitStatus, proofPrograms, proveLabValidity } from '../../../../harness/grade/validity/lab-proof.js';
 import { judge, ProofError, proveValidity, readMatrix } from '../../../../harness/grade/validity/proof.js';
-import { renderMarkdown, renderTable } from '../../../../harness/grade/validity/render.js';
+import { renderMarkdown, renderTable, verdictLine } from '../../../../harness/grade/validity/render.js';
 import { labNamed, labNames } from '../../../../harness/labs/registry.js';
-import { consumersNamed, loadMatrixConsumers } from '../../../../harness/run/mutants.js';
+import { consumersNamed, loadMatrixConsumers, loadMatrixServers } from '../../../../harness/run/mutants.js';
 import { projectRoot } from '../../../../harness/base/paths.js';
 import { smallClass, smallRubric } from '../../../helpers/grade.js';
 
@@ -68,6 +70,13 @@ t.test("a server row of the same label (the server matrix's typescript) is not a
   t.same(expectedCell(matrix, 'm (python)', rubric.tests[0]!), { points: 1 }, 'the consumer row, not the server row before it');
   t.equal(matrixRow(matrix, 'm (python)', 'server'), server);
   t.equal(matrixRow({ lab: 'feed', rows: [server] }, 'm (python)'), undefined);
+  t.same(expectedCell(matrix, 'm (python)', rubric.tests[0]!, 'server'), { points: 0 }, "a server submission's cell is the server row's");
+  const servers = submissions.map((x) => ({ ...x, program: 'server' as const }));
+  const v = compareGradings({ matrix, rubric: rubric.tests.slice(0, 1), submissions: servers.slice(1, 2), gradings: [smallClass()] });
+  t.equal(v.program, 'server');
+  t.equal(v.rows[0]!.cells[0]!.problem, 'grading 1 gave 1, the matrix says 0', 'bob passed happy-path; the server row says it failed');
+  t.match(verdictLine(v), /^grade validity \(feed, servers\): NOT VALID/);
+  t.equal(compare(matrixOf()).program, undefined, 'a class of consumers');
 });
 
 t.test('gradings as the matrix says: valid', async (t) => {
@@ -251,6 +260,66 @@ t.test('the class: every matrix consumer a submission, manifests JSON and YAML i
   t.throws(() => writeValidityClass(join(dir, 'class'), 'ledger', subs), /exists already/);
 });
 
+t.test("a class of servers: the lab's server matrix rows, each manifest naming a `server`", async (t) => {
+  const subs = validitySubmissions(consumersNamed(loadMatrixServers(labNamed('feed')!), ['no-heartbeat']), projectRoot);
+  t.same(
+    subs.map((s) => [s.name, s.consumer, s.program, s.manifest]),
+    [
+      ['ref-typescript', 'typescript', 'server', 'chaoslab.json'],
+      ['ref-python', 'python', 'server', 'chaoslab.yaml'],
+      ['no-heartbeat-ts', 'no-heartbeat (typescript)', 'server', 'chaoslab.json'],
+      ['no-heartbeat-py', 'no-heartbeat (python)', 'server', 'chaoslab.yaml'],
+    ],
+  );
+  t.equal(subs[3]!.command, `python3 ${join(projectRoot, 'publisher/feed/mutants/no-heartbeat.py')}`);
+  const dir = t.testdir();
+  writeValidityClass(join(dir, 'class'), 'feed', subs);
+  t.same(JSON.parse(readFileSync(join(dir, 'class', 'ref-typescript', 'chaoslab.json'), 'utf8')), { lab: 'feed', server: subs[0]!.command });
+  t.equal(readFileSync(join(dir, 'class', 'no-heartbeat-py', 'chaoslab.yaml'), 'utf8'), `lab: feed\nserver: ${subs[3]!.command}\n`);
+  const matrix: MatrixFile = {
+    lab: 'feed',
+    rows: [{ consumer: 'typescript', kind: 'reference', cells: [{ scenario: 'feed-server-heartbeats', status: 'pass', reason: '' }] }],
+  };
+  const heartbeats = { ...rubric, lab: 'feed', tests: [{ ...rubric.tests[0]!, name: 'feed-server-heartbeats' }] };
+  t.throws(
+    () => readMatrix(writeJson(dir, 'm.json', matrix), 'feed', subs.slice(0, 1), heartbeats),
+    /does not cover the class .*: no server typescript$/,
+    "a consumer row is not the server's",
+  );
+});
+
+/** `value` as JSON in `dir/name`; the file's path. */
+function writeJson(dir: string, name: string, value: unknown): string {
+  writeFileSync(join(dir, name), JSON.stringify(value));
+  return join(dir, name);
+}
+
+t.test("which programs a lab's proof proves, and ONLY= split between them", async (t) => {
+  const feed = labNamed('feed')!;
+  const ledger = labNamed('ledger')!;
+  t.same(proofPrograms(feed, undefined, undefined), [{ program: 'consumer' }, { program: 'server' }], 'a lab with a push server: both');
+  t.same(proofPrograms(ledger, undefined, undefined), [{ program: 'consumer' }]);
+  t.same(proofPrograms(feed, 'server', undefined), [{ program: 'server' }]);
+  t.same(
+    proofPrograms(feed, undefined, ['no-heartbeat']),
+    [{ program: 'server', only: ['no-heartbeat'] }],
+    'the consumers none of whose mutants is named are left out',
+  );
+  t.same(proofPrograms(feed, undefined, ['always-null-subscribe', 'no-heartbeat']), [
+    { program: 'consumer', only: ['always-null-subscribe'] },
+    { program: 'server', only: ['no-heartbeat'] },
+  ]);
+  t.throws(() => proofPrograms(feed, 'consumer', ['no-heartbeat']), /ONLY: no mutant no-heartbeat; mutants: consumers always-null-subscribe, /);
+  t.throws(() => proofPrograms(feed, undefined, ['nope']), /ONLY: no mutant nope; mutants: consumers .*; servers snapshot-then-subscribe, /);
+  t.throws(() => proofPrograms(ledger, 'server', undefined), /PROGRAM: the ledger lab has no push server under test/);
+  t.throws(() => proofPrograms(feed, 'both', undefined), /PROGRAM: unknown program "both"; programs: consumer, server/);
+  const verdicts = (...vs: Validity['verdict'][]) => vs.map((verdict) => ({ validity: { verdict } as Validity }));
+  t.same(
+    [labExitStatus(verdicts('valid', 'valid')), labExitStatus(verdicts('not judged', 'valid')), labExitStatus(verdicts('not judged', 'not valid'))],
+    [0, 2, 1],
+  );
+});
+
 t.test('a matrix that does not cover the class, or of another lab, is refused before any grading', async (t) => {
   const dir = t.testdir({ 'm.json': JSON.stringify(matrixOf()), 'bad.json': '{' });
   const subs = submissions.map((s) => ({ ...s, language: 'x', command: 'x', manifest: 'chaoslab.json' as const }));
@@ -352,4 +421,102 @@ t.test('proveValidity(): the class from index.yaml, the matrix and two gradings 
   await t.rejects(proveValidity(opts('no-matrix')), /the mutant matrix wrote no matrix.json under /);
   process.env.STUB_GRADE_STATUS = '2';
   await t.rejects(proveValidity({ ...opts('bad-grading'), matrix: join(dir, 'matrix.json') }), /grading 1 \(chaoslab grade .*\) exited 2: see .*grade-1.log/);
+});
+
+t.test('proveLabValidity(): the feed lab proves its consumers and its servers, each a class of its own, against one matrix (a stand-in CLI)', async (t) => {
+  const dir = t.testdir({ full: { x: '' } });
+  const feed = labNamed('feed')!;
+  const pass: RunOutcome = { status: 'pass', reasons: [] };
+  const fail: RunOutcome = { status: 'fail', reasons: ['caught'] };
+  // Each program: its references and one mutant in both languages; the mutant fails its killer only.
+  const programs = [
+    { program: 'consumer', rubric: join(projectRoot, 'rubrics', 'feed.yaml'), rows: consumersNamed(loadMatrixConsumers(feed), ['always-null-subscribe']) },
+    { program: 'server', rubric: join(projectRoot, 'rubrics', 'feed-server.yaml'), rows: consumersNamed(loadMatrixServers(feed), ['no-heartbeat']) },
+  ] as const;
+  const matrix: MatrixFile = { lab: 'feed', rows: [] };
+  for (const p of programs) {
+    const graded = loadRubric(p.rubric, labNames());
+    const fails = (kind: string, killer: string | undefined, test: string) => kind === 'mutant' && test === killer;
+    const subs = validitySubmissions(p.rows, projectRoot);
+    const report: ClassReport = {
+      schema: CLASS_SCHEMA,
+      lab: 'feed',
+      rubric: graded.tests.map((x) => ({ name: x.name, points: x.points, visibility: x.visibility, repeat: x.repeat })),
+      sealing: { sealed: true, note: 'sealed' },
+      submissions: subs.map((s, i) =>
+        scoreSubmission(
+          s.name,
+          graded,
+          new Map(graded.tests.map((x) => [x.name, [fails(s.kind, p.rows[i]!.killer, x.name) ? fail : pass]])),
+          'chaoslab.json: `x`',
+        ),
+      ),
+      skipped: [],
+    };
+    writeGrading(join(dir, `grading-${p.program}`), report, graded);
+    for (const r of p.rows)
+      matrix.rows.push({
+        consumer: r.label,
+        kind: r.kind,
+        program: p.program,
+        cells: graded.tests.map((x) => ({ scenario: x.name, status: fails(r.kind, r.killer, x.name) ? 'fail' : 'pass', reason: '' })),
+      });
+  }
+  const matrixFile = writeJson(dir, 'matrix.json', matrix);
+  process.env.STUB_GRADING = join(dir, 'grading-consumer');
+  process.env.STUB_GRADING_SERVER = join(dir, 'grading-server');
+  process.env.STUB_MATRIX = matrixFile;
+  t.teardown(() => {
+    for (const v of ['STUB_GRADING', 'STUB_GRADING_SERVER', 'STUB_MATRIX']) delete process.env[v];
+  });
+  const lines: string[] = [];
+  const opts = (out: string) => ({
+    lab: 'feed',
+    jobs: 1,
+    only: ['always-null-subscribe', 'no-heartbeat'],
+    out: join(dir, out),
+    cli: join(projectRoot, 'test', 'fixtures', 'grade-validity', 'stub-cli.mjs'),
+    log: (l: string) => lines.push(l),
+  });
+
+  const proofs = await proveLabValidity(opts('both'));
+  t.same(
+    proofs.map((p) => [p.program, p.out, p.validity.verdict, p.validity.rows.length]),
+    [
+      ['consumer', join(dir, 'both', 'consumer'), 'valid', 4],
+      ['server', join(dir, 'both', 'server'), 'valid', 4],
+    ],
+    lines.join('\n'),
+  );
+  t.equal(labExitStatus(proofs), 0);
+  const log = lines.join('\n');
+  t.match(
+    log,
+    /\$ chaoslab mutants --lab feed --jobs 1 --reports .*both\/matrix --mutant always-null-subscribe,no-heartbeat\n/,
+    'one matrix for both programs',
+  );
+  t.equal(log.match(/\$ chaoslab mutants/g)?.length, 1);
+  t.match(log, /\$ chaoslab grade .*both\/server\/class --rubric .*rubrics\/feed-server\.yaml /);
+  t.match(log, /grade validity \(feed, servers\): VALID — 4 submissions × 10 rubric scenarios/);
+  t.match(readFileSync(join(dir, 'both', 'server', 'class', 'no-heartbeat-py', 'chaoslab.yaml'), 'utf8'), /^lab: feed\nserver: python3 .*no-heartbeat\.py\n$/);
+  t.match(readFileSync(join(dir, 'both', 'consumer', 'class', 'ref-typescript', 'chaoslab.json'), 'utf8'), /"command": "node /);
+
+  // The servers alone, the killer's cell flipped in the matrix: not valid, and run again with --server.
+  const flipped = structuredClone(matrix);
+  const killerCell = flipped.rows
+    .find((r) => r.program === 'server' && r.consumer === 'no-heartbeat (python)')!
+    .cells.find((c) => c.scenario === 'feed-server-heartbeats')!;
+  killerCell.status = 'pass';
+  lines.length = 0;
+  const [servers] = await proveLabValidity({ ...opts('servers'), only: ['no-heartbeat'], program: 'server', matrix: writeJson(dir, 'flipped.json', flipped) });
+  t.equal(servers!.out, join(dir, 'servers'), 'one program: its folder is the proof folder, as before');
+  t.equal(servers!.validity.verdict, 'not valid');
+  t.match(lines.join('\n'), /\$ chaoslab run feed-server-heartbeats --repeat 10 --jobs 1 --server python3 .*no-heartbeat\.py --out /);
+
+  await t.rejects(
+    proveLabValidity({ ...opts('r'), rubric: join(projectRoot, 'rubrics', 'feed.yaml') }),
+    /RUBRIC: one rubric grades one program: give PROGRAM=/,
+  );
+  await t.rejects(proveLabValidity(opts('full')), /is not empty: give the proof a new folder/);
+  await t.rejects(proveLabValidity({ ...opts('x'), lab: 'nope' }), /unknown lab "nope"/);
 });
