@@ -179,13 +179,14 @@ class Connection(asyncio.Protocol):
 
     def advance(self) -> None:
         """Reads what is next for this connection: revokes, then rows in cursor order. Catching
-        up, a page is never larger than the room left in the queue; live, every new row is
-        produced as it comes, and one more than the queue holds is an overflow."""
+        up, a page is never larger than the room left in the queue less the heartbeats' reserve
+        (queue.py); live, every new row is produced as it comes, and one more than the queue
+        holds is an overflow."""
         self.advance_scheduled = False
         if self.state not in ("catching-up", "live"):
             return
         live = self.state == "live"
-        limit = PAGE_ROWS if live else min(PAGE_ROWS, self.queue.room())
+        limit = PAGE_ROWS if live else min(PAGE_ROWS, self.queue.page_room())
         if limit <= 0:
             return  # the queue is full: resume_writing brings us back
         try:
