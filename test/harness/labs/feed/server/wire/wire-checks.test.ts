@@ -6,6 +6,7 @@ import t from 'tap';
 import type { JournalEntry } from '../../../../../../harness/record/journal.js';
 import { instanceSignal, instanceTag, probeConnsOf, probeWireProblems } from '../../../../../../harness/labs/feed/server/wire/wire-checks.js';
 import { dueNote, parseDueNote } from '../../../../../../harness/labs/feed/server/wire/wire-due.js';
+import { SERVER_SIGNAL } from '../../../../../../harness/labs/feed/server/process.js';
 
 const c = (block: number, log: number) => `1:${String(block).padStart(14, '0')}:${String(log).padStart(4, '0')}`;
 const H = `0x${'ab'.repeat(32)}`;
@@ -141,6 +142,30 @@ t.test('resets only when due: stale-cursor mid-stream, shutdown only after SIGTE
   t.same(codes(due), []);
   const shutdown = conn(1, [{ note: dueNote({ kind: 'snapshot' }) }, SNAPSHOT, '{"op":"reset","reason":"shutdown"}']);
   t.match(check(shutdown), [{ code: 'reset-not-due', text: /reset shutdown, but the harness had not sent SIGTERM to instance 1/ }]);
+});
+
+t.test('a lone server’s SIGTERM at the end of the run makes reset shutdown due; it owes none to a probe that had exited', async (t) => {
+  // Seen under load (slow-reader, Python reference): the probe exited, the server got SIGTERM
+  // before the probe's close came through the proxy, and said reset shutdown on that connection.
+  const endOfRun: JournalEntry = { t: 50, type: 'fault', action: 'apply', name: SERVER_SIGNAL.sigterm, kind: 'signal', detail: '' };
+  const probeExit: JournalEntry = {
+    t: 49,
+    type: 'process-exit',
+    role: 'control',
+    incarnation: 1,
+    code: 0,
+    signal: null,
+    durationMs: 40,
+    stderrTail: '',
+    stdoutTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  };
+  const served = conn(1, [{ note: dueNote({ kind: 'snapshot' }) }, SNAPSHOT]);
+  const reset = { t: 52, type: 'wire', stream: 'probe', conn: 1, kind: 'send', line: '{"op":"reset","reason":"shutdown"}\n' } as JournalEntry;
+  t.same(check([...served, probeExit, endOfRun, reset]), [], 'the reset after the SIGTERM was due');
+  t.match(check([...served, { ...reset, t: 48 }, probeExit, endOfRun]), [{ code: 'reset-not-due' }], 'before it, it was not');
+  t.same(check([...served, probeExit, endOfRun]), [], 'and a probe gone before the SIGTERM is owed no reset');
 });
 
 t.test('SIGTERM: every connection the instance served hears reset shutdown; another instance’s need not', async (t) => {
