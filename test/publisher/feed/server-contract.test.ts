@@ -370,6 +370,37 @@ t.test('the snapshot-then-subscribe mutant loses the rows committed while it is 
   t.ok(got.length > 0 && got.every((cursor) => due.includes(cursor)), 'what it did send is right: the loss is all it gets wrong');
 });
 
+forEachServer('a client that catches up while it pings, reading nothing for a while, is never reset: the replay is paced by it', async (t, server) => {
+  // A replay that waits for the queue never overflows by itself (contract §10.6), but the
+  // client's pings are answered into the same queue (§4: every frame counts): a page that fills
+  // the queue to its limit leaves no place for the pong. 20 000 rows of about 350 bytes are past
+  // what loopback's kernel buffers absorb, so the replay fills the queue while the client reads
+  // nothing; its pings (at most a tenth of the queue) must still be answered, and it then gets
+  // every row. Without room for them the Python reference reset such a probe as slow in the
+  // slow-reader scene, again at each resume, and the probe never caught up.
+  const { path, chain } = startOutbox(t, { chain: { logsPerBlock: { min: 10, max: 10 } }, initialBlocks: 2000 });
+  const proc = await startServer(t, server, path, { CHAOSLAB_QUEUE_LIMIT: '200' });
+  const topics = [...chain.accounts];
+  const from = lastCursorOfBlock(chain, 1);
+  const c = await FeedClient.subscribe(proc.port, topics, from, chain.canonicalAt(1)!.hash);
+  c.socket.pause(); // reads nothing: the kernel's buffers fill, then the server's queue
+  const pings = 15;
+  for (let id = 1; id <= pings; id++) {
+    c.send(encodePing(id));
+    await sleep(300); // pacing, as a client's heartbeat is: no condition to wait for
+  }
+  c.socket.resume();
+  await c.waitFrames('every row, or a reset', (c) => atHead(chain, topics)(c) || c.ofOp('reset').length > 0 || c.isClosed, 120_000);
+  t.same(c.ofOp('reset'), [], 'never reset');
+  t.same(eventCursors(c), chainEvents(chain, topics, from), 'every row above its cursor, in order');
+  t.same(
+    c.ofOp('pong').map((p) => p.id),
+    Array.from({ length: pings }, (_, i) => i + 1),
+    'every ping answered',
+  );
+  c.destroy();
+});
+
 forEachServer('a client that stops reading gets reset slow-consumer after a gap-free prefix; a client that reads is unaffected', async (t, server) => {
   // The kernel absorbs some 3-4 MB for a client that reads nothing (the server's send buffer
   // grows that large on loopback, whatever the client's receive buffer): 30 000 rows of about

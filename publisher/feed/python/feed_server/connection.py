@@ -73,6 +73,7 @@ class Connection(asyncio.Protocol):
         self.advance_scheduled = False
         self.ping_ids = count(1)
         self.close_timer: asyncio.TimerHandle | None = None
+        self.linger = False  # after reset slow-consumer: held open while the client is heard from
 
     # --- asyncio's calls ----------------------------------------------------------------
 
@@ -86,6 +87,8 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         self.heartbeat.received()
         if self.state in ("closing", "closed"):
+            if self.linger and self.state == "closing":
+                self.arm_close_timer(self.shared.config.idle_ms / 1000)  # still heard from
             return  # read and dropped while the client closes its side
         try:
             for line in self.splitter.push(data):
@@ -111,7 +114,8 @@ class Connection(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         if self.state == "closing":
-            self.arm_close_timer(CLOSE_GRACE_S)  # the last frame is out: now the 2 s for the client
+            if not self.linger:
+                self.arm_close_timer(CLOSE_GRACE_S)  # the last frame is out: now the 2 s for the client
             return
         self.queue.resume()
         if self.state == "catching-up":
@@ -188,13 +192,14 @@ class Connection(asyncio.Protocol):
 
     def advance(self) -> None:
         """Reads what is next for this connection: revokes, then rows in cursor order. Catching
-        up, a page is never larger than the room left in the queue; live, every new row is
-        produced as it comes, and one more than the queue holds is an overflow."""
+        up, a page is never larger than the room left in the queue less the heartbeats' reserve
+        (queue.py); live, every new row is produced as it comes, and one more than the queue
+        holds is an overflow."""
         self.advance_scheduled = False
         if self.state not in ("catching-up", "live"):
             return
         live = self.state == "live"
-        limit = PAGE_ROWS if live else min(PAGE_ROWS, self.queue.room())
+        limit = PAGE_ROWS if live else min(PAGE_ROWS, self.queue.page_room())
         if limit <= 0:
             return  # the queue is full: resume_writing brings us back
         try:
@@ -249,7 +254,13 @@ class Connection(asyncio.Protocol):
         dropped = self.queue.drop()
         self.transport.write(encode_reset(reason))  # after a frame partly written, never inside it
         log(f"connection {self.id}: reset {reason} ({why}; {dropped} pending frames dropped)")
-        self.begin_closing()
+        # A slow client reads this reset only after everything the kernel and the proxy already
+        # hold for it, at its own pace: 2 s after the reset left us can be too soon, and closing
+        # (even half-closing: a proxy may then close both ways) can destroy the unread reset. So
+        # the connection stays open, sending nothing more, until the client closes its side or
+        # falls silent for IDLE_MS (contract section 4, change 6; the TypeScript reference too).
+        self.linger = reason == "slow-consumer"
+        self.begin_closing(shut_down_sending=not self.linger)
 
     def shutdown(self) -> None:
         self.reset("shutdown", "the server is stopping")
@@ -273,7 +284,9 @@ class Connection(asyncio.Protocol):
                 # The client is already gone (its close not yet read): nothing is left to say.
                 self.transport.abort()
                 return
-        if self.transport.get_write_buffer_size() == 0:
+        if self.linger:
+            self.arm_close_timer(self.shared.config.idle_ms / 1000)  # re-armed by each byte heard
+        elif self.transport.get_write_buffer_size() == 0:
             self.arm_close_timer(CLOSE_GRACE_S)
         else:
             # A slow client has not yet let the reset into the kernel (it is behind the frames

@@ -6,7 +6,12 @@ frame while it is full is an overflow: the connection drops everything pending a
 
 The transport's own buffer is kept at zero (`set_write_buffer_limits(0)`): asyncio pauses us
 as soon as the kernel refuses bytes, so our deque, not asyncio's buffer, is where frames wait,
-and the one frame asyncio holds (partly written) is counted too."""
+and the one frame asyncio holds (partly written) is counted too.
+
+A replay page leaves `reserve` places free (a tenth of the queue): a client catching up paces
+the replay, so it is never a slow consumer, but it still pings us and we ping it; those frames
+count too, and in a queue a page had filled to the brim the first pong would overflow it. The
+client that does not read at all still overflows once its heartbeats have used the reserve."""
 
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ class FrameQueue:
         self.frames: deque[bytes] = deque()
         self.paused = False  # the kernel refused bytes: wait for resume()
         self.waiting: list[Callable[[], None]] = []  # called once nothing is pending (when_written)
+        self.reserve = min(limit - 1, max(1, limit // 10))  # 0 for a queue of one frame
         transport.set_write_buffer_limits(high=0)
 
     def pending(self) -> int:
@@ -30,6 +36,10 @@ class FrameQueue:
 
     def room(self) -> int:
         return self.limit - self.pending()
+
+    def page_room(self) -> int:
+        """How many rows a replay page may hold: the room left, less the heartbeats' reserve."""
+        return self.room() - self.reserve
 
     def full(self) -> bool:
         """One more frame now would be an overflow."""

@@ -10,13 +10,17 @@ import { type ClientFacts, endWords } from './facts.js';
 /** Slack for the harness's own timing of the server's timers (scheduling under load, the proxy's hop). */
 export const TIMER_SLACK_MS = 1000;
 
+/**
+ * A bad first frame closes the connection with nothing sent. The oversized client's line is bad
+ * only once the server has read its first MiB, which the run's 4 KiB buffers and the proxy carry
+ * slowly (on a loaded machine 1 to 8 s): pings until then are the server's duty (a connection
+ * it has sent nothing on for PING_MS), and the harness cannot tell when it had read that far, so
+ * they are not counted; anything else (a snapshot, a pong) is.
+ */
 export function judgeBadClient(f: ClientFacts, kind: 'garbage' | 'oversized'): Finding[] {
   const who = `the ${kind} client \`${f.name}\``;
   const bad = kind === 'garbage' ? 'a line that is not JSON' : 'a 2 MiB line';
   const out: Finding[] = [];
-  // A 2 MiB line takes a while to arrive (through a sealed run's 4 KiB buffers, under load, more
-  // than a second was seen): a ping meanwhile is the server's heartbeat duty on a connection it has
-  // sent nothing, sent before it could know the line is bad. Any other frame is an answer to it.
   const sent = kind === 'oversized' ? f.read.filter((r) => r.op !== 'ping') : f.read;
   if (sent.length > 0)
     out.push({

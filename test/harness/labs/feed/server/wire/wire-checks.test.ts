@@ -147,6 +147,30 @@ t.test('resets only when due: stale-cursor mid-stream, shutdown only after SIGTE
   t.same(codes([endOfRun, ...shutdown].sort((a, b) => a.t - b.t)), [], 'reset shutdown after the end-of-run SIGTERM is due');
 });
 
+t.test('a lone server’s SIGTERM at the end of the run makes reset shutdown due; it owes none to a probe that had exited', async (t) => {
+  // Seen under load (slow-reader, Python reference): the probe exited, the server got SIGTERM
+  // before the probe's close came through the proxy, and said reset shutdown on that connection.
+  const endOfRun: JournalEntry = { t: 50, type: 'fault', action: 'apply', name: SERVER_SIGNAL.sigterm, kind: 'signal', detail: '' };
+  const probeExit: JournalEntry = {
+    t: 49,
+    type: 'process-exit',
+    role: 'control',
+    incarnation: 1,
+    code: 0,
+    signal: null,
+    durationMs: 40,
+    stderrTail: '',
+    stdoutTail: '',
+    stdoutBytes: 0,
+    stderrBytes: 0,
+  };
+  const served = conn(1, [{ note: dueNote({ kind: 'snapshot' }) }, SNAPSHOT]);
+  const reset = { t: 52, type: 'wire', stream: 'probe', conn: 1, kind: 'send', line: '{"op":"reset","reason":"shutdown"}\n' } as JournalEntry;
+  t.same(check([...served, probeExit, endOfRun, reset]), [], 'the reset after the SIGTERM was due');
+  t.match(check([...served, { ...reset, t: 48 }, probeExit, endOfRun]), [{ code: 'reset-not-due' }], 'before it, it was not');
+  t.same(check([...served, probeExit, endOfRun]), [], 'and a probe gone before the SIGTERM is owed no reset');
+});
+
 t.test('SIGTERM: every connection the instance served hears reset shutdown; another instance’s need not', async (t) => {
   const sigterm = (instance: number, t: number): JournalEntry => ({
     t,
