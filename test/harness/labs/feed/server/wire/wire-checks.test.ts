@@ -142,28 +142,28 @@ t.test('resets only when due: stale-cursor mid-stream, shutdown only after SIGTE
   t.same(codes(due), []);
   const shutdown = conn(1, [{ note: dueNote({ kind: 'snapshot' }) }, SNAPSHOT, '{"op":"reset","reason":"shutdown"}']);
   t.match(check(shutdown), [{ code: 'reset-not-due', text: /reset shutdown, but the harness had not sent SIGTERM to instance 1/ }]);
-  // A run of one server: its SIGTERM at the end of the run; the relay may see the probe's close only after it.
-  const endOfRun: JournalEntry = { t: 3.5, type: 'fault', action: 'apply', name: SERVER_SIGNAL.sigterm, kind: 'signal', detail: '' };
-  t.same(codes([endOfRun, ...shutdown].sort((a, b) => a.t - b.t)), [], 'reset shutdown after the end-of-run SIGTERM is due');
+});
+
+/** Probe `incarnation`'s process ended with status 0 at `t`. */
+const exited = (incarnation: number, t: number): JournalEntry => ({
+  t,
+  type: 'process-exit',
+  role: 'control',
+  incarnation,
+  code: 0,
+  signal: null,
+  durationMs: 40,
+  stderrTail: '',
+  stdoutTail: '',
+  stdoutBytes: 0,
+  stderrBytes: 0,
 });
 
 t.test('a lone server’s SIGTERM at the end of the run makes reset shutdown due; it owes none to a probe that had exited', async (t) => {
   // Seen under load (slow-reader, Python reference): the probe exited, the server got SIGTERM
   // before the probe's close came through the proxy, and said reset shutdown on that connection.
   const endOfRun: JournalEntry = { t: 50, type: 'fault', action: 'apply', name: SERVER_SIGNAL.sigterm, kind: 'signal', detail: '' };
-  const probeExit: JournalEntry = {
-    t: 49,
-    type: 'process-exit',
-    role: 'control',
-    incarnation: 1,
-    code: 0,
-    signal: null,
-    durationMs: 40,
-    stderrTail: '',
-    stdoutTail: '',
-    stdoutBytes: 0,
-    stderrBytes: 0,
-  };
+  const probeExit = exited(1, 49);
   const served = conn(1, [{ note: dueNote({ kind: 'snapshot' }) }, SNAPSHOT]);
   const reset = { t: 52, type: 'wire', stream: 'probe', conn: 1, kind: 'send', line: '{"op":"reset","reason":"shutdown"}\n' } as JournalEntry;
   t.same(check([...served, probeExit, endOfRun, reset]), [], 'the reset after the SIGTERM was due');
@@ -197,18 +197,6 @@ t.test('SIGTERM: every connection the instance served hears reset shutdown; anot
   t.equal(out.length, 1, 'probe 1 heard it; probe 3 was on instance 2');
 
   // Probe 2's process had ended before the SIGTERM; the relay saw its close only later (it had stopped reading it).
-  const ended: JournalEntry = {
-    t: 45,
-    type: 'process-exit',
-    role: 'control',
-    incarnation: 2,
-    code: 0,
-    signal: null,
-    durationMs: 40,
-    stderrTail: '',
-    stdoutTail: '',
-    stdoutBytes: 0,
-    stderrBytes: 0,
-  };
+  const ended = exited(2, 45);
   t.same(check([...journal, ended]), [], 'a probe that had ended is owed no reset shutdown');
 });
