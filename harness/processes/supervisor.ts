@@ -20,6 +20,7 @@
 
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { onCleanup } from '../base/cleanup.js';
 import { dieWithHarness } from '../base/orphans.js';
 import { OutputCapture, type OutputTail } from './output-capture.js';
@@ -130,7 +131,8 @@ class Supervised implements SupervisedProcess {
   readonly name: string;
   readonly pid: number;
   readonly exited: Promise<ExitInfo>;
-  private readonly startedAt = Date.now();
+  // Monotonic: a wall-clock step (NTP, a VM's clock sync) must not stretch a measured exit time.
+  private readonly startedAt = performance.now();
   private readonly tree = new ProcessTree();
   private readonly target: SignalTarget;
   private readonly output: OutputCapture;
@@ -192,7 +194,7 @@ class Supervised implements SupervisedProcess {
   }
 
   private async onRootExit(code: number | null, signal: NodeJS.Signals | null): Promise<void> {
-    this.rootExit = { code, signal, at: Date.now() };
+    this.rootExit = { code, signal, at: performance.now() };
     let closed = false;
     void this.output.closed.then(() => (closed = true));
     await atMost(this.output.closed, PIPE_GRACE_MS);
@@ -230,12 +232,12 @@ class Supervised implements SupervisedProcess {
   }
 
   async waitUntilStoppedOrExited(timeoutMs: number): Promise<'stopped' | 'exited' | 'timeout'> {
-    const until = Date.now() + timeoutMs;
+    const until = performance.now() + timeoutMs;
     for (;;) {
       if (this.rootExit || this.done) return 'exited';
       if (this.isStopped()) return 'stopped';
-      if (Date.now() >= until) return 'timeout';
-      await sleep(Math.min(20, Math.max(1, until - Date.now())));
+      if (performance.now() >= until) return 'timeout';
+      await sleep(Math.min(20, Math.max(1, until - performance.now())));
     }
   }
 

@@ -9,6 +9,7 @@
 //  - Without /proc, members are unknown: signals go to the group only.
 
 import { constants as osConstants } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { nestedPids, type ProcStat } from '../sandbox/proc.js';
 import { HAS_PROC, type ProcessTree } from './process-tree.js';
 
@@ -64,7 +65,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * (zombies count as dead: they hold nothing but a pid, and reaping orphans is init's job).
  */
 export async function killTree(target: SignalTarget, tree: ProcessTree): Promise<void> {
-  const giveUpAt = Date.now() + KILL_GIVE_UP_MS;
+  const giveUpAt = performance.now() + KILL_GIVE_UP_MS;
   if (HAS_PROC) {
     let seen = -1;
     for (let round = 0; round < 20; round++) {
@@ -77,7 +78,7 @@ export async function killTree(target: SignalTarget, tree: ProcessTree): Promise
     const alive = tree.aliveMembers(true);
     sendToTree(target, 'SIGKILL', alive);
     sendToTree(target, 'SIGCONT', alive);
-    if (!HAS_PROC || alive.length === 0 || Date.now() > giveUpAt) return;
+    if (!HAS_PROC || alive.length === 0 || performance.now() > giveUpAt) return;
     await sleep(10);
   }
 }

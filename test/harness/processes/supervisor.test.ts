@@ -195,6 +195,21 @@ t.test('terminate(): a stopped process is continued so it can handle SIGTERM', a
   t.ok(Date.now() - began < 2000, 'did not wait for the grace');
 });
 
+t.test('durationMs is measured on a monotonic clock: a wall-clock step does not stretch it', async (t) => {
+  // Seen in a proof run: the machine's clock stepped 7 s forward while a server ran, and its
+  // exit 22 ms after SIGTERM was judged 7.3 s late.
+  const wall = Date.now;
+  const p = start('echo ready; exec sleep 100');
+  await waitFor('ready', () => p.outputTail().stdout === 'ready\n');
+  Date.now = () => wall() + 3_600_000;
+  try {
+    const info = await within('terminate', p.terminate(2000));
+    t.ok(info.durationMs < 60_000, `an hour's step of the wall clock is not in it (${info.durationMs} ms)`);
+  } finally {
+    Date.now = wall;
+  }
+});
+
 t.test('terminate(): a process ignoring SIGTERM is killed after the grace', async (t) => {
   const p = start("trap '' TERM; echo ready; sleep 100");
   await waitFor('ready', () => p.outputTail().stdout === 'ready\n');
