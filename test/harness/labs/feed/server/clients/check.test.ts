@@ -8,23 +8,11 @@ import type { JournalEntry } from '../../../../../../harness/record/journal.js';
 import { clientFactsOf } from '../../../../../../harness/labs/feed/server/clients/facts.js';
 import { judgeReader } from '../../../../../../harness/labs/feed/server/clients/check-readers.js';
 import { judgeBadClient, judgeHalfOpen, judgePinger } from '../../../../../../harness/labs/feed/server/clients/check-others.js';
-import type { RealEvent } from '../../../../../../publisher/feed/server/misbehaviour.js';
+import { cursor, event, eventLine } from '../../../../../helpers/feed-events.js';
 import type { TranscriptEvent } from '../../../../../../publisher/transcript.js';
 
-const cursor = (block: number, log: number) => `1:${String(block).padStart(14, '0')}:${String(log).padStart(4, '0')}`;
-const event = (block: number, log: number): RealEvent => ({
-  cursor: cursor(block, log),
-  type: 'Transfer',
-  payload: {
-    from: `0x${'a'.repeat(40)}`,
-    to: `0x${'b'.repeat(40)}`,
-    amount: String(block * 10 + log),
-    txHash: `0x${'c'.repeat(64)}`,
-    blockHash: `0x${'d'.repeat(64)}`,
-  },
-});
 const chain = Array.from({ length: 20 }, (_, i) => event(5 + Math.floor(i / 2), i % 2));
-const line = (e: RealEvent) => `${JSON.stringify({ op: 'event', cursor: e.cursor, type: e.type, payload: e.payload })}\n`;
+const line = eventLine;
 const snapshot = `${JSON.stringify({ op: 'snapshot', cursor: cursor(4, 0), blockHash: `0x${'d'.repeat(64)}`, balances: {} })}\n`;
 const reset = '{"op":"reset","reason":"slow-consumer"}\n';
 

@@ -8,24 +8,12 @@ import { checkSubscribers, judgeSubscriber } from '../../../../../../../harness/
 import { clientFactsOf } from '../../../../../../../harness/labs/feed/server/clients/facts.js';
 import { SUBSCRIBED_NOTE } from '../../../../../../../harness/labs/feed/server/clients/crowds/subscribers.js';
 import type { JournalEntry } from '../../../../../../../harness/record/journal.js';
-import type { RealEvent } from '../../../../../../../publisher/feed/server/misbehaviour.js';
+import { cursor, event, eventLine } from '../../../../../../helpers/feed-events.js';
 import type { TranscriptEvent } from '../../../../../../../publisher/transcript.js';
 
-const cursor = (block: number, log: number) => `1:${String(block).padStart(14, '0')}:${String(log).padStart(4, '0')}`;
-const event = (block: number, log: number): RealEvent => ({
-  cursor: cursor(block, log),
-  type: 'Transfer',
-  payload: {
-    from: `0x${'a'.repeat(40)}`,
-    to: `0x${'b'.repeat(40)}`,
-    amount: String(block * 10 + log),
-    txHash: `0x${'c'.repeat(64)}`,
-    blockHash: `0x${'d'.repeat(64)}`,
-  },
-});
 /** Blocks 1..20, two events each. */
 const chain = Array.from({ length: 40 }, (_, i) => event(1 + Math.floor(i / 2), i % 2));
-const line = (e: RealEvent) => `${JSON.stringify({ op: 'event', cursor: e.cursor, type: e.type, payload: e.payload })}\n`;
+const line = eventLine;
 const snapshotAt = (block: number) =>
   `${JSON.stringify({ op: 'snapshot', cursor: cursor(block, 1), blockHash: `0x${'d'.repeat(64)}`, state: { balances: {} } })}\n`;
 /** Events of blocks from..to (inclusive). */
