@@ -47,7 +47,7 @@ export type JournalEvent =
       reproduce?: Reproduce;
     }
   /** `identity`: how the harness knows the server is the one this run started (or that it does not check). */
-  | { type: 'toxiproxy'; url: string; version: string; owned: boolean; identity?: string }
+  | { type: 'toxiproxy'; url: string; version: string; owned: boolean; identity?: string; pid?: number }
   /** The scenario as loaded: its source text and the resolved plan (script, settings, expectations). */
   | { type: 'scenario'; source: string; plan: unknown }
   | { type: 'stream'; role: Role; stream: string; host: string; port: number; db: string }
