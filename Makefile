@@ -21,7 +21,7 @@ help:
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make chaos [LAB=<lab>] [CONSUMER=...] [SEED=n] [RUNS=100] [BUDGET=15m]        random fault schedules; a failure is shrunk into reports/<run>/repro.yaml"
 	@echo "make chaos-proof [LABS=a,b] [JOBS=2] [FEED_JOBS=6]                          what chaos finds (every lab with a chaos model): references, every mutant over 3 seeds, repros replayed"
-	@echo "make server-proof [RUNS=20] [JOBS=2] [HOG=1] [ONLY=a,b] [SERVERS=typescript,python] both reference servers on every feed-server-* scenario RUNS times (beside HOG CPU hogs); a table, exit 0 only when all pass"
+	@echo "make server-proof [RUNS=20] [JOBS=2] [HOG=1] [ONLY=a,b] [SERVERS=typescript,python] [MUTANTS=all|a,b] [REFERENCES=no] both reference servers on every feed-server-* scenario RUNS times (beside HOG CPU hogs), and MUTANTS on their killers; a table, exit 0 only when all pass and every mutant is caught"
 	@echo "make grade-validity [LAB=<lab>] [PROGRAM=server] [JOBS=2] [MATRIX=..] [ONLY=a,b] [STABILITY=5 HOG=1] chaoslab grade on the references and mutants (consumers, and a lab's push servers) against the full matrix"
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make lint                                                                   Biome, a type check of the tests too, the import graph (no circle, no import up a layer) and function length; make format rewrites"
@@ -138,7 +138,7 @@ chaos-proof: setup
 	node scripts/chaos-proof.mjs
 
 # RUNS, JOBS, HOG, ONLY, SERVERS and OUT reach the script as environment variables (docs/testing.md "The server proof").
-export HOG ONLY SERVERS OUT
+export HOG ONLY SERVERS OUT MUTANTS REFERENCES
 server-proof: setup
 	node scripts/server-proof.mjs
 

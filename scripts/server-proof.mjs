@@ -13,6 +13,11 @@
 // RUNS=20 JOBS=2 HOG=0 ONLY=<scenario,...> (names, with or without the feed-server- prefix, or
 // globs) SERVERS=<reference,...> (default: every reference of the index). OUT=<dir> (default
 // reports/server-proof/<stamp>).
+// MUTANTS=all (or MUTANTS=<name,...>): after the references, each server mutant of the index (in
+// the languages SERVERS names) runs its designated killer RUNS times, and each run must FAIL for
+// the reason the index names: a second table (mutant × killer: caught/runs), and each run that
+// let the mutant through. With ONLY, only the mutants whose killer ONLY names (or REFERENCES=no
+// to prove the mutants alone).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -78,6 +83,71 @@ export function tally(results, batchDir) {
     c.failures.push({ label: left.label, status: 'not started', headline: 'an interrupt kept it from starting' });
   }
   return cells;
+}
+
+/**
+ * A mutant's batch on its killer: runs, those caught (FAIL with a finding that matches `reason`),
+ * and each run that was not, with its status, headline and report.
+ */
+export function tallyCaught(results, reason, batchDir) {
+  const cell = { runs: 0, caught: 0, missed: [] };
+  for (const run of results.runs ?? []) {
+    cell.runs++;
+    const texts = [...(run.findings ?? []).map((f) => f.text), ...(run.harnessErrors ?? []).map(String)];
+    if (run.status === 'fail' && texts.some((text) => reason.test(text))) cell.caught++;
+    else
+      cell.missed.push({
+        label: run.label,
+        status: run.status === 'fail' ? 'fail, for another reason' : run.status,
+        headline: run.headline || '(no headline)',
+        report: run.runDir ? join(batchDir, run.runDir, 'report.html') : undefined,
+      });
+  }
+  for (const left of results.notStarted ?? []) {
+    cell.runs++;
+    cell.missed.push({ label: left.label, status: 'not started', headline: 'an interrupt kept it from starting' });
+  }
+  return cell;
+}
+
+/** The mutants' table (mutant × killer: caught/runs) and each run that let one through, as markdown lines. */
+export function renderCaught({ mutants, runs }) {
+  const out = ['## Server mutants on their killers', '', '| mutant | killer | caught |', '|---|---|---|'];
+  for (const m of mutants) out.push(`| ${m.label} | ${m.killer} | ${cellText(m.cell ? { runs: m.cell.runs, passed: m.cell.caught } : undefined, runs)} |`);
+  out.push('');
+  const missed = mutants.flatMap((m) => (m.cell?.missed ?? []).map((f) => ({ mutant: m.label, ...f })));
+  if (missed.length) {
+    out.push('### Runs that did not catch their mutant', '');
+    for (const f of missed)
+      out.push(`- ${f.mutant}, ${f.label}: ${f.status.toUpperCase()} — ${f.headline.replaceAll('\n', ' ')}${f.report ? `\n  report: ${f.report}` : ''}`);
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+/** Every mutant was run `runs` times and caught each time. */
+export const allCaught = (mutants, runs) => mutants.every((m) => m.cell !== undefined && m.cell.runs === runs && m.cell.caught === runs);
+
+/**
+ * MUTANTS' proofs: each mutant (all, or the names it lists) in the languages of `servers`, once per
+ * scenario built to catch it (its killer, and the index's also_caught_by) that `targets` names, as
+ * { label, language, command, killer, reason }; an unknown name throws.
+ */
+export function mutantsOf(all, wanted, servers, targets) {
+  if (!wanted) return [];
+  const nameOf = (m) => m.label.replace(/ \(.*\)$/, '');
+  const names = [...new Set(all.map(nameOf))];
+  const picked = wanted.length === 1 && wanted[0] === 'all' ? names : wanted;
+  const unknown = picked.filter((name) => !names.includes(name));
+  if (unknown.length) throw new Error(`MUTANTS: no server mutant named ${unknown.join(', ')} (the index has ${names.join(', ')})`);
+  const named = (killer) => targets.some((glob) => new RegExp(`^${glob.replaceAll('*', '.*').replaceAll('?', '.')}$`).test(killer));
+  return all
+    .filter((m) => picked.includes(nameOf(m)) && servers.some((s) => s.label === m.language))
+    .flatMap((m) =>
+      [{ killer: m.killer, reason: m.reason }, ...(m.alsoCaughtBy ?? [])]
+        .filter((k) => named(k.killer))
+        .map((k) => ({ label: m.label, language: m.language, command: m.command, killer: k.killer, reason: k.reason })),
+    );
 }
 
 const cellText = (c, runs) =>
@@ -147,7 +217,8 @@ async function main() {
   const { loadMatrixServers } = await import('../dist/harness/run/mutants.js');
   const { startHogs } = await import('../dist/harness/grade/validity/stability.js');
   const lab = labNamed('feed');
-  const references = loadMatrixServers(lab).filter((c) => c.kind === 'reference');
+  const indexed = loadMatrixServers(lab);
+  const references = indexed.filter((c) => c.kind === 'reference');
   const runs = wholeOf('RUNS', env.RUNS, 20, 1);
   const jobs = wholeOf('JOBS', env.JOBS, 2, 1);
   const hogs = wholeOf('HOG', env.HOG, 0, 0);
@@ -159,10 +230,20 @@ async function main() {
   const unknown = wanted.filter((name) => !references.some((r) => r.label === name));
   if (unknown.length) throw new Error(`SERVERS: no reference named ${unknown.join(', ')} (the index has ${references.map((r) => r.label).join(', ')})`);
   const servers = references.filter((r) => wanted.includes(r.label));
+  const mutants = mutantsOf(
+    indexed.filter((c) => c.kind === 'mutant'),
+    listOf(env.MUTANTS, undefined),
+    servers,
+    targets,
+  );
+  if (env.MUTANTS && !mutants.length) throw new Error(`MUTANTS=${env.MUTANTS}: no mutant left (ONLY and SERVERS leave none whose killer they name)`);
+  if (!['', 'yes', 'no'].includes(env.REFERENCES ?? '')) throw new Error(`REFERENCES must be yes or no, not "${env.REFERENCES}"`);
+  const proven = env.REFERENCES === 'no' ? [] : servers;
+  if (!proven.length && !mutants.length) throw new Error('REFERENCES=no without MUTANTS: nothing to prove');
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
   const out = env.OUT || join(root, 'reports', 'server-proof', stamp);
   mkdirSync(out, { recursive: true });
-  const setup = `\`make server-proof\` RUNS=${runs} JOBS=${jobs} HOG=${hogs}${env.ONLY ? ` ONLY=${env.ONLY}` : ''}: ${targets.join(' ')} against ${servers.map((s) => `${s.label} (\`${s.command}\`)`).join(' and ')}`;
+  const setup = `\`make server-proof\` RUNS=${runs} JOBS=${jobs} HOG=${hogs}${env.ONLY ? ` ONLY=${env.ONLY}` : ''}: ${targets.join(' ')} against ${proven.map((s) => `${s.label} (\`${s.command}\`)`).join(' and ') || 'no reference'}${mutants.length ? `; ${mutants.length} mutants on their killers` : ''}`;
   console.log(`server-proof: ${setup}; ${out}`);
 
   const children = new Set();
@@ -179,7 +260,7 @@ async function main() {
   const rows = [];
   let broken = false;
   try {
-    for (const server of servers) {
+    for (const server of proven) {
       if (interrupted) break;
       const dir = join(out, server.label);
       const code = await chaoslab(
@@ -199,16 +280,38 @@ async function main() {
         broken = true;
       }
     }
+    for (const mutant of mutants) {
+      if (interrupted) break;
+      const dir = join(out, 'mutants', `${mutant.label} ${mutant.killer}`.replace(/[^a-z0-9]+/gi, '-').replace(/-$/, ''));
+      const args = ['run', mutant.killer, '--server', mutant.command, '--repeat', String(runs), '--jobs', String(jobs), '--out', dir];
+      const code = await chaoslab(args, mutant.label, children);
+      try {
+        const batch = batchIn(dir);
+        mutant.cell = tallyCaught(JSON.parse(readFileSync(join(batch, 'results.json'), 'utf8')), mutant.reason, relative(process.cwd(), batch));
+      } catch (error) {
+        console.error(`server-proof: ${mutant.label}: chaoslab run exited ${code} without a batch's results (${error.message})`);
+        broken = true;
+      }
+    }
   } finally {
     hog?.stop();
   }
   const minutes = (Date.now() - started) / 60_000;
-  const table = renderProof({ rows, runs, title: `server-proof ${stamp}`, setup: `${setup}; ${minutes.toFixed(1)} min.` });
+  const title = `server-proof ${stamp}`;
+  const table = [
+    proven.length ? renderProof({ rows, runs, title, setup: `${setup}; ${minutes.toFixed(1)} min.` }) : `# ${title}\n\n${setup}; ${minutes.toFixed(1)} min.\n`,
+    ...(mutants.length ? [renderCaught({ mutants, runs })] : []),
+  ].join('\n');
   writeFileSync(join(out, 'server-proof.md'), table);
   const cellsJson = rows.map((r) => ({ reference: r.reference, exit: r.code, scenarios: Object.fromEntries(r.cells) }));
-  writeFileSync(join(out, 'server-proof.json'), `${JSON.stringify({ stamp, runs, jobs, hogs, targets, minutes, rows: cellsJson }, null, 2)}\n`);
+  const mutantsJson = mutants.map((m) => ({ mutant: m.label, killer: m.killer, reason: m.reason.source, ...m.cell }));
+  writeFileSync(
+    join(out, 'server-proof.json'),
+    `${JSON.stringify({ stamp, runs, jobs, hogs, targets, minutes, rows: cellsJson, mutants: mutantsJson }, null, 2)}\n`,
+  );
   console.log(`\n${table}`);
-  const ok = !broken && !interrupted && rows.length === servers.length && allPassed(rows, runs);
+  const ok =
+    !broken && !interrupted && rows.length === proven.length && (proven.length === 0 || allPassed(rows, runs)) && allCaught(mutants, runs);
   console.log(
     `server-proof: ${ok ? 'ok' : broken ? 'COULD NOT RUN' : interrupted ? 'INTERRUPTED' : 'FAILED'} in ${minutes.toFixed(1)} min — ${join(out, 'server-proof.md')}`,
   );

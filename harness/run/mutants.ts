@@ -29,6 +29,8 @@ export interface MatrixConsumer {
   command: string;
   killer?: string;
   reason?: RegExp;
+  /** Other scenarios built to catch it, each for its reason (a statistical killer): proved by `make server-proof`, not the matrix. */
+  alsoCaughtBy?: { killer: string; reason: RegExp }[];
 }
 
 export interface Cell {
@@ -83,7 +85,7 @@ export function loadMatrixIndex(indexFile: string, mutantsDir: string, program: 
   const marked = program === 'server' ? { program } : {};
   const doc = parse(readFileSync(indexFile, 'utf8')) as {
     references?: { name?: string; command?: string }[];
-    mutants?: { name?: string; languages?: string[]; killer?: string; reason?: string }[];
+    mutants?: { name?: string; languages?: string[]; killer?: string; reason?: string; also_caught_by?: { killer?: string; reason?: string }[] }[];
   };
   const fail = (where: string, what: string): never => {
     throw new Error(`${indexFile}: ${where}: ${what}`);
@@ -100,9 +102,14 @@ export function loadMatrixIndex(indexFile: string, mutantsDir: string, program: 
     const name = m.name ?? fail(where, 'needs a name');
     const killer = m.killer ?? fail(where, 'needs a killer scenario');
     const reason = new RegExp(m.reason ?? fail(where, 'needs the reason it must be caught for'));
+    const also = (m.also_caught_by ?? []).map((a, j) => ({
+      killer: a.killer ?? fail(`${where}.also_caught_by[${j}]`, 'needs a killer scenario'),
+      reason: new RegExp(a.reason ?? fail(`${where}.also_caught_by[${j}]`, 'needs the reason it must be caught for')),
+    }));
     for (const language of m.languages ?? fail(where, 'needs languages')) {
       const command = COMMAND[language as keyof typeof COMMAND] ?? fail(where, `unknown language "${language}" (typescript or python)`);
-      consumers.push({ ...marked, label: `${name} (${language})`, kind: 'mutant', language, command: command(name), killer, reason });
+      const mutant: MatrixConsumer = { ...marked, label: `${name} (${language})`, kind: 'mutant', language, command: command(name), killer, reason };
+      consumers.push(also.length ? { ...mutant, alsoCaughtBy: also } : mutant);
     }
   }
   return consumers;

@@ -67,10 +67,70 @@ t.test('ONLY names scenarios with or without their prefix; the default is every 
   t.throws(() => proof.wholeOf('HOG', '1.5', 0, 0), /HOG must be a whole number >= 0, not "1.5"/);
 });
 
+t.test('a mutant on its killer: caught only by a FAIL with a finding of its reason', async (t) => {
+  const reason = /never sent reset slow-consumer/;
+  const runs = [
+    { label: 'k #1', status: 'fail', runDir: 'r1', headline: 'h', findings: [{ text: 'the client `slow` was never sent reset slow-consumer' }] },
+    { label: 'k #2', status: 'fail', runDir: 'r2', headline: 'the probe lost 3', findings: [{ text: 'the probe lost 3' }] },
+    { label: 'k #3', status: 'pass', runDir: 'r3', headline: 'delivered', findings: [] },
+    { label: 'k #4', status: 'error', runDir: 'r4', headline: 'toxiproxy gone', findings: [], harnessErrors: ['never sent reset slow-consumer'] },
+  ];
+  const cell = proof.tallyCaught({ runs, notStarted: [{ label: 'k #5', scenario: 'k' }] }, reason, 'b');
+  t.equal(cell.runs, 5);
+  t.equal(cell.caught, 1, 'a FAIL for another reason, a PASS, an ERROR and a run not started are not caught');
+  t.same(
+    cell.missed.map((m: { label: string; status: string }) => [m.label, m.status]),
+    [
+      ['k #2', 'fail, for another reason'],
+      ['k #3', 'pass'],
+      ['k #4', 'error'],
+      ['k #5', 'not started'],
+    ],
+  );
+  const mutants = [
+    { label: 'm (python)', killer: 'feed-server-k', cell },
+    { label: 'n (typescript)', killer: 'feed-server-j', cell: { runs: 5, caught: 5, missed: [] } },
+  ];
+  const text: string = proof.renderCaught({ mutants, runs: 5 });
+  t.match(text, '| m (python) | feed-server-k | **1/5** |');
+  t.match(text, '| n (typescript) | feed-server-j | 5/5 |');
+  t.match(text, '- m (python), k #3: PASS — delivered\n  report: b/r3/report.html');
+  t.equal(proof.allCaught(mutants, 5), false);
+  t.equal(proof.allCaught(mutants.slice(1), 5), true);
+  t.equal(proof.allCaught(mutants.slice(1), 6), false, 'five runs are not the six owed');
+  t.equal(proof.allCaught([{ label: 'x', killer: 'k' }], 5), false, 'a mutant whose batch was never read is not caught');
+});
+
+t.test('MUTANTS picks mutants by name, in the languages SERVERS names, once per killer ONLY names', async (t) => {
+  const all = [
+    { label: 'race (typescript)', language: 'typescript', command: 'ts-race', killer: 'feed-server-snapshot-race', reason: /a/, alsoCaughtBy: [{ killer: 'feed-server-snapshot-storm', reason: /b/ }] },
+    { label: 'race (python)', language: 'python', command: 'py-race', killer: 'feed-server-snapshot-race', reason: /a/, alsoCaughtBy: [{ killer: 'feed-server-snapshot-storm', reason: /b/ }] },
+    { label: 'deaf (python)', language: 'python', command: 'py-deaf', killer: 'feed-server-heartbeats', reason: /c/ },
+  ];
+  const python = [{ label: 'python' }];
+  const both = [{ label: 'typescript' }, ...python];
+  const pairs = (list: { label: string; killer: string }[]) => list.map((m) => `${m.label} on ${m.killer}`);
+  t.same(proof.mutantsOf(all, undefined, both, ['feed-server-*']), [], 'no MUTANTS: no mutant');
+  t.same(pairs(proof.mutantsOf(all, ['all'], python, ['feed-server-*'])), [
+    'race (python) on feed-server-snapshot-race',
+    'race (python) on feed-server-snapshot-storm',
+    'deaf (python) on feed-server-heartbeats',
+  ]);
+  const storm = proof.mutantsOf(all, ['race'], both, ['feed-server-snapshot-storm']);
+  t.same(pairs(storm), ['race (typescript) on feed-server-snapshot-storm', 'race (python) on feed-server-snapshot-storm']);
+  t.same(storm[1].reason, /b/, 'the storm with its own reason');
+  t.equal(storm[1].command, 'py-race');
+  t.throws(() => proof.mutantsOf(all, ['race', 'sleepy'], both, ['feed-server-*']), /MUTANTS: no server mutant named sleepy \(the index has race, deaf\)/);
+});
+
 t.test('a bad variable: exit 2, named, before any run', async (t) => {
   for (const [env, named] of [
     [{ RUNS: 'many' }, /RUNS must be a whole number/],
     [{ SERVERS: 'go' }, /SERVERS: no reference named go \(the index has typescript, python\)/],
+    [{ MUTANTS: 'no-such' }, /MUTANTS: no server mutant named no-such/],
+    [{ MUTANTS: 'no-heartbeat', ONLY: 'reorg' }, /MUTANTS=no-heartbeat: no mutant left/],
+    [{ REFERENCES: 'no' }, /REFERENCES=no without MUTANTS: nothing to prove/],
+    [{ REFERENCES: 'maybe' }, /REFERENCES must be yes or no/],
   ] as const) {
     const out = t.testdir();
     const failed = await run(process.execPath, [SCRIPT], { env: { ...process.env, ...env, OUT: out } }).then(

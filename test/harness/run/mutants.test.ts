@@ -104,6 +104,22 @@ t.test('the server index: a mistake names the file and the entry', async (t) => 
     () => loadMatrixServers({ server: { referenceCommand: 'x', mutantIndex: join(dir, 'index.yaml'), happyPath: 'h', testsServer: () => true } }),
     /index\.yaml: mutants\[0\] \(m\): unknown language "go"/,
   );
+  const also = t.testdir({
+    'index.yaml': 'mutants:\n  - { name: m, languages: [python], killer: k, reason: r, also_caught_by: [{ killer: storm }] }\n',
+  });
+  t.throws(
+    () => loadMatrixServers({ server: { referenceCommand: 'x', mutantIndex: join(also, 'index.yaml'), happyPath: 'h', testsServer: () => true } }),
+    /index\.yaml: mutants\[0\] \(m\)\.also_caught_by\[0\]: needs the reason it must be caught for/,
+  );
+});
+
+t.test('the server index: a statistical killer (also_caught_by) is kept with its reason', async (t) => {
+  const dir = t.testdir({
+    'index.yaml': 'mutants:\n  - { name: m, languages: [python], killer: k, reason: r, also_caught_by: [{ killer: storm, reason: "lost \\\\d+" }] }\n',
+  });
+  const [mutant] = loadMatrixServers({ server: { referenceCommand: 'x', mutantIndex: join(dir, 'index.yaml'), happyPath: 'h', testsServer: () => true } });
+  t.same(mutant?.alsoCaughtBy, [{ killer: 'storm', reason: /lost \d+/ }]);
+  t.equal(mutant?.killer, 'k', 'the designated killer stays the matrix’s');
 });
 
 t.test('matrix.md: the consumer and the server matrix are two tables, each with its own columns', async (t) => {
