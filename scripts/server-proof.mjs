@@ -310,8 +310,7 @@ async function main() {
     `${JSON.stringify({ stamp, runs, jobs, hogs, targets, minutes, rows: cellsJson, mutants: mutantsJson }, null, 2)}\n`,
   );
   console.log(`\n${table}`);
-  const ok =
-    !broken && !interrupted && rows.length === proven.length && (proven.length === 0 || allPassed(rows, runs)) && allCaught(mutants, runs);
+  const ok = !broken && !interrupted && rows.length === proven.length && (proven.length === 0 || allPassed(rows, runs)) && allCaught(mutants, runs);
   console.log(
     `server-proof: ${ok ? 'ok' : broken ? 'COULD NOT RUN' : interrupted ? 'INTERRUPTED' : 'FAILED'} in ${minutes.toFixed(1)} min — ${join(out, 'server-proof.md')}`,
   );

@@ -124,7 +124,14 @@ async function startRunToxiproxy(request: RunRequest, parts: RunParts, journal: 
   }
   const toxiproxy = parts.toxiproxy ?? (await startToxiproxy(request.toxiproxyUrl ? { url: request.toxiproxyUrl } : {}));
   parts.toxiproxy = toxiproxy;
-  journal.write({ type: 'toxiproxy', url: toxiproxy.url, version: toxiproxy.version, owned: toxiproxy.owned, identity: toxiproxy.identity, pid: toxiproxy.pid });
+  journal.write({
+    type: 'toxiproxy',
+    url: toxiproxy.url,
+    version: toxiproxy.version,
+    owned: toxiproxy.owned,
+    identity: toxiproxy.identity,
+    pid: toxiproxy.pid,
+  });
   log(`toxiproxy ${toxiproxy.version} at ${toxiproxy.url}`);
   return toxiproxy;
 }

@@ -103,8 +103,22 @@ t.test('a mutant on its killer: caught only by a FAIL with a finding of its reas
 
 t.test('MUTANTS picks mutants by name, in the languages SERVERS names, once per killer ONLY names', async (t) => {
   const all = [
-    { label: 'race (typescript)', language: 'typescript', command: 'ts-race', killer: 'feed-server-snapshot-race', reason: /a/, alsoCaughtBy: [{ killer: 'feed-server-snapshot-storm', reason: /b/ }] },
-    { label: 'race (python)', language: 'python', command: 'py-race', killer: 'feed-server-snapshot-race', reason: /a/, alsoCaughtBy: [{ killer: 'feed-server-snapshot-storm', reason: /b/ }] },
+    {
+      label: 'race (typescript)',
+      language: 'typescript',
+      command: 'ts-race',
+      killer: 'feed-server-snapshot-race',
+      reason: /a/,
+      alsoCaughtBy: [{ killer: 'feed-server-snapshot-storm', reason: /b/ }],
+    },
+    {
+      label: 'race (python)',
+      language: 'python',
+      command: 'py-race',
+      killer: 'feed-server-snapshot-race',
+      reason: /a/,
+      alsoCaughtBy: [{ killer: 'feed-server-snapshot-storm', reason: /b/ }],
+    },
     { label: 'deaf (python)', language: 'python', command: 'py-deaf', killer: 'feed-server-heartbeats', reason: /c/ },
   ];
   const python = [{ label: 'python' }];
