@@ -5,6 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   closeSync,
   existsSync,
   fstatSync,
@@ -22,6 +23,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { PASSABLE } from './staff-only.js';
 
 export const LATEST = 'latest';
 const TEMP_PREFIX = '.latest-';
@@ -222,7 +224,10 @@ export function resolveRunFolders(path: string): { runs: string[]; batch?: strin
 
 /**
  * Makes `dir` (and its missing parents) one level at a time, so a bad path fails at once with
- * the component that could not be made, instead of `mkdir -p`'s endless retry on `/proc`.
+ * the component that could not be made, instead of `mkdir -p`'s endless retry on `/proc`. A
+ * parent it makes is passable (0711), as the folder itself will be: a sealed program's uid passes
+ * through all of them to its room (`--out reports/a/b` made `a` 0700 under the CLI's umask, and
+ * every sealed run in it stopped before it started).
  */
 export function ensureDir(dir: string): string {
   const absolute = resolve(dir);
@@ -234,6 +239,7 @@ export function ensureDir(dir: string): string {
   for (const d of missing) {
     try {
       mkdirSync(d);
+      if (d !== absolute) chmodSync(d, PASSABLE);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST' && statSync(d).isDirectory()) continue;
       throw new Error(`cannot create the reports folder ${absolute}: ${d}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
