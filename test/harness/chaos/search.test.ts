@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import type { ChaosModel } from '../../../harness/lab-api/chaos-model.js';
 import { chaosJson, closingLine, finishBatch, sectionsOf } from '../../../harness/chaos/overview.js';
-import { type ChaosOptions, scheduleAt, searchChaos } from '../../../harness/chaos/search.js';
+import { type ChaosOptions, sameKind, scheduleAt, searchChaos } from '../../../harness/chaos/search.js';
 import type { Trial, TrialRequest } from '../../../harness/chaos/trial.js';
 import { ledgerChaos } from '../../../harness/labs/ledger/chaos/chaos.js';
 import type { LedgerSchedule } from '../../../harness/labs/ledger/chaos/scenario.js';
@@ -42,8 +42,8 @@ const views = {
   fail: renderRunFolder(writeRunFolder(join(dir, 'fail'), golden('ack-crash-ack-before-commit')), { entries: golden('ack-crash-ack-before-commit') }).view,
 };
 
-/** Trials judged by `judge` (the n-th call for a name), recorded in order. */
-function trials(judge: (s: Toy, name: string, again: number) => RunStatus) {
+/** Trials judged by `judge` (the n-th call for a name), with the finding codes `codesOf` gives, recorded in order. */
+function trials(judge: (s: Toy, name: string, again: number) => RunStatus, codesOf?: (s: Toy) => string[]) {
   const seen = new Map<string, number>();
   const calls: string[] = [];
   const trial = async (req: TrialRequest): Promise<Trial> => {
@@ -65,6 +65,7 @@ function trials(judge: (s: Toy, name: string, again: number) => RunStatus) {
       file: join(dir, `${req.name}.yaml`),
       durationMs: 1,
       view,
+      ...(codesOf && status === 'fail' ? { codes: codesOf(schedule) } : {}),
     };
   };
   return { trial, calls };
@@ -210,6 +211,28 @@ t.test('the overview and chaos.json say what the search found', async (t) => {
   t.equal(index, join(batch, 'index.html'));
   t.equal(realpathSync(join(dir, 'latest')), realpathSync(batch), 'latest points at the chaos folder');
   t.match(readFileSync(join(batch, 'summary.md'), 'utf8'), /^# ❌ chaoslab chaos: .*\n\n`chaoslab chaos --seed 5` · \d+ runs/);
+});
+
+t.test('sameKind: a candidate must fail with the found failure’s leading finding code', async (t) => {
+  const trial = (status: RunStatus, codes?: string[]) => ({ status, codes }) as Trial;
+  t.ok(sameKind(trial('fail', ['lost', 'slow']), trial('fail', ['slow', 'lost'])), 'the leading code among its own');
+  t.notOk(sameKind(trial('fail', ['lost', 'slow']), trial('fail', ['slow'])), 'another bug: not the same kind');
+  t.notOk(sameKind(trial('fail', ['lost']), trial('pass', ['lost'])), 'a pass never is');
+  t.notOk(sameKind(trial('fail', ['lost']), trial('error', ['lost'])), 'nor an error');
+  t.ok(sameKind(trial('fail'), trial('fail', ['x'])), 'no code to match: a fail is enough');
+  t.ok(sameKind(trial('fail', ['lost']), trial('fail')), 'a trial without codes: its status alone');
+});
+
+t.test('the shrink keeps the kind of the failure it found: it does not slide to another bug', async (t) => {
+  // Any step of 15 or more fails; one of 18 or more is a second bug, listed first.
+  const codesOf = (s: Toy) => (s.steps.some((n) => n >= 18) ? ['lost', 'slow'] : ['slow']);
+  const draws = (seed: number) => fc.sample(toy.schedules(), { seed, numRuns: 40 });
+  const seed = [...Array(50).keys()].find((s) => Math.max(...(draws(s).find(failing)?.steps ?? [0])) >= 18);
+  t.ok(seed !== undefined, 'a seed whose first failing schedule has a step of 18 or more');
+  const { trial } = trials((s) => (failing(s) ? 'fail' : 'pass'), codesOf);
+  const o = await searchChaos(options({ trial, seed: seed!, shrinkRuns: 60 }));
+  t.equal(o.failures.length, 1);
+  t.same(o.failures[0]!.schedule, { steps: [18] }, 'the smallest that still fails with `lost`, not [15], which fails with `slow` only');
 });
 
 t.test('a shrink candidate with more fault steps than the smallest so far is not run', async (t) => {
