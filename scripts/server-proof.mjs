@@ -110,6 +110,9 @@ export function tallyCaught(results, reason, batchDir) {
   return cell;
 }
 
+/** A run that did not go as owed, as a list item: whose, which, its status, headline and report. */
+const runLine = (who, f) => `- ${who}, ${f.label}: ${f.status.toUpperCase()} — ${f.headline.replaceAll('\n', ' ')}${f.report ? `\n  report: ${f.report}` : ''}`;
+
 /** The mutants' table (mutant × killer: caught/runs) and each run that let one through, as markdown lines. */
 export function renderCaught({ mutants, runs }) {
   const out = ['## Server mutants on their killers', '', '| mutant | killer | caught |', '|---|---|---|'];
@@ -118,8 +121,7 @@ export function renderCaught({ mutants, runs }) {
   const missed = mutants.flatMap((m) => (m.cell?.missed ?? []).map((f) => ({ mutant: m.label, ...f })));
   if (missed.length) {
     out.push('### Runs that did not catch their mutant', '');
-    for (const f of missed)
-      out.push(`- ${f.mutant}, ${f.label}: ${f.status.toUpperCase()} — ${f.headline.replaceAll('\n', ' ')}${f.report ? `\n  report: ${f.report}` : ''}`);
+    for (const f of missed) out.push(runLine(f.mutant, f));
     out.push('');
   }
   return out.join('\n');
@@ -170,8 +172,7 @@ export function renderProof({ rows, runs, title, setup }) {
   const failures = rows.flatMap((r) => [...r.cells].flatMap(([scenario, c]) => c.failures.map((f) => ({ reference: r.reference, scenario, ...f }))));
   if (failures.length) {
     out.push('## Runs that did not pass', '');
-    for (const f of failures)
-      out.push(`- ${f.reference}, ${f.label}: ${f.status.toUpperCase()} — ${f.headline.replaceAll('\n', ' ')}${f.report ? `\n  report: ${f.report}` : ''}`);
+    for (const f of failures) out.push(runLine(f.reference, f));
     out.push('');
   }
   return out.join('\n');
