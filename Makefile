@@ -10,7 +10,7 @@ NPM_STAMP := node_modules/.chaoslab-npm-ci
 BUILD_STAMP := dist/.chaoslab-built
 SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/null) tsconfig.json
 
-.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench bench-full bench-render lint format sandbox-tools bench-sandbox schema node-versions chaos chaos-proof server-proof
+.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench bench-full bench-render lint format sandbox-tools bench-sandbox schema node-versions chaos chaos-proof server-proof translations-check translations-stamp
 
 help:
 	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/ledger/python/client.py']   run one scenario"
@@ -25,6 +25,8 @@ help:
 	@echo "make grade-validity [LAB=<lab>] [PROGRAM=server] [JOBS=2] [MATRIX=..] [ONLY=a,b] [STABILITY=5 HOG=1] chaoslab grade on the references and mutants (consumers, and a lab's push servers) against the full matrix"
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make lint                                                                   Biome, a type check of the tests too, the import graph (no circle, no import up a layer) and function length; make format rewrites"
+	@echo "make translations-check                                                     the Japanese pages (*.ja.md) against their English sources, and every doc link (docs/staff.md)"
+	@echo "make translations-stamp FILE=README.ja.md [SECTION='Two commands']          after re-translating: record the source sections' SHA-256 in the translation"
 	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
 	@echo "make node-versions [JOBS=2]                                                 ack-crash and the quick mutant matrix under Node 24 and 26 (from npm)"
 	@echo "make bench [BENCH_QUICK=1]                                                  what a run costs, each figure beside its floor (docs/benchmarks.md)"
@@ -175,6 +177,19 @@ test: setup browser lint
 
 clean:
 	rm -rf dist .tap
+
+# The Japanese pages stay in step with their English sources (docs/staff.md "Translations"):
+# each names the SHA-256 of every source section it translates. test/scripts/translations.test.ts
+# runs the same check in `make test`.
+export SECTION
+translations-check:
+	node scripts/translations.mjs check
+	node scripts/check-doc-links.mjs
+
+translations-stamp:
+	@if [ -z "$${FILE:-}" ]; then echo "usage: make translations-stamp FILE=<file.ja.md> [SECTION='<heading>']"; exit 2; fi; \
+	 if [ -n "$${SECTION:-}" ]; then node scripts/translations.mjs stamp "$$FILE" "$$SECTION"; \
+	 else node scripts/translations.mjs stamp "$$FILE"; fi
 
 # Grading a class (README "Grading a class"): every sub-folder of SUBMISSIONS is a submission.
 # OUT (default grades/), RUBRIC (default rubrics/<lab>.yaml), SHARD=i/n, JOBS, and GRADE_FLAGS
