@@ -17,7 +17,7 @@ help:
 	@echo "make scenario NAME=feed-server-snapshot-race [SERVER='python3 path/to/server.py']  run a server scenario against a push server"
 	@echo "make scenario FILE=path/to/scenario.yaml                                    run a scenario file"
 	@echo "make test                                                                   run the test suite"
-	@echo "make catalogue [CONSUMER=... | SERVER=...] [JOBS=2]                         run every scenario against one consumer (SERVER: every server scenario against one push server)"
+	@echo "make catalogue [LAB=<lab>] [CONSUMER=... | SERVER=...] [JOBS=2]             run every scenario (of LAB) against one consumer (SERVER: every server scenario against one push server)"
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make chaos [LAB=<lab>] [CONSUMER=...] [SEED=n] [RUNS=100] [BUDGET=15m]        random fault schedules; a failure is shrunk into reports/<run>/repro.yaml"
 	@echo "make chaos-proof [LABS=a,b] [JOBS=2] [FEED_JOBS=6]                          what chaos finds (every lab with a chaos model): references, every mutant over 3 seeds, repros replayed"
@@ -115,16 +115,18 @@ bench-render: setup
 bench-sandbox: setup
 	node bench/sandbox.bench.mjs
 
+# LAB=<lab> narrows it to one lab's scenarios (a consumer speaks one lab's protocol: CONSUMER needs it).
 catalogue: setup
 	@if [ -n "$${CONSUMER:-}" ] && [ -n "$${SERVER:-}" ]; then echo "make catalogue: give CONSUMER or SERVER, not both"; exit 2; fi; \
-	 if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run --all --jobs "$${JOBS:-2}" --consumer "$$CONSUMER"; \
-	 elif [ -n "$${SERVER:-}" ]; then node dist/harness/cli.js run --all --jobs "$${JOBS:-2}" --server "$$SERVER"; \
-	 else node dist/harness/cli.js run --all --jobs "$${JOBS:-2}"; fi
+	 args=(run --all --jobs "$${JOBS:-2}"); \
+	 if [ -n "$${LAB:-}" ]; then args+=(--lab "$$LAB"); fi; \
+	 if [ -n "$${CONSUMER:-}" ]; then args+=(--consumer "$$CONSUMER"); elif [ -n "$${SERVER:-}" ]; then args+=(--server "$$SERVER"); fi; \
+	 node dist/harness/cli.js "$${args[@]}"
 
 mutants: setup
 	node dist/harness/cli.js mutants --jobs "$${JOBS:-2}"
 
-# Nightly chaos (README "Nightly chaos"): LAB, CONSUMER, SEED, RUNS, BUDGET reach the recipe as
+# Nightly chaos (docs/chaos.md): LAB, CONSUMER, SEED, RUNS, BUDGET reach the recipe as
 # environment variables, never as recipe text. Exit 1 means a confirmed failure (repro written).
 export SEED RUNS BUDGET LAB
 chaos: setup
@@ -191,7 +193,7 @@ translations-stamp:
 	 if [ -n "$${SECTION:-}" ]; then node scripts/translations.mjs stamp "$$FILE" "$$SECTION"; \
 	 else node scripts/translations.mjs stamp "$$FILE"; fi
 
-# Grading a class (README "Grading a class"): every sub-folder of SUBMISSIONS is a submission.
+# Grading a class (docs/grading.md "Grading a class"): every sub-folder of SUBMISSIONS is a submission.
 # OUT (default grades/), RUBRIC (default rubrics/<lab>.yaml), SHARD=i/n, JOBS, and GRADE_FLAGS
 # (e.g. --unsealed) reach the recipe as environment variables, never as recipe text.
 .PHONY: grade
@@ -204,7 +206,7 @@ grade: setup
 	 read -ra flags <<< "$${GRADE_FLAGS:-}"; \
 	 node dist/harness/cli.js "$${args[@]}" "$${flags[@]}"
 
-# The validity proof of `chaoslab grade` (README "Grading a class"): the lab's references and
+# The validity proof of `chaoslab grade` (docs/grading.md "Grading a class"): the lab's references and
 # mutants as a class, graded twice with rubrics/<LAB>.yaml, against the full mutant matrix (run
 # here unless MATRIX=<matrix.json> gives one). ONLY=a,b limits the mutants (the references stay);
 # RUBRIC and OUT as for grade. Hours of machine time for a whole lab. Exit 0 valid, 1 not, 2 not judged.
