@@ -10,14 +10,14 @@ NPM_STAMP := node_modules/.chaoslab-npm-ci
 BUILD_STAMP := dist/.chaoslab-built
 SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/null) tsconfig.json
 
-.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench bench-full bench-render lint format sandbox-tools bench-sandbox schema node-versions chaos chaos-proof server-proof
+.PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench bench-full bench-render lint format sandbox-tools bench-sandbox schema node-versions chaos chaos-proof server-proof translations-check translations-stamp
 
 help:
 	@echo "make scenario NAME=ack-crash [CONSUMER='python3 consumer/ledger/python/client.py']   run one scenario"
 	@echo "make scenario NAME=feed-server-snapshot-race [SERVER='python3 path/to/server.py']  run a server scenario against a push server"
 	@echo "make scenario FILE=path/to/scenario.yaml                                    run a scenario file"
 	@echo "make test                                                                   run the test suite"
-	@echo "make catalogue [CONSUMER=... | SERVER=...] [JOBS=2]                         run every scenario against one consumer (SERVER: every server scenario against one push server)"
+	@echo "make catalogue [LAB=<lab>] [CONSUMER=... | SERVER=...] [JOBS=2]             run every scenario (of LAB) against one consumer (SERVER: every server scenario against one push server)"
 	@echo "make mutants [JOBS=2]                                                       the full mutant matrix (every consumer x every scenario)"
 	@echo "make chaos [LAB=<lab>] [CONSUMER=...] [SEED=n] [RUNS=100] [BUDGET=15m]        random fault schedules; a failure is shrunk into reports/<run>/repro.yaml"
 	@echo "make chaos-proof [LABS=a,b] [JOBS=2] [FEED_JOBS=6]                          what chaos finds (every lab with a chaos model): references, every mutant over 3 seeds, repros replayed"
@@ -25,6 +25,8 @@ help:
 	@echo "make grade-validity [LAB=<lab>] [PROGRAM=server] [JOBS=2] [MATRIX=..] [ONLY=a,b] [STABILITY=5 HOG=1] chaoslab grade on the references and mutants (consumers, and a lab's push servers) against the full matrix"
 	@echo "make setup                                                                  install everything (done by the targets above)"
 	@echo "make lint                                                                   Biome, a type check of the tests too, the import graph (no circle, no import up a layer) and function length; make format rewrites"
+	@echo "make translations-check                                                     the Japanese pages (*.ja.md) against their English sources, and every doc link (docs/staff.md)"
+	@echo "make translations-stamp FILE=README.ja.md [SECTION='Two commands']          after re-translating: record the source sections' SHA-256 in the translation"
 	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
 	@echo "make node-versions [JOBS=2]                                                 ack-crash and the quick mutant matrix under Node 24 and 26 (from npm)"
 	@echo "make bench [BENCH_QUICK=1]                                                  what a run costs, each figure beside its floor (docs/benchmarks.md)"
@@ -113,16 +115,18 @@ bench-render: setup
 bench-sandbox: setup
 	node bench/sandbox.bench.mjs
 
+# LAB=<lab> narrows it to one lab's scenarios (a consumer speaks one lab's protocol: CONSUMER needs it).
 catalogue: setup
 	@if [ -n "$${CONSUMER:-}" ] && [ -n "$${SERVER:-}" ]; then echo "make catalogue: give CONSUMER or SERVER, not both"; exit 2; fi; \
-	 if [ -n "$${CONSUMER:-}" ]; then node dist/harness/cli.js run --all --jobs "$${JOBS:-2}" --consumer "$$CONSUMER"; \
-	 elif [ -n "$${SERVER:-}" ]; then node dist/harness/cli.js run --all --jobs "$${JOBS:-2}" --server "$$SERVER"; \
-	 else node dist/harness/cli.js run --all --jobs "$${JOBS:-2}"; fi
+	 args=(run --all --jobs "$${JOBS:-2}"); \
+	 if [ -n "$${LAB:-}" ]; then args+=(--lab "$$LAB"); fi; \
+	 if [ -n "$${CONSUMER:-}" ]; then args+=(--consumer "$$CONSUMER"); elif [ -n "$${SERVER:-}" ]; then args+=(--server "$$SERVER"); fi; \
+	 node dist/harness/cli.js "$${args[@]}"
 
 mutants: setup
 	node dist/harness/cli.js mutants --jobs "$${JOBS:-2}"
 
-# Nightly chaos (README "Nightly chaos"): LAB, CONSUMER, SEED, RUNS, BUDGET reach the recipe as
+# Nightly chaos (docs/chaos.md): LAB, CONSUMER, SEED, RUNS, BUDGET reach the recipe as
 # environment variables, never as recipe text. Exit 1 means a confirmed failure (repro written).
 export SEED RUNS BUDGET LAB
 chaos: setup
@@ -176,7 +180,20 @@ test: setup browser lint
 clean:
 	rm -rf dist .tap
 
-# Grading a class (README "Grading a class"): every sub-folder of SUBMISSIONS is a submission.
+# The Japanese pages stay in step with their English sources (docs/staff.md "Translations"):
+# each names the SHA-256 of every source section it translates. test/scripts/translations.test.ts
+# runs the same check in `make test`.
+export SECTION
+translations-check:
+	node scripts/translations.mjs check
+	node scripts/check-doc-links.mjs
+
+translations-stamp:
+	@if [ -z "$${FILE:-}" ]; then echo "usage: make translations-stamp FILE=<file.ja.md> [SECTION='<heading>']"; exit 2; fi; \
+	 if [ -n "$${SECTION:-}" ]; then node scripts/translations.mjs stamp "$$FILE" "$$SECTION"; \
+	 else node scripts/translations.mjs stamp "$$FILE"; fi
+
+# Grading a class (docs/grading.md "Grading a class"): every sub-folder of SUBMISSIONS is a submission.
 # OUT (default grades/), RUBRIC (default rubrics/<lab>.yaml), SHARD=i/n, JOBS, and GRADE_FLAGS
 # (e.g. --unsealed) reach the recipe as environment variables, never as recipe text.
 .PHONY: grade
@@ -189,7 +206,7 @@ grade: setup
 	 read -ra flags <<< "$${GRADE_FLAGS:-}"; \
 	 node dist/harness/cli.js "$${args[@]}" "$${flags[@]}"
 
-# The validity proof of `chaoslab grade` (README "Grading a class"): the lab's references and
+# The validity proof of `chaoslab grade` (docs/grading.md "Grading a class"): the lab's references and
 # mutants as a class, graded twice with rubrics/<LAB>.yaml, against the full mutant matrix (run
 # here unless MATRIX=<matrix.json> gives one). ONLY=a,b limits the mutants (the references stay);
 # RUBRIC and OUT as for grade. Hours of machine time for a whole lab. Exit 0 valid, 1 not, 2 not judged.

@@ -1,6 +1,6 @@
 // make bench (also `chaoslab bench`): what a run costs, each figure beside its floor measured in
-// the same invocation (harness/bench/figures.ts summarises and renders; README "What a run
-// costs"). Prints the table, writes reports/bench/<date>.json and docs/benchmarks.md.
+// the same invocation (harness/bench/figures.ts summarises and renders; docs/benchmarks.md "What each
+// figure measures"). Prints the table, writes reports/bench/<date>.json and docs/benchmarks.md.
 // A missed goal is marked, not an error; exit 2 only when the bench itself cannot run.
 //   node bench/bench.mjs [--quick] [--full]      BENCH_QUICK=1: the same as --quick
 import { execFileSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// make chaos-proof: what `chaoslab chaos` is worth, measured (README "Nightly chaos").
+// make chaos-proof: what `chaoslab chaos` is worth, measured (docs/chaos.md).
 //   1. Against each lab's TypeScript reference: RUNS random schedules (default 200), no failure.
 //   2. Against each TypeScript mutant of each lab, over SEEDS (default 3 seeds): the runs until
 //      the first confirmed failure (at most 50) and the size of the shrunk schedule (at most

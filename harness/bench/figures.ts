@@ -169,7 +169,7 @@ export function renderMarkdown(report: BenchReport): string {
     `Written by \`make bench\` on ${report.date}${report.quick ? ' with BENCH_QUICK=1 (the catalogue figures skipped)' : ''}. ` +
       'Each figure is the median of repeated runs (min–max beside it), measured in the same invocation as its floor; ' +
       'the ratio is figure / floor by their medians. A missed goal is marked MISSED; it does not fail the bench. ' +
-      'See the README ("What a run costs") for what each figure means and how to reproduce them.',
+      'See "What each figure measures" below for what each figure means and how to reproduce them.',
     ...(report.settings ? ['', `**Not a default run:** ${report.settings}.`] : []),
     '',
     `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.platform}; load average at the start ${m.load.map((l) => l.toFixed(2)).join(' ')}.`,

@@ -1,4 +1,4 @@
-// `chaoslab bench`: what a run costs (bench/bench.mjs; README "What a run costs"). The bench is
+// `chaoslab bench`: what a run costs (bench/bench.mjs; docs/benchmarks.md "What each figure measures"). The bench is
 // a script of its own beside dist/, run in a child process with this one's terminal.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// The class a validity proof grades (README "Grading a class", `make grade-validity`): every
+// The class a validity proof grades (docs/grading.md "Grading a class", `make grade-validity`): every
 // consumer of a lab's mutant matrix (consumer/<lab>/mutants/index.yaml: both references, every
 // mutant in each of its languages), or every server of its server matrix (the lab's server
 // index: a manifest's `server` instead of `command`), as a submission folder with a manifest,
