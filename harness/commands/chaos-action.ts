@@ -60,6 +60,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   const { server: serverCommand } = opts;
   const cwd = process.cwd();
   const reportsDir = reportsDirOf(opts, cwd);
+  const show = reportsPathShower(opts, cwd);
   const consumerCommand = opts.consumer ?? lab.referenceCommand;
   const seed = opts.seed ?? (Math.random() * 0x1_0000_0000) >>> 0;
   const seal = sealModeOf(opts.seal);
@@ -87,20 +88,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   makePassable(ensureDir(batchDir));
   try {
     if (opts.path !== undefined) {
-      await replayPath({
-        ...common,
-        lab,
-        model,
-        where,
-        seed,
-        path: opts.path,
-        batchDir,
-        reportsDir,
-        startedAt,
-        consumerCommand,
-        signal: stop.signal,
-        show: reportsPathShower(opts, cwd),
-      });
+      await replayPath({ ...common, lab, model, where, seed, path: opts.path, batchDir, reportsDir, startedAt, consumerCommand, signal: stop.signal, show });
       return;
     }
     let written = 0;
@@ -135,7 +123,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
     });
     writeFileSync(join(batchDir, 'chaos.json'), jsonText(chaosJson(outcome, lab.name, consumerCommand, batchDir, serverCommand)));
     const index = finishBatch(batchDir, reportsDir, startedAt, outcome.trials, sectionsOf(outcome, batchDir));
-    process.stdout.write(`${closingLine(outcome)}\n  overview: ${terminalText(reportsPathShower(opts, cwd)(index))}\n`);
+    process.stdout.write(`${closingLine(outcome)}\n  overview: ${terminalText(show(index))}\n`);
     process.exitCode = outcome.harnessErrors.length || outcome.stoppedBy === 'interrupted' ? EXIT.error : outcome.failures.length ? EXIT.fail : EXIT.pass;
   } finally {
     stop.dispose();
