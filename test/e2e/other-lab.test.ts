@@ -74,8 +74,5 @@ for (const c of cases)
 t.test("--lab refuses the other lab's scenario before anything runs", async (t) => {
   const r = await chaoslab(['run', 'happy-path', '--lab', 'feed', '--consumer', feedReference], { env });
   t.equal(r.exitCode, 2);
-  t.equal(
-    r.stderr,
-    'chaoslab: happy-path is a ledger scenario, not one of the feed lab (--lab feed): run feed-happy-path, or see `chaoslab list --lab feed`',
-  );
+  t.equal(r.stderr, 'chaoslab: happy-path is a ledger scenario, not one of the feed lab (--lab feed): run feed-happy-path, or see `chaoslab list --lab feed`');
 });
