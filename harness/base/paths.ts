@@ -2,7 +2,7 @@
 // same from dist/ (compiled) and from source (tap's TypeScript loader), whatever the cwd.
 
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 function findProjectRoot(): string {
@@ -21,6 +21,16 @@ export const scenariosDir = join(projectRoot, 'scenarios');
  * directory — the user's project, not the chaoslab install, which may be a global one.
  */
 export const reportsDirOf = (opts: { out?: string; reports?: string }, cwd = process.cwd()): string => resolve(cwd, opts.out ?? opts.reports ?? 'reports');
+/**
+ * How paths in the reports folder are printed: as the user gave the folder, absolute when
+ * `--out` was absolute, else relative to the cwd (the default `reports/` too).
+ */
+export const reportsPathShower =
+  (opts: { out?: string; reports?: string }, cwd = process.cwd()) =>
+  (path: string): string => {
+    const given = opts.out ?? opts.reports;
+    return given !== undefined && isAbsolute(given) ? resolve(cwd, path) : relative(cwd, path) || '.';
+  };
 export const toolsBinDir = join(projectRoot, '.tools', 'bin');
 export const harnessVersion = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
 

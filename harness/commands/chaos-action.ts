@@ -12,7 +12,7 @@ import { interruptible } from '../base/interrupt.js';
 import { labNamed, labNames } from '../labs/registry.js';
 import type { Lab } from '../lab-api/lab.js';
 import type { ChaosModel } from '../lab-api/chaos-model.js';
-import { reportsDirOf } from '../base/paths.js';
+import { reportsDirOf, reportsPathShower } from '../base/paths.js';
 import { jsonText, terminalText } from '../text/inert.js';
 import { ensureDir } from '../report/run-folder.js';
 import { closeFolder, makePassable } from '../report/staff-only.js';
@@ -60,6 +60,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   const { server: serverCommand } = opts;
   const cwd = process.cwd();
   const reportsDir = reportsDirOf(opts, cwd);
+  const show = reportsPathShower(opts, cwd);
   const consumerCommand = opts.consumer ?? lab.referenceCommand;
   const seed = opts.seed ?? (Math.random() * 0x1_0000_0000) >>> 0;
   const seal = sealModeOf(opts.seal);
@@ -87,7 +88,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
   makePassable(ensureDir(batchDir));
   try {
     if (opts.path !== undefined) {
-      await replayPath({ ...common, lab, model, where, seed, path: opts.path, batchDir, reportsDir, startedAt, consumerCommand, signal: stop.signal });
+      await replayPath({ ...common, lab, model, where, seed, path: opts.path, batchDir, reportsDir, startedAt, consumerCommand, signal: stop.signal, show });
       return;
     }
     let written = 0;
@@ -122,7 +123,7 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
     });
     writeFileSync(join(batchDir, 'chaos.json'), jsonText(chaosJson(outcome, lab.name, consumerCommand, batchDir, serverCommand)));
     const index = finishBatch(batchDir, reportsDir, startedAt, outcome.trials, sectionsOf(outcome, batchDir));
-    process.stdout.write(`${closingLine(outcome)}\n  overview: ${index}\n`);
+    process.stdout.write(`${closingLine(outcome)}\n  overview: ${terminalText(show(index))}\n`);
     process.exitCode = outcome.harnessErrors.length || outcome.stoppedBy === 'interrupted' ? EXIT.error : outcome.failures.length ? EXIT.fail : EXIT.pass;
   } finally {
     stop.dispose();
@@ -134,9 +135,15 @@ export async function chaosAction(opts: ChaosCommandOptions): Promise<void> {
 
 /** `--seed S --path P`: the one schedule at that seed and path, run as a trial; the exit status is its verdict's. */
 async function replayPath(
-  run: Omit<TrialRequest, 'schedule' | 'name' | 'description'> & { seed: number; path: string; reportsDir: string; startedAt: string },
+  run: Omit<TrialRequest, 'schedule' | 'name' | 'description'> & {
+    seed: number;
+    path: string;
+    reportsDir: string;
+    startedAt: string;
+    show: (path: string) => string;
+  },
 ): Promise<void> {
-  const { model, seed, path, where, batchDir, reportsDir, startedAt, ...rest } = run;
+  const { model, seed, path, where, batchDir, reportsDir, startedAt, show, ...rest } = run;
   const schedule = await scheduleAt(model.schedules(), seed, path);
   const trial = await runTrial({
     ...rest,
@@ -148,7 +155,7 @@ async function replayPath(
     batchDir,
   });
   process.stdout.write(
-    `${trial.status.toUpperCase()}  ${terminalText(trial.headline)}\n  scenario: ${terminalText(trial.file)}\n  report: ${terminalText(join(trial.runDir, 'report.html'))}\n`,
+    `${trial.status.toUpperCase()}  ${terminalText(trial.headline)}\n  scenario: ${terminalText(show(trial.file))}\n  report: ${terminalText(show(join(trial.runDir, 'report.html')))}\n`,
   );
   finishBatch(batchDir, reportsDir, startedAt, [{ label: `path ${path}`, trial }], []);
   process.exitCode = trial.status === 'pass' || trial.status === 'skipped' ? EXIT.pass : trial.status === 'fail' ? EXIT.fail : EXIT.error;

@@ -2,7 +2,7 @@
 // command): one run, or a batch; the console on stdout, or on stderr under one JSON document.
 import { runBatch } from '../run/batch.js';
 import { interruptible } from '../base/interrupt.js';
-import { reportsDirOf } from '../base/paths.js';
+import { reportsDirOf, reportsPathShower } from '../base/paths.js';
 import { type ScenarioOutcome, createConsoleReporter } from '../report/console.js';
 import { jsonText } from '../text/inert.js';
 import { type RunJson, resultsJson, runJson } from '../report/run-json.js';
@@ -44,7 +44,14 @@ export async function runAction({ items, batch, batchName, note }: Selection, op
   // With --json, stdout carries only the document: the console goes to stderr.
   const out = json ? process.stderr : process.stdout;
   if (note) out.write(`chaoslab: ${note}\n`);
-  const reporter = createConsoleReporter({ tty: out.isTTY === true, quiet: opts.quiet === true, verbose: opts.verbose === true, out, cwd });
+  const reporter = createConsoleReporter({
+    tty: out.isTTY === true,
+    quiet: opts.quiet === true,
+    verbose: opts.verbose === true,
+    out,
+    cwd,
+    showPath: reportsPathShower(opts, cwd),
+  });
   const invokedAs = typedCommand(process.argv.slice(2));
   // Ctrl-C/SIGTERM: stop, write every report, then exit 130/143; a second one exits at once.
   const stop = interruptible({ onInterrupt: (signal) => reporter.interrupted(signal) });

@@ -20,7 +20,7 @@ export function register(program: Command): void {
     )
     .option('--all', 'run every scenario of the catalogue')
     .option('--only <glob>', 'the same as a glob argument: run the catalogue scenarios whose name matches (e.g. "malformed-*")')
-    .option('--lab <name>', 'only the scenarios of this lab (each line of `chaoslab list` names its lab)')
+    .option('--lab <name>', "names, globs and --all pick from this lab only; another lab's scenario named outright is refused (`chaoslab list --lab <name>`)")
     .option('--repeat <n>', 'run each scenario n times and count passes and failures', positiveInt, 1)
     .option('--jobs <n>', 'runs at the same time (each has its own processes and Toxiproxy)', positiveInt, 1);
   addOutOption(command, 'where run folders are written')

@@ -64,15 +64,19 @@ export function selectScenarios(
     picked.push(p);
   };
   const unmatched: string[] = [];
+  const elsewhere: Listed[] = [];
   for (const word of words) {
     if (isFile(word)) {
       add({ file: word });
       continue;
     }
-    const matches = isGlob(word) ? inLab.filter((s) => minimatch(s.name, word)) : inLab.filter((s) => s.name === word);
-    if (matches.length === 0) unmatched.push(word);
+    const matches = isGlob(word) ? inLab.filter((s) => minimatch(s.name, word)) : namedOnce(word, catalogue, opts.lab);
+    const other = matches.length === 0 && !isGlob(word) ? catalogue.find((s) => s.name === word) : undefined;
+    if (other) elsewhere.push(other);
+    else if (matches.length === 0) unmatched.push(word);
     for (const m of matches) add(m);
   }
+  if (elsewhere.length > 0) throw new OtherLabError(elsewhere, opts.lab!, inLab);
   if (unmatched.length > 0)
     throw new UnmatchedError(
       unmatched,
@@ -80,6 +84,32 @@ export function selectScenarios(
       inLab.map((s) => s.name),
     );
   return { picked, batch: words.length > 1 || words.some(isGlob) };
+}
+
+/**
+ * The catalogue scenarios of one name within `lab` (all labs when none is given). A name that two
+ * labs use is ambiguous without --lab: a usage error naming both, never a run of either.
+ */
+function namedOnce(word: string, catalogue: readonly Listed[], lab: string | undefined): Listed[] {
+  const named = catalogue.filter((s) => s.name === word);
+  const labs = [...new Set(named.map((s) => s.lab))];
+  if (!lab && labs.length > 1)
+    throw new UsageError(
+      `"${word}" is a scenario of ${labs.length} labs (${named.map((s) => `${s.lab}: ${s.file}`).join(', ')}): choose one with --lab ${labs.join('|')}`,
+    );
+  return named.filter((s) => !lab || s.lab === lab);
+}
+
+/** Names of another lab's scenarios, asked for with --lab: each named with its lab, and the lab's own scenario it most likely meant. */
+export class OtherLabError extends UsageError {
+  constructor(scenarios: readonly Listed[], lab: string, inLab: readonly Listed[]) {
+    const names = inLab.map((s) => s.name);
+    const lines = scenarios.map((s) => {
+      const meant = names.includes(`${lab}-${s.name}`) ? `${lab}-${s.name}` : closest(s.name, names);
+      return `${s.name} is a ${s.lab} scenario, not one of the ${lab} lab (--lab ${lab}): ${meant ? `run ${meant}, or ` : ''}see \`chaoslab list --lab ${lab}\``;
+    });
+    super(lines.join('; '));
+  }
 }
 
 /** Names or globs that match no scenario: one line naming each, with a "did you mean" where one is close. */
@@ -148,6 +178,17 @@ export function selectItems(names: string[], opts: SelectOptions): Selection {
     })),
   );
   return { items, batch: batch || opts.all === true || items.length > 1, batchName: batchName(names, opts), ...(note ? { note } : {}) };
+}
+
+/**
+ * What `chaoslab validate` checks of its words: a path is a file (a missing one too, so that the
+ * loader names it), a name or glob picks from the catalogue (of --lab, when given), as `run` does.
+ */
+export function validateTargets(words: string[], opts: { lab?: string }): { file: string; shown: string }[] {
+  if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
+  const looksLikePath = (w: string) => isFile(w) || w.includes('/') || /\.ya?ml$/.test(w);
+  const { picked } = selectScenarios(words, opts.lab ? { lab: opts.lab } : {}, catalogue(scenariosDir), looksLikePath);
+  return picked.map((p) => ({ file: p.file, shown: p.name ?? p.file }));
 }
 
 /** With --server (or --consumer), a glob or --all runs only the scenarios of that program: say how many, and how many it left out. */

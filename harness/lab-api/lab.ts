@@ -19,6 +19,7 @@ import type { RawProblem } from '../scenario/problems.js';
 import type { PatternMessage } from '../scenario/schema-problems.js';
 import type { CoreFile, LabSchemaPart } from '../scenario/schema.js';
 import type { FaultPointSpec } from '../scenario/fault-points.js';
+import type { ConsumerSignature } from '../judge/other-lab.js';
 import type { Scenario } from '../scenario/types.js';
 
 export type { FaultPointSpec };
@@ -176,6 +177,11 @@ export interface Lab<Plan = unknown> {
   mutantIndex: string;
   /** The scenario every mutant must pass (a near miss). */
   happyPath: string;
+  /**
+   * How its consumers show themselves (their first line, their variables): a consumer run against
+   * another lab's scenario is named for what it is, and its run stopped (harness/judge/other-lab.ts).
+   */
+  consumerSignature?: ConsumerSignature;
   /** Its push server under test, when some of its scenarios test a server. */
   server?: LabServer<Plan>;
   /** Random fault schedules for `chaoslab chaos`, loaded only when that command runs (fast-check is large). */

@@ -44,6 +44,8 @@ export interface ConsoleReporterOptions {
   out: ConsoleOut;
   /** Paths are shown relative to this (default: process.cwd()). */
   cwd?: string;
+  /** How a path is printed, instead (the reports folder as the user gave it: base/paths.ts's reportsPathShower). */
+  showPath?: (path: string) => string;
   /** Default: on a terminal unless NO_COLOR is set, and wherever FORCE_COLOR is (report/color.ts). */
   color?: boolean;
   /** Milliseconds clock (default Date.now). */
@@ -104,7 +106,7 @@ class LiveConsole implements ConsoleReporter {
     this.look = {
       paint: (code, text) => (color ? `\x1b[${code}m${text}\x1b[0m` : text),
       width: () => Math.max(40, (out.columns ?? 0) || 120),
-      show: (path) => inert(relative(cwd, path) || '.'),
+      show: (path) => inert(options.showPath ? options.showPath(path) : relative(cwd, path) || '.'),
     };
     this.lastOutputAt = this.now();
   }

@@ -6,18 +6,20 @@
 // the run there: no process is started any more, those running are killed, and the run ends
 // `interrupted`, whatever its consumer or checker would have said.
 
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { coreFindings, coreTables, withCoreFindings } from '../judge/core-findings.js';
 import { JOURNAL_SCHEMA, type JournalEntry, JournalWriter } from '../record/journal.js';
 import type { Lab } from '../lab-api/lab.js';
-import { labNamed } from '../labs/registry.js';
+import { allLabs, labNamed } from '../labs/registry.js';
 import { harnessVersion } from '../base/paths.js';
 import { onAbort } from '../base/interrupt.js';
 import { fixSocketBuffers } from '../sandbox/socket-buffers.js';
 import { ToxiproxyAdapter } from '../toxiproxy/adapter.js';
 import { startToxiproxy } from '../toxiproxy/server.js';
-import type { Verdict } from '../findings/verdict.js';
+import type { Finding, Verdict } from '../findings/verdict.js';
+import { otherLabVerdict, otherLabWatch } from '../judge/other-lab.js';
 import { type Executed, RunEnding } from './run-ending.js';
 import { RunParts } from './run-parts.js';
 import type { RunHooks, RunRequest } from './run-request.js';
@@ -35,10 +37,17 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
   const log = hooks.log ?? (() => {});
   const t0 = performance.now();
   const clock = () => performance.now() - t0;
-  const journal = new JournalWriter(join(runDir, 'journal.jsonl'), clock, hooks.onJournal);
+  // A consumer that shows it speaks another lab's protocol ends the run with that one finding.
+  const otherLab = otherLabWatchOf(scenario, lab);
+  let ending: RunEnding | undefined;
+  const journal = new JournalWriter(join(runDir, 'journal.jsonl'), clock, (entry) => {
+    hooks.onJournal?.(entry);
+    const finding = otherLab?.(entry);
+    if (finding) ending?.decide(otherLabVerdict(finding));
+  });
   journalRunStart(journal, request, lab);
   const parts = new RunParts(request, hooks, journal, log);
-  const ending = new RunEnding(hooks.signal, journal, clock);
+  ending = new RunEnding(hooks.signal, journal, clock);
   let outcome: Executed = { status: 'error' };
   try {
     outcome = await runAndJudge(request, hooks, lab, { journal, parts, ending, clock, log });
@@ -52,6 +61,20 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
   }
   return { ...outcome, entries: journal.entries };
 }
+
+/** The watch for a consumer of another lab (harness/judge/other-lab.ts), when the labs say how their consumers show themselves. */
+function otherLabWatchOf(scenario: RunRequest['scenario'], lab: Lab): ((entry: JournalEntry) => Finding | undefined) | undefined {
+  const own = lab.consumerSignature;
+  const others = allLabs().flatMap((other) =>
+    other !== lab && other.consumerSignature
+      ? [{ name: other.name, signature: other.consumerSignature, happyPath: other.happyPath, scenarioNames: scenarioNamesIn(other.scenariosDir) }]
+      : [],
+  );
+  return own && others.length > 0 ? otherLabWatch({ name: scenario.name, lab: lab.name }, own, others) : undefined;
+}
+
+const scenarioNamesIn = (dir: string): string[] =>
+  existsSync(dir) ? readdirSync(dir).flatMap((f) => (f.endsWith('.yaml') ? [f.slice(0, -'.yaml'.length)] : [])) : [];
 
 /** The run's first entries: what runs, with what, where; then the scenario as loaded. */
 function journalRunStart(journal: JournalWriter, request: RunRequest, lab: Lab): void {
@@ -106,7 +129,7 @@ async function runAndJudge(request: RunRequest, hooks: RunHooks, lab: Lab, body:
   // Faults end before the verdict: a loss fault's counters are evidence (labs stop theirs already).
   for (const engine of parts.engines) await engine.stop();
   await journalEvidence(request, hooks, parts, journal);
-  const verdict = withCoreFindings(lab.check(ctx), coreFindings(journal.entries), coreTables(journal.entries));
+  const verdict = ending.decided ?? withCoreFindings(lab.check(ctx), coreFindings(journal.entries), coreTables(journal.entries));
   journal.write({ type: 'verdict', verdict });
   return { status: verdict.status, verdict };
 }

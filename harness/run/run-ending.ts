@@ -53,6 +53,16 @@ export class RunEnding {
     this.ending.abort(new Error(reason));
   };
 
+  /** A verdict known before the run's end (harness/judge/other-lab.ts): the run is stopped there and judged by it. */
+  decided: Verdict | undefined;
+
+  /** Ends the run at once with `verdict`: its processes are stopped, no checker is asked. */
+  readonly decide = (verdict: Verdict): void => {
+    if (this.ending.signal.aborted) return;
+    this.decided = verdict;
+    this.ending.abort(new Error(`verdict reached early: ${verdict.headline}`));
+  };
+
   /** Throws what keeps the run from its verdict: an interrupt, or a reason it cannot be judged. */
   throwIfEnded(what: string): void {
     if (this.interrupted()) throw new Error(what);

@@ -27,6 +27,7 @@ const SECONDS: Record<string, number> = {
   'bench-fanout.test.ts': 25,
   'feed-server.test.ts': 40,
   'grade-server.test.ts': 60,
+  'other-lab.test.ts': 20,
 };
 const DEFAULT_SECONDS = 60;
 

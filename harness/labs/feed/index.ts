@@ -96,6 +96,23 @@ export const feedLab = defineLab<FeedPlan>({
   referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'feed', 'typescript', 'client.js'))}`,
   mutantIndex: join(projectRoot, 'consumer', 'feed', 'mutants', 'index.yaml'),
   happyPath: 'feed-happy-path',
+  consumerSignature: {
+    // A JSON object whose op is subscribe (members in any order, spaces allowed).
+    opens: (line) => /^\s*\{.*"op"\s*:\s*"subscribe"/.test(line),
+    variables: [
+      'CHAOSLAB_HOST',
+      'CHAOSLAB_PORT',
+      'CHAOSLAB_DB',
+      'CHAOSLAB_CLIENT_ID',
+      'CHAOSLAB_TOPICS',
+      'CHAOSLAB_PING_MS',
+      'CHAOSLAB_IDLE_MS',
+      'CHAOSLAB_BACKOFF_BASE_MS',
+      'CHAOSLAB_BACKOFF_CAP_MS',
+      'CHAOSLAB_APPLY_DELAY_MS',
+      'CHAOSLAB_FAULT',
+    ],
+  },
   server: {
     referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'publisher', 'feed', 'server', 'main.js'))}`,
     mutantIndex: join(projectRoot, 'publisher', 'feed', 'mutants', 'index.yaml'),

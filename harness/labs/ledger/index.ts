@@ -42,5 +42,9 @@ export const ledgerLab = defineLab<LedgerPlan>({
   referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'consumer', 'ledger', 'typescript', 'client.js'))}`,
   mutantIndex: join(projectRoot, 'consumer', 'ledger', 'mutants', 'index.yaml'),
   happyPath: 'happy-path',
+  consumerSignature: {
+    opens: (line) => /^RESUME\b/.test(line),
+    variables: ['CHAOSLAB_HOST', 'CHAOSLAB_PORT', 'CHAOSLAB_DB', 'CHAOSLAB_TIMEOUT_MS', 'CHAOSLAB_FAULT'],
+  },
   chaos: async () => (await import('./chaos/chaos.js')).ledgerChaos as ChaosModel,
 });

@@ -83,8 +83,19 @@ t.test('list and validate', async (t) => {
     list.some((l) => /^feed-happy-path\s+\[feed\] /.test(l)),
     'each line names its lab',
   );
+  const feed = (await stdoutOf(['list', '--lab', 'feed'])).split('\n').filter(Boolean);
+  t.ok(feed.length > 0 && feed.some((l) => l.startsWith('feed-happy-path ')));
+  t.notOk(
+    feed.some((l) => /^\S/.test(l) && !l.startsWith('feed-')),
+    'only feed scenarios',
+  );
+  t.notMatch(feed.join('\n'), /\[feed\]/, 'one lab: no lab tags');
+  t.match(feed.join(' ').replace(/\s+/g, ' '), /\(e\.g\. "1:13:2" for "1:00000000000013:0002"\)/, 'the whole summary, past its "e.g."');
+  await t.rejects(stdoutOf(['list', '--lab', 'nolab']), { name: 'UsageError', message: /unknown lab "nolab"; labs: feed, ledger/ });
   const file = `${import.meta.dirname}/../../../scenarios/ledger/gap.yaml`;
   t.equal(await stdoutOf(['validate', file]), `${file}: ok\n`);
+  t.equal(await stdoutOf(['validate', 'gap', 'feed-happy-*']), 'gap: ok\nfeed-happy-path: ok\n', 'names and globs');
+  await t.rejects(stdoutOf(['validate', '--lab', 'feed', 'happy-path']), /happy-path is a ledger scenario/);
   await t.rejects(stdoutOf(['validate', `${import.meta.dirname}/nope.yaml`]), /no such file/);
 });
 

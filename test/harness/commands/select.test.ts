@@ -2,7 +2,9 @@
 // --only, --lab, and one usage error naming every word that matched nothing.
 import path from 'node:path';
 import t from 'tap';
-import { type Listed, selectItems, selectScenarios, UnmatchedError } from '../../../harness/commands/select.js';
+import { type Listed, OtherLabError, selectItems, selectScenarios, UnmatchedError, validateTargets } from '../../../harness/commands/select.js';
+import { scenariosDir } from '../../../harness/base/paths.js';
+import { catalogue } from '../../../harness/catalogue/catalogue-files.js';
 import { UsageError } from '../../../harness/base/exit-status.js';
 
 const listed: Listed[] = [
@@ -61,12 +63,69 @@ t.test('words that match nothing: one usage error naming each, with a suggestion
   const several = t.throws(() => selectScenarios(['gap', 'nope-*', 'zzzzzz'], {}, listed, noFiles)) as UnmatchedError;
   t.same(several.words, ['nope-*', 'zzzzzz']);
   t.equal(several.message, 'no scenario matches "nope-*", "zzzzzz" (see `chaoslab list`)');
-  const inLab = t.throws(() => selectScenarios(['feed-happy-path'], { lab: 'ledger' }, listed, noFiles)) as Error;
-  t.match(inLab.message, /unknown scenario "feed-happy-path" in the ledger lab/);
+  const inLab = t.throws(() => selectScenarios(['nope'], { lab: 'ledger' }, listed, noFiles)) as Error;
+  t.match(inLab.message, /unknown scenario "nope" in the ledger lab/);
   t.match(
     (t.throws(() => selectScenarios(['gapp', 'ack-lst'], {}, listed, noFiles)) as Error).message,
     /^unknown scenarios "gapp" \(did you mean "gap"\?\), "ack-lst" \(did you mean "ack-lost"\?\)$/,
   );
+});
+
+t.test("--lab refuses another lab's scenario by name, and names the one it most likely meant", async (t) => {
+  const withLedgerTwin: Listed[] = [...listed, { name: 'happy-path', lab: 'ledger', file: '/c/ledger/happy-path.yaml' }];
+  const other = t.throws(() => selectScenarios(['happy-path'], { lab: 'feed' }, withLedgerTwin, noFiles)) as Error;
+  t.ok(other instanceof OtherLabError && other instanceof UsageError);
+  t.equal(other.message, 'happy-path is a ledger scenario, not one of the feed lab (--lab feed): run feed-happy-path, or see `chaoslab list --lab feed`');
+  const noTwin = t.throws(() => selectScenarios(['feed-happy-path', 'gap'], { lab: 'ledger' }, listed, noFiles)) as Error;
+  t.match(noTwin.message, /^feed-happy-path is a feed scenario, not one of the ledger lab \(--lab ledger\): (run \S+, or )?see `chaoslab list --lab ledger`$/);
+  t.same(names(selectScenarios(['happy-path'], { lab: 'ledger' }, withLedgerTwin, noFiles)), ['happy-path'], 'its own lab: picked');
+  t.same(names(selectScenarios(['*happy*'], { lab: 'feed' }, withLedgerTwin, noFiles)), ['feed-happy-path'], 'a glob picks within the lab');
+});
+
+t.test('a name two labs use is refused without --lab, naming both; --lab picks one', async (t) => {
+  const twice: Listed[] = [...listed, { name: 'gap', lab: 'feed', file: '/c/feed/gap.yaml' }];
+  t.throws(() => selectScenarios(['gap'], {}, twice, noFiles), {
+    message: '"gap" is a scenario of 2 labs (ledger: /c/ledger/gap.yaml, feed: /c/feed/gap.yaml): choose one with --lab ledger|feed',
+  });
+  t.same(
+    selectScenarios(['gap'], { lab: 'feed' }, twice, noFiles).picked.map((p) => p.file),
+    ['/c/feed/gap.yaml'],
+  );
+  t.same(names(selectScenarios(['g*'], {}, twice, noFiles)), ['gap', 'gap'], 'a glob without --lab takes both (run then asks for one lab per consumer)');
+});
+
+t.test('the whole catalogue: every scenario name belongs to one lab', async (t) => {
+  const entries = catalogue(scenariosDir);
+  const labsOf = new Map<string, Set<string>>();
+  for (const e of entries) labsOf.set(e.name, (labsOf.get(e.name) ?? new Set()).add(e.lab));
+  t.ok(new Set(entries.map((e) => e.lab)).size >= 2, 'at least the ledger and feed labs');
+  t.same(
+    [...labsOf].filter(([, labs]) => labs.size > 1).map(([name]) => name),
+    [],
+    'no name in two labs',
+  );
+  t.equal(labsOf.size, entries.length, 'no name twice at all');
+});
+
+t.test('validate takes files, names and globs (of --lab)', async (t) => {
+  const file = path.join(scenariosDir, 'ledger', 'gap.yaml');
+  t.same(validateTargets([file, 'ack-crash'], {}), [
+    { file, shown: file },
+    { file: path.join(scenariosDir, 'ledger', 'ack-crash.yaml'), shown: 'ack-crash' },
+  ]);
+  t.same(
+    validateTargets(['*happy-path'], { lab: 'feed' }).map((v) => v.shown),
+    ['feed-happy-path', 'feed-server-happy-path'],
+  );
+  t.same(
+    validateTargets(['missing/nope.yaml'], {}),
+    [{ file: 'missing/nope.yaml', shown: 'missing/nope.yaml' }],
+    'a path that is not there is for the loader to name',
+  );
+  t.throws(() => validateTargets(['happy-path'], { lab: 'feed' }), {
+    message: /^happy-path is a ledger scenario, not one of the feed lab \(--lab feed\): run feed-happy-path/,
+  });
+  t.throws(() => validateTargets(['gapp'], {}), { message: /unknown scenario "gapp" \(did you mean "gap"\?\)/ });
 });
 
 t.test('selectItems on the real catalogue', async (t) => {

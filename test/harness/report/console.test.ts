@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { JournalEntry } from '../../../harness/record/journal.js';
 import { createConsoleReporter } from '../../../harness/report/console.js';
+import { reportsPathShower } from '../../../harness/base/paths.js';
 import { viewOf } from '../../../harness/report/view.js';
 import { batchViewOf } from '../../../harness/report/batch-view.js';
 import { at, cutAfter, find, foreignEvent, golden, withOutput, writeRunFolder } from '../../helpers/journals.js';
@@ -142,6 +143,32 @@ t.test('the end of a failing scenario: the verdict first, then the smallest diff
   t.ok(table[2]!.length <= 100);
   t.equal(table[3], 'report: 20261130-234759-ack-crash-6bg1/report.html  (also latest/report.html)');
   r.close();
+});
+
+t.test('paths as given: an absolute --out prints absolute report paths, a relative one (or none) paths relative to the cwd', async (t) => {
+  const dir = t.testdir();
+  const journal = golden('ack-crash-ack-before-commit');
+  const runDir = writeRunFolder(join(dir, 'out', '20261130-234759-ack-crash-6bg1'), journal);
+  writeFileSync(join(runDir, 'report.html'), '');
+  symlinkSync('20261130-234759-ack-crash-6bg1', join(dir, 'out', 'latest'));
+  const tableOf = (showPath: (path: string) => string) => {
+    const out = sink(100);
+    const r = createConsoleReporter({ tty: false, quiet: true, out, interval: false, cwd: join(dir, 'elsewhere'), showPath });
+    r.scenarioStarted('ack-crash');
+    r.scenarioFinished('ack-crash', { status: 'fail', runDir, view: viewOf(journal) });
+    r.finalTable();
+    r.close();
+    return out.text.split('\n').filter((l) => l.startsWith('report: '));
+  };
+  t.same(tableOf(reportsPathShower({ out: join(dir, 'out') }, join(dir, 'elsewhere'))), [
+    `report: ${join(runDir, 'report.html')}  (also ${join(dir, 'out', 'latest')}/report.html)`,
+  ]);
+  t.same(tableOf(reportsPathShower({ out: '../out' }, join(dir, 'elsewhere'))), [
+    'report: ../out/20261130-234759-ack-crash-6bg1/report.html  (also ../out/latest/report.html)',
+  ]);
+  t.equal(reportsPathShower({}, '/w')('/w/reports/x/report.html'), 'reports/x/report.html', 'the default reports/ is relative');
+  t.equal(reportsPathShower({ reports: '/abs' }, '/w')('/abs/x'), '/abs/x', '--reports, the older name, too');
+  t.equal(reportsPathShower({ out: 'r' }, '/w')('/w'), '.');
 });
 
 t.test('terminal mode: one status line redrawn in place, a progress bar for several scenarios, colour', async (t) => {
