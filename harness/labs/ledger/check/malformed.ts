@@ -80,6 +80,7 @@ export function malformedProblems(
   stream: string,
   events: readonly { seq: number; delta: number }[],
   fileAfter: (incarnation: number) => StoreSnapshot | undefined,
+  killedAtDeadline: (incarnation: number) => boolean = () => false,
 ): Finding[] {
   const problems: Finding[] = [];
   for (const b of brokenLines(journal, stream)) {
@@ -91,20 +92,27 @@ export function malformedProblems(
     if (seq !== undefined && applied(b, seq, events, fileAfter(b.incarnation)))
       problems.push({
         code: 'malformed-applied',
-        text: `${name} accepted ${what}: it acknowledged it (ACK ${seq}) instead of rejecting it — ${CLOSE_AT_ONCE}`,
+        text: `${name} accepted ${what}: it acknowledged it (ACK ${seq}) instead of rejecting it — ${CLOSE_AT_ONCE} (CONTRACT.md §3)`,
         subject,
       });
     else if (b.acks.length > 0)
       problems.push({
         code: 'malformed-read-on',
-        text: `${name} read on past ${what}: it acknowledged later lines on the same connection (ACK ${acks}) instead of closing it at once — ${CLOSE_AT_ONCE}`,
+        text: `${name} read on past ${what}: it acknowledged later lines on the same connection (ACK ${acks}) instead of closing it at once — ${CLOSE_AT_ONCE} (CONTRACT.md §3)`,
         subject,
       });
     // A short fragment without LF is not a line until the stream ends: only the publisher can close then.
     else if (b.closedBy?.by === 'publisher' && (b.line.endsWith('\n') || b.line.length >= MAX_LINE_BYTES))
       problems.push({
         code: 'malformed-not-closed',
-        text: `${name} did not close the connection after ${what}: the publisher closed it (${b.closedBy.reason}) — ${CLOSE_AT_ONCE}`,
+        text: `${name} did not close the connection after ${what}: the publisher closed it (${b.closedBy.reason}) — ${CLOSE_AT_ONCE} (CONTRACT.md §3)`,
+        subject,
+      });
+    // An unterminated line already past the limit, and the process waited on it until it was killed.
+    else if (!b.line.endsWith('\n') && b.line.length > MAX_LINE_BYTES && killedAtDeadline(b.incarnation))
+      problems.push({
+        code: 'line-not-bounded',
+        text: `${name} kept reading a line that was already too long: ${b.line.length} bytes without a newline, and it waited for the rest until it was killed at the deadline — a line is at most ${MAX_LINE_BYTES} bytes, so once you hold ${MAX_LINE_BYTES} bytes without a newline the line is malformed: close at once and exit non-zero (CONTRACT.md §3)`,
         subject,
       });
   }

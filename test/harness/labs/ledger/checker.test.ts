@@ -219,13 +219,13 @@ t.test('transcript expectations: unexpected ACK after an ack-point crash names t
   t.equal(v.pass, false);
   t.match(
     v.reasons[0],
-    /^incarnation 1 sent ACK 1 at \d\.\d{3} s, which it must not send: the process was ended at fault point ack:1, after COMMIT and before the ACK is written, so this ACK was written before seq 1 was committed$/,
+    /^incarnation 1 sent ACK 1 at \d\.\d{3} s, which it must not send: the process was ended at fault point ack:1, after COMMIT and before the ACK is written, so this ACK was written before seq 1 was committed — write ACK s only after COMMIT returned \(CONTRACT\.md §4, ACK only after COMMIT\)$/,
   );
   t.match(v.reasons[1], /incarnation 2 never sent ACK 1 \(incarnation 1 had already acknowledged it, so it was not redelivered\)/);
   const ackLine = journalFor(dir, mutant, ACK_CRASH_EXPECT).find((e) => e.type === 'wire' && e.kind === 'recv' && e.conn === 1 && e.line === 'ACK 1\n')!;
   t.match(
     v.verdict.findings[0],
-    { code: 'unexpected-ack', subject: { seqs: [1], t: ackLine.t, process: { role: 'consumer', incarnation: 1 } } },
+    { code: 'ack-before-commit', subject: { seqs: [1], t: ackLine.t, process: { role: 'consumer', incarnation: 1 } } },
     'the finding names its seq, time and process as data, for the reports to highlight',
   );
   t.match(v.verdict.findings[1], { code: 'missing-ack', subject: { seqs: [1], process: { incarnation: 2 } } });
@@ -621,7 +621,7 @@ t.test('a malformed line: the verdict leads with what the consumer did with it, 
   t.equal(lenient.verdict.findings[0]!.code, 'malformed-applied');
   t.match(
     lenient.verdict.headline,
-    /^incarnation 1 accepted the malformed line `EVENT 3 \+4` \(a "\+" sign, which the grammar forbids\): it acknowledged it \(ACK 3\) instead of rejecting it — on a malformed line a consumer applies and acknowledges nothing from it on, closes the connection at once and exits non-zero$/,
+    /^incarnation 1 accepted the malformed line `EVENT 3 \+4` \(a "\+" sign, which the grammar forbids\): it acknowledged it \(ACK 3\) instead of rejecting it — on a malformed line a consumer applies and acknowledges nothing from it on, closes the connection at once and exits non-zero \(CONTRACT\.md §3\)$/,
   );
   t.same(lenient.verdict.findings[0]!.subject, { process: { role: 'consumer', incarnation: 1 }, t: lenient.verdict.findings[0]!.subject!.t, seqs: [3] });
   t.equal(new Set(lenient.reasons).size, lenient.reasons.length, 'no finding is listed twice');
