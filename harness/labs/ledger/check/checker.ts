@@ -54,13 +54,7 @@ export function checkLedgerRun(journal: readonly JournalEntry[], plan: Plan, rea
 
   // Most telling first: what the consumer did with a line that broke the grammar (the scenario's
   // point, when it sends one), then a broken invariant seen mid-run, usually the root cause of the rest.
-  const malformed = malformedProblems(
-    journal,
-    consumerStream.stream,
-    events,
-    (n) => incarnations[n - 1]?.fileAfter,
-    (n) => incarnations[n - 1]?.exit?.killedBy === 'deadline',
-  );
+  const malformed = malformedProblems(journal, consumerStream.stream, events, (n) => incarnations[n - 1]);
   const found = bad
     ? environmentProblems(journal, consumerStream.stream, bad, incarnations, consumerStore, plan.deadlineMs)
     : [

@@ -2,7 +2,7 @@
 // what the final store must hold against the script. Findings in plain words, with their subject.
 
 import type { JournalEntry } from '../../../record/journal.js';
-import type { Finding } from '../../../findings/verdict.js';
+import type { Finding, ProcessRef } from '../../../findings/verdict.js';
 import type { IncarnationFacts } from './incarnations.js';
 import { type FaultStep, parseFaultPlan } from '../scenario/fault-plan.js';
 import type { LedgerPlan } from '../scenario/load.js';
@@ -52,15 +52,7 @@ export function midRunProblems(journal: readonly JournalEntry[], incarnations: I
     }
     const reset = e.when === 'after-exit' ? checkpointReset(f.incarnation, previousLast[e.incarnation - 1], store) : undefined;
     if (reset) problems.push({ ...reset, subject: { process, t: e.t } });
-    for (const p of consistencyProblems(store)) {
-      // After a reset checkpoint every row is "beyond the cursor": the reset is the one cause.
-      const cause = reset ? undefined : CONSISTENCY_CAUSES[p.kind];
-      problems.push({
-        code: cause?.code ?? 'inconsistent-store',
-        text: `${moment}, an independent read found ${p.text}${cause ? `: ${cause.words}` : ` — ${COMMITTED_STATE}`}`,
-        subject: { process, t: e.t, ...(p.seqs ? { seqs: p.seqs.slice(0, SUBJECT_MAX) } : {}) },
-      });
-    }
+    problems.push(...inconsistencies(moment, store, { process, t: e.t }, reset !== undefined));
     if (e.when === 'while-stopped') {
       const problem = stop && stoppedReadProblem(stop, store);
       if (stop && problem)
@@ -166,6 +158,18 @@ function consistencyProblems(store: StoreSnapshot): Inconsistency[] {
   for (let s = 0; s <= last && holes.length < 9; s++) if (!held.has(s)) holes.push(s);
   if (holes.length) problems.push({ kind: 'holes', text: `${listSeqs(holes)} missing below the cursor (last ${last})`, seqs: holes });
   return problems;
+}
+
+/** A read's broken invariants, each named by its cause where it has one (after a reset checkpoint, every row is "beyond the cursor": the reset is the one cause). */
+function inconsistencies(moment: string, store: StoreSnapshot, at: { process: ProcessRef; t: number }, reset: boolean): Finding[] {
+  return consistencyProblems(store).map((p) => {
+    const cause = reset ? undefined : CONSISTENCY_CAUSES[p.kind];
+    return {
+      code: cause?.code ?? 'inconsistent-store',
+      text: `${moment}, an independent read found ${p.text}${cause ? `: ${cause.words}` : ` — ${COMMITTED_STATE}`}`,
+      subject: { ...at, ...(p.seqs ? { seqs: p.seqs.slice(0, SUBJECT_MAX) } : {}) },
+    };
+  });
 }
 
 /**

@@ -775,3 +775,43 @@ t.test('bad environment values and their words', async (t) => {
   const plain = { CHAOSLAB_PORT: '1' };
   t.equal(consumerEnv(plain, undefined), plain, 'no bad environment: the environment as it is');
 });
+
+t.test('the cause leads the verdict: a checkpoint reset on opening, a row committed without its cursor', async (t) => {
+  // reset-on-open, as its killer ack-crash saw it: incarnation 2 reset the row, resumed from -1 and
+  // failed on EVENT 0's row; the checker finds the inconsistent read and the RESUME first.
+  const reset = setup(t, { checkpoint: [[-1, 0]], ledger: GOOD.slice(0, 2) });
+  const resetRun: Inc[] = [ACK_CRASH[0]!, { lines: ['RESUME -1\n'], exit: { code: 1 }, after: { last: -1, total: 0, ledger: GOOD.slice(0, 2) } }];
+  const v = checkLedgerRun(journalFor(reset, resetRun, ACK_CRASH_EXPECT));
+  t.match(
+    v.verdict.headline,
+    /^incarnation 2 started from a file whose cursor was last 1, and when it ended the checkpoint said last -1, total 0 while the ledger still held seqs 0, 1: the checkpoint row was reset — .*INSERT OR IGNORE.*\(CONTRACT\.md §4\)$/,
+  );
+  t.equal(v.verdict.findings[0]!.code, 'checkpoint-reset');
+  t.ok(
+    v.reasons.slice(1).some((r) => /durable cursor was 1/.test(r)),
+    'the RESUME is still reported, after its cause',
+  );
+  t.notOk(
+    v.verdict.findings.some((f) => f.code === 'row-beyond-cursor'),
+    'rows "beyond" a reset cursor are not blamed on a split transaction',
+  );
+
+  // split-commit: the row of seq 1 committed, its cursor not, when the apply hook ended the process.
+  const split = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
+  const splitRun: Inc[] = [
+    {
+      fault: 'exit@apply:1',
+      expectExit: 'nonzero',
+      lines: ['RESUME -1\n', 'ACK 0\n'],
+      exit: { code: 86 },
+      after: { last: 0, total: 7, ledger: GOOD.slice(0, 2) },
+    },
+    { lines: ['RESUME 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 1 }, after: { last: 0, total: 7, ledger: GOOD.slice(0, 2) } },
+  ];
+  const s = checkLedgerRun(journalFor(split, splitRun));
+  t.equal(s.verdict.findings[0]!.code, 'row-beyond-cursor', s.verdict.findings.map((f) => f.code).join());
+  t.match(
+    s.verdict.headline,
+    /^when incarnation 1 ended, an independent read found seq 1 in the ledger beyond the cursor \(last 0\): the event's row was committed without its cursor — .*one BEGIN IMMEDIATE transaction.*\(CONTRACT\.md §4\)$/,
+  );
+});
