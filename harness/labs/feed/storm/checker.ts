@@ -179,8 +179,9 @@ function backoffFindings(
     const shape = shapeOf(xs);
     const above = xs.filter((x) => x > 1.25).length / xs.length;
     const spread = fixed(quantile(xs, 0.75) - quantile(xs, 0.25));
-    // Jittered before the cap, all at CAP on it: the jittered value was clamped, min(CAP, BASE × 2^n × U).
-    const clampedFlat = shape === 'no-jitter' && ks.pre.pass && Math.abs(quantile(xs, 0.5) - 1) < 0.1;
+    // Spread before the cap, all at CAP on it: the jittered value was clamped, min(CAP, BASE × 2^n × U).
+    // (The spread, not the KS test: a loaded machine's scheduling can pass a jitterless sample.)
+    const clampedFlat = shape === 'no-jitter' && pre.length > 0 && shapeOf(pre.map(norm)) !== 'no-jitter' && Math.abs(quantile(xs, 0.5) - 1) < 0.1;
     const why =
       shape === 'clamped' || clampedFlat
         ? `the delay is clamped after the jitter: at the cap every retry waits ${clampedFlat ? 'exactly' : 'at most'} CAP (${ms(cap)}; ${

@@ -168,6 +168,17 @@ t.test('each mutant is caught for its reason', (t) => {
   );
   t.match(clampedFlat, [/^the delay is clamped after the jitter: at the cap every retry waits exactly CAP .*\(CONTRACT\.md §6\)/], 'min(CAP, BASE·2^n·U)');
   t.notMatch(clampedFlat.join('\n'), /no jitter/, 'not reported as a missing jitter: the jitter is there before the cap');
+  // No jitter anywhere, every wait stretched by a loaded machine: the KS test before the cap
+  // (which judges only waits too short) passes, but a flat cap is still no jitter, not a clamp.
+  const nCap = preCapSteps(BASE, CAP);
+  const stretched = texts(
+    judgeStorm(
+      journalOf((n) => (n < nCap ? 1.6 * stepOf(BASE, CAP, n) : CAP) + 2, { attempts: 14 }),
+      plan,
+      STORM,
+    ),
+  );
+  t.match(stretched, [/^no jitter at the cap: every retry at the cap waits CAP exactly/], 'a jitterless, stretched backoff');
   t.match(
     texts(
       judgeStorm(
