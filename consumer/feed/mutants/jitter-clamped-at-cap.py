@@ -5,7 +5,7 @@ It breaks this sentence of the contract (consumer/feed/CONTRACT.md, section 6):
   "... also after the cap is reached (clamping the jittered value to the cap would bring every client back in step)"
 
 Why feed-happy-path misses it: its one connection never ends before SIGTERM, so the process never waits to reconnect.
-Killed by: feed-restart-storm — at the cap almost no delay exceeds CAP, where U(0.5, 1.5) puts half of them above it: "jitter clamped to the cap".
+Killed by: feed-restart-storm — at the cap almost no delay exceeds CAP, where U(0.5, 1.5) puts half of them above it: "the delay is clamped after the jitter".
 Run: python3 consumer/feed/mutants/jitter-clamped-at-cap.py
 """
 

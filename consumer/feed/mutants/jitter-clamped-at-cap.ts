@@ -4,7 +4,7 @@
 //   "... also after the cap is reached (clamping the jittered value to the cap would bring every client back in step)"
 //
 // Why feed-happy-path misses it: its one connection never ends before SIGTERM, so the process never waits to reconnect.
-// Killed by: feed-restart-storm — at the cap almost no delay exceeds CAP, where U(0.5, 1.5) puts half of them above it: "jitter clamped to the cap".
+// Killed by: feed-restart-storm — at the cap almost no delay exceeds CAP, where U(0.5, 1.5) puts half of them above it: "the delay is clamped after the jitter".
 // Python twin: consumer/feed/mutants/jitter-clamped-at-cap.py.
 import { type Config, main, referenceSteps } from '../typescript/feed-client.js';
 

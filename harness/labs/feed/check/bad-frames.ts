@@ -11,8 +11,8 @@ import type { StoreView } from './state.js';
 import { cursorSubject, seconds, shortAmount } from '../report/words.js';
 
 const INVALID_DUTY =
-  'an invalid frame is applied in no part, nothing after it on that connection is applied, and the consumer closes the connection and reconnects';
-const UNKNOWN_DUTY = 'a frame of an unknown op is ignored, and the connection kept';
+  'an invalid frame is applied in no part, nothing after it on that connection is applied, and the consumer closes the connection and reconnects (CONTRACT.md §2, Bad frames)';
+const UNKNOWN_DUTY = 'a frame of an unknown op is ignored, and the connection kept (CONTRACT.md §2, Bad frames)';
 
 export interface BadFrame {
   process: ProcessFacts;

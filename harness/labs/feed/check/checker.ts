@@ -11,6 +11,8 @@ import { consumerRefusal, STORE_REFUSED, withRefusedStore } from '../../../judge
 import { describeRefusal, refusalRule, type StoreRefusal } from '../../../sandbox/store-file.js';
 import type { Scenario } from '../../../scenario/types.js';
 import { type Finding, type ProcessRef, statusOf, type Verdict } from '../../../findings/verdict.js';
+import { failHeadline, rankFindings } from '../../../findings/priority.js';
+import { FEED_PRIORITIES } from '../priorities.js';
 import { badFrameProblems } from './bad-frames.js';
 import { type SimulatedChain, simulate } from '../scenario/chain-script.js';
 import { smallestDiff } from './diff.js';
@@ -85,9 +87,8 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
     ...(p.cursors || process ? { subject: { ...(p.cursors ? cursorSubject(p.cursors) : {}), ...(process ? { process } : {}) } } : {}),
   });
 
-  // Most telling first: what the consumer did with a bad frame (the scenario's point, when it sends
-  // one), then what a process did wrong at a hook or mid-run, usually the root cause of the rest.
-  const findings: Finding[] = [
+  // In the order they are looked for; the lab's table then puts the cause first (priorities.ts).
+  const found: Finding[] = [
     ...badFrameProblems({ facts, chainAmount: chainAmounts(sim), viewAfter: (conn) => viewAfter(facts, conn, consumerView) }),
     ...processProblems(facts.consumers, lab),
     ...facts.consumers.flatMap((p) => hookProblems(p, facts)),
@@ -118,10 +119,11 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
     ...subscribeProblems(control, facts, lab, `${lab.consumer.clientId}-control`).map(asHarness),
     ...controlJudged.problems.map((p) => ({ ...storeFinding(p, ref(control)), code: `control-${p.code}` })),
   ];
+  const findings = rankFindings(found, FEED_PRIORITIES);
   const status = statusOf(findings, harnessErrors);
   const verdict: Verdict = {
     status,
-    headline: status === 'pass' ? passHeadline(consumerJudged.summary, controlJudged.summary, facts) : (harnessErrors[0] ?? findings[0])!.text,
+    headline: status === 'pass' ? passHeadline(consumerJudged.summary, controlJudged.summary, facts) : failHeadline({ findings, harnessErrors }),
     findings,
     harnessErrors,
     diff: status === 'pass' ? [] : smallestDiff({ consumer: consumerJudged, control: controlJudged, findings, harnessErrors }),
@@ -348,7 +350,7 @@ function hookProblems(p: ProcessFacts, facts: RunFacts): Finding[] {
         code: committed ? 'commit-not-visible' : 'uncommitted-visible',
         text: committed
           ? `${who(p)} stopped itself right after ${where}, but an independent read saw ${describeModel(problem.got)}; a committed transaction must be visible: ${describeModel(problem.want)}`
-          : `${who(p)} stopped itself inside ${where}, and an independent read saw ${describeModel(problem.got)}; uncommitted work must be invisible: it must see ${describeModel(problem.want)}`,
+          : `${who(p)} stopped itself inside ${where}, and an independent read saw ${describeModel(problem.got)}; uncommitted work must be invisible: it must see ${describeModel(problem.want)} — every frame that changes the store is handled in one transaction, the cursor included (CONTRACT.md §3)`,
         subject,
       });
     else
@@ -384,16 +386,16 @@ function cursorProblem(
         code: 'unneeded-snapshot',
         text:
           resetBefore && resetBefore.reason !== 'stale-cursor'
-            ? `after \`reset ${resetBefore.reason}\` at ${seconds(resetBefore.t)}, ${where} subscribed with cursor null, but its store held cursor ${durable}: that reset asks to resume from the stored cursor, and nothing called for a snapshot (no stale-cursor reset, no revoke into its snapshot): an unneeded snapshot empties the user's activity list`
-            : `${where} subscribed with cursor null, but its store held cursor ${durable} and nothing called for a snapshot (no stale-cursor reset, no revoke into its snapshot since it started): an unneeded snapshot empties the user's activity list`,
+            ? `after \`reset ${resetBefore.reason}\` at ${seconds(resetBefore.t)}, ${where} subscribed with cursor null, but its store held cursor ${durable}: that reset asks to resume from the stored cursor, and nothing called for a snapshot (no stale-cursor reset, no revoke into its snapshot): an unneeded snapshot empties the user's activity list (CONTRACT.md §4: after a slow-consumer or shutdown reset, reconnect with the stored cursor)`
+            : `${where} subscribed with cursor null, but its store held cursor ${durable} and nothing called for a snapshot (no stale-cursor reset, no revoke into its snapshot since it started): an unneeded snapshot empties the user's activity list — subscribe with the stored cursor and its block hash; cursor null only when a snapshot is needed (CONTRACT.md §2, A snapshot is needed)`,
         subject: { ...subject, ...cursorSubject([durable]) },
       };
   } else if (need?.certain)
     return {
       code: 'snapshot-needed',
       text: need.stale
-        ? `after \`reset stale-cursor\` at ${seconds(need.t)}, ${where} subscribed with the stale cursor ${f.cursor} again, and no snapshot was installed since: it must subscribe with cursor null — resuming from beyond the server's window, it would silently believe it is up to date`
-        : `${where} subscribed with cursor ${f.cursor}, but ${need.why} at ${seconds(need.t)} and no snapshot was installed since: it must subscribe with cursor null`,
+        ? `after \`reset stale-cursor\` at ${seconds(need.t)}, ${where} subscribed with the stale cursor ${f.cursor} again, and no snapshot was installed since: it must subscribe with cursor null — resuming from beyond the server's window, it would silently believe it is up to date (CONTRACT.md §4: after a stale-cursor reset the next subscribe carries cursor null)`
+        : `${where} subscribed with cursor ${f.cursor}, but ${need.why} at ${seconds(need.t)} and no snapshot was installed since: it must subscribe with cursor null (CONTRACT.md §2, A snapshot is needed)`,
       subject: { ...subject, ...cursorSubject([f.cursor]) },
     };
   else if (durable === null)
@@ -411,7 +413,7 @@ function cursorProblem(
   else if (f.blockHash !== read.blockHash)
     return {
       code: 'wrong-subscribe-hash',
-      text: `${where} subscribed from ${f.cursor} with block hash ${f.blockHash}, but its store held block hash ${read.blockHash ?? 'NULL'} for that cursor`,
+      text: `${where} subscribed from ${f.cursor} with block hash ${f.blockHash}, but its store held block hash ${read.blockHash ?? 'NULL'} for that cursor — a subscribe carries the stored cursor and the stored hash of its block, as committed with it (CONTRACT.md §2)`,
       subject: { ...subject, ...cursorSubject([f.cursor]) },
     };
   return undefined;
@@ -523,7 +525,7 @@ function wireProblems(c: ConnFacts, p: ProcessFacts, plan: Plan, runEnd: number,
     const first = unanswered[0]!;
     out.push({
       code: 'ping-unanswered',
-      text: `${where} left ${plural(unanswered.length, 'ping')} of ${c.pings.length} unanswered, first ping ${first.id} at ${seconds(first.t)}: every ping must be answered with a pong carrying the same id`,
+      text: `${where} left ${plural(unanswered.length, 'ping')} of ${c.pings.length} unanswered, first ping ${first.id} at ${seconds(first.t)}: every ping must be answered with a pong carrying the same id, as soon as it arrives (CONTRACT.md §4, §5)`,
       subject: { process: ref(p), t: first.t },
     });
   }

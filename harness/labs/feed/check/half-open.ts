@@ -53,7 +53,7 @@ export function halfOpenProblems(facts: RunFacts, consumer: { idleMs: number; ba
       text:
         `process ${p.incarnation} kept ${held ? `connection ${held.conn}` : 'its connection'} through ${seconds(span.to - span.from)} of a half-open link ` +
         `(Toxiproxy \`timeout\` both ways, from ${seconds(span.from)}): it received nothing at all for far longer than CHAOSLAB_IDLE_MS (${consumer.idleMs} ms), ` +
-        'yet it never closed the connection and connected again — without an idle timeout a half-open connection stays open for ever',
+        'yet it never closed the connection and connected again — without an idle timeout a half-open connection stays open for ever: close a connection on which nothing at all came for CHAOSLAB_IDLE_MS, then reconnect (CONTRACT.md §5)',
       subject: { process: { role: 'consumer', incarnation: p.incarnation }, t: span.from },
     });
   }

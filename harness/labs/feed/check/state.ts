@@ -145,7 +145,7 @@ export interface StoreSummary {
   missing: string[];
   extra: { cursor: string; why: string }[];
   wrongContent: string[];
-  balanceDiffs: { account: string; got: string; want: string; hint?: string }[];
+  balanceDiffs: { account: string; got: string; want: string; hint?: string; cause?: BalanceCause }[];
   /** Its activity list against the expected one, entry by entry, around the first difference (absent when there is no readable store). */
   activity?: ActivityComparison;
   /** Every followed account: the balance it holds (as stored, or "0" when absent) and the chain's. */
@@ -271,12 +271,14 @@ function activityProblems(name: string, view: StoreView, want: readonly RealEven
     });
   const groups = new Map<string, string[]>();
   for (const x of summary.extra) groups.set(x.why, [...(groups.get(x.why) ?? []), x.cursor]);
-  for (const [why, cursors] of groups)
+  for (const [why, cursors] of groups) {
+    const code = why.includes('revoked') ? 'revoked-kept' : why.includes('snapshot') ? 'below-snapshot' : 'foreign-events';
     problems.push({
-      code: why.includes('revoked') ? 'revoked-kept' : why.includes('snapshot') ? 'below-snapshot' : 'foreign-events',
-      text: `${name}: its activity list holds ${cursorList(cursors)} ${cursors.length === 1 ? 'which is' : 'which are'} ${why}`,
+      code,
+      text: `${name}: its activity list holds ${cursorList(cursors)} ${cursors.length === 1 ? 'which is' : 'which are'} ${why}${code === 'revoked-kept' ? ` — ${REVOKE_UNDOES}` : ''}`,
       cursors,
     });
+  }
   for (const cursor of summary.wrongContent.slice(0, 5)) {
     const e = held.get(cursor)!;
     const w = wanted.get(cursor)!;
@@ -288,6 +290,31 @@ function activityProblems(name: string, view: StoreView, want: readonly RealEven
   }
 
   return problems;
+}
+
+const REVOKE_UNDOES = 'a revoke deletes the events at or after fromCursor and undoes their effect on balances (CONTRACT.md §4)';
+
+/** A wrong balance whose difference names the mistake: its finding code. */
+export type BalanceCause = 'applied-twice' | 'revoke-kept-balance' | 'imprecise-balance';
+
+/** The mistake each cause stands for, in the contract's words. */
+const BALANCE_CAUSES: Record<BalanceCause, string> = {
+  'applied-twice':
+    'an event at or below the stored cursor is a duplicate (the server resends events after a reconnect): change nothing, whatever its content (CONTRACT.md §4)',
+  'revoke-kept-balance': REVOKE_UNDOES,
+  'imprecise-balance':
+    'amounts are integers up to 2^256 − 1: add them exactly (BigInt, Python int), never in a double or a 64-bit integer (CONTRACT.md §2, Values)',
+};
+
+/** Equal leading digits of two balances this long, at the same length, and a double's rounding is the likely difference. */
+const IMPRECISE_DIGITS = 12;
+
+/** How many leading digits two decimal texts of the same length share (0 for different lengths). */
+function sameLeadingDigits(a: string, b: string): number {
+  if (a.length !== b.length) return 0;
+  let n = 0;
+  while (n < a.length && a[n] === b[n]) n++;
+  return n;
 }
 
 /** Balances: every followed account, an absent row counting as "0". */
@@ -307,23 +334,29 @@ function balanceProblems(name: string, view: StoreView, expected: Expected, summ
     const twice = view.events.find((e) => effectOn(e.type, e.payload, account) === delta && delta !== 0n);
     const lost = expected.events.find((e) => effectOn(e.type, e.payload, account) === -delta && delta !== 0n);
     const kept = delta === 0n ? undefined : revokedKept(expected.abandoned, S, account, delta);
+    const same = sameLeadingDigits(raw, want);
     summary.balanceDiffs.push({
       account,
       got: raw,
       want,
       ...(twice
-        ? { hint: `off by exactly the effect of ${twice.cursor}: applied twice?` }
+        ? { hint: `off by exactly the effect of ${twice.cursor}: applied twice?`, cause: 'applied-twice' }
         : kept
-          ? { hint: `off by exactly the effect of ${kept}, which a reorganisation abandoned: revoked without undoing its balance change?` }
+          ? {
+              hint: `off by exactly the effect of ${kept}, which a reorganisation abandoned: revoked without undoing its balance change?`,
+              cause: 'revoke-kept-balance',
+            }
           : lost
             ? { hint: `off by exactly the effect of ${lost.cursor}: never applied?` }
-            : {}),
+            : same >= IMPRECISE_DIGITS
+              ? { hint: `the same first ${same} digits, then not: the sum lost precision?`, cause: 'imprecise-balance' }
+              : {}),
     });
   }
   for (const d of summary.balanceDiffs)
     problems.push({
-      code: 'wrong-balance',
-      text: `${name}: the balance of ${d.account} is ${d.got}, the chain says ${d.want}${d.hint ? ` (${d.hint})` : ''}`,
+      code: d.cause ?? 'wrong-balance',
+      text: `${name}: the balance of ${d.account} is ${d.got}, the chain says ${d.want}${d.hint ? ` (${d.hint})` : ''}${d.cause ? ` — ${BALANCE_CAUSES[d.cause]}` : ''}`,
     });
 
   return problems;

@@ -6,6 +6,8 @@
 
 import type { JournalEntry } from '../../../record/journal.js';
 import { type Finding, type Figure, statusOf, type Table, type Verdict } from '../../../findings/verdict.js';
+import { failHeadline, rankFindings } from '../../../findings/priority.js';
+import { FEED_PRIORITIES } from '../priorities.js';
 import { SIGTERM_FAULT } from '../check/facts.js';
 import type { FeedPlan, StormPlan } from '../scenario/plan.js';
 import { type StormAttempt, stormAttempts } from './attempts.js';
@@ -47,6 +49,9 @@ export const stepOf = (base: number, cap: number, n: number): number => Math.min
  */
 export const resetLimitMs = (base: number, cap: number): number => Math.max(1.5 * base + 100, (1.5 * base + cap / 2) / 2);
 
+/** The contract's rule for the random factor, said where a finding shows it missing. */
+const JITTER_EVERY_TIME = 'wait min(BASE × 2^n, CAP) × U with U drawn uniformly from [0.5, 1.5] for every attempt, also at the cap (CONTRACT.md §6)';
+
 type ExitEntry = Extract<JournalEntry, { type: 'process-exit' }>;
 type StormRecord = ReturnType<typeof stormAttempts>[number];
 
@@ -60,13 +65,16 @@ export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, sto
   const ks = { pre: ksTest(all.filter((a) => a.n < nCap).map(norm)), cap: ksTest(all.filter((a) => a.n >= nCap).map(norm)) };
   const early = all.filter((a) => a.delayMs < base / 2);
   const firsts = all.filter((a) => a.round >= 2 && a.index === 0);
-  const findings: Finding[] = [
-    ...exitFindings(records, exits, sigtermTimes(journal)),
-    ...noRetryFindings(records),
-    ...earlyFindings(early, all.length, base),
-    ...backoffFindings(all, ks, base, cap, nCap, norm),
-    ...resetFindings(firsts, base, cap),
-  ];
+  const findings: Finding[] = rankFindings(
+    [
+      ...exitFindings(records, exits, sigtermTimes(journal)),
+      ...noRetryFindings(records),
+      ...earlyFindings(early, all.length, base),
+      ...backoffFindings(all, ks, base, cap, nCap, norm),
+      ...resetFindings(firsts, base, cap),
+    ],
+    FEED_PRIORITIES,
+  );
   const tables = [statsTable(all, ks, early, firsts, base, cap, nCap)];
   return { findings, tables, state: processTable(records, exits, storm), figure: figureOf(records, all, storm, base, cap, nCap, norm) };
 }
@@ -129,7 +137,7 @@ function earlyFindings(early: readonly StormAttempt[], total: number, base: numb
   return [
     {
       code: 'storm-too-early',
-      text: `${early.length} of ${total} retries came earlier than half the base (BASE/2 = ${ms(base / 2)}): the earliest ${fixed(first.delayMs, 1)} ms after the connection ended (process ${first.process}, restart ${first.round}, retry ${first.index + 1}); min(BASE × 2^n, CAP) × U(0.5, 1.5) is never below BASE/2`,
+      text: `${early.length} of ${total} retries came earlier than half the base (BASE/2 = ${ms(base / 2)}): the earliest ${fixed(first.delayMs, 1)} ms after the connection ended (process ${first.process}, restart ${first.round}, retry ${first.index + 1}); min(BASE × 2^n, CAP) × U(0.5, 1.5) is never below BASE/2, measured from the moment the connection ended (CONTRACT.md §6)`,
       subject: { process: { role: 'consumer', incarnation: first.process }, t: first.t },
     },
   ];
@@ -162,20 +170,26 @@ function backoffFindings(
     const shape = shapeOf(pre.map(norm));
     const why =
       shape === 'no-jitter'
-        ? `no jitter before the cap: the middle half of the normalised delays spans ${fixed(quantile(pre.map(norm), 0.75) - quantile(pre.map(norm), 0.25))} (U(0.5, 1.5) spans 0.50)`
-        : `the delays before the cap do not grow as min(BASE × 2^n, CAP) × U(0.5, 1.5): median ${medians(pre)}`;
+        ? `no jitter before the cap: every retry waits its step min(BASE × 2^n, CAP) exactly (the middle half of the normalised delays spans ${fixed(quantile(pre.map(norm), 0.75) - quantile(pre.map(norm), 0.25))}; U(0.5, 1.5) spans 0.50) — ${JITTER_EVERY_TIME}`
+        : `the delays before the cap do not grow as min(BASE × 2^n, CAP) × U(0.5, 1.5): median ${medians(pre)} (CONTRACT.md §6)`;
     findings.push({ code: 'storm-backoff-before-cap', text: `${why}; ${ksWords(ks.pre)}` });
   }
   if (!ks.cap.pass) {
     const xs = atCap.map(norm);
     const shape = shapeOf(xs);
     const above = xs.filter((x) => x > 1.25).length / xs.length;
+    const spread = fixed(quantile(xs, 0.75) - quantile(xs, 0.25));
+    // Spread before the cap, all at CAP on it: the jittered value was clamped, min(CAP, BASE × 2^n × U).
+    // (The spread, not the KS test: a loaded machine's scheduling can pass a jitterless sample.)
+    const clampedFlat = shape === 'no-jitter' && pre.length > 0 && shapeOf(pre.map(norm)) !== 'no-jitter' && Math.abs(quantile(xs, 0.5) - 1) < 0.1;
     const why =
-      shape === 'no-jitter'
-        ? `no jitter at the cap: the middle half of the delays at the cap spans ${fixed(quantile(xs, 0.75) - quantile(xs, 0.25))} of CAP (U(0.5, 1.5) spans 0.50), so every client of a restarted server comes back in step`
-        : shape === 'clamped'
-          ? `jitter clamped to the cap: only ${Math.round(above * 100)} % of the delays at the cap exceed 1.25 × CAP (${ms(1.25 * cap)}), where U(0.5, 1.5) puts a quarter of them, so clients at the cap come back in step`
-          : `the delays at the cap do not follow CAP × U(0.5, 1.5): median ${medians(atCap)}`;
+      shape === 'clamped' || clampedFlat
+        ? `the delay is clamped after the jitter: at the cap every retry waits ${clampedFlat ? 'exactly' : 'at most'} CAP (${ms(cap)}; ${
+            clampedFlat ? `the middle half of the delays at the cap spans ${spread} of CAP` : `only ${Math.round(above * 100)} % of them exceed 1.25 × CAP`
+          }, where U(0.5, 1.5) spreads them from 0.5 to 1.5 × CAP) — that is min(CAP, BASE × 2^n × U) instead of min(BASE × 2^n, CAP) × U: clamp the step, then multiply by U, or every client at the cap comes back in step (CONTRACT.md §6)`
+        : shape === 'no-jitter'
+          ? `no jitter at the cap: every retry at the cap waits CAP exactly (the middle half of the delays at the cap spans ${spread} of CAP; U(0.5, 1.5) spans 0.50), so every client of a restarted server comes back in step — ${JITTER_EVERY_TIME}`
+          : `the delays at the cap do not follow CAP × U(0.5, 1.5): median ${medians(atCap)} (CONTRACT.md §6)`;
     findings.push({ code: 'storm-backoff-at-cap', text: `${why}; ${ksWords(ks.cap)}` });
   }
   return findings;
@@ -192,7 +206,7 @@ function resetFindings(firsts: readonly StormAttempt[], base: number, cap: numbe
   return [
     {
       code: 'storm-not-reset',
-      text: `n was not reset after a successful subscription: the first retry after each restart that followed a served event waited at least ${ms(firstMin)} in all ${firsts.length} (processes × restarts); with n back to 0 it waits at most 1.5 × BASE = ${ms(1.5 * base)}`,
+      text: `n was not reset after a successful subscription: the first retry after each restart that followed a served event waited at least ${ms(firstMin)} in all ${firsts.length} (processes × restarts); with n back to 0 it waits at most 1.5 × BASE = ${ms(1.5 * base)} — n returns to 0 after a connection on which a snapshot or an event arrived (CONTRACT.md §6)`,
     },
   ];
 }
@@ -311,7 +325,7 @@ export function checkStorm(journal: readonly JournalEntry[], plan: FeedPlan, sto
     headline:
       status === 'pass'
         ? `${storm.processes} processes came back from ${storm.rounds} restarts with jittered exponential backoff, n reset after each served event`
-        : `the reconnect backoff breaks the contract (section 6): ${judged.findings[0]!.text}`,
+        : failHeadline({ findings: judged.findings, harnessErrors: [] }),
     findings: judged.findings,
     harnessErrors: [],
     diff: judged.findings.map((f) => f.text),

@@ -10,6 +10,8 @@ import { consumerRefusal, STORE_REFUSED, withRefusedStore } from '../../../judge
 import { describeRefusal, refusalRule, type StoreRefusal } from '../../../sandbox/store-file.js';
 import type { Scenario } from '../../../scenario/types.js';
 import { type Finding, statusOf, type Verdict } from '../../../findings/verdict.js';
+import { failHeadline, rankFindings } from '../../../findings/priority.js';
+import { LEDGER_PRIORITIES } from '../priorities.js';
 import { compareAcks } from './acks.js';
 import { smallestDiff } from './diff.js';
 import { conflictProblems, connectionsOf, exitFaultAckProblems, unacknowledgedProblems, whyNoAck } from './duties.js';
@@ -52,15 +54,15 @@ export function checkLedgerRun(journal: readonly JournalEntry[], plan: Plan, rea
 
   // Most telling first: what the consumer did with a line that broke the grammar (the scenario's
   // point, when it sends one), then a broken invariant seen mid-run, usually the root cause of the rest.
-  const malformed = malformedProblems(journal, consumerStream.stream, events, (n) => incarnations[n - 1]?.fileAfter);
-  const findings = bad
+  const malformed = malformedProblems(journal, consumerStream.stream, events, (n) => incarnations[n - 1]);
+  const found = bad
     ? environmentProblems(journal, consumerStream.stream, bad, incarnations, consumerStore, plan.deadlineMs)
     : [
         ...malformed,
         ...midRunProblems(journal, incarnations),
         ...transcriptProblems(plan, incarnations, new Set(malformed.map((f) => f.subject?.process?.incarnation))),
         ...exitFaultAckProblems(incarnations, listed),
-        ...conflictProblems(connections, listed),
+        ...conflictProblems(connections),
         ...unacknowledgedProblems(connections, listed),
         ...exitProblems(plan, incarnations),
         ...storeProblems('consumer', consumerStore, events, finalLast),
@@ -71,20 +73,22 @@ export function checkLedgerRun(journal: readonly JournalEntry[], plan: Plan, rea
   ];
   const consumer = storeState(consumerStore, events, finalLast, 'final');
   const control = storeState(controlStore, events, events.length - 1, 'final');
-  if (!bad && findings.length > 0 && harnessErrors.length === 0 && (consumer.last !== control.last || consumer.total !== control.total)) {
-    findings.push({
+  if (!bad && found.length > 0 && harnessErrors.length === 0 && (consumer.last !== control.last || consumer.total !== control.total)) {
+    found.push({
       code: 'differs-from-control',
       text:
         `the always-connected control consumer ended with last ${control.last}, total ${control.total}; ` +
         `the consumer under test with last ${consumer.last}, total ${consumer.total}`,
     });
   }
+  // The cause first: the lab's table orders the findings, and the headline is the first.
+  const findings = rankFindings(found, LEDGER_PRIORITIES);
   const status = statusOf(findings, harnessErrors);
   const verdict: Verdict = {
     status,
     headline:
       status !== 'pass'
-        ? (harnessErrors[0] ?? findings[0])!.text
+        ? failHeadline({ findings, harnessErrors })
         : bad
           ? `the consumer exited 64 when ${describeBadEnvironment(bad)}, without connecting or writing its store`
           : passHeadline(consumer, expected, controlExpected),
@@ -145,12 +149,17 @@ function exitProblems(plan: Plan, incarnations: IncarnationFacts[]): Finding[] {
         text: `${name} ${how}, expected status 0 (the stream ended cleanly and everything received was handled)`,
         subject: { process, t: f.exit.t },
       });
-    if (expect === 'nonzero' && f.exit.code === 0)
+    if (expect === 'nonzero' && f.exit.code === 0) {
+      // A raise hook that fired and a status 0: the error was caught and the session carried on.
+      const raised = f.fault !== undefined && /(^|,)raise@/.test(f.fault);
       problems.push({
-        code: 'exit-zero',
-        text: `${name} exited with status 0, expected a non-zero status${f.fault ? ` (fault ${f.fault} should have ended it)` : ''}`,
+        code: raised ? 'error-swallowed' : 'exit-zero',
+        text: `${name} exited with status 0, expected a non-zero status${f.fault ? ` (fault ${f.fault} should have ended it)` : ''}${
+          raised ? ': the raised error was swallowed — an error must roll back and end the session with a non-zero exit (CONTRACT.md §6)' : ''
+        }`,
         subject: { process, t: f.exit.t },
       });
+    }
   }
   return problems;
 }
@@ -194,7 +203,7 @@ function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[], closeJ
     for (const a of unexpected) bySeq.set(a.seq, [...(bySeq.get(a.seq) ?? []), a.t]);
     for (const [seq, times] of bySeq)
       problems.push({
-        code: 'unexpected-ack',
+        code: whyNoAck(f.fault, seq) ? 'ack-before-commit' : 'unexpected-ack',
         text: `${name} sent ACK ${seq} at ${times.map(fmtT).join(' and again at ')}, which it must not send${whyNoAck(f.fault, seq)}`,
         subject: { process, seqs: [seq], t: times[0]! },
       });
@@ -207,7 +216,7 @@ function transcriptProblems(plan: Plan, incarnations: IncarnationFacts[], closeJ
         sentOnce
           ? {
               code: 'duplicate-not-acked',
-              text: `${name} acknowledged seq ${seq} only once, but it received EVENT ${seq} twice: a duplicate must be acknowledged too, or the publisher keeps retrying`,
+              text: `${name} acknowledged seq ${seq} only once, but it received EVENT ${seq} twice: a duplicate must be acknowledged too, or the publisher keeps retrying (CONTRACT.md §4)`,
               subject: { process, seqs: [seq] },
             }
           : {

@@ -3,7 +3,8 @@
 // committed seq with another delta (a Conflict) is never acknowledged and ends the session; and a
 // process an `exit` fault ended never acknowledged the event it was inside. None of these needs a
 // per-incarnation ACK list, so they judge generated schedules (`chaoslab chaos`) as well as the
-// catalogue; an incarnation whose exact ACKs the scenario lists is judged by that list instead.
+// catalogue; an incarnation whose exact ACKs the scenario lists is judged by that list instead,
+// except for a Conflict: that list says which ACK came, not that it was a Conflict's.
 //
 // "Read" is proven, never assumed: lines are processed in order and TCP keeps order, so an ACK of
 // an EVENT sent later proves every earlier line on that connection was read. What was still in
@@ -70,17 +71,17 @@ const consistent = (s: Sent): boolean => s.script === s.delta;
  * at or below its RESUME cursor) with a delta the script does not give it. Acknowledging it, or
  * reading on past it, breaks the contract; the line is the publisher's own misbehaviour.
  */
-export function conflictProblems(conns: readonly Connection[], judged: ReadonlySet<number>): Finding[] {
+export function conflictProblems(conns: readonly Connection[]): Finding[] {
   const problems: Finding[] = [];
   for (const c of conns) {
-    if (judged.has(c.incarnation)) continue;
     const index = c.events.findIndex((s, i) => !consistent(s) && held(c, s.seq, i));
     if (index < 0) continue;
     const conflict = c.events[index]!;
     const name = `incarnation ${c.incarnation}`;
     const subject = { process: who(c.incarnation), t: conflict.t, seqs: [conflict.seq] };
     const what = `the conflicting line \`${conflict.line.trimEnd()}\` (seq ${conflict.seq} again, with another delta than the ${conflict.script === undefined ? 'script, which has no such seq' : `script's ${conflict.script}`})`;
-    const duty = 'same seq with another delta is a Conflict: nothing of it is applied or acknowledged, and the session ends';
+    const duty =
+      'same seq with another delta is a Conflict, not a duplicate: nothing of it is applied or acknowledged, and the session ends non-zero (CONTRACT.md §4)';
     const acksOf = c.acks.filter((a) => a.seq === conflict.seq).length;
     const copies = c.events.filter((s) => s.seq === conflict.seq && consistent(s)).length;
     // EVENTs sent before the conflict may rightly be acknowledged after it: they were in flight.
@@ -127,7 +128,7 @@ export function unacknowledgedProblems(conns: readonly Connection[], judged: Rea
         acks > 0
           ? {
               code: 'duplicate-not-acked',
-              text: `${name} acknowledged seq ${seq} only ${acks === 1 ? 'once' : `${acks} times`}, but it received EVENT ${seq} ${copies.length === 2 ? 'twice' : `${copies.length} times`} on connection ${c.conn} (it acknowledged the later EVENT ${proof.seq} at ${fmtT(proof.t)}): a duplicate must be acknowledged too, or the publisher keeps retrying`,
+              text: `${name} acknowledged seq ${seq} only ${acks === 1 ? 'once' : `${acks} times`}, but it received EVENT ${seq} ${copies.length === 2 ? 'twice' : `${copies.length} times`} on connection ${c.conn} (it acknowledged the later EVENT ${proof.seq} at ${fmtT(proof.t)}): a duplicate must be acknowledged too, or the publisher keeps retrying (CONTRACT.md §4)`,
               subject: { process: who(c.incarnation), seqs: [seq], t: lastCopy.t },
             }
           : {
@@ -164,13 +165,15 @@ export function exitFaultAckProblems(incarnations: readonly IncarnationFacts[], 
     const ack = f.acks.find((a) => a.seq === fired.seq);
     if (ack)
       problems.push({
-        code: 'unexpected-ack',
+        code: 'ack-before-commit',
         text: `incarnation ${f.incarnation} sent ACK ${fired.seq} at ${fmtT(ack.t)}, which it must not send${whyNoAck(f.fault, fired.seq)}`,
         subject: { process: who(f.incarnation), seqs: [fired.seq], t: ack.t },
       });
   }
   return problems;
 }
+
+const ACK_AFTER_COMMIT = 'write ACK s only after COMMIT returned (CONTRACT.md §4, ACK only after COMMIT)';
 
 /** Explains, from the fault plan, why an ACK for `seq` proves an ordering bug. */
 export function whyNoAck(fault: string | undefined, seq: number): string {
@@ -179,6 +182,6 @@ export function whyNoAck(fault: string | undefined, seq: number): string {
   const [action, rest] = hook.split('@') as [string, string];
   const ended = action === 'exit' ? 'the process was ended' : 'an error was raised';
   return rest.startsWith('ack')
-    ? `: ${ended} at fault point ack:${seq}, after COMMIT and before the ACK is written, so this ACK was written before seq ${seq} was committed`
-    : `: ${ended} at fault point apply:${seq}, inside the transaction, so seq ${seq} was acknowledged before it was committed`;
+    ? `: ${ended} at fault point ack:${seq}, after COMMIT and before the ACK is written, so this ACK was written before seq ${seq} was committed — ${ACK_AFTER_COMMIT}`
+    : `: ${ended} at fault point apply:${seq}, inside the transaction, so seq ${seq} was acknowledged before it was committed — ${ACK_AFTER_COMMIT}`;
 }

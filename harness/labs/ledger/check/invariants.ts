@@ -2,7 +2,7 @@
 // what the final store must hold against the script. Findings in plain words, with their subject.
 
 import type { JournalEntry } from '../../../record/journal.js';
-import type { Finding } from '../../../findings/verdict.js';
+import type { Finding, ProcessRef } from '../../../findings/verdict.js';
 import type { IncarnationFacts } from './incarnations.js';
 import { type FaultStep, parseFaultPlan } from '../scenario/fault-plan.js';
 import type { LedgerPlan } from '../scenario/load.js';
@@ -50,12 +50,9 @@ export function midRunProblems(journal: readonly JournalEntry[], incarnations: I
       });
       continue;
     }
-    for (const p of consistencyProblems(store))
-      problems.push({
-        code: 'inconsistent-store',
-        text: `${moment}, an independent read found ${p.text} — a committed state holds seqs 0..last exactly once, with total equal to their deltas' sum`,
-        subject: { process, t: e.t, ...(p.seqs ? { seqs: p.seqs.slice(0, SUBJECT_MAX) } : {}) },
-      });
+    const reset = e.when === 'after-exit' ? checkpointReset(f.incarnation, previousLast[e.incarnation - 1], store) : undefined;
+    if (reset) problems.push({ ...reset, subject: { process, t: e.t } });
+    problems.push(...inconsistencies(moment, store, { process, t: e.t }, reset !== undefined));
     if (e.when === 'while-stopped') {
       const problem = stop && stoppedReadProblem(stop, store);
       if (stop && problem)
@@ -94,7 +91,7 @@ export function midRunProblems(journal: readonly JournalEntry[], incarnations: I
     if (f.incarnation > 1 && durable !== undefined && f.resumes.length > 0 && f.resumes[0] !== durable)
       problems.push({
         code: 'resume-not-durable',
-        text: `incarnation ${f.incarnation} sent RESUME ${f.resumes[0]}, but its file's durable cursor was ${durable} when it started`,
+        text: `incarnation ${f.incarnation} sent RESUME ${f.resumes[0]}, but its file's durable cursor was ${durable} when it started — RESUME carries the last read from the store when the process starts (CONTRACT.md §5)`,
         subject: { process: who(f.incarnation), seqs: [f.resumes[0]!] },
       });
   }
@@ -124,21 +121,73 @@ function stoppedReadProblem(stop: FaultStep, store: StoreSnapshot): string | und
   return `last ${last} and ${row ? `a ledger row for seq ${stop.seq}` : `no row for seq ${stop.seq}`}`;
 }
 
+const COMMITTED_STATE = "a committed state holds seqs 0..last exactly once, with total equal to their deltas' sum";
+
+/** What a broken invariant of a committed state says about the consumer's code, where it says one thing. */
+const CONSISTENCY_CAUSES: Partial<Record<Inconsistency['kind'], { code: string; words: string }>> = {
+  beyond: {
+    code: 'row-beyond-cursor',
+    words:
+      "the event's row was committed without its cursor — an event's ledger row, its total and last change in one BEGIN IMMEDIATE transaction, committed together (CONTRACT.md §4)",
+  },
+  holes: {
+    code: 'gap-skipped',
+    words:
+      'the cursor moved past an event that was never stored — an EVENT with s > last + 1 is a gap: apply nothing, close and exit non-zero (CONTRACT.md §4)',
+  },
+};
+
+interface Inconsistency {
+  kind: 'rows' | 'total' | 'beyond' | 'holes';
+  text: string;
+  seqs?: number[];
+}
+
 /** The invariants any committed state must satisfy, whatever the script: for mid-run reads. */
-function consistencyProblems(store: StoreSnapshot): { text: string; seqs?: number[] }[] {
+function consistencyProblems(store: StoreSnapshot): Inconsistency[] {
   if (!store.exists || store.error) return [];
-  if (store.checkpoint.length !== 1) return [{ text: `${store.checkpoint.length} checkpoint rows` }];
+  if (store.checkpoint.length !== 1) return [{ kind: 'rows', text: `${store.checkpoint.length} checkpoint rows` }];
   const { last, total } = store.checkpoint[0]!;
   const sum = store.ledger.reduce((acc, [, d]) => acc + d, 0);
-  const problems: { text: string; seqs?: number[] }[] = [];
-  if (total !== sum) problems.push({ text: `total ${total} while the ledger's deltas sum to ${sum}` });
+  const problems: Inconsistency[] = [];
+  if (total !== sum) problems.push({ kind: 'total', text: `total ${total} while the ledger's deltas sum to ${sum}` });
   const beyond = store.ledger.filter(([s]) => s > last).map(([s]) => s);
-  if (beyond.length) problems.push({ text: `${listSeqs(beyond)} in the ledger beyond the cursor (last ${last})`, seqs: beyond });
+  if (beyond.length) problems.push({ kind: 'beyond', text: `${listSeqs(beyond)} in the ledger beyond the cursor (last ${last})`, seqs: beyond });
   const held = new Set(store.ledger.map(([s]) => s));
   const holes = [];
   for (let s = 0; s <= last && holes.length < 9; s++) if (!held.has(s)) holes.push(s);
-  if (holes.length) problems.push({ text: `${listSeqs(holes)} missing below the cursor (last ${last})`, seqs: holes });
+  if (holes.length) problems.push({ kind: 'holes', text: `${listSeqs(holes)} missing below the cursor (last ${last})`, seqs: holes });
   return problems;
+}
+
+/** A read's broken invariants, each named by its cause where it has one (after a reset checkpoint, every row is "beyond the cursor": the reset is the one cause). */
+function inconsistencies(moment: string, store: StoreSnapshot, at: { process: ProcessRef; t: number }, reset: boolean): Finding[] {
+  return consistencyProblems(store).map((p) => {
+    const cause = reset ? undefined : CONSISTENCY_CAUSES[p.kind];
+    return {
+      code: cause?.code ?? 'inconsistent-store',
+      text: `${moment}, an independent read found ${p.text}${cause ? `: ${cause.words}` : ` — ${COMMITTED_STATE}`}`,
+      subject: { ...at, ...(p.seqs ? { seqs: p.seqs.slice(0, SUBJECT_MAX) } : {}) },
+    };
+  });
+}
+
+/**
+ * The checkpoint went back while the process ran: it started from a file whose cursor was
+ * `durable`, and left one with a lower cursor. A correct consumer never lowers `last` (this lab
+ * never deletes), so the row was written over — typically by opening the store as if it were new.
+ */
+function checkpointReset(incarnation: number, durable: number | undefined, store: StoreSnapshot): Omit<Finding, 'subject'> | undefined {
+  if (durable === undefined || durable < 0 || !store.exists || store.error || store.checkpoint.length !== 1) return undefined;
+  const { last, total } = store.checkpoint[0]!;
+  if (last >= durable) return undefined;
+  const kept = store.ledger.filter(([s]) => s <= durable).map(([s]) => s);
+  return {
+    code: 'checkpoint-reset',
+    text:
+      `incarnation ${incarnation} started from a file whose cursor was last ${durable}, and when it ended the checkpoint said last ${last}, total ${total}` +
+      `${kept.length ? ` while the ledger still held ${listSeqs(kept)}` : ''}: the checkpoint row was reset — opening creates the tables and the row (1, -1, 0) only when they are absent (CREATE TABLE IF NOT EXISTS, INSERT OR IGNORE); never reset an existing row (CONTRACT.md §4)`,
+  };
 }
 
 export function storeProblems(name: string, store: StoreSnapshot, events: LedgerPlan['events'], expectedLast: number): Finding[] {
@@ -216,7 +265,7 @@ function totalNotLedger(store: StoreSnapshot, total: number, ledgerSum: number):
   if (twice.length > 0 && twice.length <= 3)
     return {
       code: 'applied-twice',
-      text: `${twice.map((s) => `seq ${s}`).join(' or ')} applied twice: total ${total}, expected ${ledgerSum} from the ledger (delta ${diff} added once more than recorded)`,
+      text: `${twice.map((s) => `seq ${s}`).join(' or ')} applied twice: total ${total}, expected ${ledgerSum} from the ledger (delta ${diff} added once more than recorded) — an EVENT whose seq the ledger already holds is a duplicate: change nothing, and ACK it (CONTRACT.md §4)`,
       subject: { seqs: twice },
     };
   return {

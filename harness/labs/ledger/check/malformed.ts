@@ -8,6 +8,7 @@ import { grammarBreak, MAX_LINE_BYTES } from '../../../../protocol/ledger/wire.j
 import type { JournalEntry } from '../../../record/journal.js';
 import { clip, showLine } from '../../../text/format.js';
 import type { Finding } from '../../../findings/verdict.js';
+import type { IncarnationFacts } from './incarnations.js';
 import type { StoreSnapshot } from './store-reader.js';
 
 const CLOSE_AT_ONCE = 'on a malformed line a consumer applies and acknowledges nothing from it on, closes the connection at once and exits non-zero';
@@ -23,6 +24,8 @@ interface Broken {
   conn: number;
   t: number;
   line: string;
+  /** Its length on the wire, what the journal left out of it included. */
+  size: number;
   why: string;
   /** The event it reads as, leniently. */
   as: { seq: number; delta: number | undefined } | undefined;
@@ -51,7 +54,17 @@ export function brokenLines(journal: readonly JournalEntry[], stream: string): B
     if (!broken) {
       const why = e.kind === 'send' ? grammarBreak(e.line, 'publisher') : undefined;
       if (e.kind === 'send' && why !== undefined)
-        found.set(e.conn, { incarnation, conn: e.conn, t: e.t, line: e.line, why, as: leniently(e.line), laterEvents: new Map(), acks: [] });
+        found.set(e.conn, {
+          incarnation,
+          conn: e.conn,
+          t: e.t,
+          line: e.line,
+          size: e.line.length + (e.truncated ?? 0),
+          why,
+          as: leniently(e.line),
+          laterEvents: new Map(),
+          acks: [],
+        });
       const event = e.kind === 'send' && why === undefined ? /^EVENT (0|[1-9][0-9]*) /.exec(e.line) : null;
       if (event) sentBefore.set(e.conn, (sentBefore.get(e.conn) ?? new Set()).add(Number(event[1])));
       continue;
@@ -71,40 +84,49 @@ export function brokenLines(journal: readonly JournalEntry[], stream: string): B
 /**
  * One finding per connection that got a broken line and was not handled as the contract says,
  * most telling first: the line itself applied, later lines acknowledged, or the connection left
- * open until the publisher closed it. A consumer that closed at once, acknowledging nothing
- * after the line, gets none (its exit status is judged with the others). `events` is the script,
- * `fileAfter` each incarnation's file when it ended.
+ * open until the publisher closed it, or an over-long line waited on until the deadline. A
+ * consumer that closed at once, acknowledging nothing after the line, gets none (its exit status
+ * is judged with the others). `events` is the script, `incarnation(n)` the file process n left
+ * and how it ended.
  */
 export function malformedProblems(
   journal: readonly JournalEntry[],
   stream: string,
   events: readonly { seq: number; delta: number }[],
-  fileAfter: (incarnation: number) => StoreSnapshot | undefined,
+  incarnation: (n: number) => Pick<IncarnationFacts, 'fileAfter' | 'exit'> | undefined,
 ): Finding[] {
   const problems: Finding[] = [];
   for (const b of brokenLines(journal, stream)) {
+    const facts = incarnation(b.incarnation);
     const name = `incarnation ${b.incarnation}`;
     const what = `the malformed line \`${clip(showLine(b.line), 40) || '\\n'}\` (${b.why}, which the grammar forbids)`;
     const seq = b.as?.seq;
     const subject = { process: { role: 'consumer' as const, incarnation: b.incarnation }, t: b.t, ...(seq === undefined ? {} : { seqs: [seq] }) };
     const acks = [...new Set(b.acks.map((a) => a.seq))].join(', ');
-    if (seq !== undefined && applied(b, seq, events, fileAfter(b.incarnation)))
+    if (seq !== undefined && applied(b, seq, events, facts?.fileAfter))
       problems.push({
         code: 'malformed-applied',
-        text: `${name} accepted ${what}: it acknowledged it (ACK ${seq}) instead of rejecting it — ${CLOSE_AT_ONCE}`,
+        text: `${name} accepted ${what}: it acknowledged it (ACK ${seq}) instead of rejecting it — ${CLOSE_AT_ONCE} (CONTRACT.md §3)`,
         subject,
       });
     else if (b.acks.length > 0)
       problems.push({
         code: 'malformed-read-on',
-        text: `${name} read on past ${what}: it acknowledged later lines on the same connection (ACK ${acks}) instead of closing it at once — ${CLOSE_AT_ONCE}`,
+        text: `${name} read on past ${what}: it acknowledged later lines on the same connection (ACK ${acks}) instead of closing it at once — ${CLOSE_AT_ONCE} (CONTRACT.md §3)`,
         subject,
       });
     // A short fragment without LF is not a line until the stream ends: only the publisher can close then.
     else if (b.closedBy?.by === 'publisher' && (b.line.endsWith('\n') || b.line.length >= MAX_LINE_BYTES))
       problems.push({
         code: 'malformed-not-closed',
-        text: `${name} did not close the connection after ${what}: the publisher closed it (${b.closedBy.reason}) — ${CLOSE_AT_ONCE}`,
+        text: `${name} did not close the connection after ${what}: the publisher closed it (${b.closedBy.reason}) — ${CLOSE_AT_ONCE} (CONTRACT.md §3)`,
+        subject,
+      });
+    // An unterminated line already past the limit, and the process waited on it until it was killed.
+    else if (!b.line.endsWith('\n') && b.line.length > MAX_LINE_BYTES && facts?.exit?.killedBy === 'deadline')
+      problems.push({
+        code: 'line-not-bounded',
+        text: `${name} kept reading a line that was already too long: ${b.size} bytes without a newline, and it waited for the rest until it was killed at the deadline — a line is at most ${MAX_LINE_BYTES} bytes, so once you hold ${MAX_LINE_BYTES} bytes without a newline the line is malformed: close at once and exit non-zero (CONTRACT.md §3)`,
         subject,
       });
   }

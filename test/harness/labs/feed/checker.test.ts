@@ -265,9 +265,15 @@ t.test('balances: an event applied twice is named', async (t) => {
   const doubled = (BigInt(good.balances.find(([a]) => a === account)![1] as string) + BigInt(transfer.payload.amount as string)).toString();
   const twice = store(SNAP, ABOVE, { balance: [account, doubled] });
   const v = happyRun(t).check(HAPPY, { consumer: twice, control: DONE });
-  const f = v.findings.find((x) => x.code === 'wrong-balance');
+  const f = v.findings.find((x) => x.code === 'applied-twice');
   t.ok(f, codes(v).join());
-  t.match(f!.text, new RegExp(`the balance of ${account} is ${doubled}, the chain says .*applied twice`));
+  t.match(
+    f!.text,
+    new RegExp(
+      `the balance of ${account} is ${doubled}, the chain says .*applied twice\\?\\) — an event at or below the stored cursor is a duplicate .*\\(CONTRACT\\.md §4\\)`,
+    ),
+  );
+  t.equal(v.headline, f!.text, 'the duplicate applied twice leads, ahead of the store that never converged');
 });
 
 t.test("a control consumer that fails is a harness error, never the consumer's failure", async (t) => {

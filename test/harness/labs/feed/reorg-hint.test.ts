@@ -63,12 +63,16 @@ t.test('revokedKept: one abandoned event, all of them, or none', async (t) => {
 t.test('judgeStore names a revoke that kept the balances', async (t) => {
   const kept = new Map(topics.map((a) => [a, expected.balances.get(a)! + expected.abandoned.reduce((n, e) => n + effectOn(e.type, e.payload, a), 0n)]));
   const judged = judgeStore('consumer', view(kept), expected, []);
-  const balance = judged.problems.filter((p) => p.code === 'wrong-balance');
+  const balance = judged.problems.filter((p) => p.code === 'revoke-kept-balance');
   t.ok(balance.length > 0, JSON.stringify(judged.problems));
-  for (const p of balance) t.match(p.text, /which a reorganisation abandoned: revoked without undoing its balance change\?/);
+  for (const p of balance)
+    t.match(
+      p.text,
+      /which a reorganisation abandoned: revoked without undoing its balance change\?\) — a revoke deletes the events .* undoes their effect on balances \(CONTRACT\.md §4\)/,
+    );
   const right = judgeStore('consumer', view(expected.balances), expected, []);
   t.same(
-    right.problems.filter((p) => p.code === 'wrong-balance'),
+    right.problems.filter((p) => p.code === 'wrong-balance' || p.code === 'revoke-kept-balance'),
     [],
     'the right balances are not blamed',
   );

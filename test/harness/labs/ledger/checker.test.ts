@@ -219,13 +219,13 @@ t.test('transcript expectations: unexpected ACK after an ack-point crash names t
   t.equal(v.pass, false);
   t.match(
     v.reasons[0],
-    /^incarnation 1 sent ACK 1 at \d\.\d{3} s, which it must not send: the process was ended at fault point ack:1, after COMMIT and before the ACK is written, so this ACK was written before seq 1 was committed$/,
+    /^incarnation 1 sent ACK 1 at \d\.\d{3} s, which it must not send: the process was ended at fault point ack:1, after COMMIT and before the ACK is written, so this ACK was written before seq 1 was committed — write ACK s only after COMMIT returned \(CONTRACT\.md §4, ACK only after COMMIT\)$/,
   );
   t.match(v.reasons[1], /incarnation 2 never sent ACK 1 \(incarnation 1 had already acknowledged it, so it was not redelivered\)/);
   const ackLine = journalFor(dir, mutant, ACK_CRASH_EXPECT).find((e) => e.type === 'wire' && e.kind === 'recv' && e.conn === 1 && e.line === 'ACK 1\n')!;
   t.match(
     v.verdict.findings[0],
-    { code: 'unexpected-ack', subject: { seqs: [1], t: ackLine.t, process: { role: 'consumer', incarnation: 1 } } },
+    { code: 'ack-before-commit', subject: { seqs: [1], t: ackLine.t, process: { role: 'consumer', incarnation: 1 } } },
     'the finding names its seq, time and process as data, for the reports to highlight',
   );
   t.match(v.verdict.findings[1], { code: 'missing-ack', subject: { seqs: [1], process: { incarnation: 2 } } });
@@ -621,7 +621,7 @@ t.test('a malformed line: the verdict leads with what the consumer did with it, 
   t.equal(lenient.verdict.findings[0]!.code, 'malformed-applied');
   t.match(
     lenient.verdict.headline,
-    /^incarnation 1 accepted the malformed line `EVENT 3 \+4` \(a "\+" sign, which the grammar forbids\): it acknowledged it \(ACK 3\) instead of rejecting it — on a malformed line a consumer applies and acknowledges nothing from it on, closes the connection at once and exits non-zero$/,
+    /^incarnation 1 accepted the malformed line `EVENT 3 \+4` \(a "\+" sign, which the grammar forbids\): it acknowledged it \(ACK 3\) instead of rejecting it — on a malformed line a consumer applies and acknowledges nothing from it on, closes the connection at once and exits non-zero \(CONTRACT\.md §3\)$/,
   );
   t.same(lenient.verdict.findings[0]!.subject, { process: { role: 'consumer', incarnation: 1 }, t: lenient.verdict.findings[0]!.subject!.t, seqs: [3] });
   t.equal(new Set(lenient.reasons).size, lenient.reasons.length, 'no finding is listed twice');
@@ -774,4 +774,44 @@ t.test('bad environment values and their words', async (t) => {
   });
   const plain = { CHAOSLAB_PORT: '1' };
   t.equal(consumerEnv(plain, undefined), plain, 'no bad environment: the environment as it is');
+});
+
+t.test('the cause leads the verdict: a checkpoint reset on opening, a row committed without its cursor', async (t) => {
+  // reset-on-open, as its killer ack-crash saw it: incarnation 2 reset the row, resumed from -1 and
+  // failed on EVENT 0's row; the checker finds the inconsistent read and the RESUME first.
+  const reset = setup(t, { checkpoint: [[-1, 0]], ledger: GOOD.slice(0, 2) });
+  const resetRun: Inc[] = [ACK_CRASH[0]!, { lines: ['RESUME -1\n'], exit: { code: 1 }, after: { last: -1, total: 0, ledger: GOOD.slice(0, 2) } }];
+  const v = checkLedgerRun(journalFor(reset, resetRun, ACK_CRASH_EXPECT));
+  t.match(
+    v.verdict.headline,
+    /^incarnation 2 started from a file whose cursor was last 1, and when it ended the checkpoint said last -1, total 0 while the ledger still held seqs 0, 1: the checkpoint row was reset — .*INSERT OR IGNORE.*\(CONTRACT\.md §4\)$/,
+  );
+  t.equal(v.verdict.findings[0]!.code, 'checkpoint-reset');
+  t.ok(
+    v.reasons.slice(1).some((r) => /durable cursor was 1/.test(r)),
+    'the RESUME is still reported, after its cause',
+  );
+  t.notOk(
+    v.verdict.findings.some((f) => f.code === 'row-beyond-cursor'),
+    'rows "beyond" a reset cursor are not blamed on a split transaction',
+  );
+
+  // split-commit: the row of seq 1 committed, its cursor not, when the apply hook ended the process.
+  const split = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
+  const splitRun: Inc[] = [
+    {
+      fault: 'exit@apply:1',
+      expectExit: 'nonzero',
+      lines: ['RESUME -1\n', 'ACK 0\n'],
+      exit: { code: 86 },
+      after: { last: 0, total: 7, ledger: GOOD.slice(0, 2) },
+    },
+    { lines: ['RESUME 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 1 }, after: { last: 0, total: 7, ledger: GOOD.slice(0, 2) } },
+  ];
+  const s = checkLedgerRun(journalFor(split, splitRun));
+  t.equal(s.verdict.findings[0]!.code, 'row-beyond-cursor', s.verdict.findings.map((f) => f.code).join());
+  t.match(
+    s.verdict.headline,
+    /^when incarnation 1 ended, an independent read found seq 1 in the ledger beyond the cursor \(last 0\): the event's row was committed without its cursor — .*one BEGIN IMMEDIATE transaction.*\(CONTRACT\.md §4\)$/,
+  );
 });

@@ -1,0 +1,51 @@
+// The ledger lab's finding priorities (harness/labs/ledger/priorities.ts): for each mutant's
+// killer, the findings it produced (recorded from real runs), the specific cause leads over every
+// generic finding beside it; and every code the table names is one the lab's checker emits.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { rankFindings } from '../../../../harness/findings/priority.js';
+import { LEDGER_PRIORITIES } from '../../../../harness/labs/ledger/priorities.js';
+
+const ROOT = join(import.meta.dirname, '../../../..');
+
+/** Mutant → [its cause, the generic findings its killer also reported]. */
+const PAIRS: Record<string, [string, string[]]> = {
+  'ack-before-commit': ['ack-before-commit', ['missing-ack']],
+  'split-commit': [
+    'row-beyond-cursor',
+    ['inconsistent-store', 'missing-ack', 'exit-nonzero', 'beyond-cursor', 'wrong-cursor', 'wrong-total', 'differs-from-control'],
+  ],
+  'reset-on-open': [
+    'checkpoint-reset',
+    ['inconsistent-store', 'resume-not-durable', 'wrong-resume', 'missing-ack', 'total-not-ledger', 'differs-from-control'],
+  ],
+  'resume-from-scratch': ['resume-not-durable', ['wrong-resume', 'unexpected-ack']],
+  'no-dedupe': ['applied-twice', ['inconsistent-store', 'wrong-total', 'differs-from-control']],
+  'no-duplicate-ack': ['duplicate-not-acked', ['missing-ack']],
+  'conflict-as-duplicate': ['conflict-acknowledged', ['wrong-closer', 'unexpected-ack', 'wrong-resume', 'missing-ack', 'exit-zero']],
+  'gap-skip': ['gap-skipped', ['inconsistent-store', 'wrong-closer', 'unexpected-ack', 'missing-below-cursor', 'wrong-total', 'differs-from-control']],
+  'lenient-parser': ['malformed-applied', ['unexpected-ack', 'wrong-resume', 'missing-ack', 'exit-zero']],
+  'continue-after-malformed': ['malformed-read-on', ['unexpected-ack', 'wrong-resume', 'missing-ack', 'exit-zero']],
+  'unbounded-line': ['line-not-bounded', ['deadline']],
+  'swallow-error': ['error-swallowed', ['missing-ack']],
+};
+
+t.test('each mutant: the specific cause leads, in whatever order the checker found them', async (t) => {
+  for (const [mutant, [cause, generic]] of Object.entries(PAIRS))
+    for (const code of generic) {
+      const ranked = rankFindings(
+        [code, cause].map((c) => ({ code: c, text: c })),
+        LEDGER_PRIORITIES,
+      );
+      t.equal(ranked[0]!.code, cause, `${mutant}: ${cause} before ${code}`);
+    }
+});
+
+t.test("every code in the table is one the lab's checker emits", async (t) => {
+  const dir = join(ROOT, 'harness', 'labs', 'ledger', 'check');
+  const source = readdirSync(dir)
+    .map((f) => readFileSync(join(dir, f), 'utf8'))
+    .join('\n');
+  for (const code of Object.keys(LEDGER_PRIORITIES)) t.ok(source.includes(`'${code}'`), code);
+});
