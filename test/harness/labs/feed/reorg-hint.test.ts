@@ -77,3 +77,22 @@ t.test('judgeStore names a revoke that kept the balances', async (t) => {
     'the right balances are not blamed',
   );
 });
+
+t.test('judgeStore: balances off by the events the store lacks are those events, not rounding nor a double apply', async (t) => {
+  // Drop the last two events of one account from the store; its balance is what the rest adds up to.
+  const account = topics.find((a) => expected.events.filter((e) => effectOn(e.type, e.payload, a) !== 0n).length >= 3)!;
+  t.ok(account, 'a followed account with three events or more');
+  const lacked = expected.events.filter((e) => effectOn(e.type, e.payload, account) !== 0n).slice(-2);
+  const stored = view(expected.balances);
+  stored.events = stored.events.filter((e) => !lacked.some((l) => l.cursor === e.cursor));
+  const short = expected.balances.get(account)! - lacked.reduce((n, e) => n + effectOn(e.type, e.payload, account), 0n);
+  stored.balances.set(account, short.toString());
+  const judged = judgeStore('the probe', stored, expected, []);
+  const balance = judged.problems.find((p) => p.text.includes(`the balance of ${account}`));
+  t.equal(balance?.code, 'wrong-balance', 'no cause of its own: the missing events are the finding');
+  t.match(balance?.text, new RegExp(`off by exactly the effect of .*${lacked.at(-1)!.cursor}.*, missing from its activity list: never applied`));
+  t.notOk(
+    judged.problems.some((p) => p.code === 'imprecise-balance' || p.code === 'applied-twice'),
+    'neither rounding nor a double apply is blamed',
+  );
+});
