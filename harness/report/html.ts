@@ -88,14 +88,16 @@ function intro(view: RunView): Markup {
 ${view.timeScale !== 1 && html`<p class="muted"><b>Time compressed:</b> every nominal fault and restart duration in this scenario ran ${view.timeScale} times as long (time_scale ${view.timeScale}).</p>`}`;
 }
 
-/** One row of a verdict table, marked right (green) or wrong (red) as the checker said. */
+/** One row of a verdict table, marked right (green) or wrong (red) as the checker said: the whole row, or only its wrong cells. */
 export function tableRow(r: TableRow): Markup {
-  const rowClass = r.ok === undefined ? '' : r.ok ? 'good' : 'bad';
-  return html`<tr class="${rowClass}"><th>${r.label}${r.aside && html` <span class="muted">${r.aside}</span>`}</th>${r.cells.map((c) =>
-    typeof c === 'number' || c === null
-      ? html`<td class="num">${cellText(c)}</td>`
-      : html`<td>${r.ok === false && c ? html`<span class="bad-text">${c}</span>` : c}</td>`,
-  )}</tr>`;
+  const cellsOnly = r.ok === false && r.wrong !== undefined;
+  const rowClass = r.ok === undefined || cellsOnly ? '' : r.ok ? 'good' : 'bad';
+  const isWrong = (i: number): boolean => r.ok === false && (r.wrong === undefined || r.wrong.includes(i));
+  return html`<tr class="${rowClass}"><th>${r.label}${r.aside && html` <span class="muted">${r.aside}</span>`}</th>${r.cells.map((c, i) => {
+    const cls = [typeof c === 'number' || c === null ? 'num' : '', cellsOnly && isWrong(i) ? 'bad' : ''].filter(Boolean).join(' ');
+    const text = typeof c === 'number' || c === null ? cellText(c) : c;
+    return html`<td${cls && html` class="${cls}"`}>${isWrong(i) && text !== '' && typeof c === 'string' ? html`<span class="bad-text">${text}</span>` : text}</td>`;
+  })}</tr>`;
 }
 
 /** Any table of the verdict. */
@@ -215,7 +217,7 @@ table{border-collapse:collapse;margin:6px 0 10px}
 th,td{border:1px solid var(--line);padding:4px 10px;text-align:left;vertical-align:top}
 th{background:#f0f3f6;font-weight:600}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-tr.bad td{background:#fdecee}tr.good td{background:#eef8f0}
+tr.bad td,td.bad{background:#fdecee}tr.good td{background:#eef8f0}
 .bad-text{color:var(--fail);font-weight:600}
 .muted{color:var(--muted)}
 .scroll{overflow:auto;max-height:85vh;border:1px solid var(--line);border-radius:6px;background:#fff}

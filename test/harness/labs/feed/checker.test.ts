@@ -207,7 +207,8 @@ t.test("a correct run passes, in the feed's words", async (t) => {
   t.equal(v.state.rows.length, 3);
   t.same(
     v.state.rows.map((r) => r.ok),
-    [undefined, true, true],
+    [undefined, true, undefined],
+    'the control is the reference: neutral when right',
   );
   t.same(v.diff, []);
 });
