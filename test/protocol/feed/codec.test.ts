@@ -169,7 +169,7 @@ t.test("a consumer's pong: its id is the ping's digits, a JSON integer >= 0 up t
     ['{"op":"pong","id":07}', /not valid JSON/],
     ['{"op":"pong","id":9007199254740992}', /above 2\^53-1/],
   ] as const)
-    t.throws(() => client(text), { reason: why }, `${text} is an invalid frame: the server closes the connection`);
+    t.throws(() => client(text), { name: 'FrameError', message: why }, `${text} is an invalid frame: the server closes the connection`);
 });
 
 t.test('invalid frames: each rule of the contract, with a reason that names it', async (t) => {
