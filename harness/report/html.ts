@@ -10,6 +10,7 @@ import type { Figure, Table, TableRow } from '../findings/verdict.js';
 import { KNOWN_TYPES } from './diagram-model.js';
 import { castOf } from '../record/cast.js';
 import { cellText, count, describeUnknown, processWords, seconds } from '../text/format.js';
+import { MONO_FONTS, TEXT_FONTS } from './fonts.js';
 import { html, type Markup, PAGE_POLICY, raw } from './html-template.js';
 import { type DiagramOptions, lineColors, renderSequenceDiagram, type SequenceDiagram } from './sequence-diagram.js';
 import { type RunStatus, type RunView, viewOf } from './view.js';
@@ -197,9 +198,9 @@ ${scenario && typeof scenario.source === 'string' ? html`<pre class="src">${scen
 export const CSS = `
 :root{--pass:#1d7a33;--fail:#c0162b;--error:#8a4b00;--interrupted:#5b5b7a;--skipped:#2a6f85;--ink:#1f2328;--muted:#5f6b7a;--line:#d8dee4}
 *{box-sizing:border-box}
-body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:#f6f8fa}
+body{margin:0;font:15px/1.5 ${TEXT_FONTS};color:var(--ink);background:#f6f8fa}
 main{max-width:1280px;margin:0 auto;padding:0 20px 40px}
-code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px}
+code,pre,.mono{font-family:${MONO_FONTS};font-size:13px}
 .banner{margin:0 -20px 18px;padding:18px 24px;color:#fff}
 .banner.pass{background:var(--pass)}.banner.fail{background:var(--fail)}.banner.error{background:var(--error)}.banner.interrupted{background:var(--interrupted)}.banner.skipped{background:var(--skipped)}
 .banner .status{display:inline-block;font-weight:800;font-size:28px;letter-spacing:.04em;margin-right:14px;vertical-align:middle}
