@@ -70,18 +70,23 @@ scenario: setup
 	 else node dist/harness/cli.js run "$$target"; fi
 
 # The browser test (test/harness/report/browser.test.ts) opens report.html in Debian's chromium through
-# playwright-core (a devDependency). Installs chromium when it is missing and apt can; never
-# fails: without it, that one test skips and says why.
+# playwright-core (a devDependency), with a Japanese font so that it can check Japanese text draws
+# (fonts-ipafont-gothic, 3.5 MB). Installs what is missing when apt can; never fails: without
+# chromium that test skips, without the font its glyph check does, each saying why.
 browser:
-	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null || [ -n "$${CHROMIUM_PATH:-}" ]; then :; \
+	@pkgs=""; \
+	 if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && [ -z "$${CHROMIUM_PATH:-}" ]; then pkgs="chromium"; fi; \
+	 if command -v fc-list >/dev/null && [ -z "$$(fc-list :lang=ja family 2>/dev/null)" ]; then pkgs="$$pkgs fonts-ipafont-gothic"; fi; \
+	 pkgs="$${pkgs# }"; \
+	 if [ -z "$$pkgs" ]; then :; \
 	 elif ! command -v apt-get >/dev/null; then \
-	   echo "note: no chromium and no apt-get here: the browser test will skip (set CHROMIUM_PATH to a Chromium binary to run it)"; \
+	   echo "note: no apt-get here to install $$pkgs: the browser test will skip what needs it (set CHROMIUM_PATH to a Chromium binary to run it)"; \
 	 else \
 	   if [ "$$(id -u)" = 0 ]; then sudo=""; elif sudo -n true 2>/dev/null; then sudo="sudo -n"; else sudo=none; fi; \
-	   if [ "$$sudo" = none ]; then echo "note: installing chromium needs root (apt-get install chromium): the browser test will skip"; \
-	   else echo "installing Debian's chromium for the browser test..."; \
-	     { $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
-	       || echo "note: apt-get install chromium failed: the browser test will skip"; \
+	   if [ "$$sudo" = none ]; then echo "note: installing $$pkgs needs root (apt-get install): the browser test will skip what needs it"; \
+	   else echo "installing $$pkgs for the browser test..."; \
+	     { $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs >/dev/null; } \
+	       || echo "note: apt-get install $$pkgs failed: the browser test will skip what needs it"; \
 	   fi; \
 	 fi
 

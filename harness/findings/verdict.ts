@@ -35,8 +35,13 @@ export interface TableRow {
   /** Small text next to the label, e.g. "(after-exit read)". */
   aside?: string;
   cells: (string | number | null)[];
-  /** true: shown as wrong; false: shown as right; absent: neutral. */
+  /** false: shown as wrong; true: shown as right; absent: neutral. */
   ok?: boolean;
+  /**
+   * With `ok: false`, the cells that are wrong (indexes into `cells`); the others stay neutral (an
+   * expected value, or the control's correct one, beside the consumer's wrong one). Absent: all.
+   */
+  wrong?: number[];
 }
 
 export interface Table {

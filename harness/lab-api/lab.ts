@@ -109,8 +109,11 @@ export interface Vocabulary {
   newRanker(): (line: { stream: string; conn: number; direction: 'send' | 'recv'; cls: string; position?: number }) => 'routine' | 'irregular' | 'landmark';
   /** A store as read by the harness, in a few words: "last 9, total 12, 10 rows". */
   describeStore(store: unknown): string;
-  /** The kind of line from the consumer whose distinct positions count its progress, and the word for it. */
-  progress: { cls: string; word: string };
+  /**
+   * The kind of line whose distinct keys (else positions) count the consumer's progress, and the
+   * word for it; `direction` is whose line it is: `recv` (default) from the consumer, `send` to it.
+   */
+  progress: { cls: string; word: string; direction?: 'send' | 'recv' };
   /**
    * A fresh labeller, fed every wire line in order: the few words the diagram writes on a line's
    * arrow ("reset stale-cursor", "revoke 40:0…42:3, 3 events"), or undefined for the line itself.

@@ -1,9 +1,9 @@
 // index.html: a batch on one page, like Playwright's HTML report — the totals, filters by status,
-// and a table of runs (status, time, leading finding, the consumer's last stderr lines for the
+// and a table of runs, failures first (then errors, then passes: batch-view.ts failuresFirst) (status, time, leading finding, the consumer's last stderr lines for the
 // runs that did not pass) linking each run's own report.html. Self-contained and script-free like
 // report.html (same Content-Security-Policy, same look): the filters are radio buttons and CSS.
 
-import { type BatchRun, type BatchView, runPath, statusesOf, totalsLine } from './batch-view.js';
+import { type BatchRun, type BatchView, failuresFirst, runPath, statusesOf, totalsLine } from './batch-view.js';
 import { seconds } from '../text/format.js';
 import { CSS } from './html.js';
 import { html, type Markup, PAGE_POLICY, raw } from './html-template.js';
@@ -94,7 +94,7 @@ ${statuses.map(
 <p class="none">No run has this status.</p>
 <table class="runs"><thead><tr><th>status</th><th>run</th><th>time</th><th>leading finding</th><th></th></tr></thead>
 <tbody>
-${view.runs.map((r) => row(view, r))}
+${failuresFirst(view).map((r) => row(view, r))}
 </tbody></table>
 </section>
 <footer>Each run's own report.html tells its whole story. Re-render this page and every run's reports with <code>chaoslab report &lt;batch-folder&gt;</code>; for machines: results.json, junit.xml.</footer>

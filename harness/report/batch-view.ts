@@ -92,11 +92,16 @@ export function totalsLine(view: BatchView): string {
 /** A run folder as a path relative to the batch folder (what index.html links and results.json names). */
 export const runPath = (view: BatchView, run: BatchRun): string => relative(view.dir, run.runDir) || '.';
 
-/** Failures first (fail, error, interrupted, any other), then passes, each group in run order. */
-export const failuresFirst = (view: BatchView): BatchRun[] => [
-  ...view.runs.filter((r) => r.view.status !== 'pass'),
-  ...view.runs.filter((r) => r.view.status === 'pass'),
-];
+/** Where a status sorts in a batch's lists: failures, errors, interruptions, any other, skipped, passes. */
+const LIST_RANK: Record<string, number> = { fail: 0, error: 1, interrupted: 2, skipped: 4, pass: 5 };
+const rankOf = (status: string): number => LIST_RANK[status] ?? 3;
+
+/** Failures first, then errors, interrupted runs, any other status, skipped runs and passes; each group in run order. */
+export const failuresFirst = (view: BatchView): BatchRun[] =>
+  view.runs
+    .map((run, i) => ({ run, i }))
+    .sort((a, b) => rankOf(a.run.view.status) - rankOf(b.run.view.status) || a.i - b.i)
+    .map(({ run }) => run);
 
 export const RESULTS_FILE = 'results.json';
 

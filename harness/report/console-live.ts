@@ -14,7 +14,8 @@ export interface Live {
   step: string;
   faults: Set<string>;
   consumerStreams: Set<string>;
-  committed: Set<number>;
+  /** The consumer's progress: the distinct keys (or positions) of the lab's progress lines. */
+  committed: Set<string | number>;
   vocabulary?: Vocabulary;
   events?: number;
   unknownShown: Map<string, number>;
@@ -40,7 +41,7 @@ export const newLive = (name: string, startedAt: number): Live => ({
 export function statusText(live: Live): string {
   const parts = [live.step];
   if (live.faults.size) parts.push(`fault${live.faults.size > 1 ? 's' : ''} ${[...live.faults].join(', ')} active`);
-  // The lab's word for its progress: ledger consumers commit (and acknowledge), feed consumers resume from durable cursors.
+  // The lab's word for its progress: ledger consumers commit (and acknowledge), feed consumers are delivered events.
   if (live.committed.size || live.consumerStreams.size)
     parts.push(`${live.committed.size}${live.events ? `/${live.events}` : ''} ${live.vocabulary?.progress.word ?? 'committed'}`);
   return parts.join(' · ');
@@ -163,10 +164,12 @@ function followStoreRead(s: Live, entry: EntryOf<'store-read'>, milestone: Miles
 }
 
 function followWire(s: Live, entry: EntryOf<'wire'>, milestone: Milestone): void {
-  if (entry.kind === 'recv' && !entry.error && s.consumerStreams.has(entry.stream) && s.vocabulary) {
-    const { cls, position } = s.vocabulary.classify(entry.line);
-    if (cls === s.vocabulary.progress.cls && position !== undefined) s.committed.add(position);
-  } else if (entry.kind === 'recv' && entry.error) {
+  const progress = s.vocabulary?.progress;
+  if (progress && entry.kind === (progress.direction ?? 'recv') && !('error' in entry && entry.error) && s.consumerStreams.has(entry.stream)) {
+    const { cls, position, key } = s.vocabulary!.classify(entry.line);
+    if (cls === progress.cls && (key ?? position) !== undefined) s.committed.add(key ?? position!);
+  }
+  if (entry.kind === 'recv' && entry.error) {
     milestone(`${entry.stream} sent a line that breaks the grammar: ${showLine(entry.line).slice(0, 60)} (${entry.error})`);
   }
 }

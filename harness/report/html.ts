@@ -10,6 +10,7 @@ import type { Figure, Table, TableRow } from '../findings/verdict.js';
 import { KNOWN_TYPES } from './diagram-model.js';
 import { castOf } from '../record/cast.js';
 import { cellText, count, describeUnknown, processWords, seconds } from '../text/format.js';
+import { MONO_FONTS, TEXT_FONTS } from './fonts.js';
 import { html, type Markup, PAGE_POLICY, raw } from './html-template.js';
 import { type DiagramOptions, lineColors, renderSequenceDiagram, type SequenceDiagram } from './sequence-diagram.js';
 import { type RunStatus, type RunView, viewOf } from './view.js';
@@ -88,14 +89,16 @@ function intro(view: RunView): Markup {
 ${view.timeScale !== 1 && html`<p class="muted"><b>Time compressed:</b> every nominal fault and restart duration in this scenario ran ${view.timeScale} times as long (time_scale ${view.timeScale}).</p>`}`;
 }
 
-/** One row of a verdict table, marked right (green) or wrong (red) as the checker said. */
+/** One row of a verdict table, marked right (green) or wrong (red) as the checker said: the whole row, or only its wrong cells. */
 export function tableRow(r: TableRow): Markup {
-  const rowClass = r.ok === undefined ? '' : r.ok ? 'good' : 'bad';
-  return html`<tr class="${rowClass}"><th>${r.label}${r.aside && html` <span class="muted">${r.aside}</span>`}</th>${r.cells.map((c) =>
-    typeof c === 'number' || c === null
-      ? html`<td class="num">${cellText(c)}</td>`
-      : html`<td>${r.ok === false && c ? html`<span class="bad-text">${c}</span>` : c}</td>`,
-  )}</tr>`;
+  const cellsOnly = r.ok === false && r.wrong !== undefined;
+  const rowClass = r.ok === undefined || cellsOnly ? '' : r.ok ? 'good' : 'bad';
+  const isWrong = (i: number): boolean => r.ok === false && (r.wrong === undefined || r.wrong.includes(i));
+  return html`<tr class="${rowClass}"><th>${r.label}${r.aside && html` <span class="muted">${r.aside}</span>`}</th>${r.cells.map((c, i) => {
+    const cls = [typeof c === 'number' || c === null ? 'num' : '', cellsOnly && isWrong(i) ? 'bad' : ''].filter(Boolean).join(' ');
+    const text = typeof c === 'number' || c === null ? cellText(c) : c;
+    return html`<td${cls && html` class="${cls}"`}>${isWrong(i) && text !== '' && typeof c === 'string' ? html`<span class="bad-text">${text}</span>` : text}</td>`;
+  })}</tr>`;
 }
 
 /** Any table of the verdict. */
@@ -195,9 +198,9 @@ ${scenario && typeof scenario.source === 'string' ? html`<pre class="src">${scen
 export const CSS = `
 :root{--pass:#1d7a33;--fail:#c0162b;--error:#8a4b00;--interrupted:#5b5b7a;--skipped:#2a6f85;--ink:#1f2328;--muted:#5f6b7a;--line:#d8dee4}
 *{box-sizing:border-box}
-body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:#f6f8fa}
+body{margin:0;font:15px/1.5 ${TEXT_FONTS};color:var(--ink);background:#f6f8fa}
 main{max-width:1280px;margin:0 auto;padding:0 20px 40px}
-code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px}
+code,pre,.mono{font-family:${MONO_FONTS};font-size:13px}
 .banner{margin:0 -20px 18px;padding:18px 24px;color:#fff}
 .banner.pass{background:var(--pass)}.banner.fail{background:var(--fail)}.banner.error{background:var(--error)}.banner.interrupted{background:var(--interrupted)}.banner.skipped{background:var(--skipped)}
 .banner .status{display:inline-block;font-weight:800;font-size:28px;letter-spacing:.04em;margin-right:14px;vertical-align:middle}
@@ -215,7 +218,7 @@ table{border-collapse:collapse;margin:6px 0 10px}
 th,td{border:1px solid var(--line);padding:4px 10px;text-align:left;vertical-align:top}
 th{background:#f0f3f6;font-weight:600}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
-tr.bad td{background:#fdecee}tr.good td{background:#eef8f0}
+tr.bad td,td.bad{background:#fdecee}tr.good td{background:#eef8f0}
 .bad-text{color:var(--fail);font-weight:600}
 .muted{color:var(--muted)}
 .scroll{overflow:auto;max-height:85vh;border:1px solid var(--line);border-radius:6px;background:#fff}

@@ -7,6 +7,7 @@ import type { JournalEntry } from '../record/journal.js';
 import type { Vocabulary } from '../lab-api/lab.js';
 import type { Finding } from '../findings/verdict.js';
 import { Collapser } from './collapse.js';
+import { MONO_FONTS, TEXT_FONTS } from './fonts.js';
 import { type DiagramOptions, ESSENTIAL, IRREGULAR, LANDMARK, type Lane, type Row, type SequenceDiagram } from './diagram-model.js';
 import { model } from './diagram-parse.js';
 import { HEAD_H, LANE_W, LEFT, type Layout, ROW_H, rowHeight, rowSvg } from './sequence-rows.js';
@@ -119,9 +120,9 @@ function svgHead({ width, height, colors }: Layout): string[] {
 }
 
 const STYLE = `<style>
-.sequence text{font:11px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;fill:#222}
+.sequence text{font:11px ${MONO_FONTS};fill:#222}
 .sequence .t{fill:#888;font-size:10px}
-.sequence .head{font:bold 12px system-ui,sans-serif}
+.sequence .head{font:bold 12px ${TEXT_FONTS}}
 .sequence .sub{fill:#666;font-size:10px}
 .sequence .life{stroke:#999;stroke-width:1.5}
 .sequence .life.idle{stroke:#ddd;stroke-dasharray:3 4}

@@ -96,3 +96,21 @@ t.test('make passes NAME and CONSUMER as data, not as shell code', async (t) => 
   t.match(result.stderr, /unknown scenario "x"; touch /);
   t.same(readdirSync(dir), [], 'the injected command did not run');
 });
+
+t.test('a consumer stopped at its hook with its store locked: the harness says it ran past its hook', async (t) => {
+  const reports = t.testdir();
+  const consumer = `python3 ${hostile('stop-holding-lock.py')}`;
+  const result = await chaoslab(['run', 'mid-transaction-visibility', '--no-seal', '--reports', reports, '--consumer', consumer]);
+  t.equal(result.exitCode, 1, `FAIL\n${result.stdout}\n${result.stderr}`);
+  const { journal } = onlyRun(reports);
+  t.same(survivors(journal), [], 'nothing left running');
+  const verdict = journal.find((e) => e.type === 'verdict');
+  const findings = verdict?.type === 'verdict' ? verdict.verdict.findings : [];
+  const locked = findings.find((f) => f.code === 'unreadable-mid-run');
+  t.match(
+    locked?.text,
+    /^while incarnation 1 was stopped, the store was locked for writing \(a transaction still open\) while the process was stopped at its hook: the process ran past its hook/,
+  );
+  t.match(locked?.text, /\[database is locked \(SQLITE_BUSY\)\]$/, "SQLite's words kept as evidence");
+  t.match(result.stdout, /the process ran past its hook/, 'the console says it too');
+});

@@ -5,6 +5,7 @@
 // grade. Drawn from class.json only; it judges nothing. Like every page chaoslab writes: every
 // value escaped, no script (a Content-Security-Policy forbids it).
 
+import { TEXT_FONTS } from '../../report/fonts.js';
 import { html, type Markup, PAGE_POLICY, raw } from '../../report/html-template.js';
 import type { ClassReport } from './class-data.js';
 import { unsealedWarning } from './class-data.js';
@@ -29,7 +30,7 @@ export function scoreDistribution(report: ClassReport): { score: number; count: 
   return [...counts.entries()].sort((a, b) => a[0] - b[0]).map(([score, count]) => ({ score, count }));
 }
 
-const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:center}
+const STYLE = `body{font:14px/1.4 ${TEXT_FONTS};margin:1.5em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:center}
 th.sub,td.sub{text-align:left}.pass{background:#e5f5e5}.fail{background:#fbe3e3;cursor:help}.warn{background:#fff3cd;border:1px solid #e0b000;padding:.5em;font-weight:bold}
 .bar{display:inline-block;background:#4a78c2;height:.9em}th.rot{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal}.problem{color:#a00}
 .none{background:#eee;color:#666}.prov td{text-align:left;font-size:12px}.prov code{word-break:break-all}`;

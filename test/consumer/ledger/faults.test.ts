@@ -145,6 +145,25 @@ forEachConsumer(t, 'stop@apply:1: stopped mid-transaction, outside read sees pre
   });
 });
 
+forEachConsumer(t, 'two hooks at one point fire in the order written; exit ends the point (contract section 6)', async (t, c) => {
+  const events = ['EVENT 0 6\n', 'EVENT 1 -2\n'];
+  const stopFirst = runConsumer(t, c, {
+    port: (await startServer(t, lockstep(events))).port,
+    db: join(t.testdir(), 'a.db'),
+    fault: 'stop@apply:1,exit@apply:1',
+  });
+  t.ok(await waitForState(stopFirst.pid, 'T'), 'stop first: the process stopped itself');
+  process.kill(stopFirst.pid, 'SIGCONT');
+  t.equal((await stopFirst.exit).code, 86, 'then, continued, the exit written after it');
+  const exitFirst = await runConsumer(t, c, {
+    port: (await startServer(t, lockstep(events))).port,
+    db: join(t.testdir(), 'b.db'),
+    fault: 'exit@apply:1,stop@apply:1',
+  }).exit;
+  t.equal(exitFirst.code, 86, 'exit first: the stop written after it never fires');
+  t.equal(exitFirst.signal, null);
+});
+
 const INVALID_ENVS: [string, (e: Record<string, string>) => void][] = [
   ['CHAOSLAB_HOST missing', (e) => delete e.CHAOSLAB_HOST],
   ['CHAOSLAB_PORT missing', (e) => delete e.CHAOSLAB_PORT],

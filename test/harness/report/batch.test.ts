@@ -58,6 +58,29 @@ t.test('the batch view: totals per status, failures first, any status string', a
     failuresFirst(view).map((r) => r.label),
     ['ack-crash #2', 'ack-crash #3', 'ack-crash #1'],
   );
+  // Named in alphabetical order, as a catalogue batch runs: the lists put failures first, then errors, then passes.
+  const as = (label: string, status: string): BatchRun => ({ ...runs[0]!, label, view: { ...runs[0]!.view, status: status as RunStatus } });
+  const mixed = batchViewOf(dir, META, [
+    as('a', 'pass'),
+    as('b', 'error'),
+    as('c', 'fail'),
+    as('d', 'skipped'),
+    as('e', 'interrupted'),
+    as('f', 'fail'),
+    as('g', 'pass'),
+  ]);
+  t.same(
+    failuresFirst(mixed).map((r) => r.label),
+    ['c', 'f', 'b', 'e', 'd', 'a', 'g'],
+  );
+  const index = renderBatchIndex(mixed);
+  t.same(
+    [...index.matchAll(/<td class="label"><a href="[^"]*">(\w)<\/a>/g)].map((m) => m[1]),
+    ['c', 'f', 'b', 'e', 'd', 'a', 'g'],
+    'index.html lists them in that order',
+  );
+  const summary = renderBatchSummary(mixed);
+  t.ok(summary.indexOf('| c |') < summary.indexOf('| f |') && summary.indexOf('| f |') < summary.indexOf('| b |'), 'summary.md: failures, then errors');
   const odd = batchViewOf(dir, META, [...runs, { ...runs[0]!, label: 'x', view: { ...runs[0]!.view, status: 'skipped' as RunStatus } }]);
   t.same(statusesOf(odd), ['fail', 'error', 'interrupted', 'pass', 'skipped'], 'a status this harness does not know is counted and shown');
   t.equal(totalsLine(odd), '1 passed, 1 failed, 1 interrupted, 1 skipped');
@@ -144,12 +167,16 @@ t.test('index.html: self-contained, a row per run with status, time, leading fin
   t.match(page, /<title>only-ack-x2: 1 passed, 2 failed, 1 interrupted — chaoslab<\/title>/);
   t.match(page, /<header class="banner fail"/, 'red when a run failed');
   const rows = page.match(/<tr class="run [^"]*" data-status="[^"]*">/g);
-  t.same(rows, [
-    '<tr class="run pass" data-status="pass">',
-    '<tr class="run fail" data-status="fail">',
-    '<tr class="run interrupted" data-status="interrupted">',
-    '<tr class="run fail" data-status="fail">',
-  ]);
+  t.same(
+    rows,
+    [
+      '<tr class="run fail" data-status="fail">',
+      '<tr class="run fail" data-status="fail">',
+      '<tr class="run interrupted" data-status="interrupted">',
+      '<tr class="run pass" data-status="pass">',
+    ],
+    'failures first, then the others, passes last (not in run or name order)',
+  );
   t.match(page, /<a href="20261201-020001-ack-crash-bbbb\/report\.html">ack-crash #2<\/a><span class="scenario">ack-crash<\/span>/);
   t.match(page, /<td class="time">0\.909 s<\/td>\n<td class="finding">incarnation 1 sent ACK 1 at 0\.589 s/);
   t.match(page, /<details open><summary>the consumer said \(stderr of incarnation 1, last 3 lines\)<\/summary><pre class="out">Traceback/);

@@ -205,7 +205,7 @@ t.test('a batch index.html in headless Chromium: a row per run, the status filte
   t.equal(await page.locator('#batch').evaluate((el) => getComputedStyle(el).backgroundColor), 'rgb(192, 22, 43)', 'red: a run failed');
   const visible = async () =>
     page.locator('tr.run').evaluateAll((rows) => rows.filter((r) => (r as HTMLElement).offsetParent !== null).map((r) => r.getAttribute('data-status')));
-  t.same(await visible(), ['pass', 'fail', 'pass', 'interrupted'], 'all runs, in order');
+  t.same(await visible(), ['fail', 'interrupted', 'pass', 'pass'], 'all runs, failures first');
   await page.click('label[for="f-fail"]');
   t.same(await visible(), ['fail'], 'Failed: only the failure');
   t.match(await page.locator('tr.run:visible td.finding pre').textContent(), /ValueError: 1/, 'with the consumer’s stderr');
@@ -226,6 +226,62 @@ t.test('a batch index.html in headless Chromium: a row per run, the status filte
     'no network request',
   );
   t.same(problems, [], 'no console error, no CSP violation');
+});
+
+/** Japanese as a consumer prints it: kana, kanji and full-width punctuation. */
+const JAPANESE = '接続が切れました：再接続します（バックオフ 150 ミリ秒）';
+const JAPANESE_CHARS = [...JAPANESE].filter((c) => c.charCodeAt(0) > 0x2e7f).length;
+/** The Japanese faces a page may name; any of them draws the text (IPA is what `make browser` installs). */
+const JAPANESE_FACE = /Noto Sans (Mono )?CJK JP|Noto Sans JP|Hiragino|Yu Gothic|Meiryo|MS Gothic|Osaka|IPA/;
+
+t.test('Japanese in a stored value renders with a Japanese face in Chromium, in text and in monospace', async (t) => {
+  const browser = await launchChromium(t);
+  if (!browser) return;
+  const installed = execFileSync('sh', ['-c', 'fc-list :lang=ja family 2>/dev/null || true']).toString().trim();
+  if (!installed) {
+    t.pass('the glyph check', { skip: 'no Japanese font on this machine (`make browser` installs fonts-ipafont-gothic where apt can)' });
+    return;
+  }
+  t.saveFixture = true;
+  const dir = t.testdir();
+  const journal = withOutput(golden('ack-crash-ack-before-commit'), 1, { stderr: `${JAPANESE}\n` });
+  const runDir = writeRunFolder(join(dir, '20261201-030000-ack-crash-jjjj'), journal);
+  const { view } = renderRunFolder(runDir, { entries: journal });
+  renderBatchFiles(
+    batchViewOf(dir, { name: 'ja', startedAt: '2026-12-01T03:00:00', endedAt: '2026-12-01T03:00:01', commandLine: 'chaoslab run ack-crash' }, [
+      { label: '接続テスト', runDir, view },
+    ]),
+  );
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const cdp = await page.context().newCDPSession(page);
+  /** The faces Chromium drew an element's text with, and how many glyphs each drew. */
+  const facesOf = async (selector: string): Promise<{ familyName: string; glyphCount: number }[]> => {
+    await cdp.send('DOM.enable');
+    await cdp.send('CSS.enable');
+    const { root } = await cdp.send('DOM.getDocument', { depth: -1 });
+    const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector });
+    return (await cdp.send('CSS.getPlatformFontsForNode', { nodeId })).fonts;
+  };
+  const japaneseGlyphs = (faces: { familyName: string; glyphCount: number }[]) =>
+    faces.filter((f) => JAPANESE_FACE.test(f.familyName)).reduce((n, f) => n + f.glyphCount, 0);
+
+  await page.goto(pathToFileURL(join(runDir, 'report.html')).href, { waitUntil: 'load' });
+  const stderr = page.locator('#output pre', { hasText: JAPANESE }).first();
+  t.match(await stderr.textContent(), JAPANESE, 'the stored stderr is on the page');
+  t.match(await stderr.evaluate((el) => getComputedStyle(el).fontFamily), /"Noto Sans Mono CJK JP".*IPAGothic/, 'monospace names Japanese faces');
+  const monoFaces = await facesOf('#output pre.out');
+  t.ok(japaneseGlyphs(monoFaces) >= JAPANESE_CHARS, `every Japanese character drawn by a Japanese face, no tofu (${JSON.stringify(monoFaces)})`);
+  await page.screenshot({ path: join(runDir, 'report-ja.png'), fullPage: true });
+
+  await page.goto(pathToFileURL(join(dir, 'index.html')).href, { waitUntil: 'load' });
+  const label = page.locator('td.label a').first();
+  t.equal(await label.textContent(), '接続テスト');
+  t.match(await label.evaluate((el) => getComputedStyle(el).fontFamily), /"Hiragino Sans".*"Noto Sans CJK JP".*IPAPGothic/, 'text names Japanese faces');
+  const textFaces = await facesOf('td.label a');
+  t.ok(japaneseGlyphs(textFaces) >= 5, `the label drawn by a Japanese face (${JSON.stringify(textFaces)})`);
+  // A drawn glyph of a CJK face is about one em wide; what matters is that it is no .notdef box of a Latin face.
+  const width = await label.evaluate((el) => el.getBoundingClientRect().width / Number.parseFloat(getComputedStyle(el).fontSize));
+  t.ok(width > 4 && width < 6, `five full-width characters are about five ems wide (${width.toFixed(2)})`);
 });
 
 t.test('hostile consumer bytes in Chromium: report.html, the batch index and the class page run nothing, load nothing', async (t) => {

@@ -181,6 +181,43 @@ t.test('a virtual table and a generated column are refused', async (t) => {
   );
 });
 
+t.test('extra columns (in any order, generated ones too) and extra tables are allowed: only the named columns are read', async (t) => {
+  const { dir, guard } = room(t);
+  const ledger = join(dir, 'ledger.db');
+  const a = new Database(ledger);
+  a.exec(
+    "CREATE TABLE checkpoint (note TEXT DEFAULT 'x', total INTEGER, id INTEGER PRIMARY KEY, last INTEGER, last_plus AS (last + 1)); " +
+      'CREATE TABLE ledger (seq INTEGER PRIMARY KEY, delta INTEGER, at TEXT); CREATE TABLE my_log (line TEXT); ' +
+      "INSERT INTO checkpoint (id, last, total) VALUES (1, 1, 12); INSERT INTO ledger VALUES (0, 7, 'a'), (1, 5, 'b'); INSERT INTO my_log VALUES ('hi')",
+  );
+  a.close();
+  t.same(readStore(ledger, { guard }), {
+    exists: true,
+    checkpoint: [{ id: 1, last: 1, total: 12 }],
+    ledger: [
+      [0, 7],
+      [1, 5],
+    ],
+  });
+  const feed = join(dir, 'feed.db');
+  const b = new Database(feed);
+  b.exec(
+    'CREATE TABLE feed_state (id INTEGER PRIMARY KEY CHECK (id = 1), cursor TEXT, block_hash TEXT, snapshot_cursor TEXT, snapshot_block_hash TEXT, updated_at TEXT); ' +
+      'CREATE TABLE feed_events (received_at TEXT, cursor TEXT PRIMARY KEY, type TEXT NOT NULL, payload TEXT NOT NULL); ' +
+      'CREATE TABLE feed_balances (account TEXT PRIMARY KEY, amount TEXT NOT NULL, seen INTEGER DEFAULT 0); CREATE TABLE outbox (msg TEXT); ' +
+      "INSERT INTO feed_state VALUES (1, '1:00000000000011:0000', '0x0b', '1:00000000000010:0000', '0x0a', 'now'); " +
+      "INSERT INTO feed_events VALUES ('now', '1:00000000000011:0000', 'Transfer', '{}'); INSERT INTO feed_balances (account, amount) VALUES ('0xa', '5')",
+  );
+  b.close();
+  t.match(readFeedStore(feed, { guard }), {
+    exists: true,
+    state: [{ id: 1, cursor: '1:00000000000011:0000', block_hash: '0x0b', snapshot_cursor: '1:00000000000010:0000', snapshot_block_hash: '0x0a' }],
+    events: [['1:00000000000011:0000', 'Transfer', '{}']],
+    balances: [['0xa', '5']],
+  });
+  t.notOk('error' in readFeedStore(feed, { guard }) || 'refused' in readFeedStore(feed, { guard }), 'neither refused nor an error');
+});
+
 t.test('a file swapped while it is read is refused', async (t) => {
   const { dir, db, guard } = room(t);
   ledgerStore(db);

@@ -158,6 +158,20 @@ t.test('unknown ops are reported, not rejected; each side knows only its own ops
   t.same(server('{"op":"EVENT"}'), { kind: 'unknown-op', op: 'EVENT' }, 'ops are case-sensitive');
 });
 
+t.test("a consumer's pong: its id is the ping's digits, a JSON integer >= 0 up to 2^53 - 1 (contract section 2)", async (t) => {
+  for (const text of ['{"op":"pong","id":7}', '{ "op" : "pong" , "id" : 7 }', '{"op":"pong","id":0}', '{"op":"pong","id":9007199254740991}'])
+    t.equal(client(text).kind, 'frame', `${text} is a pong`);
+  for (const [text, why] of [
+    ['{"op":"pong","id":7.0}', /not 7\.0/],
+    ['{"op":"pong","id":7e0}', /not 7e0/],
+    ['{"op":"pong","id":-0}', /not -0/],
+    ['{"op":"pong","id":"7"}', /not "7"/],
+    ['{"op":"pong","id":07}', /not valid JSON/],
+    ['{"op":"pong","id":9007199254740992}', /above 2\^53-1/],
+  ] as const)
+    t.throws(() => client(text), { name: 'FrameError', message: why }, `${text} is an invalid frame: the server closes the connection`);
+});
+
 t.test('invalid frames: each rule of the contract, with a reason that names it', async (t) => {
   const bad: [string, string, RegExp, number?][] = [
     ['not JSON', '{"op":"ping","id":1', /not valid JSON/],

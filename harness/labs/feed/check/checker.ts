@@ -8,6 +8,7 @@
 import type { SubscribeFrame } from '../../../../protocol/feed/frames.js';
 import type { JournalEntry } from '../../../record/journal.js';
 import { consumerRefusal, STORE_REFUSED, withRefusedStore } from '../../../judge/refused-store.js';
+import { stoppedLockWords } from '../../../judge/stopped-lock.js';
 import { describeRefusal, refusalRule, type StoreRefusal } from '../../../sandbox/store-file.js';
 import type { Scenario } from '../../../scenario/types.js';
 import { type Finding, type ProcessRef, statusOf, type Verdict } from '../../../findings/verdict.js';
@@ -312,9 +313,10 @@ function midRunProblems(p: ProcessFacts, topics: readonly string[], sent: readon
     const view = viewOf(r.store);
     const moment = `${MOMENT[r.when] ?? r.when} (${seconds(r.t)})`;
     if (view.error) {
+      const locked = r.when === 'while-stopped' ? stoppedLockWords(view.error) : undefined;
       out.push({
         code: 'unreadable-mid-run',
-        text: `${who(p)}: ${moment}, its file could not be read through an independent connection (${view.error})`,
+        text: `${who(p)}: ${moment}, ${locked ?? `its file could not be read through an independent connection (${view.error})`}`,
         subject: { process: ref(p), t: r.t },
       });
       continue;

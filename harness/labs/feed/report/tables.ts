@@ -15,17 +15,20 @@ export function stateTable(expected: Expected, consumer: StoreSummary, control: 
     expected,
     [
       ['consumer under test', consumer],
-      ['control consumer', control],
+      ['control consumer', control, 'reference'],
     ],
     "Final state: the chain's end vs consumer vs control",
   );
 }
 
-/** The chain's end against each store, one row per store (`[label, summary]`). */
-export function storesStateTable(expected: Expected, stores: readonly [string, StoreSummary][], title: string): Table {
+/**
+ * The chain's end against each store, one row per store (`[label, summary]`); a `reference` store
+ * (the control) is drawn neutral when it is right, and wrong only when it is.
+ */
+export function storesStateTable(expected: Expected, stores: readonly (readonly [string, StoreSummary, 'reference'?])[], title: string): Table {
   const last = expected.events.at(-1);
   const balances = expected.topics.map((a) => `${shortAccount(a)} ${shortAmount((expected.balances.get(a) ?? 0n).toString())}`).join(', ');
-  const row = (label: string, s: StoreSummary) => ({
+  const row = (label: string, s: StoreSummary, reference?: 'reference') => ({
     label,
     cells: [
       shortCursor(s.cursor),
@@ -35,7 +38,7 @@ export function storesStateTable(expected: Expected, stores: readonly [string, S
       firstDifference(s),
       s.differs ? s.line : 'none',
     ],
-    ok: !s.differs,
+    ...(reference && !s.differs ? {} : { ok: !s.differs }),
   });
   return {
     id: 'state',
@@ -46,7 +49,7 @@ export function storesStateTable(expected: Expected, stores: readonly [string, S
         label: 'expected (from the chain)',
         cells: [last ? shortCursor(last.cursor) : '—', '—', `${expected.events.length} on the chain for the followed accounts`, balances, '', ''],
       },
-      ...stores.map(([label, summary]) => row(label, summary)),
+      ...stores.map(([label, summary, reference]) => row(label, summary, reference)),
     ],
     note: "Cursors are block:log index. Each store is judged against the chain's events above its own snapshot: a snapshot is taken at the safe height whenever a consumer needs one, so the two stores' snapshots differ with timing and are never compared with each other.",
   };
@@ -90,7 +93,11 @@ export function activityTable(s: StoreSummary): Table {
   };
 }
 
-/** Every followed account's balance: the chain's, the consumer's and the control's; a wrong one is marked, the first of them named. */
+/**
+ * Every followed account's balance: the chain's, the consumer's and the control's; only a wrong
+ * value is marked (the expected one and a right one beside it stay neutral), the consumer's first
+ * wrong account named.
+ */
 export function balancesTable(consumer: StoreSummary, control: StoreSummary): Table {
   const controlOf = new Map(control.balances.map((b) => [b.account, b]));
   const firstWrong = consumer.balances.find((b) => !b.ok)?.account;
@@ -106,7 +113,7 @@ export function balancesTable(consumer: StoreSummary, control: StoreSummary): Ta
         label: shortAccount(b.account),
         ...(b.account === firstWrong ? { aside: '◀ first difference' } : {}),
         cells: [shortAmount(b.want), `${shortAmount(b.got)}${hint ? ` (${hint})` : ''}`, c ? shortAmount(c.got) : '—'],
-        ok: b.ok,
+        ...(b.ok && (c?.ok ?? true) ? {} : { ok: false, wrong: [...(b.ok ? [] : [1]), ...(c && !c.ok ? [2] : [])] }),
       };
     }),
     note: 'An account with no row counts as 0. Amounts are decimal text; long ones show their first and last digits and their length.',

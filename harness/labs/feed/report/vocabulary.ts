@@ -68,8 +68,9 @@ export const feedVocabulary: Vocabulary = {
     return describeView(viewOf(store as FeedStoreSnapshot));
   },
 
-  // A feed consumer acknowledges nothing: its progress on the wire is the durable cursors it subscribes from.
-  progress: { cls: 'subscribe', word: 'resumed' },
+  // A feed consumer acknowledges nothing, and resuming says little (most runs subscribe once): its
+  // progress on the wire is the events the server delivered to it, each cursor once.
+  progress: { cls: 'event', word: 'events delivered', direction: 'send' },
 
   newLabeller: newFeedLabeller,
   readMoments: { 'at-subscribe': 'read at subscribe', converging: 'read while converging' },

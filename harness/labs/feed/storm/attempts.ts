@@ -2,8 +2,9 @@
 // journal. Each process has its own stream (`storm-<k>`), so every connection there is one of
 // its attempts. The wait before an attempt runs from the end of the previous connection (the
 // server's close: the process sees it a little later, so scheduling only ever adds to the
-// measured wait) to the server's accept; n counts the attempts since the last connection on
-// which the server sent a snapshot or an event (contract section 6).
+// measured wait) to the server's accept; n counts the retries since the last connection on
+// which the server sent a snapshot or an event, or since the process's first connect (contract
+// section 6: the first retry is n = 0, as in the reference consumers).
 
 import type { JournalEntry } from '../../../record/journal.js';
 
@@ -68,7 +69,8 @@ export function stormAttempts(journal: readonly JournalEntry[], processes: numbe
         attempts.push({ process: k, round, index, n, t: c.open, from: prev.close, delayMs: c.open - prev.close });
         index++;
       }
-      n = c.data ? 0 : n + 1;
+      // The process's first connect is no retry: the first retry waits with n = 0 whatever it brought.
+      n = c.data || !prev ? 0 : n + 1;
       if (c.reset) {
         round++;
         index = 0;

@@ -3,6 +3,7 @@
 
 import type { JournalEntry } from '../../../record/journal.js';
 import type { Finding, ProcessRef } from '../../../findings/verdict.js';
+import { stoppedLockWords } from '../../../judge/stopped-lock.js';
 import type { IncarnationFacts } from './incarnations.js';
 import { type FaultStep, parseFaultPlan } from '../scenario/fault-plan.js';
 import type { LedgerPlan } from '../scenario/load.js';
@@ -43,9 +44,10 @@ export function midRunProblems(journal: readonly JournalEntry[], incarnations: I
     }
     const moment = e.when === 'while-stopped' ? `while incarnation ${f.incarnation} was stopped` : `when incarnation ${f.incarnation} ended`;
     if (store.error) {
+      const locked = e.when === 'while-stopped' ? stoppedLockWords(store.error) : undefined;
       problems.push({
         code: 'unreadable-mid-run',
-        text: `${moment}, its file could not be read through an independent connection (${store.error})`,
+        text: `${moment}, ${locked ?? `its file could not be read through an independent connection (${store.error})`}`,
         subject: { process, t: e.t },
       });
       continue;

@@ -10,9 +10,10 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(3)} s`;
 
 /** `untouched`: the consumer must leave its store alone (a bad environment), so no file at all is as expected. */
 export function stateTable(expected: Expected, controlExpected: Expected, consumer: StoreState, control: StoreState, untouched = false): Table {
-  const row = (label: string, s: StoreState, want: Expected) => {
+  // The control is the reference, not under test: neutral when right, marked only when wrong.
+  const row = (label: string, s: StoreState, want: Expected, reference = false) => {
     const d = untouched && s === consumer && !s.exists ? { line: 'none', differs: false } : stateLine(s, want);
-    return { label, cells: [s.last, s.total, s.rows, s.ledgerSum, d.differs ? d.line : 'none'], ok: !d.differs };
+    return { label, cells: [s.last, s.total, s.rows, s.ledgerSum, d.differs ? d.line : 'none'], ...(reference && !d.differs ? {} : { ok: !d.differs }) };
   };
   const partial = expected.last !== controlExpected.last;
   return {
@@ -22,7 +23,7 @@ export function stateTable(expected: Expected, controlExpected: Expected, consum
     rows: [
       { label: 'expected (from the script)', cells: [expected.last, expected.total, expected.events, expected.total, ''] },
       row('consumer under test', consumer, expected),
-      row('control consumer', control, controlExpected),
+      row('control consumer', control, controlExpected, true),
     ],
     ...(untouched
       ? { note: 'Given a bad environment, the consumer under test must exit 64 before opening its store: no file, or an empty one, is expected.' }

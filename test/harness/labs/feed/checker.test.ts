@@ -207,7 +207,8 @@ t.test("a correct run passes, in the feed's words", async (t) => {
   t.equal(v.state.rows.length, 3);
   t.same(
     v.state.rows.map((r) => r.ok),
-    [undefined, true, true],
+    [undefined, true, undefined],
+    'the control is the reference: neutral when right',
   );
   t.same(v.diff, []);
 });
@@ -472,6 +473,25 @@ t.test('a process that stops itself inside a transaction: uncommitted work must 
     v.findings[0]!.text,
     /stopped itself inside the transaction of event .* \(its 2nd new event\), and an independent read saw .* 2 events; uncommitted work must be invisible: it must see .* 1 event/,
   );
+});
+
+t.test('a read while stopped that finds the store locked says the process ran past its hook', async (t) => {
+  const plan = loadScenario(writePlan(t, 'locked', ['  processes:', '    - fault: "stop@apply:2"'])) as Scenario<FeedPlan>;
+  const run = withControl(new Run(t))
+    .start('consumer', 1, 'stop@apply:2')
+    .connect('consumer', 1, null, null, FRESH)
+    .snapshot('consumer', SNAP)
+    .events('consumer', ABOVE);
+  const locked: FeedStoreSnapshot = { exists: true, error: 'database is locked (SQLITE_BUSY)', state: [], events: [], balances: [] };
+  run.write({ type: 'process-stopped', role: 'consumer', incarnation: 1 }).read('consumer', 1, 'while-stopped', locked);
+  run.write({ type: 'process-continued', role: 'consumer', incarnation: 1 });
+  const v = ending(run, 1).check(plan, { consumer: DONE, control: DONE });
+  const f = v.findings.find((x) => x.code === 'unreadable-mid-run');
+  t.match(
+    f?.text,
+    /^process 1: while it was stopped by its own hook \([^)]*\), the store was locked for writing \(a transaction still open\) while the process was stopped at its hook: the process ran past its hook/,
+  );
+  t.match(f?.text, /\[database is locked \(SQLITE_BUSY\)\]$/);
 });
 
 t.test('hooks counted from frames in doubt are not judged', async (t) => {

@@ -15,6 +15,7 @@ import { expectedOf, judgeStore, viewOf } from '../../../../harness/labs/feed/ch
 import type { FeedStoreSnapshot } from '../../../../harness/labs/feed/check/store-reader.js';
 import { activityTable, balancesTable, stateTable } from '../../../../harness/labs/feed/report/tables.js';
 import { feedVocabulary } from '../../../../harness/labs/feed/report/vocabulary.js';
+import { tableRow } from '../../../../harness/report/html.js';
 import { loadScenario, type Scenario } from '../../../../harness/catalogue/load.js';
 
 const ROOT = join(import.meta.dirname, '../../../..');
@@ -170,6 +171,38 @@ t.test('the balances table: every followed account, the first wrong one marked, 
   // The control has no row for an account: a dash.
   const noControl = balancesTable(bad, { ...bad, balances: [] });
   t.equal(noControl.rows[0]!.cells[2], '—');
+});
+
+t.test("only a wrong value is marked: the expected balance and the control's right one stay neutral", async (t) => {
+  const account = topics[1]!;
+  const want = expected.balances.get(account)!;
+  const bad = judge(EVENTS, [account, (want + 1n).toString()]);
+  const row = balancesTable(bad, judge(EVENTS)).rows.find((r) => r.ok === false)!;
+  t.same(row.wrong, [1], "the consumer's cell, not the expected one or the control's");
+  const cells = tableRow(row).text.match(/<td[^>]*>.*?<\/td>/g)!;
+  t.notMatch(cells[0], /bad/, 'the expected balance: neutral');
+  t.match(cells[1], /^<td class="bad"><span class="bad-text">/, "the consumer's wrong balance: red");
+  t.notMatch(cells[2], /bad/, "the control's right balance: neutral, not red");
+  t.notMatch(tableRow(row).text, /<tr class="bad"/, 'the row itself is not painted');
+  const controlWrong = balancesTable(judge(EVENTS), bad).rows.find((r) => r.ok === false)!;
+  t.same(controlWrong.wrong, [2], 'a wrong control is marked, in its own cell');
+  t.same(
+    balancesTable(judge(EVENTS), judge(EVENTS)).rows.map((r) => r.ok),
+    topics.map(() => undefined),
+    'all right: nothing marked',
+  );
+  const right = { ...judge(EVENTS), differs: false }; // a store judged right (this one lacks a snapshot)
+  const state = stateTable(expected, right, right);
+  t.same(
+    state.rows.map((r) => [r.label, r.ok]),
+    [
+      ['expected (from the chain)', undefined],
+      ['consumer under test', true],
+      ['control consumer', undefined],
+    ],
+    'the control is the reference: neutral when right',
+  );
+  t.equal(stateTable(expected, right, bad).rows[2]!.ok, false, '… and marked when wrong');
 });
 
 const C = (block: number, log = 0) => `1:${String(block).padStart(14, '0')}:${String(log).padStart(4, '0')}`;

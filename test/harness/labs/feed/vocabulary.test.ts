@@ -85,6 +85,6 @@ t.test('describeStore: a store in a few words', async (t) => {
   t.equal(v.describeStore(undefined), 'no file');
 });
 
-t.test('progress: the durable cursors the consumer subscribes from', async (t) => {
-  t.same(v.progress, { cls: 'subscribe', word: 'resumed' });
+t.test('progress: the events delivered to the consumer, each cursor once (not "resumed")', async (t) => {
+  t.same(v.progress, { cls: 'event', word: 'events delivered', direction: 'send' });
 });

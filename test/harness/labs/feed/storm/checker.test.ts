@@ -120,6 +120,23 @@ t.test('a correct backoff passes, the attempts are read back with their n', (t) 
   t.end();
 });
 
+t.test("a process's first retry is n = 0, also when its first connect brought nothing", (t) => {
+  const wire = (t: number, conn: number, rest: object) => ({ t, type: 'wire', stream: 'storm-1', conn, ...rest }) as JournalEntry;
+  const journal: JournalEntry[] = [
+    wire(10, 1, { kind: 'open' }),
+    wire(11, 1, { kind: 'close', by: 'publisher', reason: 'the server is down: accepted and closed at once' }),
+    wire(80, 2, { kind: 'open' }),
+    wire(81, 2, { kind: 'close', by: 'publisher', reason: 'the server is down: accepted and closed at once' }),
+    wire(300, 3, { kind: 'open' }),
+  ];
+  t.same(
+    stormAttempts(journal, 1)[0]!.attempts.map((a) => a.n),
+    [0, 1],
+    'the first connect is no retry: the retries after it count 0, 1, … (contract section 6)',
+  );
+  t.end();
+});
+
 t.test('many correct storms, with scheduling noise, never fail', (t) => {
   let failed = 0;
   for (let seed = 1; seed <= 60; seed++) {
