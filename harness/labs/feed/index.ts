@@ -9,6 +9,7 @@ import { defineLab, type RunContext } from '../../lab-api/lab.js';
 import { projectRoot, shellQuote } from '../../base/paths.js';
 import { checkFeedRun } from './check/checker.js';
 import { type FeedPlan, feedScenario } from './scenario/load.js';
+import { REQUIRED_ENV_VARS } from './scenario/schema.js';
 import { feedRowBound, readFeedStore } from './check/store-reader.js';
 import { checkStorm } from './storm/checker.js';
 import { checkServerRun } from './server/check.js';
@@ -99,19 +100,8 @@ export const feedLab = defineLab<FeedPlan>({
   consumerSignature: {
     // A JSON object whose op is subscribe (members in any order, spaces allowed).
     opens: (line) => /^\s*\{.*"op"\s*:\s*"subscribe"/.test(line),
-    variables: [
-      'CHAOSLAB_HOST',
-      'CHAOSLAB_PORT',
-      'CHAOSLAB_DB',
-      'CHAOSLAB_CLIENT_ID',
-      'CHAOSLAB_TOPICS',
-      'CHAOSLAB_PING_MS',
-      'CHAOSLAB_IDLE_MS',
-      'CHAOSLAB_BACKOFF_BASE_MS',
-      'CHAOSLAB_BACKOFF_CAP_MS',
-      'CHAOSLAB_APPLY_DELAY_MS',
-      'CHAOSLAB_FAULT',
-    ],
+    // Those it always gets, and the two a scenario may add.
+    variables: [...REQUIRED_ENV_VARS, 'CHAOSLAB_APPLY_DELAY_MS', 'CHAOSLAB_FAULT'],
   },
   server: {
     referenceCommand: `node ${shellQuote(join(projectRoot, 'dist', 'publisher', 'feed', 'server', 'main.js'))}`,
