@@ -17,7 +17,7 @@ import { type ClassFolder, listSubmissions, parseShard, type Shard } from '../gr
 import { openWorkspace, placesProblem } from '../grade/build/workspace.js';
 import { interruptible } from '../base/interrupt.js';
 import { terminalText } from '../text/inert.js';
-import { scenariosDir } from '../base/paths.js';
+import { reportsPathShower, scenariosDir } from '../base/paths.js';
 import { makePassable } from '../report/staff-only.js';
 import { decideSealing, probeSealing, sealModeFromEnv } from '../sandbox/probe.js';
 import { resolveScenario } from '../catalogue/catalogue.js';
@@ -115,7 +115,8 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     stop.dispose();
   }
   writeClassOutputs(outDir, report);
-  say(`grades: ${relative(process.cwd(), join(outDir, 'grades.csv'))}, class report: ${relative(process.cwd(), join(outDir, 'index.html'))}`);
+  const show = reportsPathShower({ out: opts.out });
+  say(`grades: ${show(join(outDir, 'grades.csv'))}, class report: ${show(join(outDir, 'index.html'))}`);
   const by = stop.by();
   if (by) {
     process.exitCode = EXIT_SIGNAL[by];

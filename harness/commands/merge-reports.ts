@@ -14,10 +14,11 @@ export function register(program: Command): void {
     .argument('<dirs...>', 'the --out folders of the shards')
     .requiredOption('--out <dir>', 'where the merged class report is written')
     .action(async (dirs: string[], opts: MergeOptions) => {
-      const [{ cpSync, existsSync, mkdirSync }, { join, relative, resolve }, { readClassReport }, { mergeClassReports }, { writeClassOutputs }] =
+      const [{ cpSync, existsSync, mkdirSync }, { join, resolve }, { reportsPathShower }, { readClassReport }, { mergeClassReports }, { writeClassOutputs }] =
         await Promise.all([
           import('node:fs'),
           import('node:path'),
+          import('../base/paths.js'),
           import('../grade/class/class-data.js'),
           import('../grade/class/merge.js'),
           import('./grade-action.js'),
@@ -25,6 +26,7 @@ export function register(program: Command): void {
       const parts = dirs.map((dir) => ({ dir, report: readClassReport(dir) }));
       const merged = mergeClassReports(parts);
       const out = resolve(opts.out);
+      const show = reportsPathShower({ out: opts.out });
       mkdirSync(out, { recursive: true });
       for (const { dir, report } of parts) {
         for (const sub of report.submissions) {
@@ -34,7 +36,7 @@ export function register(program: Command): void {
       }
       writeClassOutputs(out, merged);
       process.stdout.write(
-        `merged ${parts.length} folders, ${merged.submissions.length} submissions: ${relative(process.cwd(), join(out, 'grades.csv'))}, ${relative(process.cwd(), join(out, 'index.html'))}\n`,
+        `merged ${parts.length} folders, ${merged.submissions.length} submissions: ${show(join(out, 'grades.csv'))}, ${show(join(out, 'index.html'))}\n`,
       );
     });
 }

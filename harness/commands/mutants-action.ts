@@ -1,7 +1,7 @@
 // `chaoslab mutants`'s work (the command is defined in ./mutants.ts): the matrix of each lab,
 // its judgement, and whether every run's reports agree with its verdict.
 import { writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { type BatchItem, runBatch } from '../run/batch.js';
 import type { RunResult } from '../run/runner.js';
 import { interruptible } from '../base/interrupt.js';
@@ -23,7 +23,7 @@ import {
   shownLabel,
 } from '../run/mutants.js';
 import type { Lab } from '../lab-api/lab.js';
-import { projectRoot, reportsDirOf } from '../base/paths.js';
+import { projectRoot, reportsDirOf, reportsPathShower } from '../base/paths.js';
 import { typedCommand } from '../record/reproduce.js';
 import { agreementProblems } from '../report/agreement.js';
 import { loadLabScenarios } from '../catalogue/catalogue.js';
@@ -116,7 +116,7 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
     await rerunHarnessErrors(batchName, items, results, batchOptions, signal);
     if (signal.aborted) {
       process.stdout.write(
-        `${lab.name}: interrupted after ${results.length} of ${items.length} runs (${notStarted.length} not started): no matrix judged from a part of it — every run: ${relative(process.cwd(), join(batchDir, 'index.html'))}\n`,
+        `${lab.name}: interrupted after ${results.length} of ${items.length} runs (${notStarted.length} not started): no matrix judged from a part of it — every run: ${reportsPathShower(opts)(join(batchDir, 'index.html'))}\n`,
       );
       return;
     }
@@ -130,7 +130,7 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
     );
     const scenarios = parts.flatMap((p) => p.scenarios);
     const names = scenarios.map((s) => s.name).filter((name) => items.some((item) => item.scenario.name === name));
-    writeMatrix(lab.name, batchDir, rows, names, results.length, disagreements);
+    writeMatrix(lab.name, batchDir, rows, names, results.length, disagreements, reportsPathShower(opts));
     passed += rows.filter((r) => r.ok).length;
     failed += rows.filter((r) => !r.ok).length + disagreements.length;
   }
@@ -214,7 +214,15 @@ export async function rerunHarnessErrors(
 }
 
 /** A lab's judged matrix: matrix.md and matrix.json in the batch folder, a line per row and per disagreement on stdout. */
-function writeMatrix(labName: string, batchDir: string, rows: MatrixRow[], names: string[], runs: number, disagreements: Disagreement[]): void {
+function writeMatrix(
+  labName: string,
+  batchDir: string,
+  rows: MatrixRow[],
+  names: string[],
+  runs: number,
+  disagreements: Disagreement[],
+  show: (path: string) => string,
+): void {
   writeFileSync(join(batchDir, 'matrix.md'), renderMatrixMarkdown(rows, names, batchDir));
   writeFileSync(
     join(batchDir, 'matrix.json'),
@@ -231,8 +239,8 @@ function writeMatrix(labName: string, batchDir: string, rows: MatrixRow[], names
   );
   process.stdout.write('\n');
   for (const row of rows) process.stdout.write(`${row.ok ? 'ok     ' : 'PROBLEM'}  ${shownLabel(row.consumer).padEnd(44)} ${row.note}\n`);
-  for (const d of disagreements) process.stdout.write(`DISAGREE ${d.label}: ${d.problems.join('; ')} (${relative(process.cwd(), d.runDir)})\n`);
+  for (const d of disagreements) process.stdout.write(`DISAGREE ${d.label}: ${d.problems.join('; ')} (${show(d.runDir)})\n`);
   process.stdout.write(
-    `${labName}: reports agree with the verdict in ${runs - disagreements.length} of ${runs} runs — matrix: ${relative(process.cwd(), join(batchDir, 'matrix.md'))}, every run: ${relative(process.cwd(), join(batchDir, 'index.html'))}\n`,
+    `${labName}: reports agree with the verdict in ${runs - disagreements.length} of ${runs} runs — matrix: ${show(join(batchDir, 'matrix.md'))}, every run: ${show(join(batchDir, 'index.html'))}\n`,
   );
 }

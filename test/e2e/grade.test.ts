@@ -74,6 +74,7 @@ t.test('a class graded on one machine', async (t) => {
   const workspacesBefore = workspaces();
   const r = await chaoslab(['grade', classDir, '--rubric', rubric, '--jobs', '2', '--out', whole, ...sealFlags]);
   t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
+  t.match(r.stdout, `grades: ${join(whole, 'grades.csv')}, class report: ${join(whole, 'index.html')}`, 'an absolute --out: printed as given');
   if (probe.available) {
     t.match(r.stdout, /builds run without network/);
     // A new workspace of a grader still alive belongs to another test file grading beside this one
@@ -211,6 +212,7 @@ t.test('sharded 3 ways and merged: the same grades.csv', async (t) => {
   const merged = join(dir, 'merged');
   const m = await chaoslab(['merge-reports', ...shards, '--out', merged]);
   t.equal(m.exitCode, 0, m.stderr);
+  t.match(m.stdout, `: ${join(merged, 'grades.csv')}, ${join(merged, 'index.html')}`, 'an absolute --out: its paths printed absolute, as given');
   t.equal(csvOf(merged), csvOf(whole), 'byte for byte (and the same scores when repeated)');
   t.ok(existsSync(join(merged, 'ref-python', 'results.json')), "each submission's folder is copied");
   const twice = await chaoslab(['merge-reports', shards[0]!, merged, '--out', join(dir, 'twice')]);
