@@ -11,6 +11,7 @@
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { encodeReset } from '../../../../protocol/feed/encode.js';
+import { type ClientFrame, parseClientFrame } from '../../../../protocol/feed/frames.js';
 import { type Listening, listenFor } from '../../../../publisher/listener.js';
 import { endsOf, type TranscriptEvent, type TranscriptSink } from '../../../../publisher/transcript.js';
 
@@ -93,19 +94,22 @@ class StormStream {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
         this.emit(conn, { kind: 'recv', line });
-        const op = /^\s*\{\s*"op"\s*:\s*"(\w+)"/.exec(line)?.[1];
-        if (op === 'subscribe' && !subscribed) {
+        // Read as the contract's frame, whatever the order of its members (a Go map encodes them
+        // sorted: `op` came fourth, and a pattern for `{"op":…` first took the subscribe for none).
+        const frame = clientFrameOf(line);
+        if (frame === undefined) {
+          this.emit(conn, { kind: 'note', text: 'not a subscribe, ping or pong: ignored' });
+          continue;
+        }
+        if (frame.op === 'subscribe' && !subscribed) {
           subscribed = true;
-          const needsSnapshot = /"cursor"\s*:\s*null/.test(line);
+          const needsSnapshot = frame.cursor === null;
           const event = this.opts.events[Math.min(this.nextEvent, this.opts.events.length - 1)];
           const answer = needsSnapshot || event === undefined ? this.opts.snapshot : event;
           if (!needsSnapshot) this.nextEvent++;
           this.send(socket, conn, answer);
           this.served++;
-        } else if (op === 'ping') {
-          const id = /"id"\s*:\s*(\d+)/.exec(line)?.[1];
-          if (id) this.send(socket, conn, `{"op":"pong","id":${id}}\n`);
-        }
+        } else if (frame.op === 'ping') this.send(socket, conn, `{"op":"pong","id":${frame.id}}\n`);
       }
     });
     socket.once('close', () => {
@@ -186,5 +190,15 @@ export class StormServer {
           }),
       ),
     );
+  }
+}
+
+/** A line as a client frame; undefined for an invalid one or an op the server does not know. */
+function clientFrameOf(line: string): ClientFrame | undefined {
+  try {
+    const parsed = parseClientFrame(line);
+    return parsed.kind === 'frame' ? parsed.frame : undefined;
+  } catch {
+    return undefined;
   }
 }
