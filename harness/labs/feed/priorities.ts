@@ -20,6 +20,7 @@ export const FEED_PRIORITIES: FindingPriorities = {
   'commit-not-durable': CAUSE + 1,
   'no-subscribe': CAUSE,
   'invalid-subscribe': CAUSE,
+  'storm-subscribe-unanswered': CAUSE,
   'wrong-subscribe': CAUSE,
   'unneeded-snapshot': CAUSE,
   'snapshot-needed': CAUSE,

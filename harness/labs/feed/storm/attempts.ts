@@ -27,6 +27,10 @@ export interface StormProcessRecord {
   attempts: StormAttempt[];
   /** Journal time each round began for this process (its `reset shutdown`). */
   roundStarts: number[];
+  /** A snapshot or an event reached it on some connection. */
+  served: boolean;
+  /** The first line it sent, if any (to name a subscribe the server could not read). */
+  firstLine?: string;
 }
 
 interface Conn {
@@ -35,6 +39,7 @@ interface Conn {
   close?: number;
   data: boolean;
   reset: boolean;
+  firstLine?: string;
 }
 
 /** Per process (1-based, in order), its attempts; `processes` names how many ran. */
@@ -50,6 +55,7 @@ export function stormAttempts(journal: readonly JournalEntry[], processes: numbe
     if (!c) mine.set(e.conn, (c = { conn: e.conn, data: false, reset: false }));
     if (e.kind === 'open') c.open = e.t;
     else if (e.kind === 'close') c.close ??= e.t;
+    else if (e.kind === 'recv') c.firstLine ??= e.line;
     else if (e.kind === 'send') {
       if (/^\{"op":"(snapshot|event)"/.test(e.line)) c.data = true;
       if (e.line.startsWith('{"op":"reset"')) c.reset = true;
@@ -78,7 +84,8 @@ export function stormAttempts(journal: readonly JournalEntry[], processes: numbe
       }
       prev = c;
     }
-    records.push({ process: k, attempts, roundStarts });
+    const firstLine = list.find((c) => c.firstLine !== undefined)?.firstLine;
+    records.push({ process: k, attempts, roundStarts, served: list.some((c) => c.data), ...(firstLine === undefined ? {} : { firstLine }) });
   }
   return records;
 }

@@ -68,6 +68,7 @@ export function judgeStorm(journal: readonly JournalEntry[], plan: FeedPlan, sto
   const findings: Finding[] = rankFindings(
     [
       ...exitFindings(records, exits, sigtermTimes(journal)),
+      ...unansweredFindings(records),
       ...noRetryFindings(records),
       ...earlyFindings(early, all.length, base),
       ...backoffFindings(all, ks, base, cap, nCap, norm),
@@ -117,6 +118,24 @@ function exitFindings(records: readonly StormRecord[], exits: Map<number, ExitEn
 }
 
 /** Every process reconnected after every restart. */
+/**
+ * Processes that sent lines but never got a snapshot or an event: the server could not read
+ * their subscribe, so their backoff after a served connection was never shown.
+ */
+function unansweredFindings(records: readonly StormRecord[]): Finding[] {
+  const unserved = records.filter((r) => !r.served && r.firstLine !== undefined);
+  if (unserved.length === 0) return [];
+  const first = unserved[0]!;
+  const line = first.firstLine!.length > 120 ? `${first.firstLine!.slice(0, 120)}…` : first.firstLine!;
+  return [
+    {
+      code: 'storm-subscribe-unanswered',
+      text: `${unserved.length === records.length ? `no process (of ${records.length})` : `${unserved.length} of ${records.length} processes`} got a snapshot or an event: the server could not read ${unserved.length === 1 ? 'its subscribe' : 'their subscribes'} as one (process ${first.process}'s first line: ${JSON.stringify(line)}), so no backoff after a served connection could be shown — a subscribe is one JSON object with op, client, topics, cursor and blockHash, its members in any order (CONTRACT.md §2)`,
+      subject: { process: { role: 'consumer', incarnation: first.process } },
+    },
+  ];
+}
+
 function noRetryFindings(records: readonly StormRecord[]): Finding[] {
   const findings: Finding[] = [];
   for (const r of records)

@@ -224,6 +224,29 @@ t.test('each mutant is caught for its reason', (t) => {
   t.end();
 });
 
+t.test('a subscribe the server never answered leads, quoted, before the backoff it kept from being shown', (t) => {
+  // As a run looks when the server cannot read the subscribes: lines come in, no snapshot or event goes out.
+  const unserved = journalOf(correct(uniform(5)))
+    .filter((e) => !(e.type === 'wire' && e.kind === 'send' && /"op":"(snapshot|event)"/.test(e.line)))
+    .flatMap((e) =>
+      e.type === 'wire' && e.kind === 'open'
+        ? [e, { ...e, t: e.t + 0.5, kind: 'recv', line: '{"blockHash":null,"client":"c","cursor":null,"op":"subscribe"' } as JournalEntry]
+        : [e],
+    );
+  const records = stormAttempts(unserved, STORM.processes);
+  t.equal(records[0]!.served, false);
+  t.match(records[0]!.firstLine, /^\{"blockHash"/);
+  const verdict = checkStorm(unserved, plan, STORM);
+  t.equal(verdict.status, 'fail');
+  t.equal(verdict.findings[0]?.code, 'storm-subscribe-unanswered', 'the cause leads');
+  t.match(
+    verdict.headline,
+    /no process \(of 20\) got a snapshot or an event: the server could not read their subscribes as one \(process 1's first line: "\{\\"blockHash\\":null,.*"\), .* its members in any order \(CONTRACT\.md §2\)/,
+  );
+  t.equal(stormAttempts(journalOf(correct(uniform(5))), STORM.processes)[0]!.served, true, 'a served process is not named');
+  t.end();
+});
+
 t.test('processes that crash, hang or never come back', (t) => {
   const journal = journalOf(correct(uniform(3)), {
     processes: 4,
