@@ -53,7 +53,7 @@ t.test('ack-crash catches the ack-before-commit mutant and names the seq', async
   const { journal } = onlyRun(reports);
   t.match(
     journal.find((e) => e.type === 'verdict'),
-    { verdict: { status: 'fail', findings: [{ code: 'unexpected-ack', subject: { seqs: [1] } }] } },
+    { verdict: { status: 'fail', findings: [{ code: 'ack-before-commit', subject: { seqs: [1] } }] } },
   );
   t.same(survivors(journal), []);
 });

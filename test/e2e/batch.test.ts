@@ -51,7 +51,7 @@ t.test('run --only "ack-*" --repeat 2: one batch, one overview, only the failure
     results.runs.map((r: { label: string; status: string }) => `${r.label}: ${r.status}`),
     ['ack-crash #1: fail', 'ack-crash #2: fail', 'ack-lost #1: pass', 'ack-lost #2: pass'],
   );
-  t.match(results.runs[0].findings[0], { code: 'unexpected-ack' });
+  t.match(results.runs[0].findings[0], { code: 'ack-before-commit' });
 
   t.match(result.stdout, /\nDid not pass \(2\):\n\nFAIL {2}ack-crash #1 /);
   t.notMatch(result.stdout, /ack-lost[^\n]*report\.html/, 'the passes are not listed again');
