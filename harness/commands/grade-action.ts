@@ -115,8 +115,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
     stop.dispose();
   }
   writeClassOutputs(outDir, report);
-  const show = reportsPathShower({ out: opts.out });
-  say(`grades: ${show(join(outDir, 'grades.csv'))}, class report: ${show(join(outDir, 'index.html'))}`);
+  say(outputsLine(opts.out, outDir));
   const by = stop.by();
   if (by) {
     process.exitCode = EXIT_SIGNAL[by];
@@ -251,4 +250,10 @@ async function sealingFor(unsealedAllowed: boolean): Promise<Sealing> {
   if (!unsealedAllowed)
     throw new Error(`refusing to grade untrusted code unsealed: ${decision.note} — give --unsealed to grade anyway (every output then says so)`);
   return { sealed: false, note: decision.note };
+}
+
+/** Where the class's grades and report are, printed as --out was given (absolute stays absolute). */
+function outputsLine(out: string, outDir: string): string {
+  const show = reportsPathShower({ out });
+  return `grades: ${show(join(outDir, 'grades.csv'))}, class report: ${show(join(outDir, 'index.html'))}`;
 }

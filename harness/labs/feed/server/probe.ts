@@ -41,6 +41,18 @@ export function startProbe(ctx: RunContext<FeedPlan>, proxyHost: string, proxyPo
 }
 
 /**
+ * Until the probe's store holds its snapshot (it is live), start_ms passes, or `over()`: the
+ * script then begins from a steady start, as the consumer lab's does after the first subscribe.
+ * Without it, block 11 came 250 ms after the probe was started, and on a busy machine a racy
+ * server (snapshot-then-subscribe) lost it on the happy path, which every mutant must pass.
+ */
+export async function awaitProbeSnapshot(ctx: RunContext<FeedPlan>, probe: Probe, over: () => boolean): Promise<void> {
+  const from = performance.now();
+  const live = () => viewOf(readFeedStore(probe.db, MID_RUN_READ)).snapshotCursor !== null;
+  while (!over() && !probe.gone() && !ctx.signal.aborted && performance.now() - from < ctx.scenario.lab.time.startMs && !live()) await sleep(50);
+}
+
+/**
  * Polls the probe's store (an independent read-only connection) until it holds the chain's end,
  * converge_ms passes, the probe or the server is gone, or the run ends; the last read is journaled.
  */

@@ -18,7 +18,7 @@ import { sigtermAtEnd } from '../run/terminate.js';
 import { simulate } from '../scenario/chain-script.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { chainSnapshotAt } from './check.js';
-import { awaitProbeConverged, probeName, startProbe } from './probe.js';
+import { awaitProbeConverged, awaitProbeSnapshot, probeName, startProbe } from './probe.js';
 import { awaitListening, LONE_SERVER, nameServer, serverEnv, startServer, terminateServer } from './process.js';
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
 import { startClients } from './clients/run.js';
@@ -65,11 +65,13 @@ async function runOneServer(ctx: RunContext<FeedPlan>, under: ServerUnderTestPla
   const clients = await startClients(ctx, under, { host: HOST, port }, sim);
   const crowd = under.crowd === undefined ? undefined : await startCrowd(ctx, under.crowd, (await ctx.proxy('crowd', { host: HOST, port })).listen);
   await crowd?.ready(plan.time.startMs);
+  const over = () => server.gone() || probe.gone();
+  if (under.fault?.includes('stop@')) await awaitStopCommitted(ctx, stop, over);
+  else await awaitProbeSnapshot(ctx, probe, over);
+  // After the steady start: the storm's subscribers meet commits from the first.
   const subscribers = under.subscribers
     ? startSubscribers(ctx, (await ctx.proxy('subscribers', { host: HOST, port })).listen, under.subscribers, () => reader.read(() => reader.head().number))
     : undefined;
-  const over = () => server.gone() || probe.gone();
-  if (under.fault?.includes('stop@')) await awaitStopCommitted(ctx, stop, over);
   await playRest(ctx, side, over);
   clients.sceneOver();
   await subscribers?.started;
