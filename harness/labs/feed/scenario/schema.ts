@@ -182,7 +182,7 @@ const timeSchema = {
     start_ms: integer(
       LIMITS.convergeMs.min,
       LIMITS.convergeMs.max,
-      `Real milliseconds the script waits for the first subscribe of both consumers before it starts anyway; default ${DEFAULTS.startMs}.`,
+      `Real milliseconds the script waits for the first subscribe of both consumers (in a server run: for the probe's snapshot) before it starts anyway; default ${DEFAULTS.startMs}.`,
     ),
   },
 } as const satisfies JSONSchema;
