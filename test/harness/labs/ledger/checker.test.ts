@@ -445,18 +445,21 @@ t.test('mid-run reads: an inconsistent committed state is reported with the mome
   t.notMatch(u.reasons.join('\n'), /broken promise/, 'an unreadable file is not mistaken for an empty one');
 });
 
+/** Incarnation 1's store as the harness read it while the process was stopped at its hook. */
+const readWhileStopped = (store: object): JournalEntry => ({
+  t: 50,
+  type: 'store-read',
+  role: 'consumer',
+  incarnation: 1,
+  when: 'while-stopped',
+  db: 'x',
+  store,
+});
+
 t.test('a read while stopped inside the transaction of seq k must show the state before k', async (t) => {
   const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
   const base = journalFor(dir, [{ fault: 'stop@apply:2', lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 } }]);
-  const read = (last: number, total: number, ledger: [number, number][]): JournalEntry => ({
-    t: 50,
-    type: 'store-read',
-    role: 'consumer',
-    incarnation: 1,
-    when: 'while-stopped',
-    db: 'x',
-    store: { exists: true, checkpoint: [{ id: 1, last, total }], ledger },
-  });
+  const read = (last: number, total: number, ledger: [number, number][]) => readWhileStopped({ exists: true, checkpoint: [{ id: 1, last, total }], ledger });
   t.same(
     checkLedgerRun([
       ...base,
@@ -478,15 +481,7 @@ t.test('a read while stopped inside the transaction of seq k must show the state
 t.test('a read while stopped that finds the store locked says the process ran past its hook', async (t) => {
   const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
   const base = journalFor(dir, [{ fault: 'stop@apply:2', lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 } }]);
-  const read = (error: string): JournalEntry => ({
-    t: 50,
-    type: 'store-read',
-    role: 'consumer',
-    incarnation: 1,
-    when: 'while-stopped',
-    db: 'x',
-    store: { exists: true, error, checkpoint: [], ledger: [] },
-  });
+  const read = (error: string) => readWhileStopped({ exists: true, error, checkpoint: [], ledger: [] });
   const locked = checkLedgerRun([...base, read('database is locked (SQLITE_BUSY)')]);
   t.match(locked.verdict.findings, [{ code: 'unreadable-mid-run' }]);
   t.match(
