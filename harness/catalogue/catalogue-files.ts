@@ -18,9 +18,14 @@ export function catalogue(root: string): CatalogueEntry[] {
   for (const lab of readdirSync(root).sort()) {
     const dir = path.join(root, lab);
     if (!isDir(dir)) continue;
-    for (const f of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) out.push({ name: f.slice(0, -'.yaml'.length), lab, file: path.join(dir, f) });
+    for (const name of scenarioFileNames(dir)) out.push({ name, lab, file: path.join(dir, `${name}.yaml`) });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The scenario names of one lab's folder (its `*.yaml` files, without the extension); none when it is missing. */
+export function scenarioFileNames(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir).flatMap((f) => (f.endsWith('.yaml') ? [f.slice(0, -'.yaml'.length)] : [])) : [];
 }
 
 function isDir(p: string): boolean {

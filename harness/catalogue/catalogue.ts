@@ -1,9 +1,9 @@
 // The scenario catalogue: `scenarios/<lab>/<name>.yaml`, one folder per lab. Names are unique
 // across labs, so `chaoslab run ack-crash` needs no lab.
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
-import { catalogue } from './catalogue-files.js';
+import { catalogue, scenarioFileNames } from './catalogue-files.js';
 import { loadScenario, type Scenario } from './load.js';
 import { closest, displayPath, ScenarioError, type ScenarioProblem } from '../scenario/problems.js';
 import { NAME_PATTERN } from '../scenario/schema-problems.js';
@@ -104,10 +104,9 @@ export function listScenarios(root: string, lab?: string, known?: ReadonlyMap<st
 export function loadLabScenarios(dir: string): Scenario[] {
   const out: Scenario[] = [];
   const problems: ScenarioProblem[] = [];
-  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.yaml')) : [];
-  for (const f of files.sort((a, b) => a.localeCompare(b))) {
+  for (const name of scenarioFileNames(dir).sort((a, b) => a.localeCompare(b))) {
     try {
-      out.push(loadScenario(path.join(dir, f)));
+      out.push(loadScenario(path.join(dir, `${name}.yaml`)));
     } catch (error) {
       if (!(error instanceof ScenarioError)) throw error;
       problems.push(...error.problems);

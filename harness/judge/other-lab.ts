@@ -22,8 +22,8 @@ export interface ConsumerSignature {
 export interface LabSigned {
   name: string;
   signature: ConsumerSignature;
-  /** Its scenario names (for the one to run instead) and its happy path (the fallback). */
-  scenarioNames: readonly string[];
+  /** Its scenario names (for the one to run instead; read only when a finding names one) and its happy path (the fallback). */
+  scenarioNames: () => readonly string[];
   happyPath: string;
 }
 
@@ -54,7 +54,7 @@ export function quoteLine(line: string): string {
 /** The other lab's scenario that most likely stands for `scenario`: `<lab>-<name>`, the name without this lab's prefix, or its happy path. */
 export function counterpart(scenario: string, thisLab: string, other: LabSigned): string {
   const candidates = [`${other.name}-${scenario}`, scenario.startsWith(`${thisLab}-`) ? scenario.slice(thisLab.length + 1) : undefined];
-  return candidates.find((c): c is string => c !== undefined && other.scenarioNames.includes(c)) ?? other.happyPath;
+  return candidates.find((c): c is string => c !== undefined && other.scenarioNames().includes(c)) ?? other.happyPath;
 }
 
 /** What the consumer showed of itself: the other lab, and in what words. */

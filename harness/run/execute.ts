@@ -6,13 +6,13 @@
 // the run there: no process is started any more, those running are killed, and the run ends
 // `interrupted`, whatever its consumer or checker would have said.
 
-import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { coreFindings, coreTables, withCoreFindings } from '../judge/core-findings.js';
 import { JOURNAL_SCHEMA, type JournalEntry, JournalWriter } from '../record/journal.js';
 import type { Lab } from '../lab-api/lab.js';
 import { allLabs, labNamed } from '../labs/registry.js';
+import { scenarioFileNames } from '../catalogue/catalogue-files.js';
 import { harnessVersion } from '../base/paths.js';
 import { onAbort } from '../base/interrupt.js';
 import { fixSocketBuffers } from '../sandbox/socket-buffers.js';
@@ -67,14 +67,11 @@ function otherLabWatchOf(scenario: RunRequest['scenario'], lab: Lab): ((entry: J
   const own = lab.consumerSignature;
   const others = allLabs().flatMap((other) =>
     other !== lab && other.consumerSignature
-      ? [{ name: other.name, signature: other.consumerSignature, happyPath: other.happyPath, scenarioNames: scenarioNamesIn(other.scenariosDir) }]
+      ? [{ name: other.name, signature: other.consumerSignature, happyPath: other.happyPath, scenarioNames: () => scenarioFileNames(other.scenariosDir) }]
       : [],
   );
   return own && others.length > 0 ? otherLabWatch({ name: scenario.name, lab: lab.name }, own, others) : undefined;
 }
-
-const scenarioNamesIn = (dir: string): string[] =>
-  existsSync(dir) ? readdirSync(dir).flatMap((f) => (f.endsWith('.yaml') ? [f.slice(0, -'.yaml'.length)] : [])) : [];
 
 /** The run's first entries: what runs, with what, where; then the scenario as loaded. */
 function journalRunStart(journal: JournalWriter, request: RunRequest, lab: Lab): void {
