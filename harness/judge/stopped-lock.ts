@@ -5,6 +5,15 @@
 // several threads (Go) that sent SIGSTOP to the process and let the calling thread run into its
 // COMMIT until the signal landed. Every lab words its unreadable mid-run read with this.
 
+/**
+ * How long a read while stopped waits for a lock. The stopped process releases none, so waiting
+ * longer only helps a thread or child still finishing; and the harness's event loop (the
+ * publisher, the control's stream) is blocked for as long as SQLite waits. At 5 s the control's
+ * own read timeout ran out under load and its connection was gone before the harness could see
+ * whose it was.
+ */
+export const STOPPED_READ_TIMEOUT_MS = 250;
+
 /** Whether a read's error is SQLite's "database is locked" (SQLITE_BUSY, or one of its extended codes). */
 export const isStoreLocked = (error: string): boolean => /\bSQLITE_BUSY\b|\bSQLITE_BUSY_[A-Z]+\b|database is locked/.test(error);
 

@@ -3,6 +3,7 @@
 // exit, up to restart.max processes; a bad-environment scenario runs one plain process instead.
 
 import { withBadEnvironment } from '../../../judge/environment-duty.js';
+import { STOPPED_READ_TIMEOUT_MS } from '../../../judge/stopped-lock.js';
 import type { RunContext } from '../../../lab-api/lab.js';
 import { type StartedProcess, sleepUntilEnded, untilEnded } from '../../../processes/processes.js';
 import type { FeedPlan } from '../scenario/plan.js';
@@ -94,7 +95,7 @@ async function runOneConsumer(ctx: RunContext<FeedPlan>, stores: FeedStores, sta
   state.current = started;
   const exit = ctx.processes.exit(started);
   const watching = fault?.includes('stop@')
-    ? ctx.processes.observeSelfStops(started, exit, () => stores.journalRead('consumer', n, 'while-stopped'))
+    ? ctx.processes.observeSelfStops(started, exit, () => stores.journalRead('consumer', n, 'while-stopped', { timeoutMs: STOPPED_READ_TIMEOUT_MS }))
     : Promise.resolve();
   await ctx.processes.finish(started, exit);
   await watching;

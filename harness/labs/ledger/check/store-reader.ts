@@ -37,6 +37,8 @@ export interface ReadOptions {
   guard?: StoreGuard;
   /** At most this many rows per table (checked with count(*) before anything is selected). */
   maxRows?: number;
+  /** Bounds the wait for a lock the consumer holds (SQLite's busy timeout; the event loop waits with it). */
+  timeoutMs?: number;
 }
 
 /**
@@ -64,7 +66,7 @@ export function readStore(path: string, options: ReadOptions = {}): StoreSnapsho
 
 function readFile(path: string, options: ReadOptions): StoreSnapshot {
   try {
-    return read(path, true, options.maxRows);
+    return read(path, true, options);
   } catch (error) {
     if (isRefusal(error)) throw error;
     // A writer killed inside a transaction leaves a hot rollback journal, which a read-only
@@ -72,7 +74,7 @@ function readFile(path: string, options: ReadOptions): StoreSnapshot {
     // recovery the next process opening the file would do, then read the committed state.
     if ((error as { code?: string }).code === 'SQLITE_READONLY_ROLLBACK' && options.writerGone) {
       try {
-        return { ...read(path, false, options.maxRows), recovered: 'a hot rollback journal left by the killed process was rolled back before reading' };
+        return { ...read(path, false, options), recovered: 'a hot rollback journal left by the killed process was rolled back before reading' };
       } catch (again) {
         if (isRefusal(again)) throw again;
         return { exists: true, error: (again as Error).message, checkpoint: [], ledger: [] };
@@ -89,8 +91,8 @@ function readFile(path: string, options: ReadOptions): StoreSnapshot {
 
 const isRefusal = (error: unknown): boolean => error instanceof StoreRefused;
 
-function read(path: string, readonly: boolean, maxRows = Number.POSITIVE_INFINITY): StoreSnapshot {
-  const db = openDatabase(path, { readonly, fileMustExist: true, timeout: 5000 });
+function read(path: string, readonly: boolean, { maxRows = Number.POSITIVE_INFINITY, timeoutMs = 5000 }: ReadOptions): StoreSnapshot {
+  const db = openDatabase(path, { readonly, fileMustExist: true, timeout: timeoutMs });
   try {
     // One read transaction so checkpoint and ledger come from the same moment.
     return db.transaction(() => {

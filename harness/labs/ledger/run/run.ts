@@ -13,6 +13,7 @@ import { type StartedProcess, sleepUntilEnded, untilEnded } from '../../../proce
 import { stallError, watchLoopLag } from '../../../record/loop-lag.js';
 import type { LedgerPlan } from '../scenario/load.js';
 import { ledgerRowBound, readStore } from '../check/store-reader.js';
+import { STOPPED_READ_TIMEOUT_MS } from '../../../judge/stopped-lock.js';
 
 /** What the run's steps share: the consumer process running now, and the fault engine once the proxy exists. */
 interface LedgerRunState {
@@ -126,14 +127,21 @@ async function runIncarnation(
 ): Promise<void> {
   const { n, db } = run;
   // The consumer's file, read only as the run's guard allows (a regular file of its own, within bounds).
-  const readConsumer = (writerGone: boolean) =>
-    readStore(db, { writerGone, guard: ctx.consumerStore, maxRows: ledgerRowBound(ctx.scenario.lab.events.length) });
+  const readConsumer = (writerGone: boolean, timeoutMs?: number) =>
+    readStore(db, { writerGone, timeoutMs, guard: ctx.consumerStore, maxRows: ledgerRowBound(ctx.scenario.lab.events.length) });
   const started = ctx.processes.start('consumer', n, ctx.consumerCommand, run.env, run.room);
   state.current = started;
   const exit = ctx.processes.exit(started);
   if (run.fault?.includes('stop@')) {
     await ctx.processes.observeSelfStops(started, exit, () => {
-      ctx.journal.write({ type: 'store-read', role: 'consumer', incarnation: n, when: 'while-stopped', db, store: readConsumer(false) });
+      ctx.journal.write({
+        type: 'store-read',
+        role: 'consumer',
+        incarnation: n,
+        when: 'while-stopped',
+        db,
+        store: readConsumer(false, STOPPED_READ_TIMEOUT_MS),
+      });
       afterStoppedRead();
     });
   }
