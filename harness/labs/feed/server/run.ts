@@ -49,6 +49,7 @@ async function runOneServer(ctx: RunContext<FeedPlan>, under: ServerUnderTestPla
   const stop = commitWhileStopped(ctx, server, side, under);
   if ((await awaitListening(ctx, server, HOST, port)) !== 'listening') {
     await Promise.all([server.finished, stop.watching]);
+    stop.throwIfFailed();
     return;
   }
   const proxy = await ctx.proxy('probe', { host: HOST, port });
@@ -89,4 +90,5 @@ async function runOneServer(ctx: RunContext<FeedPlan>, under: ServerUnderTestPla
   await probe.finished;
   await terminateServer(ctx, server, LONE_SERVER);
   await stop.watching;
+  stop.throwIfFailed();
 }

@@ -25,10 +25,12 @@ export interface ChainSide {
 }
 
 export interface StopCommit {
-  /** Settles when the server has exited (it watches every stop until then). */
+  /** Settles when the server has exited (it watches every stop until then); never rejects. */
   watching: Promise<void>;
   /** The blocks were committed while the server was stopped. */
   committed(): boolean;
+  /** Throws what ended the watch early (the outbox locked against the commit while stopped). */
+  throwIfFailed(): void;
 }
 
 /** Writes `change` to the outbox and journals the commit (its blocks and logs): the probes' and clients' delivery lag is timed from it. */
@@ -60,8 +62,12 @@ function mineBlocks(ctx: RunContext<FeedPlan>, side: ChainSide, blocks: number):
  */
 export function commitWhileStopped(ctx: RunContext<FeedPlan>, server: ServerProcess, side: ChainSide, under: ServerUnderTestPlan): StopCommit {
   let committed = false;
+  // A commit that fails while the server is stopped (OutboxLocked) is thrown where the run waits
+  // (awaitStopCommitted, the end of the run), not left to reject a promise nobody awaits yet: that
+  // took the whole sealed worker down.
+  let failure: { error: unknown } | undefined;
   const { from, to } = blocksWhileStopped(ctx.scenario.lab.chain, under);
-  const watching = ctx.processes.observeSelfStops(server.started, server.exit, () => {
+  const watch = ctx.processes.observeSelfStops(server.started, server.exit, () => {
     if (committed) return;
     const logs = mineBlocks(ctx, side, under.blocksWhileStopped);
     committed = true;
@@ -76,13 +82,26 @@ export function commitWhileStopped(ctx: RunContext<FeedPlan>, server: ServerProc
     });
     ctx.log(`server stopped itself: blocks ${from}..${to} committed, SIGCONT`);
   });
-  return { watching, committed: () => committed };
+  const watching = watch.catch((error: unknown) => {
+    failure = { error };
+  });
+  return {
+    watching,
+    committed: () => committed,
+    throwIfFailed: () => {
+      if (failure) throw failure.error;
+    },
+  };
 }
 
 /** Until the blocks were committed while the server was stopped, or start_ms passed, or `over()`. */
 export async function awaitStopCommitted(ctx: RunContext<FeedPlan>, stop: StopCommit, over: () => boolean): Promise<void> {
   const from = performance.now();
-  while (!stop.committed() && !over() && !ctx.signal.aborted && performance.now() - from < ctx.scenario.lab.time.startMs) await sleep(20);
+  while (!stop.committed() && !over() && !ctx.signal.aborted && performance.now() - from < ctx.scenario.lab.time.startMs) {
+    stop.throwIfFailed();
+    await sleep(20);
+  }
+  stop.throwIfFailed();
 }
 
 /** The rest of the script, one block period apart, then the confirmation blocks; the server finds them by polling. */
