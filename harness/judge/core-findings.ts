@@ -16,6 +16,13 @@ const CANNOT_RUN = new Set([126, 127]);
 /** The shell's "not found", and the interpreters' own words for a program file that is not there. */
 const NOT_FOUND = /not found|can't open file|cannot find module/i;
 
+/** Why a path under /tmp is not found in a sealed run, though it is there on the machine. */
+const PRIVATE_TMP =
+  " — a sealed run has its own empty /tmp, so nothing of yours under /tmp is there: keep your program and what it reads in your project folder (README, 'Run a scenario against your program')";
+
+/** Whether a consumer's exit is the shell's own "cannot run this command" (126, 127): no later incarnation can start either. */
+export const isShellCannotRun = (e: JournalEntry): boolean => e.type === 'process-exit' && e.role === 'consumer' && e.code !== null && CANNOT_RUN.has(e.code);
+
 /**
  * The first consumer process whose command could not be started: bash exited 126 or 127, or the
  * process exited before it ever connected and said "not found" (or, for a program file that is
@@ -25,8 +32,10 @@ const NOT_FOUND = /not found|can't open file|cannot find module/i;
  */
 export function cannotStartFinding(journal: readonly JournalEntry[]): Finding | undefined {
   const connected = new Set<number>();
+  const sealed = new Set<number>();
   for (const e of journal) {
     if (e.type === 'wire' && e.kind === 'open' && e.owner?.role === 'consumer') connected.add(e.owner.incarnation);
+    if (e.type === 'process-start' && e.role === 'consumer' && e.sealed) sealed.add(e.incarnation);
     if (e.type !== 'process-exit' || e.role !== 'consumer' || e.code === null || e.code === 0) continue;
     const said = e.stderrTail
       .split('\n')
@@ -37,7 +46,7 @@ export function cannotStartFinding(journal: readonly JournalEntry[]): Finding | 
     const quoted = message ? `${JSON.stringify(message.length > 300 ? `${message.slice(0, 299)}…` : message)} ` : '';
     return {
       code: 'cannot-start',
-      text: `your command could not be started: ${quoted}(consumer incarnation ${e.incarnation} exited ${e.code})`,
+      text: `your command could not be started: ${quoted}(consumer incarnation ${e.incarnation} exited ${e.code})${sealed.has(e.incarnation) && message?.includes('/tmp/') ? PRIVATE_TMP : ''}`,
       subject: { process: { role: 'consumer', incarnation: e.incarnation }, t: e.t },
     };
   }

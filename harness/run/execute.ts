@@ -8,7 +8,7 @@
 
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { coreFindings, coreTables, withCoreFindings } from '../judge/core-findings.js';
+import { cannotStartFinding, coreFindings, coreTables, isShellCannotRun, withCoreFindings } from '../judge/core-findings.js';
 import { JOURNAL_SCHEMA, type JournalEntry, JournalWriter } from '../record/journal.js';
 import type { Lab } from '../lab-api/lab.js';
 import { allLabs, labNamed } from '../labs/registry.js';
@@ -44,6 +44,9 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
     hooks.onJournal?.(entry);
     const finding = otherLab?.(entry);
     if (finding) ending?.decide(otherLabVerdict(finding));
+    // The shell could not run the command (126, 127): every restart would fail the same way.
+    const notRun = isShellCannotRun(entry) ? cannotStartFinding(journal.entries) : undefined;
+    if (notRun) ending?.decide(cannotStart(notRun, 'Not compared: the command could not be run, so the run was stopped at its first try.'));
   });
   journalRunStart(journal, request, lab);
   const parts = new RunParts(request, hooks, journal, log);
@@ -108,7 +111,9 @@ interface RunBody {
 async function runAndJudge(request: RunRequest, hooks: RunHooks, lab: Lab, body: RunBody): Promise<Executed> {
   const { journal, parts, ending, clock, log } = body;
   if (request.refuse || request.skip) {
-    const verdict = request.refuse ? cannotStart(request.refuse) : skipped(request.skip!);
+    const verdict = request.refuse
+      ? cannotStart({ code: 'cannot-start', text: `your command could not be started: ${request.refuse}` })
+      : skipped(request.skip!);
     journal.write({ type: 'verdict', verdict });
     return { status: verdict.status, verdict };
   }
@@ -221,15 +226,14 @@ function skipped(why: string): Verdict {
 }
 
 /** The verdict of a run whose consumer could not be started at all: the consumer's failure, not the harness's. */
-function cannotStart(why: string): Verdict {
-  const text = `your command could not be started: ${why}`;
+function cannotStart(finding: Finding, empty = 'The run did not start: nothing was read.'): Verdict {
   return {
     status: 'fail',
-    headline: text,
-    findings: [{ code: 'cannot-start', text }],
+    headline: finding.text,
+    findings: [finding],
     harnessErrors: [],
     diff: [],
-    state: { id: 'state', title: 'Final state', columns: [], rows: [], empty: 'The run did not start: nothing was read.' },
+    state: { id: 'state', title: 'Final state', columns: [], rows: [], empty },
     tables: [],
   };
 }

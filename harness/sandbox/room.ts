@@ -275,6 +275,21 @@ export interface ReachabilityInput {
   path?: string;
 }
 
+/** Folders a sealed run replaces with fresh, empty ones of its own (confine.ts); the working directory stays reachable. */
+const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/var/lock'];
+
+/** `file` (absolute) lies in a folder the sealed run empties, outside the working directory that stays: the uid will not find it. */
+function hiddenByPrivateFolder(file: string, cwd: string, target: string): Unreachable | undefined {
+  const folder = PRIVATE_FOLDERS.find((f) => file.startsWith(`${f}/`));
+  if (!folder || file.startsWith(`${resolve(cwd)}/`)) return undefined;
+  return {
+    path: file,
+    lacks: 'read',
+    target,
+    message: `${target} is ${file}, under ${folder}: a sealed run has its own empty ${folder}, so it is not there; keep your program and what it reads in your project folder`,
+  };
+}
+
 /**
  * Everything that would stop the consumer's uid, each naming its path: the working directory
  * (search), the program (execute; read too for a script), every other word of the command that
@@ -292,7 +307,7 @@ export function checkReachable(input: ReachabilityInput): Unreachable[] {
   const program = resolveProgram(input.command, input.cwd, input.path ?? SEALED_PATH);
   if (program?.file !== undefined) {
     const what = `the command's program ${program.word}`;
-    const exec = checkAccess(program.file, uid, gid, 'execute', what);
+    const exec = hiddenByPrivateFolder(resolve(input.cwd, program.file), input.cwd, what) ?? checkAccess(program.file, uid, gid, 'execute', what);
     add(exec);
     if (!exec && isScript(program.file)) add(checkAccess(program.file, uid, gid, 'read', what));
   } else if (program !== undefined && !isShellWord(program.word)) {
@@ -313,7 +328,7 @@ export function checkReachable(input: ReachabilityInput): Unreachable[] {
       continue;
     }
     if (!word.includes('/') && !st.isFile()) continue; // a plain word that happens to name a folder here
-    add(checkAccess(candidate, uid, gid, st.isDirectory() ? 'search' : 'read', `${word} in the command`));
+    add(hiddenByPrivateFolder(candidate, input.cwd, `${word} in the command`) ?? checkAccess(candidate, uid, gid, st.isDirectory() ? 'search' : 'read', `${word} in the command`));
   }
   return problems;
 }

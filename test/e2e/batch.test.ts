@@ -15,8 +15,13 @@ t.test('a command that cannot start leads its verdict with that, quoting the she
   const result = await chaoslab(['run', 'ack-crash', '--no-seal', '--reports', reports, '--consumer', 'nonexistent-binary']);
   t.equal(result.exitCode, 1, result.stdout);
   t.match(result.stdout, /\n {2}Why: your command could not be started: "[^"]*nonexistent-binary: command not found" \(consumer incarnation 1 exited 127\)\n/);
-  const { dir } = onlyRun(reports);
+  const { dir, journal } = onlyRun(reports);
   t.match(readFileSync(join(dir, 'summary.md'), 'utf8'), /\*\*your command could not be started: /);
+  t.equal(
+    journal.filter((e) => e.type === 'process-start' && e.role === 'consumer').length,
+    1,
+    'stopped at the first try: every restart would fail the same way',
+  );
 });
 
 t.test('a consumer that raises at start-up: its traceback under the verdict, on the console and in summary.md', async (t) => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { batchName } from '../../../harness/commands/select.js';
 import * as reportCommand from '../../../harness/commands/report.js';
-import { cannotStartFinding, coreFindings, withCoreFindings } from '../../../harness/judge/core-findings.js';
+import { cannotStartFinding, coreFindings, isShellCannotRun, withCoreFindings } from '../../../harness/judge/core-findings.js';
 import type { JournalEntry } from '../../../harness/record/journal.js';
 import { renderBatchIndex } from '../../../harness/report/batch-index.js';
 import { RESULTS_SCHEMA, renderBatchResults } from '../../../harness/report/batch-results.js';
@@ -398,6 +398,15 @@ t.test('a command that could not be started leads its verdict with that, quoting
     text: /"bash: line 1: \.\/client\.py: Permission denied" \(consumer incarnation 1 exited 126\)/,
   });
   t.match(cannotStartFinding(exitedWith(127, '')), { text: 'your command could not be started: (consumer incarnation 1 exited 127)' });
+  // Sealed, a program under /tmp is not found although it is there on the machine: the private /tmp is said.
+  const inTmp = exitedWith(127, 'bash: line 1: /tmp/x/feedc: No such file or directory\n');
+  const sealedStart = find(inTmp, 'process-start', (e) => e.role === 'consumer' && e.incarnation === 1);
+  t.match(cannotStartFinding(replace(inTmp, sealedStart, (e) => ({ ...e, sealed: { uid: 61003 } }))), {
+    text: /exited 127\) — a sealed run has its own empty \/tmp, so nothing of yours under \/tmp is there/,
+  });
+  t.notMatch(cannotStartFinding(inTmp)?.text, /own empty \/tmp/, 'unsealed, /tmp is the machine’s own: nothing to say');
+  t.ok(isShellCannotRun(find(inTmp, 'process-exit', (e) => e.role === 'consumer')), 'the shell’s 127 stops the run at once');
+  t.notOk(isShellCannotRun(find(exitedWith(2, 'x\n'), 'process-exit', (e) => e.role === 'consumer')), 'another status does not');
   t.match(
     cannotStartFinding(exitedWith(2, "python3: can't open file '/lab/c.py': [Errno 2] No such file or directory\n", false)),
     { text: /^your command could not be started: "python3: can't open file/ },

@@ -132,6 +132,20 @@ t.test('checkReachable names the cwd, the program and the files of the command',
   const room = join(base, 'room-of-root');
   mkdirSync(room, { mode: 0o700 });
   t.equal(checkReachable({ uid, cwd, command: 'true', room })[0]?.target, `the room ${room}`, 'a room the uid cannot write is named');
+
+  // A sealed run's /tmp is its own, empty: a file there outside the working directory is not found.
+  if (base.startsWith('/tmp/')) {
+    const elsewhere = join(base, 'elsewhere');
+    mkdirSync(elsewhere, { mode: 0o755 });
+    const script = join(cwd, 'ok.py');
+    t.match(checkReachable({ uid, cwd: elsewhere, command: `python3 ${script}` }), [
+      { path: script, target: `${script} in the command`, message: /under \/tmp: a sealed run has its own empty \/tmp, so it is not there/ },
+    ]);
+    const program = join(cwd, 'run-ok.sh');
+    writeFileSync(program, '#!/bin/sh\necho hi\n', { mode: 0o755 });
+    t.match(checkReachable({ uid, cwd: elsewhere, command: program }), [{ path: program, target: /the command's program/, message: /under \/tmp/ }]);
+    t.same(checkReachable({ uid, cwd, command: `python3 ${script}` }), [], 'under /tmp but inside the working directory, which stays: reachable');
+  } else t.comment(`the test folder ${base} is not under /tmp: the private /tmp case is not tried`);
 });
 
 t.test('run folder, evidence and room: modes and owners', { skip: isRoot ? false : 'needs root (chown)' }, async (t) => {
