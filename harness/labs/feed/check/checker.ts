@@ -352,7 +352,7 @@ function hookProblems(p: ProcessFacts, facts: RunFacts): Finding[] {
         code: committed ? 'commit-not-visible' : 'uncommitted-visible',
         text: committed
           ? `${who(p)} stopped itself right after ${where}, but an independent read saw ${describeModel(problem.got)}; a committed transaction must be visible: ${describeModel(problem.want)}`
-          : `${who(p)} stopped itself inside ${where}, and an independent read saw ${describeModel(problem.got)}; uncommitted work must be invisible: it must see ${describeModel(problem.want)} — every frame that changes the store is handled in one transaction, the cursor included (CONTRACT.md §3)`,
+          : `a frame's changes not in one transaction: ${who(p)} stopped itself inside ${where}, and an independent read saw ${describeModel(problem.got)}; uncommitted work must be invisible: it must see ${describeModel(problem.want)} — every frame that changes the store is handled in one transaction, the cursor included (CONTRACT.md §3)`,
         subject,
       });
     else

@@ -275,7 +275,7 @@ function activityProblems(name: string, view: StoreView, want: readonly RealEven
     const code = why.includes('revoked') ? 'revoked-kept' : why.includes('snapshot') ? 'below-snapshot' : 'foreign-events';
     problems.push({
       code,
-      text: `${name}: its activity list holds ${cursorList(cursors)} ${cursors.length === 1 ? 'which is' : 'which are'} ${why}${code === 'revoked-kept' ? ` — ${REVOKE_UNDOES}` : ''}`,
+      text: `${name}: ${code === 'revoked-kept' ? 'revoked events kept: ' : ''}its activity list holds ${cursorList(cursors)} ${cursors.length === 1 ? 'which is' : 'which are'} ${why}${code === 'revoked-kept' ? ` — ${REVOKE_UNDOES}` : ''}`,
       cursors,
     });
   }
@@ -304,6 +304,13 @@ const BALANCE_CAUSES: Record<BalanceCause, string> = {
   'revoke-kept-balance': REVOKE_UNDOES,
   'imprecise-balance':
     'amounts are integers up to 2^256 − 1: add them exactly (BigInt, Python int), never in a double or a 64-bit integer (CONTRACT.md §2, Values)',
+};
+
+/** The mistake, first in a cause's text: a balance's digits would push it out of a headline. */
+const BALANCE_LEADS: Record<BalanceCause, string> = {
+  'applied-twice': 'an event applied twice',
+  'revoke-kept-balance': "a revoke that did not undo its events' balance changes",
+  'imprecise-balance': 'amounts added inexactly',
 };
 
 /** Equal leading digits of two balances this long, at the same length, and a double's rounding is the likely difference. */
@@ -337,7 +344,8 @@ function balanceProblems(name: string, view: StoreView, expected: Expected, summ
     // explanation, not a guess of a double apply or of rounding (a few small lost transfers leave
     // a large balance's first digits as they were).
     const stored = new Set(view.events.map((e) => e.cursor));
-    const absent = expected.events.filter((e) => !stored.has(e.cursor) && effectOn(e.type, e.payload, account) !== 0n);
+    // Above the snapshot only: the events below it are in its balances, not in the activity list.
+    const absent = expected.events.filter((e) => sameChainAfter(e.cursor, S) && !stored.has(e.cursor) && effectOn(e.type, e.payload, account) !== 0n);
     const absentEffect = absent.reduce((n, e) => n + effectOn(e.type, e.payload, account), 0n);
     const missing = absent.length > 0 && absentEffect === -delta ? cursorList(absent.map((e) => e.cursor)) : undefined;
     const kept = delta === 0n ? undefined : revokedKept(expected.abandoned, S, account, delta);
@@ -365,7 +373,7 @@ function balanceProblems(name: string, view: StoreView, expected: Expected, summ
   for (const d of summary.balanceDiffs)
     problems.push({
       code: d.cause ?? 'wrong-balance',
-      text: `${name}: the balance of ${d.account} is ${d.got}, the chain says ${d.want}${d.hint ? ` (${d.hint})` : ''}${d.cause ? ` — ${BALANCE_CAUSES[d.cause]}` : ''}`,
+      text: `${name}: ${d.cause ? `${BALANCE_LEADS[d.cause]}: ` : ''}the balance of ${d.account} is ${d.got}, the chain says ${d.want}${d.hint ? ` (${d.hint})` : ''}${d.cause ? ` — ${BALANCE_CAUSES[d.cause]}` : ''}`,
     });
 
   return problems;

@@ -1,11 +1,14 @@
 // The server run's verdict. The server under test is judged by what its probe holds: the probe's
 // store, read through an independent read-only connection, against the state derived from the
 // canonical chain (count, order, content, balances, cursor: the consumer run's own judgeStore),
-// with the events committed while the server was stopped after its snapshot named first when
-// they are missing. Its snapshot must be the chain's own at the safe point of a block. Then the
-// server as a process (server-problems.ts); the probe's own troubles are the harness's.
+// with the events committed while the server was stopped after its snapshot named when they are
+// missing. Its snapshot must be the chain's own at the safe point of a block. Then the server as a
+// process (server-problems.ts); the probe's own troubles are the harness's. The findings are
+// ranked by the server's table (server-priorities.ts): the server author's mistake leads, what it
+// left in the probe's store comes last.
 
 import { formatCursor } from '../../../../protocol/feed/cursor.js';
+import { rankFindings } from '../../../findings/priority.js';
 import { type Finding, statusOf, type Verdict } from '../../../findings/verdict.js';
 import type { JournalEntry } from '../../../record/journal.js';
 import type { Scenario } from '../../../scenario/types.js';
@@ -17,6 +20,7 @@ import { activityTable, storesStateTable } from '../report/tables.js';
 import { blockOf, cursorList, cursorSubject, plural, seconds, shortCursor } from '../report/words.js';
 import { type SimulatedChain, simulate } from '../scenario/chain-script.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
+import { SERVER_PRIORITIES } from '../server-priorities.js';
 import { PROBE_STREAM } from './probe.js';
 import { blocksWhileStopped } from './scenario.js';
 import { checkClients } from './clients/check.js';
@@ -61,7 +65,7 @@ function raceProblems(judged: Judgement, facts: ServerFacts, plan: FeedPlan, und
   return [
     {
       code: 'lost-in-snapshot-race',
-      text: `the probe's store misses ${plural(lost.length, 'event')} committed while the server was stopped after the snapshot (blocks ${from}..${to}): ${cursorList(lost)} — they came after the snapshot was read and before the server followed the outbox, and were never sent; a server must start buffering before it reads the snapshot, then release what is after its cursor (server contract §3)`,
+      text: `the snapshot was taken before following the outbox: the probe's store misses ${plural(lost.length, 'event')} committed while the server was stopped after the snapshot (blocks ${from}..${to}): ${cursorList(lost)} — they came after the snapshot was read and before the server followed the outbox, and were never sent; a server must start buffering before it reads the snapshot, then release what is after its cursor (server contract §3)`,
       subject: { ...cursorSubject(lost), t: facts.committedAt },
     },
   ];
@@ -108,19 +112,18 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
   const db = journal.flatMap((e) => (e.type === 'stream' && e.stream === PROBE_STREAM ? [e.db] : [])).at(0);
   const view = db === undefined ? undefined : viewOf(read(db));
   const judged = view && judgeStore('the probe', view, expected, chainSnapshotAt(sim, view.snapshotCursor));
-  const lostInRace = (f: Finding) => f.code === 'lost-in-snapshot-race';
   const found: Finding[] = [
     ...(judged ? raceProblems(judged, server, lab, under) : []),
     ...probeWireProblems({ journal, chainId: expected.chainId, forkPoints: sim.reorgs.map((r) => r.forkNumber) }),
-    ...serverProblems(server, view?.snapshotCursor != null),
+    ...serverProblems(server, view?.snapshotCursor != null, clients.badFrames),
     // A server that never listened left the probe nothing to connect to: its store says nothing more.
     ...(judged && server.notListeningAt === undefined && db !== undefined ? storeFindings(judged, view!.snapshotBlockHash) : []),
     ...clients.findings,
     ...(crowd?.findings ?? []),
     ...lag.findings,
   ];
-  // The race lost (the probe's or a subscriber's) names the bug: it comes before what it caused in the probe's store.
-  const findings = [...found.filter(lostInRace), ...found.filter((f) => !lostInRace(f))];
+  // The cause first (the race lost, the probe's or a subscriber's, before what it left in the probe's store).
+  const findings = rankFindings(found, SERVER_PRIORITIES);
   const harnessErrors: Finding[] = [
     ...journal.flatMap((e) => (e.type === 'harness-error' ? [{ code: 'harness-error', text: `harness: ${e.message}` }] : [])),
     // The probe's ending matters only while the server lived to the end.

@@ -1,7 +1,7 @@
 // The server under test as a process, from what the journal recorded of it: how it started,
-// stopped itself, and ended. A server that exits before the run is over, never listens, misses
-// its `stop@` hook or does not exit 0 within 2 s of SIGTERM is a finding, named with its status
-// and the last line it wrote on stderr.
+// stopped itself, and ended. A server that exits before the run is over (after a bad client's
+// frame: the crash it caused), never listens, misses its `stop@` hook or does not exit 0 within
+// 2 s of SIGTERM is a finding, named with its status and the last line it wrote on stderr.
 
 import { basename } from 'node:path';
 import type { Finding, ProcessRef, Verdict } from '../../../findings/verdict.js';
@@ -49,8 +49,31 @@ export function serverFactsOf(journal: readonly JournalEntry[]): ServerFacts {
 const how = (e: NonNullable<ServerFacts['exit']>): string => (e.signal ? `was killed by ${e.signal}` : `exited with status ${e.code}`);
 const said = (e: NonNullable<ServerFacts['exit']>): string => (lastLine(e.stderrTail) ? ` (its stderr: "${lastLine(e.stderrTail)}")` : '');
 
+/** A bad client's bad first frame (server contract §5), as it was sent: who sent it, what it was, when. */
+export interface BadFrameSent {
+  who: string;
+  what: string;
+  t: number;
+}
+
+/**
+ * A server that exited on its own after a bad client sent its bad frame: the last such frame
+ * before the exit, the words of a crash it caused (its time and the server's stderr show how
+ * close they were). None for status 64 (a bad environment says so itself).
+ */
+function crashedByBadClient(name: string, f: ServerFacts, badFrames: readonly BadFrameSent[]): Finding | undefined {
+  const e = f.exit;
+  const bad = badFrames.filter((b) => e && b.t <= e.t).at(-1);
+  if (!e || !bad || e.code === 64) return undefined;
+  return {
+    code: 'bad-client-crashed-server',
+    text: `a bad client crashed the server: ${name} ${how(e)} ${seconds(e.durationMs)} after it started, before the run was over, ${seconds(e.t - bad.t)} after ${bad.who} sent ${bad.what} as its first frame${said(e)} — close that one connection, sending nothing first: a bad client never takes the server or another connection down (server contract §5)`,
+    subject: { process: SERVER, t: e.t },
+  };
+}
+
 /** How it ended: before the end, never listening, at the deadline, or after SIGTERM (exit 0 within 2 s). */
-function endProblems(f: ServerFacts): Finding[] {
+function endProblems(f: ServerFacts, badFrames: readonly BadFrameSent[]): Finding[] {
   const name = `the server under test (\`${f.command ?? '?'}\`)`;
   const e = f.exit;
   if (!e)
@@ -69,6 +92,8 @@ function endProblems(f: ServerFacts): Finding[] {
   if (e.killedBy === 'deadline')
     return [{ code: 'server-deadline', text: `${name} was killed at the scenario's deadline (${seconds(e.durationMs)} after it started)`, subject: at }];
   if (f.sigtermAt === undefined) {
+    const crash = crashedByBadClient(name, f, badFrames);
+    if (crash) return [crash];
     const why =
       e.code === 64
         ? ': status 64 says its environment or outbox was bad, but the harness gave it a valid one (server contract §1)'
@@ -112,8 +137,9 @@ function hookProblems(f: ServerFacts, snapshotSent: boolean): Finding[] {
   ];
 }
 
-export function serverProblems(f: ServerFacts, snapshotSent: boolean): Finding[] {
-  return [...hookProblems(f, snapshotSent), ...endProblems(f)];
+/** `badFrames`: what the harness's bad clients sent, to name the crash one of them caused. */
+export function serverProblems(f: ServerFacts, snapshotSent: boolean, badFrames: readonly BadFrameSent[] = []): Finding[] {
+  return [...hookProblems(f, snapshotSent), ...endProblems(f, badFrames)];
 }
 
 /**

@@ -187,8 +187,8 @@ function checkpointReset(incarnation: number, durable: number | undefined, store
   return {
     code: 'checkpoint-reset',
     text:
-      `incarnation ${incarnation} started from a file whose cursor was last ${durable}, and when it ended the checkpoint said last ${last}, total ${total}` +
-      `${kept.length ? ` while the ledger still held ${listSeqs(kept)}` : ''}: the checkpoint row was reset — opening creates the tables and the row (1, -1, 0) only when they are absent (CREATE TABLE IF NOT EXISTS, INSERT OR IGNORE); never reset an existing row (CONTRACT.md §4)`,
+      `the checkpoint row was reset on opening: incarnation ${incarnation} started from a file whose cursor was last ${durable}, and when it ended the checkpoint said last ${last}, total ${total}` +
+      `${kept.length ? ` while the ledger still held ${listSeqs(kept)}` : ''} — opening creates the tables and the row (1, -1, 0) only when they are absent (CREATE TABLE IF NOT EXISTS, INSERT OR IGNORE); never reset an existing row (CONTRACT.md §4)`,
   };
 }
 

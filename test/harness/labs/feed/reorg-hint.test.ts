@@ -96,3 +96,40 @@ t.test('judgeStore: balances off by the events the store lacks are those events,
     'neither rounding nor a double apply is blamed',
   );
 });
+
+t.test('judgeStore: a store on a snapshot, whose balance lost precision, is named imprecise (the events below the snapshot are not missing)', async (t) => {
+  const big = loadScenario(join(ROOT, 'scenarios', 'feed', 'feed-big-amounts.yaml')) as Scenario<FeedPlan>;
+  const chain = expectedOf(simulate(big.lab.chain, big.lab.topicIndexes));
+  const snapshot = chain.events[Math.floor(chain.events.length / 2)]!;
+  const above = chain.events.filter((e) => e.cursor > snapshot.cursor);
+  const account = chain.topics.find((a) => (chain.balances.get(a) ?? 0n).toString().length >= 20)!;
+  t.ok(account, 'a followed account with a balance of 20 digits or more');
+  const want = chain.balances.get(account)!.toString();
+  // A double's rounding: the first 16 digits kept, the rest zeros (not the chain's).
+  const rounded = `${want.slice(0, 16)}${'0'.repeat(want.length - 16)}`;
+  t.not(rounded, want);
+  const last = above.at(-1)!;
+  const stored: StoreView = {
+    exists: true,
+    shape: [],
+    cursor: last.cursor,
+    blockHash: last.payload.blockHash,
+    snapshotCursor: snapshot.cursor,
+    snapshotBlockHash: snapshot.payload.blockHash,
+    events: above.map((e) => ({ cursor: e.cursor, type: e.type, payloadText: JSON.stringify(e.payload), payload: e.payload })),
+    balances: new Map([...chain.balances].map(([a, v]) => [a, a === account ? rounded : v.toString()])),
+  };
+  const judged = judgeStore('consumer', stored, chain, []);
+  const balance = judged.problems.find((p) => p.text.includes(`the balance of ${account}`));
+  t.equal(balance?.code, 'imprecise-balance');
+  t.match(
+    balance?.text,
+    new RegExp(
+      `^consumer: amounts added inexactly: the balance of ${account} is ${rounded}, the chain says ${want} \\(the same first \\d+ digits, then not: the sum lost precision\\?\\)`,
+    ),
+  );
+  t.notOk(
+    judged.problems.some((p) => p.code === 'missing-events'),
+    'nothing missing above the snapshot',
+  );
+});

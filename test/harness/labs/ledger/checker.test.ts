@@ -807,7 +807,7 @@ t.test('the cause leads the verdict: a checkpoint reset on opening, a row commit
   const v = checkLedgerRun(journalFor(reset, resetRun, ACK_CRASH_EXPECT));
   t.match(
     v.verdict.headline,
-    /^incarnation 2 started from a file whose cursor was last 1, and when it ended the checkpoint said last -1, total 0 while the ledger still held seqs 0, 1: the checkpoint row was reset — .*INSERT OR IGNORE.*\(CONTRACT\.md §4\)$/,
+    /^the checkpoint row was reset on opening: incarnation 2 started from a file whose cursor was last 1, and when it ended the checkpoint said last -1, total 0 while the ledger still held seqs 0, 1 — .*INSERT OR IGNORE.*\(CONTRACT\.md §4\)$/,
   );
   t.equal(v.verdict.findings[0]!.code, 'checkpoint-reset');
   t.ok(

@@ -6,9 +6,18 @@
 import type { Finding } from '../../../../findings/verdict.js';
 import { plural, seconds } from '../../report/words.js';
 import { type ClientFacts, endWords } from './facts.js';
+import type { BadFrameSent } from '../server-problems.js';
 
 /** Slack for the harness's own timing of the server's timers (scheduling under load, the proxy's hop). */
 export const TIMER_SLACK_MS = 1000;
+
+const BAD_FRAME = { garbage: 'a line that is not JSON', oversized: 'a 2 MiB line' } as const;
+
+/** A bad client's bad frame as it was sent (its first line), to name a crash it caused; none before it sent it. */
+export function badFrameSent(f: ClientFacts, kind: 'garbage' | 'oversized'): BadFrameSent | undefined {
+  const first = f.sent[0];
+  return first && { who: `the ${kind} client \`${f.name}\``, what: BAD_FRAME[kind], t: first.t };
+}
 
 /**
  * A bad first frame closes the connection with nothing sent. The oversized client's line is bad
@@ -19,7 +28,7 @@ export const TIMER_SLACK_MS = 1000;
  */
 export function judgeBadClient(f: ClientFacts, kind: 'garbage' | 'oversized'): Finding[] {
   const who = `the ${kind} client \`${f.name}\``;
-  const bad = kind === 'garbage' ? 'a line that is not JSON' : 'a 2 MiB line';
+  const bad = BAD_FRAME[kind];
   const out: Finding[] = [];
   const sent = kind === 'oversized' ? f.read.filter((r) => r.op !== 'ping') : f.read;
   if (sent.length > 0)
@@ -57,7 +66,7 @@ export function judgeHalfOpen(f: ClientFacts, pingMs: number, idleMs: number): F
   if (pings.length === 0 && end - lastByte > pingMs + TIMER_SLACK_MS)
     out.push({
       code: 'no-ping',
-      text: `${who} got no ping in ${seconds(end - lastByte)} with nothing else sent to it (CHAOSLAB_PING_MS is ${pingMs} ms): the server must ping after that long without sending (server contract §5)`,
+      text: `no ping on a silent connection: ${who} got no ping in ${seconds(end - lastByte)} with nothing else sent to it (CHAOSLAB_PING_MS is ${pingMs} ms): the server must ping after that long without sending (server contract §5)`,
       subject: { t: lastByte + pingMs },
     });
   else {
@@ -72,7 +81,7 @@ export function judgeHalfOpen(f: ClientFacts, pingMs: number, idleMs: number): F
   if (!closedByServer)
     out.push({
       code: 'idle-not-closed',
-      text: `${who} was still open ${seconds(end - lastByte)} after its last byte (CHAOSLAB_IDLE_MS is ${idleMs} ms) when the harness closed it: a connection on which nothing arrived for that long must be closed (server contract §5)`,
+      text: `no idle close: ${who} was still open ${seconds(end - lastByte)} after its last byte (CHAOSLAB_IDLE_MS is ${idleMs} ms) when the harness closed it: a connection on which nothing arrived for that long must be closed (server contract §5)`,
       subject: { t: lastByte + idleMs },
     });
   else if (closedByServer.t - lastByte < idleMs - 100)

@@ -55,7 +55,7 @@ function sequenceFindings(f: ClientFacts, who: string, due: RealEvent[], out: Re
       const lost = due.slice(next, skipTo).map((e) => e.cursor);
       out.findings.push({
         code: 'dropped-silently',
-        text: `${who} read ${next === 0 ? 'its snapshot' : due[next - 1]!.cursor} then ${cursor}: ${plural(lost.length, 'event')} of its accounts between them (${cursorList(lost)}) ${lost.length === 1 ? 'was' : 'were'} never sent, with no reset slow-consumer before the gap — a full queue must be dropped whole with a reset, never a frame silently (server contract §4)`,
+        text: `a frame dropped without a reset: ${who} read ${next === 0 ? 'its snapshot' : due[next - 1]!.cursor} then ${cursor}: ${plural(lost.length, 'event')} of its accounts between them (${cursorList(lost)}) ${lost.length === 1 ? 'was' : 'were'} never sent, with no reset slow-consumer before the gap — a full queue must be dropped whole with a reset, never a frame silently (server contract §4)`,
         ...at(r.t, lost),
       });
       return;
@@ -99,7 +99,7 @@ export function judgeReader(f: ClientFacts, kind: 'slow-reader' | 'never-reads',
   if (kind === 'slow-reader' && out.behindAtSceneOver !== undefined && out.behindAtSceneOver > 2 * queueLimit + PATH_ALLOWANCE_FRAMES)
     out.findings.push({
       code: 'no-slow-consumer-reset',
-      text: `${who} was ${plural(out.behindAtSceneOver, 'event')} behind when the script was over (far more than the queue limit of ${queueLimit} and the ~${PATH_ALLOWANCE_FRAMES} frames the run's small socket buffers can hold) and the server never sent reset slow-consumer: it held the backlog in its own memory (server contract §4)`,
+      text: `a queue without a bound: ${who} was ${plural(out.behindAtSceneOver, 'event')} behind when the script was over (far more than the queue limit of ${queueLimit} and the ~${PATH_ALLOWANCE_FRAMES} frames the run's small socket buffers can hold) and the server never sent reset slow-consumer: it held the backlog in its own memory (server contract §4)`,
       subject: { t: f.sceneOver!.t },
     });
   if (kind === 'never-reads' && (!f.close || f.close.by === 'consumer'))

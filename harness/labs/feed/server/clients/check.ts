@@ -8,7 +8,8 @@ import type { JournalEntry } from '../../../../record/journal.js';
 import type { Expected } from '../../check/state.js';
 import { plural } from '../../report/words.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../../scenario/plan.js';
-import { judgeBadClient, judgeHalfOpen, judgePinger } from './check-others.js';
+import { badFrameSent, judgeBadClient, judgeHalfOpen, judgePinger } from './check-others.js';
+import type { BadFrameSent } from '../server-problems.js';
 import { judgeReader } from './check-readers.js';
 import { checkSubscribers } from './crowds/check-subscribers.js';
 import { clientFactsOf, endWords } from './facts.js';
@@ -24,6 +25,8 @@ export interface ClientsVerdict {
   figures: Figure[];
   /** A few words for a passing headline. */
   words: string[];
+  /** What the bad clients sent, and when (server-problems.ts names a crash that followed). */
+  badFrames: BadFrameSent[];
 }
 
 function memoryPart(journal: readonly JournalEntry[], under: ServerUnderTestPlan): { findings: Finding[]; table?: Table; figure?: Figure; words?: string } {
@@ -60,6 +63,7 @@ function memoryPart(journal: readonly JournalEntry[], under: ServerUnderTestPlan
 export function checkClients(journal: readonly JournalEntry[], plan: FeedPlan, under: ServerUnderTestPlan, expected: Expected): ClientsVerdict {
   const findings: Finding[] = [];
   const rows: Table['rows'] = [];
+  const badFrames: BadFrameSent[] = [];
   for (const c of under.clients) {
     const f = clientFactsOf(journal, c.name);
     let detail = '';
@@ -67,8 +71,11 @@ export function checkClients(journal: readonly JournalEntry[], plan: FeedPlan, u
       const j = judgeReader(f, c.kind, c.quiet ? [] : expected.events, plan.server.queueLimit);
       findings.push(...j.findings);
       detail = `${plural(j.eventsRead, 'event')} in order${j.reset ? `, then reset ${j.reset}` : ', no reset'}${j.behindAtSceneOver === undefined ? '' : `; ${j.behindAtSceneOver} behind when the script was over`}`;
-    } else if (c.kind === 'garbage' || c.kind === 'oversized') findings.push(...judgeBadClient(f, c.kind));
-    else if (c.kind === 'half-open') findings.push(...judgeHalfOpen(f, plan.server.pingMs, plan.server.idleMs));
+    } else if (c.kind === 'garbage' || c.kind === 'oversized') {
+      findings.push(...judgeBadClient(f, c.kind));
+      const sent = badFrameSent(f, c.kind);
+      if (sent) badFrames.push(sent);
+    } else if (c.kind === 'half-open') findings.push(...judgeHalfOpen(f, plan.server.pingMs, plan.server.idleMs));
     else findings.push(...judgePinger(f, f.close?.t));
     const pings = f.read.filter((r) => r.op === 'ping').length;
     const pongs = f.read.filter((r) => r.op === 'pong').length;
@@ -98,5 +105,5 @@ export function checkClients(journal: readonly JournalEntry[], plan: FeedPlan, u
     ...(subscribers.words ? [subscribers.words] : []),
     ...(memory.words ? [memory.words] : []),
   ];
-  return { findings, tables, figures: memory.figure ? [memory.figure] : [], words };
+  return { findings, tables, figures: memory.figure ? [memory.figure] : [], words, badFrames: badFrames.sort((a, b) => a.t - b.t) };
 }

@@ -2,10 +2,13 @@
 // the first frame after each subscribe, revokes from the fork point, order, resets when due, the
 // shutdown reset), then each probe's store against the chain's end (the consumer run's
 // judgeStore), the harness's own clients (clients/check.ts), then every server process's end
-// against what the harness did to it. A probe (the harness's own reference consumer) ending
-// badly makes the run unjudgeable: a harness error.
+// against what the harness did to it, ranked by the server's table (server-priorities.ts: the
+// server author's mistake leads). A probe (the harness's own reference consumer) ending badly
+// makes the run unjudgeable: a harness error.
 
+import { rankFindings } from '../../../../findings/priority.js';
 import { statusOf, type Finding, type Verdict } from '../../../../findings/verdict.js';
+import { SERVER_PRIORITIES } from '../../server-priorities.js';
 import type { JournalEntry } from '../../../../record/journal.js';
 import { exitFacts, type ProcessFacts, SIGTERM_FAULT } from '../../check/facts.js';
 import { expectedOf, judgeStore, type Judgement, viewOf } from '../../check/state.js';
@@ -72,20 +75,23 @@ export function checkSceneRun({ journal, plan, under, read }: ServerCheckInput):
   const servers = instanceProblems(journal);
   const clients = checkClients(journal, plan.lab, under, expected);
   const listened = !servers.some((f) => f.code === 'server-not-listening');
-  const findings: Finding[] = [
-    ...probeWireProblems({ journal, chainId: expected.chainId, forkPoints: sim.reorgs.map((r) => r.forkNumber) }),
-    ...oneShotProblems(journal, expected.chainId, oneShots),
-    ...(listened
-      ? probes.flatMap((p) =>
-          storeFindings(p.judged, p.view.snapshotBlockHash).map((f) => ({
-            ...f,
-            subject: { ...f.subject, process: { role: 'control' as const, incarnation: p.n } },
-          })),
-        )
-      : []),
-    ...clients.findings,
-    ...servers,
-  ];
+  const findings: Finding[] = rankFindings(
+    [
+      ...probeWireProblems({ journal, chainId: expected.chainId, forkPoints: sim.reorgs.map((r) => r.forkNumber) }),
+      ...oneShotProblems(journal, expected.chainId, oneShots),
+      ...(listened
+        ? probes.flatMap((p) =>
+            storeFindings(p.judged, p.view.snapshotBlockHash).map((f) => ({
+              ...f,
+              subject: { ...f.subject, process: { role: 'control' as const, incarnation: p.n } },
+            })),
+          )
+        : []),
+      ...clients.findings,
+      ...servers,
+    ],
+    SERVER_PRIORITIES,
+  );
   const harnessErrors: Finding[] = [
     ...journal.flatMap((e) => (e.type === 'harness-error' ? [{ code: 'harness-error', text: `harness: ${e.message}` }] : [])),
     // A probe's ending matters only while some server lived to the end.

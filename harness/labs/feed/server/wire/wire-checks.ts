@@ -116,7 +116,7 @@ function firstAnswerProblem(c: ProbeConn): Finding | undefined {
   if (due.kind === 'stale' && f.op !== 'snapshot' && f.op !== 'reset')
     return {
       code: 'partial-history',
-      text: `${who(c)}: its subscribe with cursor ${cursor} was due \`reset stale-cursor\` (${why}), but the server sent ${describe(f)}: a partial history served as complete (server contract §3)`,
+      text: `a partial history served as complete: ${who(c)}: its subscribe with cursor ${cursor} was due \`reset stale-cursor\` (${why}), but the server sent ${describe(f)} (server contract §3: never serve a partial history as if it were complete)`,
       subject,
     };
   if (due.kind === 'revoke' && f.op === 'revoke')
@@ -128,7 +128,7 @@ function firstAnswerProblem(c: ProbeConn): Finding | undefined {
   if (due.kind === 'replay' && due.cursor && f.op === 'event' && after(f.cursor, due.cursor))
     return {
       code: 'replay-gap',
-      text: `${who(c)}: resumed after ${cursor}, the server skipped ${due.cursor} and what follows: its first event was ${f.cursor}, though the outbox held ${due.cursor} above the cursor (server contract §1: a client resumes from its cursor alone)`,
+      text: `a resume not served from the outbox (state kept in memory?): ${who(c)}: resumed after ${cursor}, the server skipped ${due.cursor} and what follows: its first event was ${f.cursor}, though the outbox held ${due.cursor} above the cursor (server contract §1: a client resumes from its cursor alone, on this process or a restarted one; the server keeps no state a restart could lose)`,
       subject: { ...subject, ...cursorSubject([due.cursor, f.cursor]) },
     };
   if (due.kind === 'replay' && f.op === 'reset')
@@ -201,7 +201,7 @@ function streamProblems(c: ProbeConn, forkPoints: readonly number[], sigterms: {
       if (floor !== undefined && !above(f.cursor, floor))
         add({
           code: 'event-order',
-          text: `${who(c)}: the server sent ${f.cursor} after ${floor.text}: out of cursor order (server contract §3: rows go in cursor order)`,
+          text: `${who(c)}: the server sent ${f.cursor} after ${floor.text}: out of cursor order (server contract §3: rows go in cursor order, by block and log index, not in the order they were inserted)`,
           subject: subject(item.t, [f.cursor]),
         });
       floor = floorOf(f.cursor);

@@ -48,7 +48,7 @@ function lostFinding(who: string, f: ClientFacts, lost: string[], around: { befo
   if (afterSubscribe)
     return {
       code: 'lost-in-snapshot-race',
-      text: `${who} ${subscribed}; ${then}, but never ${plural(lost.length, 'event')} of its accounts between them (${blocksOf(lost)}: ${cursorList(lost)}), committed after it subscribed — between the snapshot and the moment the server followed the outbox — and lost: a server must start buffering before it reads the snapshot, then release what is after its cursor (server contract §3)`,
+      text: `the snapshot was taken before following the outbox: ${who} ${subscribed}; ${then}, but never ${plural(lost.length, 'event')} of its accounts between them (${blocksOf(lost)}: ${cursorList(lost)}), committed after it subscribed — between the snapshot and the moment the server followed the outbox — and lost: a server must start buffering before it reads the snapshot, then release what is after its cursor (server contract §3)`,
       subject,
     };
   return {
@@ -70,7 +70,7 @@ function eventsRead(f: ClientFacts, who: string, owed: Map<string, RealEvent>, f
       if (!out.findings.some((x) => x.code === 'event-order'))
         out.findings.push({
           code: 'event-order',
-          text: `${who} read ${cursor} after ${last}: out of cursor order (server contract §3: rows go in cursor order)`,
+          text: `${who} read ${cursor} after ${last}: out of cursor order (server contract §3: rows go in cursor order, by block and log index, not in the order they were inserted)`,
           subject: { t: r.t, ...cursorSubject([cursor]) },
         });
       continue;
