@@ -328,7 +328,10 @@ export function checkReachable(input: ReachabilityInput): Unreachable[] {
       continue;
     }
     if (!word.includes('/') && !st.isFile()) continue; // a plain word that happens to name a folder here
-    add(hiddenByPrivateFolder(candidate, input.cwd, `${word} in the command`) ?? checkAccess(candidate, uid, gid, st.isDirectory() ? 'search' : 'read', `${word} in the command`));
+    add(
+      hiddenByPrivateFolder(candidate, input.cwd, `${word} in the command`) ??
+        checkAccess(candidate, uid, gid, st.isDirectory() ? 'search' : 'read', `${word} in the command`),
+    );
   }
   return problems;
 }
