@@ -52,6 +52,7 @@ const inTransaction = (db: string): boolean => existsSync(`${db}-journal`);
 const BAD_ENVS: [string, string, (e: Record<string, string>) => void][] = [
   ['HOST missing', 'CHAOSLAB_HOST', (e) => delete e.CHAOSLAB_HOST],
   ['PORT missing', 'CHAOSLAB_PORT', (e) => delete e.CHAOSLAB_PORT],
+  ['PORT leading zero', 'CHAOSLAB_PORT', (e) => (e.CHAOSLAB_PORT = `0${e.CHAOSLAB_PORT}`)],
   ['PORT not a number', 'CHAOSLAB_PORT', (e) => (e.CHAOSLAB_PORT = 'http')],
   ['PORT 0', 'CHAOSLAB_PORT', (e) => (e.CHAOSLAB_PORT = '0')],
   ['PORT 70000', 'CHAOSLAB_PORT', (e) => (e.CHAOSLAB_PORT = '70000')],

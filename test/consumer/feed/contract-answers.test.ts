@@ -1,6 +1,7 @@
 // The answers consumer/feed/CONTRACT.md gives to the questions a new user had to guess (issue
 // 32), held to what both reference consumers do: how nesting is counted, a snapshot nobody asked
-// for, where the chain id comes from, the first retry's n, and two hooks at one point.
+// for, where the chain id comes from, the first retry's n, two hooks at one point; and from the
+// second trial: a malformed duplicate, what is read after an invalid frame, a server's pong.
 import t from 'tap';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -166,4 +167,47 @@ forEachFeedConsumer(t, 'two hooks at one point fire in the order written; exit e
   const exit = await exitThenStop.exit;
   t.equal(exit.code, 86, 'exit first: it ends the process; the stop written after it never fires');
   t.equal(exit.signal, null);
+});
+
+forEachFeedConsumer(t, 'a malformed event is invalid even when its cursor is a duplicate; nothing after it is read, a ping included', async (t, c) => {
+  const db = join(t.testdir(), 'consumer.db');
+  // Event 11 again, its amount a JSON number (invalid), and a ping in the same write behind it.
+  const malformed = JSON.stringify(transfer(11, 0, A, B, 10)).replace('"amount":"10"', '"amount":10');
+  const server = await startFeedServer(t, async (conn, i) => {
+    if (!(await conn.subscribed())) return;
+    if (i === 0) {
+      conn.sendAll([snapshot(10, 0, { [A]: '100' }), transfer(11, 0, A, B, 10)]);
+      if (await storeReaches(db, (s) => s.cursor === cur(11))) conn.send(`${malformed}\n${JSON.stringify({ op: 'ping', id: 5 })}\n`);
+    }
+    await conn.closedWithin(30000);
+  });
+  t.match(malformed, /"amount":10[,}]/, 'the duplicate really is malformed');
+  const run = runFeed(t, c, { port: server.port, db });
+  t.ok(await server.connections(2), 'the malformed duplicate closed the connection; it reconnected');
+  t.equal(server.conns[0]!.closedByServer, false, 'the consumer closed it');
+  t.same(
+    server.conns[0]!.framesWith('pong').map((f) => f.id),
+    [],
+    'the ping behind the invalid frame was not read',
+  );
+  t.same((await server.subscription(1))?.cursor, cur(11), 'resumed from its cursor');
+  t.same(readFeedStore(db)?.balances, { [A]: '90', [B]: '10' }, 'nothing changed');
+  await stopped(t, run);
+});
+
+forEachFeedConsumer(t, "a server's pong follows the ping id rule: a valid one keeps the connection, 7.0 is invalid", async (t, c) => {
+  const db = join(t.testdir(), 'consumer.db');
+  const server = await startFeedServer(t, async (conn, i) => {
+    if (!(await conn.subscribed())) return;
+    if (i === 0) {
+      conn.sendAll([snapshot(10, 0, { [A]: '100' }), { op: 'pong', id: 7 }, transfer(11, 0, A, B, 10)]);
+      if (await storeReaches(db, (s) => s.cursor === cur(11))) conn.send('{"op":"pong","id":7.0}\n');
+    }
+    await conn.closedWithin(30000);
+  });
+  const run = runFeed(t, c, { port: server.port, db });
+  t.ok(await storeReaches(db, (s) => s.cursor === cur(11)), 'the event after a valid pong was applied: the connection stayed');
+  t.ok(await server.connections(2), 'the pong with id 7.0 closed the connection; it reconnected');
+  t.equal(server.conns[0]!.closedByServer, false, 'the consumer closed it');
+  await stopped(t, run);
 });
