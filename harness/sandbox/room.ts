@@ -278,7 +278,12 @@ export interface ReachabilityInput {
 /** Folders a sealed run replaces with fresh, empty ones of its own (confine.ts); the working directory stays reachable. */
 const PRIVATE_FOLDERS = ['/tmp', '/var/tmp', '/dev/shm', '/run/lock', '/var/lock'];
 
-/** `file` (absolute) lies in a folder the sealed run empties, outside the working directory that stays: the uid will not find it. */
+/**
+ * `file` (absolute) lies in a folder the sealed run empties, outside the working directory that
+ * stays: the uid will not find it. Checked for the command's program only: another word naming a
+ * path there may be meant for inside the run (a hostile store's symlink target); a program that
+ * then cannot open it says "not found", and the run's finding says why (core-findings.ts).
+ */
 function hiddenByPrivateFolder(file: string, cwd: string, target: string): Unreachable | undefined {
   const folder = PRIVATE_FOLDERS.find((f) => file.startsWith(`${f}/`));
   if (!folder || file.startsWith(`${resolve(cwd)}/`)) return undefined;
@@ -328,10 +333,7 @@ export function checkReachable(input: ReachabilityInput): Unreachable[] {
       continue;
     }
     if (!word.includes('/') && !st.isFile()) continue; // a plain word that happens to name a folder here
-    add(
-      hiddenByPrivateFolder(candidate, input.cwd, `${word} in the command`) ??
-        checkAccess(candidate, uid, gid, st.isDirectory() ? 'search' : 'read', `${word} in the command`),
-    );
+    add(checkAccess(candidate, uid, gid, st.isDirectory() ? 'search' : 'read', `${word} in the command`));
   }
   return problems;
 }
