@@ -240,7 +240,9 @@ async function main() {
   if (env.MUTANTS && !mutants.length) throw new Error(`MUTANTS=${env.MUTANTS}: no mutant left (ONLY and SERVERS leave none whose killer they name)`);
   // One run of one scenario is not a batch: it writes no results.json to count from.
   if (mutants.length && runs < 2)
-    throw new Error(`RUNS=${runs} with MUTANTS: a mutant's proof needs RUNS >= 2; for one run, \`node dist/harness/cli.js run <killer> --server '<mutant command>'\``);
+    throw new Error(
+      `RUNS=${runs} with MUTANTS: a mutant's proof needs RUNS >= 2; for one run, \`node dist/harness/cli.js run <killer> --server '<mutant command>'\``,
+    );
   if (!['', 'yes', 'no'].includes(env.REFERENCES ?? '')) throw new Error(`REFERENCES must be yes or no, not "${env.REFERENCES}"`);
   const proven = env.REFERENCES === 'no' ? [] : servers;
   if (!proven.length && !mutants.length) throw new Error('REFERENCES=no without MUTANTS: nothing to prove');
