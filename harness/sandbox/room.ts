@@ -291,7 +291,7 @@ function hiddenByPrivateFolder(file: string, cwd: string, target: string): Unrea
     path: file,
     lacks: 'read',
     target,
-    message: `${target} is ${file}, under ${folder}: a sealed run has its own empty ${folder}, so it is not there; keep your program and what it reads in your project folder`,
+    message: `${target}${target.endsWith(file) ? '' : ` (${file})`} lies under ${folder}: a sealed run has its own empty ${folder}, so it is not there; keep your program and what it reads in your project folder`,
   };
 }
 
