@@ -13,28 +13,21 @@
 // cursor order (the wire check names the first one below its predecessor).
 // Python twin: insertion-order.py.
 
-import Database from 'better-sqlite3';
 import type { OutboxRow } from '../outbox/schema.js';
 import { runServer } from '../server/program.js';
 
-const path = process.env.CHAOSLAB_OUTBOX_DB ?? '';
-let db: Database.Database | undefined;
-const rowsQuery = () => {
-  db ??= new Database(path, { readonly: true, fileMustExist: true });
-  return db.prepare(
-    `SELECT o.* FROM outbox o JOIN blocks b ON b.hash = o.block_hash
-     WHERE o.chain_id = ? AND (o.block_number, o.log_index) > (?, ?)
-       AND (o.from_account IN (SELECT value FROM json_each(?)) OR o.to_account IN (SELECT value FROM json_each(?)))
-     ORDER BY b.rowid, o.log_index LIMIT ?`,
-  );
-};
+// On the server's own reader, in its read transaction: only the order differs from the reference.
+const ROWS_IN_INSERTION_ORDER = `SELECT o.* FROM outbox o JOIN blocks b ON b.hash = o.block_hash
+  WHERE o.chain_id = ? AND (o.block_number, o.log_index) > (?, ?)
+    AND (o.from_account IN (SELECT value FROM json_each(?)) OR o.to_account IN (SELECT value FROM json_each(?)))
+  ORDER BY b.rowid, o.log_index LIMIT ?`;
 
 await runServer({
   steps: {
     page(reader, after, topics, limit) {
       const accounts = JSON.stringify(topics);
       // BUG: insertion order (the blocks' rowid), not cursor order.
-      return rowsQuery().all(reader.chainId, after.block, after.logIndex, accounts, accounts, limit) as OutboxRow[];
+      return reader.rowsOf<OutboxRow>(ROWS_IN_INSERTION_ORDER, reader.chainId, after.block, after.logIndex, accounts, accounts, limit);
     },
   },
 });

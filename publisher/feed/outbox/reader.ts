@@ -67,6 +67,15 @@ export class OutboxReader {
     return againIfMidCommit(() => this.db.transaction(fn)());
   }
 
+  /**
+   * Rows of a query of one's own, on this reader's connection: inside `read()`, in the same
+   * snapshot as the rest of its decision (a server mutant's page in another order; a second
+   * connection would see a later commit than `head()` does).
+   */
+  rowsOf<T>(sql: string, ...params: unknown[]): T[] {
+    return this.db.prepare(sql).all(...params) as T[];
+  }
+
   /** Changes whenever another connection commits: the cheap "did anything happen" poll. */
   dataVersion(): number {
     return againIfMidCommit(() => this.db.pragma('data_version', { simple: true }) as number);

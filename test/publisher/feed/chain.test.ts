@@ -377,3 +377,18 @@ t.test('block producer: one block per interval of compressed virtual time, scrip
   t.equal(chain.head.number, 12, 'stopped');
   t.throws(() => producer.run(clock, { compression: 0 }), /period must be positive/);
 });
+
+t.test("reader: a query of one's own (rowsOf) inside read() sees the snapshot head() sees, not a later commit", async (t) => {
+  const { path, mine } = lab(t, 5, { logs: { min: 2, max: 2 } });
+  mine(4);
+  const reader = new OutboxReader(path);
+  t.teardown(() => reader.close());
+  const seen = reader.read(() => {
+    const head = reader.head().number;
+    mine(1); // another connection commits block 5 meanwhile
+    const top = reader.rowsOf<{ n: number }>('SELECT max(block_number) AS n FROM outbox WHERE chain_id = ?', reader.chainId)[0]!.n;
+    return { head, top };
+  });
+  t.same(seen, { head: 4, top: 4 }, 'the commit made during the read is not in it: one snapshot for the page and the head');
+  t.equal(reader.rowsOf<{ n: number }>('SELECT max(block_number) AS n FROM outbox')[0]!.n, 5, 'a later read sees it');
+});
