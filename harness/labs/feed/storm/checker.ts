@@ -12,7 +12,7 @@ import { SIGTERM_FAULT } from '../check/facts.js';
 import type { FeedPlan, StormPlan } from '../scenario/plan.js';
 import { type StormAttempt, stormAttempts } from './attempts.js';
 import { BIN_MS, simulateCrowd } from './crowd.js';
-import { KS_ALPHA, KS_TOLERANCE, type KsResult, ksTest, quantile, shapeOf } from './ks.js';
+import { jitteredBelowStep, KS_ALPHA, KS_TOLERANCE, type KsResult, ksTest, quantile, shapeOf } from './ks.js';
 import { preCapSteps } from './scenario.js';
 
 export const STORM_FIGURE = 'feed-storm';
@@ -198,9 +198,10 @@ function backoffFindings(
     const shape = shapeOf(xs);
     const above = xs.filter((x) => x > 1.25).length / xs.length;
     const spread = fixed(quantile(xs, 0.75) - quantile(xs, 0.25));
-    // Spread before the cap, all at CAP on it: the jittered value was clamped, min(CAP, BASE × 2^n × U).
-    // (The spread, not the KS test: a loaded machine's scheduling can pass a jitterless sample.)
-    const clampedFlat = shape === 'no-jitter' && pre.length > 0 && shapeOf(pre.map(norm)) !== 'no-jitter' && Math.abs(quantile(xs, 0.5) - 1) < 0.1;
+    // Jitter before the cap, all at CAP on it: the jittered value was clamped, min(CAP, BASE × 2^n × U).
+    // (Delays below their step, not the KS test or the spread: a loaded machine's scheduling
+    // spreads a jitterless sample and can pass it, but never shortens a wait.)
+    const clampedFlat = shape === 'no-jitter' && jitteredBelowStep(pre.map(norm)) && Math.abs(quantile(xs, 0.5) - 1) < 0.1;
     const why =
       shape === 'clamped' || clampedFlat
         ? `the delay is clamped after the jitter: at the cap every retry waits ${clampedFlat ? 'exactly' : 'at most'} CAP (${ms(cap)}; ${

@@ -87,6 +87,13 @@ export function quantile(sample: readonly number[], q: number): number {
  * nothing above 1 (the jittered delay clamped to the nominal step), or just another shape.
  * U(0.5, 1.5)'s middle half spans half its median; "no jitter" is under a tenth.
  */
+/**
+ * Whether normalised delays show jitter that scheduling cannot fake: a loaded machine only ever
+ * lengthens a wait, so it can spread a jitterless sample above 1 but never below it, where
+ * U(0.5, 1.5) puts 40 % of them under 0.9. (A spread alone, shapeOf's test, is faked by load.)
+ */
+export const jitteredBelowStep = (sample: readonly number[]): boolean => sample.length > 0 && sample.filter((x) => x < 0.9).length >= 0.2 * sample.length;
+
 export function shapeOf(sample: readonly number[]): 'no-jitter' | 'clamped' | 'other' {
   // Relative to the median, so that a factor that is jittered but wrongly scaled is not "no jitter".
   const spread = (quantile(sample, 0.75) - quantile(sample, 0.25)) / quantile(sample, 0.5);

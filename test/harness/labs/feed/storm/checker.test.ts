@@ -196,6 +196,18 @@ t.test('each mutant is caught for its reason', (t) => {
     ),
   );
   t.match(stretched, [/^no jitter at the cap: every retry at the cap waits CAP exactly/], 'a jitterless, stretched backoff');
+  // The same, each wait stretched by a different amount (a loaded machine: 0 to 80 % longer):
+  // spread before the cap, yet none below its step, so still no jitter, not a clamp.
+  const noise = uniform(7);
+  const noisy = texts(
+    judgeStorm(
+      journalOf((n) => (n < nCap ? stepOf(BASE, CAP, n) * (1 + 0.8 * (noise() - 0.5)) : CAP) + 2, { attempts: 14 }),
+      plan,
+      STORM,
+    ),
+  );
+  t.match(noisy, [/^no jitter at the cap: every retry at the cap waits CAP exactly/], 'a jitterless backoff stretched unevenly');
+  t.notMatch(noisy.join('\n'), /clamped/, 'not taken for a clamp');
   t.match(
     texts(
       judgeStorm(
