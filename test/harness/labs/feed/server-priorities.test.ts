@@ -4,10 +4,8 @@
 // server's checkers emit; and on real runs (the golden journals of the reference server, re-judged
 // with one thing broken) the verdict's headline is the cause, though the checker finds the
 // probe's store first.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import t from 'tap';
-import { rankFindings } from '../../../../harness/findings/priority.js';
+import { type CausePairs, causesLead, codesAreEmitted } from '../../../helpers/priorities.js';
 import type { Verdict } from '../../../../harness/findings/verdict.js';
 import type { FeedStoreSnapshot } from '../../../../harness/labs/feed/check/store-reader.js';
 import type { FeedPlan } from '../../../../harness/labs/feed/scenario/plan.js';
@@ -18,10 +16,8 @@ import type { JournalEntry } from '../../../../harness/record/journal.js';
 import type { Scenario } from '../../../../harness/scenario/types.js';
 import { golden } from '../../../helpers/journals.js';
 
-const ROOT = join(import.meta.dirname, '../../../..');
-
 /** Server mutant → [its cause, the generic findings its killer also reported]. */
-const PAIRS: Record<string, [string, string[]]> = {
+const PAIRS: CausePairs = {
   'snapshot-then-subscribe': ['lost-in-snapshot-race', ['missing-events', 'wrong-balance']],
   'drop-oldest-silently': ['dropped-silently', ['missing-events', 'wrong-balance']],
   'unbounded-queue': ['no-slow-consumer-reset', ['server-memory-grew', 'missing-events']],
@@ -31,28 +27,10 @@ const PAIRS: Record<string, [string, string[]]> = {
   'insertion-order': ['event-order', ['missing-events', 'wrong-balance']],
 };
 
-t.test('each server mutant: its cause leads, in whatever order the checker found them', async (t) => {
-  for (const [mutant, [cause, generic]] of Object.entries(PAIRS))
-    for (const code of generic) {
-      const ranked = rankFindings(
-        [code, cause].map((c) => ({ code: c, text: c })),
-        SERVER_PRIORITIES,
-      );
-      t.equal(ranked[0]!.code, cause, `${mutant}: ${cause} before ${code}`);
-    }
-});
-
-/** Every .ts file under `dir`, read. */
-const sources = (dir: string): string[] =>
-  readdirSync(dir).flatMap((f) => {
-    const path = join(dir, f);
-    return statSync(path).isDirectory() ? sources(path) : f.endsWith('.ts') ? [readFileSync(path, 'utf8')] : [];
-  });
+t.test('each server mutant: its cause leads, in whatever order the checker found them', async (t) => causesLead(t, PAIRS, SERVER_PRIORITIES));
 
 t.test("every code in the table is one the server's checkers emit (a probe's store: the consumer run's judgeStore)", async (t) => {
-  const feed = join(ROOT, 'harness', 'labs', 'feed');
-  const source = [...sources(join(feed, 'server')), readFileSync(join(feed, 'check', 'state.ts'), 'utf8')].join('\n');
-  for (const code of Object.keys(SERVER_PRIORITIES)) t.ok(source.includes(`'${code}'`), code);
+  codesAreEmitted(t, SERVER_PRIORITIES, ['harness/labs/feed/server', 'harness/labs/feed/check/state.ts']);
 });
 
 /** A golden server run re-judged: its plan from the journal, each probe's store as its final read recorded it. */

@@ -1,16 +1,12 @@
 // The ledger lab's finding priorities (harness/labs/ledger/priorities.ts): for each mutant's
 // killer, the findings it produced (recorded from real runs), the specific cause leads over every
 // generic finding beside it; and every code the table names is one the lab's checker emits.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import t from 'tap';
-import { rankFindings } from '../../../../harness/findings/priority.js';
 import { LEDGER_PRIORITIES } from '../../../../harness/labs/ledger/priorities.js';
-
-const ROOT = join(import.meta.dirname, '../../../..');
+import { type CausePairs, causesLead, codesAreEmitted } from '../../../helpers/priorities.js';
 
 /** Mutant → [its cause, the generic findings its killer also reported]. */
-const PAIRS: Record<string, [string, string[]]> = {
+const PAIRS: CausePairs = {
   'ack-before-commit': ['ack-before-commit', ['missing-ack']],
   'split-commit': [
     'row-beyond-cursor',
@@ -31,21 +27,8 @@ const PAIRS: Record<string, [string, string[]]> = {
   'swallow-error': ['error-swallowed', ['missing-ack']],
 };
 
-t.test('each mutant: the specific cause leads, in whatever order the checker found them', async (t) => {
-  for (const [mutant, [cause, generic]] of Object.entries(PAIRS))
-    for (const code of generic) {
-      const ranked = rankFindings(
-        [code, cause].map((c) => ({ code: c, text: c })),
-        LEDGER_PRIORITIES,
-      );
-      t.equal(ranked[0]!.code, cause, `${mutant}: ${cause} before ${code}`);
-    }
-});
+t.test('each mutant: the specific cause leads, in whatever order the checker found them', async (t) => causesLead(t, PAIRS, LEDGER_PRIORITIES));
 
 t.test("every code in the table is one the lab's checker emits", async (t) => {
-  const dir = join(ROOT, 'harness', 'labs', 'ledger', 'check');
-  const source = readdirSync(dir)
-    .map((f) => readFileSync(join(dir, f), 'utf8'))
-    .join('\n');
-  for (const code of Object.keys(LEDGER_PRIORITIES)) t.ok(source.includes(`'${code}'`), code);
+  codesAreEmitted(t, LEDGER_PRIORITIES, ['harness/labs/ledger/check']);
 });
