@@ -8,6 +8,7 @@ import { type BatchSection, batchViewOf, ownCommandLine } from '../report/batch-
 import { renderBatchFiles } from '../report/render-batch.js';
 import { switchLatest } from '../report/run-folder.js';
 import type { ChaosOutcome, Failure } from './search.js';
+import { COVERAGE_BOUND, type CoverageRow, coverageRows, metShare } from '../findings/coverage.js';
 
 /** The usual batch files (index.html, summary.md, results.json, junit.xml); returns index.html's path. */
 export function finishBatch(
@@ -45,6 +46,12 @@ export function sectionsOf(o: ChaosOutcome, batchDir: string, cwd = process.cwd(
       ],
     },
   ];
+  const coverage = coverageOf(o);
+  if (coverage.length)
+    sections.push({
+      title: `Coverage: did each fault kind take effect? (${o.searchRuns.length} schedules)`,
+      lines: coverage.map((row) => ({ text: coverageLine(row) })),
+    });
   if (o.failures.length)
     sections.push({
       title: `Confirmed failures (${o.failures.length})`,
@@ -71,12 +78,27 @@ export function sectionsOf(o: ChaosOutcome, batchDir: string, cwd = process.cwd(
         },
       ]),
     });
+  if (o.untested.length)
+    sections.push({
+      title: `Untested (${o.untested.length}): passed, but a drawn fault took no effect`,
+      lines: o.untested.map((t) => ({ text: `${t.name}: ${t.headline}`, href: `${rel(batchDir, t.runDir)}/report.html` })),
+    });
   if (o.harnessErrors.length)
     sections.push({
       title: `Harness errors (${o.harnessErrors.length})`,
       lines: o.harnessErrors.map((t) => ({ text: `${t.name}: ${t.headline}`, href: `${rel(batchDir, t.runDir)}/report.html` })),
     });
   return sections;
+}
+
+/** The search's coverage table: a row per fault kind, over the first run of each schedule. */
+export const coverageOf = (o: Pick<ChaosOutcome, 'searchRuns'>): CoverageRow[] => coverageRows(o.searchRuns.map((t) => t.coverage));
+
+/** "reorganisation: met in 18 of 20 runs that drew it (90 %); 31 drawn, 29 took effect", and below the bound, that it is the generator's defect. */
+export function coverageLine(row: CoverageRow): string {
+  const share = Math.floor(metShare(row) * 100);
+  const below = metShare(row) < COVERAGE_BOUND ? ` — below ${COVERAGE_BOUND * 100} %: the generator draws ${row.kind} faults that test nothing` : '';
+  return `${row.kind}: met in ${row.runsMet} of ${row.runsDrawn} runs that drew it (${share} %); ${row.drawn} drawn, ${row.tookEffect} took effect${below}`;
 }
 
 /** "4 of 4 runs", or "3 of 4 runs (it turns on timing: a replay may pass)". */
@@ -91,7 +113,8 @@ export function closingLine(o: ChaosOutcome): string {
     return `${o.failures.length} confirmed failure${o.failures.length === 1 ? '' : 's'} (${tried}): ${o.failures.map((f) => f.repro).join(', ')}`;
   const unconfirmed = o.unconfirmed.length ? `, ${o.unconfirmed.length} failed once but not again` : '';
   const errors = o.harnessErrors.length ? `, ${o.harnessErrors.length} harness error${o.harnessErrors.length === 1 ? '' : 's'}` : '';
-  return `no failure found (${tried}${unconfirmed}${errors})`;
+  const untested = o.untested.length ? `, ${o.untested.length} untested (a fault took no effect)` : '';
+  return `no failure found (${tried}${unconfirmed}${untested}${errors})`;
 }
 
 /** chaos.json: the search as data (schema: docs/chaos.md). */
@@ -126,5 +149,7 @@ export function chaosJson(o: ChaosOutcome, lab: string, consumer: string, batchD
     })),
     unconfirmed: o.unconfirmed.map((u) => ({ run: u.index + 1, steps: u.steps, trials: u.trials.map(trial) })),
     harnessErrors: o.harnessErrors.map((t) => ({ name: t.name, headline: t.headline, runDir: rel(batchDir, t.runDir) })),
+    untested: o.untested.map((t) => ({ name: t.name, headline: t.headline, runDir: rel(batchDir, t.runDir) })),
+    coverage: coverageOf(o),
   };
 }

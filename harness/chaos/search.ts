@@ -85,6 +85,10 @@ export interface ChaosOutcome {
   unconfirmed: { index: number; trials: [Trial, Trial]; steps: string[] }[];
   /** Runs the harness could not judge. */
   harnessErrors: Trial[];
+  /** Runs that passed but met a drawn fault that took no effect (the generator's miss, not the consumer's nor the harness's). */
+  untested: Trial[];
+  /** The first run of each schedule drawn: what the coverage table counts (confirmations and shrinks repeat a draw). */
+  searchRuns: Trial[];
   trials: LabelledTrial[];
 }
 
@@ -105,6 +109,8 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
     failures: [],
     unconfirmed: [],
     harnessErrors: [],
+    untested: [],
+    searchRuns: [],
     trials: [],
   };
   const run = trialRunner(o, outcome);
@@ -120,7 +126,11 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
     const steps = o.model.steps(schedule, o.where);
     const first = await run(schedule, `run-${n}`, `run ${n}`);
     outcome.runsDone = n;
-    o.log(`[${n}/${o.runs}] ${first.status.toUpperCase()}  ${steps.length} step${steps.length === 1 ? '' : 's'}${steps.length ? `: ${steps.join('; ')}` : ''}`);
+    outcome.searchRuns.push(first);
+    o.log(
+      `[${n}/${o.runs}] ${first.untested ? 'UNTESTED' : first.status.toUpperCase()}  ${steps.length} step${steps.length === 1 ? '' : 's'}${steps.length ? `: ${steps.join('; ')}` : ''}`,
+    );
+    if (first.untested) o.log(`  ${first.headline}`);
     if (first.status !== 'fail') continue;
     o.log(`  ${first.headline}`);
     const again = await run(schedule, `run-${n}-again`, `run ${n} again`);
@@ -161,7 +171,7 @@ export async function searchChaos(o: ChaosOptions): Promise<ChaosOutcome> {
   return outcome;
 }
 
-/** Runs one schedule as a trial, kept in the outcome (and among its harness errors when the run could not be judged). */
+/** Runs one schedule as a trial, kept in the outcome (and among its harness errors when the run could not be judged, or its untested runs). */
 function trialRunner(o: ChaosOptions, outcome: ChaosOutcome): RunSchedule {
   const runOne = o.trial ?? runTrial;
   return async (schedule, name, label) => {
@@ -183,7 +193,8 @@ function trialRunner(o: ChaosOptions, outcome: ChaosOutcome): RunSchedule {
       ...(o.invokedAs ? { invokedAs: o.invokedAs } : {}),
     });
     outcome.trials.push({ label, trial });
-    if (trial.status === 'error') outcome.harnessErrors.push(trial);
+    if (trial.untested) outcome.untested.push(trial);
+    else if (trial.status === 'error') outcome.harnessErrors.push(trial);
     return trial;
   };
 }

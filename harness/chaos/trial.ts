@@ -11,6 +11,7 @@ import { runScenario } from '../run/runner.js';
 import { loadScenario } from '../catalogue/load.js';
 import type { SealMode } from '../run/sealing.js';
 import { findingTexts } from '../findings/verdict.js';
+import { type FaultCoverage, onlyUntested } from '../findings/coverage.js';
 import type { ChaosModel, ChaosWhere } from '../lab-api/chaos-model.js';
 
 export interface TrialRequest {
@@ -42,6 +43,10 @@ export interface Trial {
   reasons: string[];
   /** Its findings' codes, leading first (none for a pass or a harness error): a shrink keeps the failure's kind. */
   codes?: string[];
+  /** Whether each fault took effect (the lab's checker's rows; none for a run without a verdict). */
+  coverage: FaultCoverage[];
+  /** An ERROR only because a fault took no effect: the run tested nothing about it, the consumer met the rest and passed. */
+  untested: boolean;
   runDir: string;
   file: string;
   durationMs: number;
@@ -91,6 +96,8 @@ export async function runTrial(req: TrialRequest): Promise<Trial> {
     headline: result.view.headline,
     reasons,
     codes: result.verdict?.findings.map((f) => f.code) ?? [],
+    coverage: result.verdict?.coverage ?? [],
+    untested: result.verdict ? onlyUntested(result.verdict) : false,
     runDir: result.runDir,
     file,
     durationMs: Date.now() - started,

@@ -3,6 +3,8 @@
 // renderer re-derives any of it, so the console, summary.md, junit.xml and report.html cannot
 // disagree with the verdict or with each other.
 
+import type { FaultCoverage } from './coverage.js';
+
 /** `skipped`: not run, because it needs what this machine or mode cannot give (packet loss unsealed); never a failure. */
 export type VerdictStatus = 'pass' | 'fail' | 'error' | 'skipped';
 
@@ -85,6 +87,8 @@ export interface Verdict {
   tables: Table[];
   /** Pictures of the lab (the feed lab's restart storm); absent for most runs. */
   figures?: Figure[];
+  /** Whether each fault of the plan took effect (harness/findings/coverage.ts); absent in older journals. */
+  coverage?: FaultCoverage[];
 }
 
 /** The status that follows from the findings: any harness error wins. */

@@ -19,6 +19,7 @@ import { fixSocketBuffers } from '../sandbox/socket-buffers.js';
 import { ToxiproxyAdapter } from '../toxiproxy/adapter.js';
 import { startToxiproxy } from '../toxiproxy/server.js';
 import type { Finding, Verdict } from '../findings/verdict.js';
+import { withCoverage } from '../findings/coverage.js';
 import { otherLabVerdict, otherLabWatch } from '../judge/other-lab.js';
 import { type Executed, RunEnding } from './run-ending.js';
 import { RunParts } from './run-parts.js';
@@ -131,7 +132,7 @@ async function runAndJudge(request: RunRequest, hooks: RunHooks, lab: Lab, body:
   // Faults end before the verdict: a loss fault's counters are evidence (labs stop theirs already).
   for (const engine of parts.engines) await engine.stop();
   await journalEvidence(request, hooks, parts, journal);
-  const verdict = ending.decided ?? withCoreFindings(lab.check(ctx), coreFindings(journal.entries), coreTables(journal.entries));
+  const verdict = ending.decided ?? withCoverage(withCoreFindings(lab.check(ctx), coreFindings(journal.entries), coreTables(journal.entries)));
   journal.write({ type: 'verdict', verdict });
   return { status: verdict.status, verdict };
 }

@@ -84,6 +84,8 @@ t.test('a repro: an ordinary scenario named repro, its chaos key, its header; th
     runDir: dir,
     file: join(dir, 'x.yaml'),
     durationMs: 1,
+    coverage: [],
+    untested: false,
     view: {} as never,
   };
   const failure = {

@@ -64,6 +64,8 @@ function trials(judge: (s: Toy, name: string, again: number) => RunStatus, codes
       runDir,
       file: join(dir, `${req.name}.yaml`),
       durationMs: 1,
+      coverage: [],
+      untested: false,
       view,
       ...(codesOf && status === 'fail' ? { codes: codesOf(schedule) } : {}),
     };

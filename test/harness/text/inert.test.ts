@@ -350,6 +350,8 @@ t.test('a chaos repro: the consumer’s headline is one inert comment line', asy
     runDir: dir,
     file: join(dir, 'x.yaml'),
     durationMs: 1,
+    coverage: [],
+    untested: false,
     view: {} as never,
   };
   const failure = {
