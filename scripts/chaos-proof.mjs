@@ -6,10 +6,13 @@
 //      SHRINK_RUNS, default 30, shrink runs).
 //   3. Each repro written replays: it fails its mutant again (in one of REPLAYS runs, default 5)
 //      and passes both references.
+//   4. Coverage: over the reference runs, each fault kind took effect in at least 90 % of the
+//      runs that drew it (a kind below is the generator's defect, named); and each mutant is
+//      found within FIND_WITHIN runs (default 10), the median over its seeds.
 // Prints a table and writes it to reports/chaos-proof/<stamp>.md with the figures as JSON beside
-// it. Exit 0 when the references never failed and every repro replayed as it should; 1
-// otherwise; 2 when the proof itself could not run. A mutant that escapes is marked, not an error.
-// LABS=<lab,...> (default: every lab with a chaos model, from the registry) JOBS=2 FEED_JOBS=6 RUNS=200 REF_PARTS=4 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 REPLAYS=5 ONLY=<mutant,...>.
+// it. Exit 0 when the references never failed, every repro replayed as it should, every kind met
+// its coverage and every mutant was found within its bound; 1 otherwise; 2 when the proof itself could not run. A mutant that escapes is marked, not an error.
+// LABS=<lab,...> (default: every lab with a chaos model, from the registry) JOBS=2 FEED_JOBS=6 RUNS=200 REF_PARTS=4 SEEDS=1,2,3 SHRINK_RUNS=30 MUTANT_RUNS=50 REPLAYS=5 FIND_WITHIN=10 ONLY=<mutant,...>.
 // Each lab has its own pool, both at once: a ledger run keeps a core busy, a feed run mostly waits
 // for its blocks (6 at once use half a core), so JOBS (default 2) ledger commands run beside
 // FEED_JOBS (default 6) feed commands; when one lab's pool is done, the other's gets one more.
@@ -22,6 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { allLabs, labNamed } from '../dist/harness/labs/registry.js';
 import { loadMatrixConsumers } from '../dist/harness/run/mutants.js';
+import { COVERAGE_BOUND, metShare } from '../dist/harness/findings/coverage.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'dist', 'harness', 'cli.js');
@@ -49,6 +53,8 @@ const SHRINK_RUNS = Number(env.SHRINK_RUNS || 30);
 const MUTANT_RUNS = Number(env.MUTANT_RUNS || 50);
 const ONLY = list(env.ONLY, undefined);
 const REPLAYS = Number(env.REPLAYS || 5);
+// A mutant is found within this many runs, the median over its seeds (a mutant never found counts as never).
+const FIND_WITHIN = Number(env.FIND_WITHIN || 10);
 /** Each lab's consumers, as its mutant index lists them (references and mutants, with their commands). */
 const consumersOf = (lab) => {
   const found = labNamed(lab);
@@ -160,6 +166,8 @@ for (const lab of LABS)
           failures: data.failures.length,
           unconfirmed: data.unconfirmed.length,
           errors: data.harnessErrors.length,
+          untested: data.untested.length,
+          coverage: data.coverage,
         };
       },
     });
@@ -261,10 +269,39 @@ const refs = LABS.map((lab) => {
     failures: sum('failures'),
     unconfirmed: sum('unconfirmed'),
     errors: sum('errors'),
+    untested: sum('untested'),
     seconds: Math.max(0, ...parts.map((r) => r.seconds)),
   };
 }).filter((r) => r.parts > 0);
+// Each lab's coverage table: its reference parts' rows added up by kind.
+const coverage = LABS.flatMap((lab) => {
+  const byKind = new Map();
+  for (const part of refParts.filter((r) => r.lab === lab))
+    for (const row of part.coverage) {
+      const sum = byKind.get(row.kind) ?? { lab, kind: row.kind, drawn: 0, tookEffect: 0, runsDrawn: 0, runsMet: 0 };
+      for (const key of ['drawn', 'tookEffect', 'runsDrawn', 'runsMet']) sum[key] += row[key];
+      byKind.set(row.kind, sum);
+    }
+  return [...byKind.values()];
+});
+const coverageOk = (row) => metShare(row) >= COVERAGE_BOUND;
 const mutants = rows.filter((r) => r.kind === 'mutant');
+// Each mutant's median run of first finding over its seeds (never found: Infinity).
+const median = (xs) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const finds = [...new Set(mutants.map((r) => `${r.lab} ${r.mutant}`))].map((key) => {
+  const own = mutants.filter((r) => `${r.lab} ${r.mutant}` === key);
+  return {
+    lab: own[0].lab,
+    mutant: own[0].mutant,
+    runs: own.map((r) => r.found ?? Number.POSITIVE_INFINITY),
+    median: median(own.map((r) => r.found ?? Number.POSITIVE_INFINITY)),
+  };
+});
+const findOk = (f) => f.median <= FIND_WITHIN;
 const replayOk = (r) => !r.replay || (r.replay.mutant === 1 && r.replay.failed > 0 && r.replay.references.every((c) => c === 0));
 const lines = [
   `# chaos-proof ${stamp}`,
@@ -273,9 +310,33 @@ const lines = [
   '',
   '## References (TypeScript), random schedules',
   '',
-  '| lab | runs | confirmed failures | failed once, not again | harness errors | time (longest of its parts) |',
-  '|---|---|---|---|---|---|',
-  ...refs.map((r) => `| ${r.lab} | ${r.runs} (${r.parts} seeds) | ${r.failures} | ${r.unconfirmed} | ${r.errors} | ${r.seconds.toFixed(0)} s |`),
+  '| lab | runs | confirmed failures | failed once, not again | untested (a fault took no effect) | harness errors | time (longest of its parts) |',
+  '|---|---|---|---|---|---|---|',
+  ...refs.map(
+    (r) => `| ${r.lab} | ${r.runs} (${r.parts} seeds) | ${r.failures} | ${r.unconfirmed} | ${r.untested} | ${r.errors} | ${r.seconds.toFixed(0)} s |`,
+  ),
+  '',
+  '## Coverage: did each fault kind take effect? (the reference runs)',
+  '',
+  `Goal: each kind met by the consumer in at least ${COVERAGE_BOUND * 100} % of the runs that drew it; a kind below is a defect of the generator.`,
+  '',
+  '| lab | kind | runs that drew it | runs in which it took effect | share | faults drawn | took effect |',
+  '|---|---|---|---|---|---|---|',
+  ...coverage.map(
+    (c) =>
+      `| ${c.lab} | ${c.kind} | ${c.runsDrawn} | ${c.runsMet} | ${coverageOk(c) ? '' : '**'}${Math.floor(metShare(c) * 100)} %${coverageOk(c) ? '' : '** below the bound'} | ${c.drawn} | ${c.tookEffect} |`,
+  ),
+  '',
+  '## Mutants: found within how many runs (median over the seeds)',
+  '',
+  `Goal: the median run of the first confirmed failure is at most ${FIND_WITHIN}.`,
+  '',
+  '| lab | mutant | found at runs (per seed) | median | within bound |',
+  '|---|---|---|---|---|',
+  ...finds.map(
+    (f) =>
+      `| ${f.lab} | ${f.mutant} | ${f.runs.map((n) => (Number.isFinite(n) ? n : 'never')).join(', ')} | ${Number.isFinite(f.median) ? f.median : 'never'} | ${findOk(f) ? 'yes' : '**no**'} |`,
+  ),
   '',
   '## Mutants (TypeScript): runs until the first confirmed failure, shrunk size',
   '',
@@ -291,8 +352,11 @@ const lines = [
 ];
 const table = lines.join('\n');
 writeFileSync(join(out, 'chaos-proof.md'), table);
-writeFileSync(join(out, 'chaos-proof.json'), `${JSON.stringify({ stamp, minutes, rows }, null, 2)}\n`);
+writeFileSync(join(out, 'chaos-proof.json'), `${JSON.stringify({ stamp, minutes, rows, coverage, finds }, null, 2)}\n`);
 log(`\n${table}`);
-const ok = refs.every((r) => r.failures === 0 && r.errors === 0) && mutants.every(replayOk);
+for (const c of coverage.filter((c) => !coverageOk(c)))
+  log(`chaos-proof: the ${c.lab} generator draws ${c.kind} faults that test nothing: met in ${c.runsMet} of ${c.runsDrawn} runs that drew one`);
+for (const f of finds.filter((f) => !findOk(f))) log(`chaos-proof: ${f.lab} ${f.mutant} is not found within ${FIND_WITHIN} runs (median ${f.median})`);
+const ok = refs.every((r) => r.failures === 0 && r.errors === 0) && mutants.every(replayOk) && coverage.every(coverageOk) && finds.every(findOk);
 log(`chaos-proof: ${ok ? 'ok' : 'PROBLEMS'} in ${minutes.toFixed(1)} min — ${join(out, 'chaos-proof.md')}`);
 process.exitCode = broken.length ? 2 : ok ? 0 : 1;

@@ -47,6 +47,7 @@ export function writeRepro(failure: Omit<Failure, 'repro'>, c: ReproContext): st
     `# Against another ${program}: add ${flag} "<command>".`,
     '# Fault steps:',
     ...(failure.steps.length ? failure.steps.map((s) => `#   - ${s}`) : ['#   (none: the schedule itself, without a fault, is enough)']),
+    ...faultEffects(failure.smallest[0]!.coverage),
     '',
   ].join('\n');
   const description =
@@ -63,4 +64,13 @@ export function writeRepro(failure: Omit<Failure, 'repro'>, c: ReproContext): st
   // What was written must load as any scenario does, or it is no repro.
   loadScenario(file);
   return shown;
+}
+
+/** What each fault of the failing run did to the consumer (its coverage rows), so a reader knows what every remaining step is for. */
+function faultEffects(coverage: Failure['smallest'][number]['coverage']): string[] {
+  if (!coverage.length) return [];
+  return [
+    '# What each fault did in the run that failed:',
+    ...coverage.map((c) => `#   - ${terminalText(c.fault)} (${c.kind}): ${c.took ? '' : 'no effect: '}${terminalText(c.how)}`),
+  ];
 }

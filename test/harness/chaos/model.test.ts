@@ -132,6 +132,22 @@ t.test('a repro: an ordinary scenario named repro, its chaos key, its header; th
   const racy = readFileSync(join(dir, 'repro-2.yaml'), 'utf8');
   t.match(racy, 'which failed 3 of 4 runs (it turns on timing: a replay may pass).', 'a racy repro says so');
   t.match(racy, '; to see it fail: chaoslab run repro-2.yaml --repeat 10');
+  t.notMatch(racy, 'What each fault did', 'a run without coverage rows says nothing of them');
+  // What each remaining fault did in the failing run, from its coverage rows, inert.
+  const met = {
+    ...trial,
+    coverage: [
+      { fault: 'kill-7', kind: 'kill', took: true, how: 'SIGKILL to consumer incarnation 1 at 0.80 s' },
+      { fault: 'cut-2', kind: 'cut', took: false, how: 'the cut met no connection\u001b[2J' },
+    ],
+  };
+  writeRepro({ ...failure, smallest: [met, met] }, { ...context, written: 2 });
+  const speaking = readFileSync(join(dir, 'repro-3.yaml'), 'utf8');
+  t.match(
+    speaking,
+    '# What each fault did in the run that failed:\n#   - kill-7 (kill): SIGKILL to consumer incarnation 1 at 0.80 s\n#   - cut-2 (cut): no effect: the cut met no connection',
+  );
+  t.notMatch(speaking, '\u001b', 'no escape sequence reaches the file');
 });
 
 t.test('ledger: a stall or a fragment without LF on connection 1 comes before whatever ends that connection', async (t) => {

@@ -215,6 +215,40 @@ t.test('the overview and chaos.json say what the search found', async (t) => {
   t.match(readFileSync(join(batch, 'summary.md'), 'utf8'), /^# ❌ chaoslab chaos: .*\n\n`chaoslab chaos --seed 5` · \d+ runs/);
 });
 
+t.test('a run whose drawn fault took no effect is untested: counted apart from harness errors, and in the coverage table', async (t) => {
+  // Odd steps are cuts that meet the consumer, even ones reorganisations that never reach it.
+  const coverageOf = (s: Toy) =>
+    s.steps.map((n, i) => ({ fault: `f${i}`, kind: n % 2 ? 'cut' : 'reorganisation', took: n % 2 === 1, how: n % 2 ? 'met' : 'reached no consumer' }));
+  const trial = async (req: TrialRequest): Promise<Trial> => {
+    const base = await trials(() => 'pass').trial(req);
+    const coverage = coverageOf(req.schedule as Toy);
+    const untested = coverage.some((c) => !c.took);
+    return { ...base, status: untested ? 'error' : 'pass', untested, coverage, headline: untested ? 'untested: reached no consumer' : 'fine' };
+  };
+  const o = await searchChaos(options({ trial, runs: 12 }));
+  const draws = fc.sample(toy.schedules(), { seed: 5, numRuns: 12 });
+  const withEven = draws.filter((d) => d.steps.some((n) => n % 2 === 0)).length;
+  t.ok(withEven > 0 && withEven < 12, 'the seed draws both kinds of run');
+  t.equal(o.untested.length, withEven, 'every run with an unmet fault is untested');
+  t.equal(o.harnessErrors.length, 0, 'and none is a harness error');
+  t.equal(o.searchRuns.length, 12);
+  const section = sectionsOf(o, dir, dir).find((s) => s.title.startsWith('Coverage'))!;
+  const reorg = section.lines.find((l) => l.text.startsWith('reorganisation'))!;
+  t.match(
+    reorg.text,
+    new RegExp(
+      `^reorganisation: met in 0 of ${withEven} runs that drew it \\(0 %\\); \\d+ drawn, 0 took effect — below 90 %: the generator draws reorganisation faults that test nothing$`,
+    ),
+  );
+  t.match(section.lines.find((l) => l.text.startsWith('cut'))!.text, /^cut: met in (\d+) of \1 runs that drew it \(100 %\)/);
+  t.ok(sectionsOf(o, dir, dir).some((s) => s.title === `Untested (${withEven}): passed, but a drawn fault took no effect`));
+  t.match(closingLine(o), new RegExp(`${withEven} untested \\(a fault took no effect\\)`));
+  const json = chaosJson(o, 'ledger', 'x', dir);
+  t.equal(json.untested.length, withEven);
+  t.match(json.coverage, [{ kind: String }]);
+  t.equal(json.coverage.find((c) => c.kind === 'reorganisation')!.runsMet, 0);
+});
+
 t.test('sameKind: a candidate must fail with the found failure’s leading finding code', async (t) => {
   const trial = (status: RunStatus, codes?: string[]) => ({ status, codes }) as Trial;
   t.ok(sameKind(trial('fail', ['lost', 'slow']), trial('fail', ['slow', 'lost'])), 'the leading code among its own');
