@@ -6,17 +6,9 @@
 // consumer may have failed before it). `chaoslab chaos` counts these rows per kind (its coverage
 // table) and tells an untested run from a harness error.
 
-import type { Finding, Table, Verdict } from './verdict.js';
+import type { FaultCoverage, Finding, Table, Verdict } from './verdict.js';
 
-export interface FaultCoverage {
-  /** The fault's name in the plan ("cut-1"), or the lab's words for it ("reorganisation at block 40"). */
-  fault: string;
-  /** Its kind, one of the lab's (`cut`, `kill`, `hook`, `reorganisation`…): one row of the chaos coverage table. */
-  kind: string;
-  took: boolean;
-  /** A sentence, complete on its own: how it took effect, or why it did not ("the reorganisation at block 40 reached no consumer: …"). */
-  how: string;
-}
+export type { FaultCoverage };
 
 /** The code of a harness error that says a passing run left a fault untested. */
 export const UNTESTED = 'fault-without-effect';

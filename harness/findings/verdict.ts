@@ -3,8 +3,6 @@
 // renderer re-derives any of it, so the console, summary.md, junit.xml and report.html cannot
 // disagree with the verdict or with each other.
 
-import type { FaultCoverage } from './coverage.js';
-
 /** `skipped`: not run, because it needs what this machine or mode cannot give (packet loss unsealed); never a failure. */
 export type VerdictStatus = 'pass' | 'fail' | 'error' | 'skipped';
 
@@ -69,6 +67,17 @@ export interface Figure {
   /** A sentence under the picture. */
   caption?: string;
   data: unknown;
+}
+
+/** Whether one fault of the run took effect (harness/findings/coverage.ts judges a verdict by them). */
+export interface FaultCoverage {
+  /** The fault's name in the plan ("cut-1"), or the lab's words for it ("reorganisation at block 40"). */
+  fault: string;
+  /** Its kind, one of the lab's (`cut`, `kill`, `hook`, `reorganisation`…): one row of the chaos coverage table. */
+  kind: string;
+  took: boolean;
+  /** A sentence, complete on its own: how it took effect, or why it did not ("the reorganisation at block 40 reached no consumer: …"). */
+  how: string;
 }
 
 export interface Verdict {

@@ -113,32 +113,25 @@ export function sharedFaultCoverage(
     if (!apply) return row(false, `the ${kind} fault never started: ${triggerWords(plan.start, points)} never came`);
     const lift = faultEntries.find((e) => e.name === plan.name && e.action === 'lift' && e.t >= apply.t);
     const to = lift?.t ?? timeline.end;
-    switch (plan.effect.kind) {
-      case 'signal':
-        return apply.incarnation === undefined || /not sent/.test(apply.detail)
-          ? row(false, `${apply.detail} at ${secs(apply.t)}`)
-          : row(true, `${apply.detail} at ${secs(apply.t)}`);
-      case 'loss': {
-        const counters = entries.find((e): e is Extract<JournalEntry, { type: 'loss' }> => e.type === 'loss' && e.name === plan.name);
-        const dropped = counters?.dropped.packets ?? 0;
-        return row(
-          dropped > 0,
-          `packet loss of ${plan.effect.percent} % from ${secs(apply.t)} to ${secs(to)} dropped ${dropped} packet${dropped === 1 ? '' : 's'}`,
-        );
-      }
-      case 'proxy-down':
-        return cutRow(row, timeline, apply.t, to);
-      case 'toxic': {
-        const direction = plan.effect.stream === 'downstream' ? 'send' : 'recv';
-        const lines = timeline.linesIn(apply.t, to, direction);
-        const closed = timeline.closedIn(apply.t, to);
-        const words = direction === 'send' ? 'to the consumer' : 'from the consumer';
-        return row(
-          lines > 0 || closed > 0,
-          `the ${plan.effect.toxic} toxic (${plan.effect.stream}) from ${secs(apply.t)} to ${secs(to)}: ${lines} line${lines === 1 ? '' : 's'} passed ${words} through it, ${closed} consumer connection${closed === 1 ? '' : 's'} closed`,
-        );
-      }
+    const effect = plan.effect;
+    if (effect.kind === 'signal')
+      return apply.incarnation === undefined || /not sent/.test(apply.detail)
+        ? row(false, `${apply.detail} at ${secs(apply.t)}`)
+        : row(true, `${apply.detail} at ${secs(apply.t)}`);
+    if (effect.kind === 'loss') {
+      const counters = entries.find((e): e is Extract<JournalEntry, { type: 'loss' }> => e.type === 'loss' && e.name === plan.name);
+      const dropped = counters?.dropped.packets ?? 0;
+      return row(dropped > 0, `packet loss of ${effect.percent} % from ${secs(apply.t)} to ${secs(to)} dropped ${dropped} packet${dropped === 1 ? '' : 's'}`);
     }
+    if (effect.kind === 'proxy-down') return cutRow(row, timeline, apply.t, to);
+    const direction = effect.stream === 'downstream' ? 'send' : 'recv';
+    const lines = timeline.linesIn(apply.t, to, direction);
+    const closed = timeline.closedIn(apply.t, to);
+    const words = direction === 'send' ? 'to the consumer' : 'from the consumer';
+    return row(
+      lines > 0 || closed > 0,
+      `the ${effect.toxic} toxic (${effect.stream}) from ${secs(apply.t)} to ${secs(to)}: ${lines} line${lines === 1 ? '' : 's'} passed ${words} through it, ${closed} consumer connection${closed === 1 ? '' : 's'} closed`,
+    );
   });
 }
 
