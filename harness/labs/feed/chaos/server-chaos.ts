@@ -106,7 +106,8 @@ export function serverChaosScenario(s: ServerSchedule): Record<string, unknown> 
         ...(clients.length ? { clients } : {}),
       },
     },
-    consumer: { topics: [0, 1, 2, 3], ...(p.dense ? {} : { ping_ms: 1000, idle_ms: 2500, backoff_cap_ms: 300 }) },
+    // Back within a second of a restart or a cut at either pace, so that the next step meets it subscribed.
+    consumer: { topics: [0, 1, 2, 3], backoff_cap_ms: 300, ...(p.dense ? {} : { ping_ms: 1000, idle_ms: 2500 }) },
   };
 }
 

@@ -4,7 +4,8 @@
 // the one the faults hit (probe 1 follows it); instance 2 is steady (probe 2 and the harness's
 // clients follow it), so a client is never judged across a kill it did not ask for. Steps are
 // placed in the order drawn; a step whose window overlaps an earlier one's on the same instance or
-// probe is left out (and said nowhere: it is not in the schedule as it runs).
+// probe is left out (and said nowhere: it is not in the schedule as it runs); a cut of probe 1
+// counts as instance 1's too, since a kill or pause while probe 1 is away meets no probe.
 
 import type { ClientKind } from '../server/clients/schema.js';
 
@@ -39,6 +40,12 @@ export const PACE = {
   dense: { timeScale: 0.004, blockIntervalMs: 12_000, logs: { min: 3, max: 7 }, confirmations: 0, span: 5 },
 } as const;
 export const INITIAL_BLOCKS = 10;
+/**
+ * Spans after a step's window on an instance or probe before the next may start there: the probe
+ * must be back (a restarted instance listening, the probe's backoff, its resume answered: 0.2 to
+ * 0.7 s seen at the normal pace) or a kill, pause or cut right after meets no live stream.
+ */
+export const SETTLE_SPANS = 3;
 /** A dense script's blocks: this many times a normal one's, so that a span is about as long in real time. */
 export const DENSE_FACTOR = 5;
 
@@ -91,6 +98,7 @@ export function placeServer(s: ServerSchedule): Placement {
     const room = lastBlock - width - first + 1;
     return room < 1 ? undefined : first + (n % room);
   };
+  const settle = SETTLE_SPANS * span;
   const taken: Taken = new Map();
   const placed: PlacedStep[] = [];
   const clients: Placement['clients'] = [];
@@ -111,9 +119,9 @@ export function placeServer(s: ServerSchedule): Placement {
       // a revoke from the cursor's own block differs from one at the fork point.
       const depth = x.away ? 3 + (x.depth % 2) : 1 + ((x.depth - 1) % pace.confirmations);
       const after = at(x.at, 3);
-      if (after === undefined || (x.away && !free(taken, 'probe 2', after, after + 2))) continue;
+      if (after === undefined || (x.away && !free(taken, 'probe 2', after, after + 2 + settle))) continue;
       reorg = { afterBlock: after, depth };
-      if (x.away) take(taken, 'probe 2', after, after + 2);
+      if (x.away) take(taken, 'probe 2', after, after + 2 + settle);
       placed.push({
         layer: 'reorg',
         words: `a reorganisation of ${depth} block${depth === 1 ? '' : 's'} after block ${after}${x.away ? `, probe 2 cut off from before block ${after} until before block ${after + 2}` : ''}`,
@@ -130,9 +138,10 @@ export function placeServer(s: ServerSchedule): Placement {
     const from = at(x.at, width);
     if (from === undefined) continue;
     const to = x.layer === 'handover' ? lastBlock : from + width;
-    const key = x.layer === 'cut' ? `probe ${x.probe}` : 'instance 1';
-    if (!free(taken, key, from, to)) continue;
-    take(taken, key, from, to);
+    // Probe 1 follows instance 1: its cut holds instance 1 too, so that no kill or pause falls while it is away (nor it while the instance is down), each with nothing to hit.
+    const keys = x.layer === 'cut' ? [`probe ${x.probe}`, ...(x.probe === 1 ? ['instance 1'] : [])] : ['instance 1'];
+    if (!keys.every((key) => free(taken, key, from, to + settle))) continue;
+    for (const key of keys) take(taken, key, from, to + settle);
     placed.push(placedStep(x, from, to));
   }
   return { pace, dense, lastBlock, placed, ...(reorg ? { reorg } : {}), clients };

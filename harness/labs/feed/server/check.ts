@@ -30,6 +30,10 @@ import { deliveryTable } from './wire/tally.js';
 import { clientStream } from './clients/run.js';
 import { lagVerdict } from './wire/lag-verdict.js';
 import { checkCrowd } from './clients/crowds/crowd-check.js';
+import { clientCoverage } from './clients/coverage.js';
+import { reorgCoverage } from './wire/coverage.js';
+import { probeConnsOf } from './wire/wire-checks.js';
+import type { FaultCoverage } from '../../../findings/coverage.js';
 
 /**
  * The snapshot the server had to send for `cursor`'s block: the safe point's cursor (the block's
@@ -131,6 +135,11 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
   ];
   const status = statusOf(findings, harnessErrors);
   const summary = judged?.summary;
+  const coverage = [
+    ...stopHookCoverage(server, lab, under),
+    ...reorgCoverage(journal, probeConnsOf(journal, expected.chainId), sim.reorgs),
+    ...clientCoverage(journal, lab, under, expected),
+  ];
   return {
     status,
     headline:
@@ -155,7 +164,29 @@ export function checkServerRun({ journal, plan, under, read }: ServerCheckInput)
       ...(lag.table ? [lag.table] : []),
     ],
     ...(clients.figures.length || lag.figure ? { figures: [...clients.figures, ...(lag.figure ? [lag.figure] : [])] } : {}),
+    coverage,
   };
+}
+
+/** The server's `stop@` hook: it took effect when the server stopped itself there and the harness committed blocks meanwhile (the snapshot race). */
+export function stopHookCoverage(server: ServerFacts, plan: FeedPlan, under: ServerUnderTestPlan): FaultCoverage[] {
+  const hooks = (under.fault ?? '').split(',').filter((item) => item.startsWith('stop@'));
+  if (hooks.length === 0) return [];
+  const { from, to } = blocksWhileStopped(plan.chain, under);
+  const base = { fault: hooks.join(','), kind: 'stop-hook' };
+  return [
+    server.committedAt === undefined
+      ? {
+          ...base,
+          took: false,
+          how: `the server never stopped itself at its hook (${hooks.join(', ')}): no block was committed while it was stopped, so the snapshot race was not run`,
+        }
+      : {
+          ...base,
+          took: true,
+          how: `the server stopped itself at its hook (${hooks.join(', ')}) and blocks ${from}..${to} were committed to the outbox at ${seconds(server.committedAt)}, while it was stopped`,
+        },
+  ];
 }
 
 function passHeadline(s: NonNullable<Judgement['summary']>, server: ServerFacts, plan: FeedPlan, under: ServerUnderTestPlan): string {

@@ -24,6 +24,9 @@ import { probeDone } from '../wire/probe-wire.js';
 import { probeConnsOf, probeWireProblems } from '../wire/wire-checks.js';
 import { deliveryTable } from '../wire/tally.js';
 import { lagVerdict } from '../wire/lag-verdict.js';
+import { reorgCoverage } from '../wire/coverage.js';
+import { clientCoverage } from '../clients/coverage.js';
+import { sceneCoverage } from './coverage.js';
 
 const PROBE_STREAM = /^probe(?:-(\d+))?$/;
 
@@ -104,6 +107,12 @@ export function checkSceneRun({ journal, plan, under, read }: ServerCheckInput):
   const lag = lagVerdict(journal);
   const summaries = probes.map((p): [string, Judgement['summary']] => [`probe ${p.n} (the reference consumer)`, p.judged.summary]);
   const failing = probes.find((p) => p.judged.problems.length > 0) ?? probes[0];
+  const conns = probeConnsOf(journal, expected.chainId);
+  const coverage = [
+    ...(under.scene ? sceneCoverage(journal, under.scene, conns, sim.reorgs, expected.chainId) : []),
+    ...reorgCoverage(journal, conns, sim.reorgs),
+    ...clientCoverage(journal, plan.lab, under, expected),
+  ];
   return {
     status,
     headline:
@@ -122,5 +131,6 @@ export function checkSceneRun({ journal, plan, under, read }: ServerCheckInput):
       ...(lag.table ? [lag.table] : []),
     ],
     ...(lag.figure ? { figures: [lag.figure] } : {}),
+    coverage,
   };
 }
