@@ -10,6 +10,7 @@ import { projectRoot, shellQuote } from '../../base/paths.js';
 import { checkFeedRun } from './check/checker.js';
 import { type FeedPlan, feedScenario } from './scenario/load.js';
 import { REQUIRED_ENV_VARS } from './scenario/schema.js';
+import { FEED_FAULT_POINTS } from './scenario/fault-points.js';
 import { feedRowBound, readFeedStore } from './check/store-reader.js';
 import { checkStorm } from './storm/checker.js';
 import { checkServerRun } from './server/check.js';
@@ -22,39 +23,7 @@ export const feedLab = defineLab<FeedPlan>({
   name: 'feed',
   title: 'feed lab: a chain feed over NDJSON (subscribe/snapshot/event/revoke/reset/ping); long-running consumers that reconnect by themselves',
   scenario: feedScenario,
-  faultPoints: {
-    before_block: {
-      description: 'Just before block <n> of the script is mined (a block number of the script, mined one by one).',
-      value: 'seq',
-      canEnd: true,
-      random: true,
-      describe: (n) => `before block ${n}`,
-    },
-    before_event: {
-      description: "Just before the n-th distinct event is first sent on the consumer under test's stream (1-based; resends and replays do not count).",
-      value: 'ordinal',
-      canEnd: true,
-      describe: (n) => `before event #${n} is first sent`,
-    },
-    on_subscribe: {
-      description: "When the n-th subscribe arrives on the consumer under test's stream (1-based), before it is answered.",
-      value: 'ordinal',
-      canEnd: true,
-      describe: (n) => `subscribe #${n} arrived`,
-    },
-    on_snapshot: {
-      description: "Just before the n-th snapshot is sent on the consumer under test's stream (1-based).",
-      value: 'ordinal',
-      canEnd: true,
-      describe: (n) => `before snapshot #${n}`,
-    },
-    before_reorg: {
-      description: "Just before the script's n-th reorganisation is written to the outbox (1-based, in the order they happen).",
-      value: 'ordinal',
-      canEnd: true,
-      describe: (n) => `before reorganisation #${n}`,
-    },
-  },
+  faultPoints: FEED_FAULT_POINTS,
   // Imported when a run starts: loading and listing scenarios need none of the publisher.
   run: async (ctx: RunContext<FeedPlan>) => {
     const { storm, serverUnderTest } = ctx.scenario.lab;

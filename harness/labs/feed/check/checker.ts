@@ -16,6 +16,7 @@ import { failHeadline, rankFindings } from '../../../findings/priority.js';
 import { FEED_PRIORITIES } from '../priorities.js';
 import { badFrameProblems } from './bad-frames.js';
 import { type SimulatedChain, simulate } from '../scenario/chain-script.js';
+import { feedCoverage } from './coverage.js';
 import { smallestDiff } from './diff.js';
 import { environmentVerdict } from './environment.js';
 import { type ConnFacts, factsOf, lastLine, lossyFaultBetween, type ProcessFacts, type RunFacts, SIGTERM_EXIT_MS } from './facts.js';
@@ -71,13 +72,12 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
   const bad = lab.consumer.badEnvironment;
   if (bad) {
     const store = read('consumer', consumerDb);
-    const verdict = environmentVerdict(facts, bad, store, plan.deadlineMs);
+    const verdict = { ...environmentVerdict(facts, bad, store, plan.deadlineMs), coverage: feedCoverage({ journal, plan, facts, sim }) };
     const refused = consumerRefusal(journal, store);
     return refused ? withRefusedStore(verdict, refusedStoreFinding(refused)) : verdict;
   }
   const sent = { consumer: sentSnapshots(facts.conns.consumer), control: sentSnapshots(facts.conns.control) };
   const runEnd = journal.at(-1)?.t ?? 0;
-
   const consumerStore = read('consumer', consumerDb);
   const consumerView = viewOf(consumerStore);
   const consumerJudged = judgeStore('consumer', consumerView, expected, sent.consumer);
@@ -127,6 +127,7 @@ export function checkFeedRun({ journal, plan, read }: FeedCheckInput): Verdict {
     headline: status === 'pass' ? passHeadline(consumerJudged.summary, controlJudged.summary, facts) : failHeadline({ findings, harnessErrors }),
     findings,
     harnessErrors,
+    coverage: feedCoverage({ journal, plan, facts, sim }),
     diff: status === 'pass' ? [] : smallestDiff({ consumer: consumerJudged, control: controlJudged, findings, harnessErrors }),
     state: stateTable(expected, consumerJudged.summary, controlJudged.summary),
     tables: [
