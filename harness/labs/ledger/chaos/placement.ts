@@ -136,12 +136,16 @@ const walkOrder = (x: Step): number => {
  * Where a connection that `x` ends stops: the last EVENT the publisher may have sent on it
  * before it saw the end (`end`), and the furthest cursor its consumer may have committed
  * (`cursor`). An upstream byte limit lets `bytes` more of ACKs through (6 bytes each at the
- * least) before it cuts; an ACK-time kill or an `ack` hook comes after that event's commit.
+ * least) before it cuts; a kill when ACK k arrives finds the consumer up to a window past k
+ * (seed 12 drew one at ACK 2, and the restart resumed from 15); an `ack` hook ends the process
+ * right after that event's commit.
  */
-function endOf(x: Step): { end: number; cursor: number } {
+function endOf(x: Step, window: number): { end: number; cursor: number } {
   const at = (x as { at: number }).at;
   if (x.layer === 'lost-ack') return { end: at + Math.ceil(x.bytes / 5), cursor: at + Math.ceil(x.bytes / 5) };
-  if ((x.layer === 'kill' && x.onAck) || (x.layer === 'hook' && x.point === 'ack')) return { end: at, cursor: at };
+  // ACK k came in while the consumer went on with the window sent after it.
+  if (x.layer === 'kill' && x.onAck) return { end: at + window, cursor: at + window };
+  if (x.layer === 'hook' && x.point === 'ack') return { end: at, cursor: at };
   return { end: at, cursor: at - 1 };
 }
 
@@ -194,7 +198,7 @@ function walkConnections(steps: Step[], s: Stream): { placed: Map<Step, Step>; c
     if (byHarness(step)) lastHarness = step.at;
     if (endsConnection(x)) {
       connection++;
-      last = endOf(x);
+      last = endOf(x, s.window);
     }
   }
   return { placed, connection, cursor: last.cursor };

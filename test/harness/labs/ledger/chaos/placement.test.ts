@@ -69,7 +69,7 @@ t.test('the cases chaos met: a misbehaviour names the connection live at its EVE
     ),
     [
       { layer: 'gap', at: 18, connection: 1 },
-      { layer: 'retention', connection: 3, to: 26 },
+      { layer: 'retention', connection: 3, to: 30 },
       { layer: 'kill', at: 22, onAck: true },
     ],
   );
@@ -77,6 +77,20 @@ t.test('the cases chaos met: a misbehaviour names the connection live at its EVE
     placedSteps(stream([{ layer: 'gap', at: 59, connection: 1 }]), { sealed: true }),
     [{ layer: 'gap', at: 0, connection: 1 }],
     'a gap never skips the last EVENT',
+  );
+  // Seed 12, run 3: a kill when ACK 2 arrived found the consumer a window further (it resumed from 15).
+  t.same(
+    placedSteps(
+      stream([
+        { layer: 'duplicate', at: 5, connection: 2 },
+        { layer: 'kill', at: 2, onAck: true },
+      ]),
+      { sealed: true },
+    ),
+    [
+      { layer: 'duplicate', at: 7, connection: 2 },
+      { layer: 'kill', at: 2, onAck: true },
+    ],
   );
 });
 
@@ -105,8 +119,8 @@ t.test('every schedule drawn: hooks first, connections walked in order, harness 
       if (x.layer === 'gap') t.ok(x.at < s.count - 1, 'a gap before the last EVENT');
       if (endsConnection(x)) {
         connection++;
-        // An upstream byte limit lets up to `bytes` of ACKs through; an ACK-time end comes after its commit.
-        lastEnd = x.layer === 'lost-ack' ? x.at + Math.ceil(x.bytes / 5) : at(x);
+        // An upstream byte limit lets up to `bytes` of ACKs through; a kill at ACK k finds the consumer up to a window past k.
+        lastEnd = x.layer === 'lost-ack' ? x.at + Math.ceil(x.bytes / 5) : x.layer === 'kill' && x.onAck ? x.at + s.window : at(x);
         const committed = x.layer === 'lost-ack' || (x.layer === 'kill' && x.onAck) || (x.layer === 'hook' && x.point === 'ack');
         cursor = committed ? lastEnd : lastEnd - 1;
         walked++;
