@@ -6,6 +6,7 @@ import type { ChaosModel } from '../../lab-api/chaos-model.js';
 import { defineLab, type RunContext } from '../../lab-api/lab.js';
 import { projectRoot, shellQuote } from '../../base/paths.js';
 import { checkLedgerRun } from './check/checker.js';
+import { LEDGER_FAULT_POINTS } from './scenario/fault-points.js';
 import { type LedgerPlan, ledgerScenario } from './scenario/load.js';
 import { ledgerRowBound, readStore } from './check/store-reader.js';
 import { ledgerVocabulary } from './report/vocabulary.js';
@@ -14,16 +15,7 @@ export const ledgerLab = defineLab<LedgerPlan>({
   name: 'ledger',
   title: 'ledger lab: RESUME/EVENT/ACK/RESYNC over a line protocol; consumers run to their exit and are restarted',
   scenario: ledgerScenario,
-  faultPoints: {
-    before_event: { description: 'Before EVENT <seq> is first sent.', value: 'seq', canEnd: true, random: true, describe: (seq) => `before EVENT ${seq}` },
-    on_ack: { description: 'When ACK <seq> first arrives.', value: 'seq', canEnd: true, describe: (seq) => `ACK ${seq} arrived` },
-    on_resume: {
-      description: 'When the n-th RESUME arrives on the stream (1-based).',
-      value: 'ordinal',
-      canEnd: false,
-      describe: (n) => `RESUME #${n} arrived`,
-    },
-  },
+  faultPoints: LEDGER_FAULT_POINTS,
   // Imported when a run starts: loading and listing scenarios need none of the publisher.
   run: async (ctx) => (await import('./run/run.js')).runLedger(ctx),
   check: (ctx: RunContext<LedgerPlan>) =>

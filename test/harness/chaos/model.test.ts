@@ -149,24 +149,3 @@ t.test('a repro: an ordinary scenario named repro, its chaos key, its header; th
   );
   t.notMatch(speaking, '\u001b', 'no escape sequence reaches the file');
 });
-
-t.test('ledger: a stall or a fragment without LF on connection 1 comes before whatever ends that connection', async (t) => {
-  const { ledgerChaos } = await import('../../../harness/labs/ledger/chaos/chaos.js');
-  const { placedSteps } = await import('../../../harness/labs/ledger/chaos/scenario.js');
-  type Placed = ReturnType<typeof placedSteps>[number];
-  const ender = (x: Placed) =>
-    ['cut', 'reset', 'lost-ack', 'kill', 'gap', 'conflict', 'malformed'].includes(x.layer) || (x.layer === 'hook' && x.action !== 'stop');
-  let checked = 0;
-  for (const s of fc.sample(ledgerChaos.schedules(), { seed: 11, numRuns: 3000 })) {
-    if (s.kind !== 'stream') continue;
-    const placed = placedSteps(s, { sealed: true });
-    const ends = placed.filter((x) => ender(x) && 'at' in x && (!('connection' in x) || x.connection === 1)).map((x) => (x as { at: number }).at);
-    const end = Math.min(...ends);
-    for (const x of placed) {
-      if ((x.layer !== 'stall' && x.layer !== 'oversized') || x.connection !== 1 || end <= 0 || end === Infinity) continue;
-      checked++;
-      t.ok(x.at < end, `${x.layer} at ${x.at}, connection 1 ends by ${end}`);
-    }
-  }
-  t.ok(checked > 100, `${checked} stalls and fragments on connection 1 with something after them that ends it`);
-});

@@ -8,45 +8,16 @@
 //   - process 1 is the one with the contract's hooks (CHAOSLAB_FAULT); a step that could end it
 //     cleanly (exit 0) before its first exit/raise hook fires — a cut, a reset, an upstream byte
 //     limit, a half-open link whose end closes it, a pause past the publisher's ACK deadline —
-//     starts after that hook's event, so the hook's "exit non-zero" stays a fair expectation;
+//     starts after that hook's event (./placement.ts: a window after it, so the hook fires
+//     first), so the hook's "exit non-zero" stays a fair expectation;
 //     packet loss has no position (it may close a connection anywhere), so with loss the hook's
 //     exit status is not judged.
 
 import type { ChaosWhere } from '../../../lab-api/chaos-model.js';
 import { generateDeltas } from '../../../scenario/generate.js';
+import { type LedgerSchedule, placedSteps, type Step } from './placement.js';
 
-export type Step =
-  | { layer: 'cut'; at: number; ms: number }
-  | { layer: 'latency'; at: number; up: boolean; latency: number; ms: number }
-  | { layer: 'slicer'; at: number; up: boolean; size: number; delay: number; ms: number }
-  | { layer: 'bandwidth'; at: number; rate: number; ms: number }
-  | { layer: 'reset'; at: number }
-  | { layer: 'lost-ack'; at: number; bytes: number }
-  | { layer: 'half-open'; at: number; ms: number }
-  | { layer: 'kill'; at: number; onAck: boolean }
-  | { layer: 'pause'; at: number; ms: number }
-  | { layer: 'hook'; action: 'exit' | 'raise' | 'stop'; point: 'apply' | 'ack'; at: number }
-  | { layer: 'duplicate'; at: number; connection: number }
-  | { layer: 'gap'; at: number; connection: number }
-  | { layer: 'conflict'; at: number; back: number; delta: number; connection: number }
-  | { layer: 'malformed'; at: number; form: number; connection: number }
-  | { layer: 'stall'; at: number; connection: number }
-  | { layer: 'oversized'; at: number; connection: number }
-  | { layer: 'retention'; connection: number; to: number }
-  | { layer: 'loss'; percent: number };
-
-export type LedgerSchedule =
-  | {
-      kind: 'stream';
-      count: number;
-      seed: number;
-      window: number;
-      redeliver: boolean;
-      forgetAcked: boolean;
-      patient: boolean;
-      steps: Step[];
-    }
-  | { kind: 'bad-environment'; variable: number; value: number };
+export type { LedgerSchedule, Step };
 
 // The publisher's ACK deadline stays below the consumer's timeout (a consumer that swallows an
 // error and stays connected is then closed on and exits 0, which the hook's expectation catches),
@@ -80,62 +51,6 @@ export const BAD_ENVIRONMENT: readonly { variable: string; values: readonly (str
   { variable: 'CHAOSLAB_DB', values: [null, ''] },
   { variable: 'CHAOSLAB_HOST', values: [null, ''] },
 ];
-
-const ENDS_PROCESS_ONE_CLEANLY = new Set<Step['layer']>(['cut', 'lost-ack', 'reset', 'half-open', 'pause']);
-
-type Stream = Extract<LedgerSchedule, { kind: 'stream' }>;
-
-/** A schedule's steps where they take effect: positions inside the script, shifted past process 1's first hook; packet loss only where sealed. */
-export function placedSteps(s: Stream, where: ChaosWhere): Step[] {
-  const seq = (at: number) => at % s.count;
-  const hooks = s.steps.filter((x): x is Extract<Step, { layer: 'hook' }> => x.layer === 'hook' && x.action !== 'stop');
-  const firstHook = hooks.length ? Math.min(...hooks.map((h) => seq(h.at))) : undefined;
-  const placed: Step[] = [];
-  let lossSeen = false;
-  for (const step of s.steps) {
-    if (step.layer === 'loss') {
-      // One loss per scenario: the first; none where runs are not sealed (the run would be skipped).
-      if (!lossSeen && where.sealed) placed.push(step);
-      lossSeen = true;
-      continue;
-    }
-    if (step.layer === 'retention') {
-      // The log moves forward: to 1 at least.
-      placed.push({ ...step, to: 1 + (step.to % (s.count - 1)) });
-      continue;
-    }
-    let at = seq(step.at);
-    if (firstHook !== undefined && ENDS_PROCESS_ONE_CLEANLY.has(step.layer) && at <= firstHook) {
-      const after = s.count - firstHook - 1;
-      if (after <= 0) continue; // nothing after the hook: the step has no room
-      at = firstHook + 1 + (at % after);
-    }
-    placed.push({ ...step, at } as Step);
-  }
-  return silenceWhileConnectionOneLasts(placed);
-}
-
-/** Steps that surely end connection 1 at their event (a correct consumer hangs up on a bad line). */
-const ENDS_CONNECTION_ONE = new Set<Step['layer']>(['cut', 'reset', 'lost-ack', 'kill', 'hook', 'gap', 'conflict', 'malformed']);
-
-/**
- * A stall or a fragment without LF on connection 1 goes before the first step that surely ends
- * that connection: they are the only catches of no-timeout and unbounded-line, and one placed
- * past an earlier hook, kill or cut never fired (the 2 escapes of a 3-seed proof). The
- * publisher may fall silent anywhere, so the move is as fair as the draw.
- */
-function silenceWhileConnectionOneLasts(steps: Step[]): Step[] {
-  const ends = steps.flatMap((x) => {
-    if (!ENDS_CONNECTION_ONE.has(x.layer) || !('at' in x)) return [];
-    if (x.layer === 'hook' && x.action === 'stop') return [];
-    if ('connection' in x && x.connection !== 1) return [];
-    return [x.at];
-  });
-  const end = ends.length ? Math.min(...ends) : undefined;
-  return steps.map((x) =>
-    (x.layer === 'stall' || x.layer === 'oversized') && x.connection === 1 && end !== undefined && end > 0 && x.at >= end ? { ...x, at: x.at % end } : x,
-  );
-}
 
 /** Where a schedule's steps go in the scenario file: core faults, publisher misbehaviour, retention moves, hook plans. */
 interface ScenarioParts {

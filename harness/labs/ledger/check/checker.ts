@@ -13,6 +13,7 @@ import { type Finding, statusOf, type Verdict } from '../../../findings/verdict.
 import { failHeadline, rankFindings } from '../../../findings/priority.js';
 import { LEDGER_PRIORITIES } from '../priorities.js';
 import { compareAcks } from './acks.js';
+import { ledgerCoverage } from './coverage.js';
 import { smallestDiff } from './diff.js';
 import { conflictProblems, connectionsOf, exitFaultAckProblems, unacknowledgedProblems, whyNoAck } from './duties.js';
 import { describeBadEnvironment, environmentDiff, environmentProblems } from './environment.js';
@@ -102,6 +103,7 @@ export function checkLedgerRun(journal: readonly JournalEntry[], plan: Plan, rea
           : smallestDiff({ plan, incarnations, consumer, control, expected, controlExpected }),
     state: stateTable(expected, controlExpected, consumer, control, Boolean(bad)),
     tables: [incarnationsTable(incarnations)],
+    coverage: ledgerCoverage(journal, plan, consumerStream.stream, incarnations),
   };
   // A store the harness refused to read decides alone: nothing else can be said of it.
   const refused = consumerRefusal(journal, consumerStore);

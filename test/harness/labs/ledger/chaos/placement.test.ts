@@ -1,0 +1,136 @@
+// Where the ledger chaos model places a schedule's steps: each where it can meet the consumer.
+import fc from 'fast-check';
+import t from 'tap';
+import { ledgerChaos } from '../../../../../harness/labs/ledger/chaos/chaos.js';
+import { endsConnection, type LedgerSchedule, placedSteps, type Step } from '../../../../../harness/labs/ledger/chaos/placement.js';
+
+type Stream = Extract<LedgerSchedule, { kind: 'stream' }>;
+const stream = (steps: Step[], more: Partial<Stream> = {}): Stream => ({
+  kind: 'stream',
+  count: 60,
+  seed: 1,
+  window: 4,
+  redeliver: false,
+  forgetAcked: false,
+  patient: false,
+  steps,
+  ...more,
+});
+const byHarness = (x: Step) => ['cut', 'lost-ack', 'reset', 'half-open', 'kill', 'pause'].includes(x.layer);
+const at = (x: Step) => ('at' in x ? x.at : -1);
+
+t.test('the cases chaos met: a misbehaviour names the connection live at its EVENT, hooks come first', async (t) => {
+  // Run 2 of seed 11: the duplicate on connection 2 came before the kill that opens connection 2.
+  t.same(
+    placedSteps(
+      stream([
+        { layer: 'kill', at: 6, onAck: false },
+        { layer: 'duplicate', at: 0, connection: 2 },
+      ]),
+      { sealed: true },
+    ),
+    [
+      { layer: 'kill', at: 6, onAck: false },
+      { layer: 'duplicate', at: 0, connection: 1 },
+    ],
+  );
+  // Run 11: two raise hooks; the second could never fire.
+  const hooks = placedSteps(
+    stream([
+      { layer: 'hook', action: 'raise', point: 'apply', at: 59 },
+      { layer: 'hook', action: 'raise', point: 'apply', at: 30 },
+    ]),
+    { sealed: true },
+  );
+  t.same(hooks, [{ layer: 'hook', action: 'raise', point: 'apply', at: 30 }]);
+  // A malformed line before the hook would end process 1 first: it goes after it, on connection 2.
+  t.same(
+    placedSteps(
+      stream([
+        { layer: 'hook', action: 'exit', point: 'ack', at: 10 },
+        { layer: 'malformed', at: 4, form: 0, connection: 1 },
+      ]),
+      { sealed: true },
+    ),
+    [
+      { layer: 'hook', action: 'exit', point: 'ack', at: 10 },
+      { layer: 'malformed', at: 15, form: 0, connection: 2 },
+    ],
+  );
+  // Run 1: a retention move before the end of the stream's other steps; it goes to the connection after the last end.
+  t.same(
+    placedSteps(
+      stream([
+        { layer: 'gap', at: 18, connection: 1 },
+        { layer: 'retention', connection: 2, to: 3 },
+        { layer: 'kill', at: 20, onAck: true },
+      ]),
+      { sealed: true },
+    ),
+    [
+      { layer: 'gap', at: 18, connection: 1 },
+      { layer: 'retention', connection: 3, to: 30 },
+      { layer: 'kill', at: 22, onAck: true },
+    ],
+  );
+  t.same(
+    placedSteps(stream([{ layer: 'gap', at: 59, connection: 1 }]), { sealed: true }),
+    [{ layer: 'gap', at: 0, connection: 1 }],
+    'a gap never skips the last EVENT',
+  );
+  // Seed 12, run 3: a kill when ACK 2 arrived found the consumer a window further (it resumed from 15).
+  t.same(
+    placedSteps(
+      stream([
+        { layer: 'duplicate', at: 5, connection: 2 },
+        { layer: 'kill', at: 2, onAck: true },
+      ]),
+      { sealed: true },
+    ),
+    [
+      { layer: 'duplicate', at: 7, connection: 2 },
+      { layer: 'kill', at: 2, onAck: true },
+    ],
+  );
+});
+
+t.test('every schedule drawn: hooks first, connections walked in order, harness faults a window after an end', async (t) => {
+  let walked = 0;
+  for (const s of fc.sample(ledgerChaos.schedules(), { seed: 11, numRuns: 3000 })) {
+    if (s.kind !== 'stream') continue;
+    const placed = placedSteps(s, { sealed: true });
+    const hooks = placed.filter((x): x is Extract<Step, { layer: 'hook' }> => x.layer === 'hook');
+    const ending = hooks.filter((h) => h.action !== 'stop');
+    t.ok(ending.length <= 1, 'at most one hook ends process 1');
+    const lastHook = Math.max(-1, ...hooks.map((h) => h.at));
+    if (ending.length) t.equal(ending[0]!.at, lastHook, 'and no hook comes after it');
+    const order = (x: Step) => at(x) * 3 + (x.layer === 'hook' || (x.layer === 'kill' && x.onAck) ? 2 : byHarness(x) ? 0 : 1);
+    const conn = (x: Step) => ('connection' in x ? x.connection : 0);
+    const seqOrder = placed.filter((x) => 'at' in x).sort((a, b) => order(a) - order(b) || conn(a) - conn(b));
+    let connection = 1;
+    let lastEnd = -1;
+    let cursor = -1;
+    for (const x of seqOrder) {
+      if (lastHook >= 0 && x.layer !== 'hook' && (endsConnection(x) || byHarness(x)))
+        t.ok(at(x) >= lastHook + (byHarness(x) ? s.window : 1), `${x.layer} at ${at(x)} after the hooks (last ${lastHook})`);
+      if (byHarness(x) && lastEnd >= 0) t.ok(at(x) >= lastEnd + s.window, `${x.layer} at ${at(x)}: a window (${s.window}) after the end at ${lastEnd}`);
+      if ('connection' in x) t.equal(x.connection, connection, `${x.layer} at ${at(x)} on the connection live then`);
+      if ('connection' in x) t.ok(at(x) > cursor, `${x.layer} at ${at(x)} past the cursor (${cursor}) its connection resumed from`);
+      if (x.layer === 'gap') t.ok(x.at < s.count - 1, 'a gap before the last EVENT');
+      if (endsConnection(x)) {
+        connection++;
+        // An upstream byte limit lets up to `bytes` of ACKs through; a kill at ACK k finds the consumer up to a window past k.
+        lastEnd = x.layer === 'lost-ack' ? x.at + Math.ceil(x.bytes / 5) : x.layer === 'kill' && x.onAck ? x.at + s.window : at(x);
+        const committed = x.layer === 'lost-ack' || (x.layer === 'kill' && x.onAck) || (x.layer === 'hook' && x.point === 'ack');
+        cursor = committed ? lastEnd : lastEnd - 1;
+        walked++;
+      }
+    }
+    const move = placed.find((x) => x.layer === 'retention');
+    if (move?.layer === 'retention') {
+      t.equal(move.connection, connection, 'a retention move on the connection after the last end');
+      t.ok(move.to > cursor && move.to < s.count, 'to a start past that connection cursor');
+    }
+  }
+  t.ok(walked > 1000, `${walked} connection ends walked`);
+});
