@@ -110,7 +110,7 @@ export function sharedFaultCoverage(
     const kind = kindOf(plan);
     const row = (took: boolean, how: string): FaultCoverage => ({ fault: plan.name, kind, took, how });
     const apply = faultEntries.find((e) => e.name === plan.name && e.action === 'apply');
-    if (!apply) return row(false, `the ${kind} fault never started: ${triggerWords(plan.start, points)} never came`);
+    if (!apply) return row(false, `the ${kind} fault never started: its trigger (${triggerWords(plan.start, points)}) never came`);
     const lift = faultEntries.find((e) => e.name === plan.name && e.action === 'lift' && e.t >= apply.t);
     const to = lift?.t ?? timeline.end;
     const effect = plan.effect;

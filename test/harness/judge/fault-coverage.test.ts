@@ -80,7 +80,7 @@ t.test('a signal took effect when it reached a process; a trigger never reached 
   t.match(sharedFaultCoverage([kill], [...base, fault(800, 'kill-7', 'apply', 'signal', 'SIGKILL not sent: no consumer process is running')]), [
     { took: false },
   ]);
-  t.match(sharedFaultCoverage([kill], base, points as never), [{ took: false, how: 'the kill fault never started: before EVENT 7 never came' }]);
+  t.match(sharedFaultCoverage([kill], base, points as never), [{ took: false, how: 'the kill fault never started: its trigger (before EVENT 7) never came' }]);
 });
 
 t.test('packet loss took effect when it dropped packets', async (t) => {

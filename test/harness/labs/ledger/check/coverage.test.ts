@@ -292,7 +292,7 @@ t.test("the shared faults' rows come first, worded with the lab's fault points",
   const plan = planOf({ misbehaviour: [{ action: 'duplicate', seq: 3 }] }, [kill]);
   const j = new Journal().start(1).connect(1, 1, -1).event(1, 0).event(1, 1).event(1, 2).event(1, 3).event(1, 3);
   t.match(coverage(plan, j), [
-    { fault: 'kill-1', kind: 'kill', took: false, how: 'the kill fault never started: before EVENT 30 never came' },
+    { fault: 'kill-1', kind: 'kill', took: false, how: 'the kill fault never started: its trigger (before EVENT 30) never came' },
     { kind: 'duplicate', took: true },
   ]);
 });
