@@ -20,6 +20,7 @@
 // ./events.ts places what rides on the chain's events; ./words.ts says the result in
 // words; ./scenario.ts writes it as a scenario file.
 
+import { aimReorg, heldBlocks, heldIn, hides, overlaps, type Window } from './aim.js';
 import { abandonsEvents, closes, hooks, misbehaviour, quietAccount, sim } from './events.js';
 import { CHAIN, type Placed, SLOW, type Step, type StreamSchedule, TOPIC_SETS } from './steps.js';
 
@@ -60,7 +61,6 @@ type HalfOpenStep = Extract<Step, { layer: 'half-open' }>;
 type StaleStep = Extract<Step, { layer: 'stale-cursor' }>;
 type LossStep = Extract<Step, { layer: 'loss' }>;
 type PlacedReorg = Extract<Placed, { layer: 'reorg' | 'deep-reorg' }>;
-type Window = { from: number; to: number };
 
 function compute(s: StreamSchedule): Placement {
   const timeScale = s.slow ? SLOW.timeScale : 0.1;
@@ -75,12 +75,13 @@ function compute(s: StreamSchedule): Placement {
   const blocks = Math.max(s.blocks, staleBlocks + minStart + 3, slowBlocks + minStart + 3);
   const lastBlock = CHAIN.initialBlocks + blocks;
 
-  const reorgs = placeReorgs(steps, minStart, lastBlock);
+  // The followed accounts: a quiet one for a quiet stale-cursor schedule (known once the chain is).
+  const quiet = stale?.quiet === true;
+  const drawnTopics = s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
+  const reorgs = placeReorgs(steps, minStart, lastBlock, (so) => chainOf(s, stale, lastBlock, so), quiet ? undefined : drawnTopics, !halfOpen);
   const mined = minedBlocks(reorgs, lastBlock);
   const { placed, staleWindow } = placeOnBlocks(s, steps, reorgs, mined, minStart, staleBlocks, halfOpen);
 
-  // The chain, and the followed accounts: a quiet one for a quiet stale-cursor schedule.
-  const quiet = stale?.quiet === true;
   const chain = chainOf(s, stale, lastBlock, reorgs);
   let quietTopic: number | undefined;
   if (quiet && staleWindow) {
@@ -88,11 +89,12 @@ function compute(s: StreamSchedule): Placement {
     const p = placed.find((x) => x.layer === 'stale-cursor');
     if (p && p.layer === 'stale-cursor' && quietTopic !== undefined) p.quiet = quietTopic;
   }
-  const topics = quiet ? [quietTopic ?? 1] : s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
+  const topics = quiet ? [quietTopic ?? 1] : drawnTopics;
   const chainSim = sim(chain, topics);
 
   placed.push(...misbehaviour(steps, chainSim, placed));
-  placed.push(...hooks(steps, chainSim, placed, s.slow, () => abandonsEvents(chain, topics)));
+  const revokes = reorgs.some((r) => r.layer === 'deep-reorg' || r.firstHeld !== undefined);
+  placed.push(...hooks(steps, chainSim, placed, s.slow, revokes, () => abandonsEvents(chain, topics)));
   // An unknown op is judged by what happens to its connection afterwards: nothing else may close it.
   const kept = placed.filter((p) => p.layer !== 'unknown-op' || (!s.slow && !placed.some(closes)));
 
@@ -125,18 +127,44 @@ function keptSteps(s: StreamSchedule): { halfOpen?: HalfOpenStep; stale?: StaleS
   return { ...(halfOpen ? { halfOpen } : {}), ...(stale ? { stale } : {}), ...(loss ? { loss } : {}), steps };
 }
 
-/** Reorganisations, in block order, each after the head the previous one left. */
-function placeReorgs(steps: readonly Step[], minStart: number, lastBlock: number): PlacedReorg[] {
-  const reorgs: PlacedReorg[] = [];
+/** Reorganisations, in block order, each after the head the previous one left; `firstHeld`: the first abandoned block that holds a followed account's event. */
+type AimedReorg = PlacedReorg & { firstHeld?: number };
+
+/**
+ * Reorganisations, in block order, each after the head the previous one left. A shallow one is
+ * aimed (./aim.ts) at blocks holding events of `topics` (unknown for a quiet account: not aimed);
+ * one while away abandons two blocks at least, so that the consumer can hold one before its cut.
+ */
+function placeReorgs(
+  steps: readonly Step[],
+  minStart: number,
+  lastBlock: number,
+  planOf: (reorgs: readonly PlacedReorg[]) => ChainPlan,
+  topics: readonly number[] | undefined,
+  awayAllowed: boolean,
+): AimedReorg[] {
+  const reorgs: AimedReorg[] = [];
   let free = CHAIN.initialBlocks + minStart;
   for (const r of steps.filter((x): x is Extract<Step, { layer: 'reorg' | 'deep-reorg' }> => x.layer === 'reorg' || x.layer === 'deep-reorg')) {
     if (free >= lastBlock) break;
-    const after = free + 1 + (r.at % (lastBlock - free));
-    // A deep one forks at or below the first snapshots (the safe height when the script starts).
-    const depth = r.layer === 'reorg' ? 1 + ((r.depth - 1) % CHAIN.confirmations) : after - (2 + (r.depth % (FIRST_SNAPSHOT - 1))) + 1;
-    const length = depth + r.extra;
-    reorgs.push({ layer: r.layer, after, depth, length });
-    free = after - depth + length;
+    let after = free + 1 + (r.at % (lastBlock - free));
+    let firstHeld: number | undefined;
+    if (r.layer === 'reorg') {
+      const away = r.away && awayAllowed;
+      const depth = Math.max(away ? 2 : 1, 1 + ((r.depth - 1) % CHAIN.confirmations));
+      if (topics) {
+        const held = heldBlocks(planOf(reorgs), topics);
+        after = aimReorg(held, free, lastBlock, r.at, depth, away);
+        firstHeld = heldIn(held, after - depth + 1, after);
+      }
+      reorgs.push({ layer: 'reorg', after, depth, length: depth + r.extra, ...(firstHeld === undefined ? {} : { firstHeld }) });
+    } else {
+      // A deep one forks at or below the first snapshots (the safe height when the script starts).
+      const depth = after - (2 + (r.depth % (FIRST_SNAPSHOT - 1))) + 1;
+      reorgs.push({ layer: 'deep-reorg', after, depth, length: depth + r.extra });
+    }
+    const last = reorgs.at(-1)!;
+    free = last.after - last.depth + last.length;
   }
   return reorgs;
 }
@@ -152,78 +180,75 @@ function minedBlocks(reorgs: readonly PlacedReorg[], lastBlock: number): number[
   return mined;
 }
 
-/** The steps that take effect on mined blocks (misbehaviour and hooks come once the chain is known). */
+/**
+ * The steps that take effect on mined blocks (misbehaviour and hooks come once the chain is
+ * known): first the windows that are a fault's own (the stale cursor's cut, a reorganisation's
+ * while away), then cuts and kills where the consumer is connected (./aim.ts), then the rest.
+ * Kept in the schedule's order.
+ */
 function placeOnBlocks(
   s: StreamSchedule,
   steps: readonly Step[],
-  reorgs: readonly PlacedReorg[],
+  reorgs: readonly AimedReorg[],
   mined: readonly number[],
   minStart: number,
   staleBlocks: number,
   halfOpen: HalfOpenStep | undefined,
 ): { placed: Placed[]; staleWindow: Window | undefined } {
   const len = mined.length;
+  const room = len - 1 - minStart;
   const point = (at: number) => mined[minStart + (at % Math.max(1, len - minStart))] ?? mined[len - 1]!;
-  /** A window [from, to) of `k` mined blocks starting at a mined block, or undefined when the script has no room. */
-  const window = (at: number, k: number): Window | undefined => {
-    const room = len - 1 - minStart;
-    if (room < 1) return undefined;
+  /** A window [from, to) of `k` mined blocks starting at a mined block. */
+  const windowAt = (at: number, k: number): Window => {
     const i = minStart + (at % room);
     return { from: mined[i]!, to: mined[Math.min(i + k, len - 1)]! };
   };
-
-  const placed: Placed[] = s.slow ? [{ layer: 'slow-reader', from: mined[minStart] ?? mined[len - 1]!, ms: SLOW.stopMs }] : [];
-  let staleWindow: Window | undefined;
   const reorgOf = new Map(steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').map((x, i) => [x, reorgs[i]]));
+  const out = new Map<Step, Placed>();
+  const absent: Window[] = [];
+  const connected: AimedReorg[] = [];
+  let staleWindow: Window | undefined;
   for (const x of steps) {
-    switch (x.layer) {
-      case 'cut': {
-        const w = window(x.at, x.blocks);
-        if (w) placed.push({ layer: 'cut', ...w });
-        break;
-      }
-      case 'stale-cursor': {
-        if (len - 1 - minStart < 1) break;
-        const room = len - 1 - minStart - staleBlocks;
-        const i = minStart + (room > 0 ? x.at % (room + 1) : 0);
-        staleWindow = { from: mined[i]!, to: mined[Math.min(i + staleBlocks, len - 1)]! };
-        placed.push({ layer: 'stale-cursor', retentionBlocks: x.retention, ...staleWindow });
-        break;
-      }
-      case 'reorg': {
-        const r = reorgOf.get(x);
-        if (!r) break;
-        const away = x.away && !halfOpen ? awayWindow(r, x, mined, minStart) : undefined;
-        placed.push({ ...r, ...(away ? { away } : {}) });
-        break;
-      }
-      case 'deep-reorg': {
-        const r = reorgOf.get(x);
-        if (r) placed.push(r);
-        break;
-      }
-      case 'latency':
-      case 'slicer':
-      case 'bandwidth':
-      case 'byte-limit':
-      case 'reset':
-      case 'half-open':
-      case 'pause': {
-        const { at, ...rest } = x;
-        placed.push({ ...rest, from: point(at) } as Placed);
-        break;
-      }
-      case 'kill':
-        placed.push({ layer: 'kill', at: point(x.at) });
-        break;
-      case 'loss':
-        placed.push(x);
-        break;
-      default:
-        break; // misbehaviour and hooks: below, once the chain is known
+    if (x.layer === 'stale-cursor' && room >= 1) {
+      const staleRoom = room - staleBlocks;
+      const i = minStart + (staleRoom > 0 ? x.at % (staleRoom + 1) : 0);
+      staleWindow = { from: mined[i]!, to: mined[Math.min(i + staleBlocks, len - 1)]! };
+      absent.push(staleWindow);
+      out.set(x, { layer: 'stale-cursor', retentionBlocks: x.retention, ...staleWindow });
+    } else if (x.layer === 'reorg' || x.layer === 'deep-reorg') {
+      const r = reorgOf.get(x);
+      if (!r) continue;
+      const { firstHeld, ...reorg } = r;
+      const away = x.layer === 'reorg' && x.away && !halfOpen ? awayWindow(r, x, mined, minStart) : undefined;
+      if (away) absent.push(away);
+      else if (r.layer === 'reorg') connected.push(r);
+      out.set(x, { ...reorg, ...(away ? { away } : {}) });
     }
   }
-  return { placed, staleWindow };
+  // A cut or a kill finds the consumer connected, and keeps no connected reorganisation's events from it.
+  const aimed = (at: number, k: number): Window | undefined => {
+    if (room < 1) return undefined;
+    const fits = (w: Window) => !absent.some((a) => overlaps(a, w)) && !connected.some((r) => hides(w, r));
+    for (let d = 0; d < room; d++) if (fits(windowAt(at + d, k))) return windowAt(at + d, k);
+    return windowAt(at, k);
+  };
+  for (const x of steps) {
+    if (x.layer === 'cut' || x.layer === 'kill') {
+      const w = aimed(x.at, x.layer === 'cut' ? x.blocks : 2);
+      if (!w) {
+        if (x.layer === 'kill') out.set(x, { layer: 'kill', at: point(x.at) });
+        continue;
+      }
+      absent.push(w);
+      out.set(x, x.layer === 'cut' ? { layer: 'cut', ...w } : { layer: 'kill', at: w.from });
+    } else if (['latency', 'slicer', 'bandwidth', 'byte-limit', 'reset', 'half-open', 'pause'].includes(x.layer)) {
+      const { at, ...rest } = x as Extract<Step, { at: number }>;
+      out.set(x, { ...rest, from: point(at) } as Placed);
+    } else if (x.layer === 'loss') out.set(x, x);
+    // misbehaviour and hooks: below, once the chain is known
+  }
+  const slow: Placed[] = s.slow ? [{ layer: 'slow-reader', from: mined[minStart] ?? mined[len - 1]!, ms: SLOW.stopMs }] : [];
+  return { placed: [...slow, ...steps.flatMap((x) => out.get(x) ?? [])], staleWindow };
 }
 
 function chainOf(s: StreamSchedule, stale: StaleStep | undefined, lastBlock: number, reorgs: readonly PlacedReorg[]): ChainPlan {
@@ -259,15 +284,20 @@ function linkOf(s: StreamSchedule, halfOpen: HalfOpenStep | undefined, kept: rea
         };
 }
 
-/** The cut of a reorganisation "while away": from inside the abandoned blocks until after the reorganisation. */
+/**
+ * The cut of a reorganisation "while away": from inside the abandoned blocks until after the
+ * reorganisation, starting after the first of them that holds a followed account's event, so that
+ * the consumer resumes from a cursor the reorganisation abandoned.
+ */
 function awayWindow(
-  r: { after: number; depth: number },
+  r: { after: number; depth: number; firstHeld?: number },
   x: { awayAt: number; awayFor: number },
   mined: readonly number[],
   minStart: number,
 ): { from: number; to: number } | undefined {
   const fork = r.after - r.depth + 1;
-  const inside = r.after - (x.awayAt % Math.max(1, r.after - fork));
+  let inside = r.after - (x.awayAt % Math.max(1, r.after - fork));
+  if (r.firstHeld !== undefined && r.firstHeld < r.after && inside <= r.firstHeld) inside = r.firstHeld + 1;
   // A block an earlier reorganisation's new branch produced is never mined one by one: no fault point.
   const from = mined.includes(inside) ? inside : r.after;
   const i = mined.indexOf(r.after);
