@@ -54,3 +54,24 @@ export const hides = (w: Window, r: { after: number; firstHeld?: number }): bool
 
 /** Whether two windows of absence overlap (a cut inside another finds the consumer already away). */
 export const overlaps = (a: Window, b: Window): boolean => a.from < b.to && b.from < a.to;
+
+/**
+ * The cut of a reorganisation "while away": from inside the abandoned blocks until after the
+ * reorganisation, starting after the first of them that holds a followed account's event, so that
+ * the consumer resumes from a cursor the reorganisation abandoned.
+ */
+export function awayWindow(
+  r: { after: number; depth: number; firstHeld?: number },
+  x: { awayAt: number; awayFor: number },
+  mined: readonly number[],
+  minStart: number,
+): Window | undefined {
+  const fork = r.after - r.depth + 1;
+  let inside = r.after - (x.awayAt % Math.max(1, r.after - fork));
+  if (r.firstHeld !== undefined && r.firstHeld < r.after && inside <= r.firstHeld) inside = r.firstHeld + 1;
+  // A block an earlier reorganisation's new branch produced is never mined one by one: no fault point.
+  const from = mined.includes(inside) ? inside : r.after;
+  const i = mined.indexOf(r.after);
+  if (from < (mined[minStart] ?? Number.POSITIVE_INFINITY) || i < 0 || i + 1 >= mined.length) return undefined;
+  return { from, to: mined[Math.min(i + 1 + x.awayFor, mined.length - 1)]! };
+}

@@ -20,7 +20,7 @@
 // ./events.ts places what rides on the chain's events; ./words.ts says the result in
 // words; ./scenario.ts writes it as a scenario file.
 
-import { aimReorg, heldBlocks, heldIn, hides, overlaps, type Window } from './aim.js';
+import { aimReorg, awayWindow, heldBlocks, heldIn, hides, overlaps, type Window } from './aim.js';
 import { abandonsEvents, closes, hooks, misbehaviour, quietAccount, sim } from './events.js';
 import { CHAIN, type Placed, SLOW, type Step, type StreamSchedule, TOPIC_SETS } from './steps.js';
 
@@ -72,7 +72,9 @@ function compute(s: StreamSchedule): Placement {
   const staleBlocks = stale ? Math.max(stale.retention + 1, CHAIN.confirmations) + 2 + stale.extra : 0;
   // A slow reader's second without reading needs blocks produced meanwhile, and after.
   const slowBlocks = s.slow ? Math.ceil((1.5 * SLOW.stopMs) / period) : 0;
-  const blocks = Math.max(s.blocks, staleBlocks + minStart + 3, slowBlocks + minStart + 3);
+  // Beside a reorganisation, room for the stale cursor's cut before or after its abandoned blocks (./aim.ts).
+  const staleRoom = stale && steps.some((x) => x.layer === 'reorg') ? staleBlocks : 0;
+  const blocks = Math.max(s.blocks, staleBlocks + staleRoom + minStart + 3, slowBlocks + minStart + 3);
   const lastBlock = CHAIN.initialBlocks + blocks;
 
   // The followed accounts: a quiet one for a quiet stale-cursor schedule (known once the chain is).
@@ -80,7 +82,7 @@ function compute(s: StreamSchedule): Placement {
   const drawnTopics = s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
   const reorgs = placeReorgs(steps, minStart, lastBlock, (so) => chainOf(s, stale, lastBlock, so), quiet ? undefined : drawnTopics, !halfOpen);
   const mined = minedBlocks(reorgs, lastBlock);
-  const { placed, staleWindow } = placeOnBlocks(s, steps, reorgs, mined, minStart, staleBlocks, halfOpen);
+  const { placed, staleWindow } = placeOnBlocks(s, steps, reorgs, mined, { minStart, staleBlocks, period }, halfOpen);
 
   const chain = chainOf(s, stale, lastBlock, reorgs);
   let quietTopic: number | undefined;
@@ -144,6 +146,8 @@ function placeReorgs(
   awayAllowed: boolean,
 ): AimedReorg[] {
   const reorgs: AimedReorg[] = [];
+  // A link closed for a while starts after a reorganisation's held events: leave it a mined block for that.
+  const closesLink = steps.some((x) => x.layer === 'half-open' || x.layer === 'byte-limit' || x.layer === 'reset');
   let free = CHAIN.initialBlocks + minStart;
   for (const r of steps.filter((x): x is Extract<Step, { layer: 'reorg' | 'deep-reorg' }> => x.layer === 'reorg' || x.layer === 'deep-reorg')) {
     if (free >= lastBlock) break;
@@ -154,7 +158,7 @@ function placeReorgs(
       const depth = Math.max(away ? 2 : 1, 1 + ((r.depth - 1) % CHAIN.confirmations));
       if (topics) {
         const held = heldBlocks(planOf(reorgs), topics);
-        after = aimReorg(held, free, lastBlock, r.at, depth, away);
+        after = aimReorg(held, free, Math.max(free + 1, lastBlock - (closesLink ? 1 + r.extra : 0)), r.at, depth, away);
         firstHeld = heldIn(held, after - depth + 1, after);
       }
       reorgs.push({ layer: 'reorg', after, depth, length: depth + r.extra, ...(firstHeld === undefined ? {} : { firstHeld }) });
@@ -191,8 +195,7 @@ function placeOnBlocks(
   steps: readonly Step[],
   reorgs: readonly AimedReorg[],
   mined: readonly number[],
-  minStart: number,
-  staleBlocks: number,
+  { minStart, staleBlocks, period }: { minStart: number; staleBlocks: number; period: number },
   halfOpen: HalfOpenStep | undefined,
 ): { placed: Placed[]; staleWindow: Window | undefined } {
   const len = mined.length;
@@ -207,30 +210,38 @@ function placeOnBlocks(
   const out = new Map<Step, Placed>();
   const absent: Window[] = [];
   const connected: AimedReorg[] = [];
-  let staleWindow: Window | undefined;
   for (const x of steps) {
-    if (x.layer === 'stale-cursor' && room >= 1) {
-      const staleRoom = room - staleBlocks;
-      const i = minStart + (staleRoom > 0 ? x.at % (staleRoom + 1) : 0);
-      staleWindow = { from: mined[i]!, to: mined[Math.min(i + staleBlocks, len - 1)]! };
-      absent.push(staleWindow);
-      out.set(x, { layer: 'stale-cursor', retentionBlocks: x.retention, ...staleWindow });
-    } else if (x.layer === 'reorg' || x.layer === 'deep-reorg') {
-      const r = reorgOf.get(x);
-      if (!r) continue;
-      const { firstHeld, ...reorg } = r;
-      const away = x.layer === 'reorg' && x.away && !halfOpen ? awayWindow(r, x, mined, minStart) : undefined;
-      if (away) absent.push(away);
-      else if (r.layer === 'reorg') connected.push(r);
-      out.set(x, { ...reorg, ...(away ? { away } : {}) });
-    }
+    if (x.layer !== 'reorg' && x.layer !== 'deep-reorg') continue;
+    const r = reorgOf.get(x);
+    if (!r) continue;
+    const { firstHeld, ...reorg } = r;
+    const away = x.layer === 'reorg' && x.away && !halfOpen ? awayWindow(r, x, mined, minStart) : undefined;
+    if (away) absent.push(away);
+    else if (r.layer === 'reorg') connected.push(r);
+    out.set(x, { ...reorg, ...(away ? { away } : {}) });
   }
-  // A cut or a kill finds the consumer connected, and keeps no connected reorganisation's events from it.
+  // The stale cursor's cut: where it hides no connected reorganisation's events, if the script has room.
+  let staleWindow: Window | undefined;
+  const stale = steps.find((x) => x.layer === 'stale-cursor');
+  if (stale && room >= 1) {
+    const staleRoom = Math.max(0, room - staleBlocks) + 1;
+    const windowOf = (at: number): Window => {
+      const i = minStart + (room - staleBlocks > 0 ? at % staleRoom : 0);
+      return { from: mined[i]!, to: mined[Math.min(i + staleBlocks, len - 1)]! };
+    };
+    let d = 0;
+    while (d < staleRoom && connected.some((r) => hides(windowOf(stale.at + d), r))) d++;
+    staleWindow = windowOf(stale.at + (d < staleRoom ? d : 0));
+    absent.push(staleWindow);
+    out.set(stale, { layer: 'stale-cursor', retentionBlocks: stale.retention, ...staleWindow });
+  }
+  // A cut or a kill finds the consumer connected, and keeps no connected reorganisation's events
+  // from it; a cut with no such place is left out (it would find the consumer away), a kill stays.
   const aimed = (at: number, k: number): Window | undefined => {
     if (room < 1) return undefined;
     const fits = (w: Window) => !absent.some((a) => overlaps(a, w)) && !connected.some((r) => hides(w, r));
     for (let d = 0; d < room; d++) if (fits(windowAt(at + d, k))) return windowAt(at + d, k);
-    return windowAt(at, k);
+    return undefined;
   };
   for (const x of steps) {
     if (x.layer === 'cut' || x.layer === 'kill') {
@@ -241,8 +252,16 @@ function placeOnBlocks(
       }
       absent.push(w);
       out.set(x, x.layer === 'cut' ? { layer: 'cut', ...w } : { layer: 'kill', at: w.from });
-    } else if (['latency', 'slicer', 'bandwidth', 'byte-limit', 'reset', 'half-open', 'pause'].includes(x.layer)) {
-      const { at, ...rest } = x as Extract<Step, { at: number }>;
+    } else if (x.layer === 'half-open' || x.layer === 'byte-limit' || x.layer === 'reset') {
+      // A link that lets nothing through for a while: after a connected reorganisation's events, or before them and over by then.
+      const { at, ...rest } = x;
+      const blocks = Math.ceil(x.ms / period) + 2;
+      const fits = (from: number) => !connected.some((r) => hides({ from, to: from + blocks }, r));
+      let d = 0;
+      while (d < len - minStart && !fits(point(at + d))) d++;
+      out.set(x, { ...rest, from: point(d < len - minStart ? at + d : at) } as Placed);
+    } else if (x.layer === 'latency' || x.layer === 'slicer' || x.layer === 'bandwidth' || x.layer === 'pause') {
+      const { at, ...rest } = x;
       out.set(x, { ...rest, from: point(at) } as Placed);
     } else if (x.layer === 'loss') out.set(x, x);
     // misbehaviour and hooks: below, once the chain is known
@@ -282,25 +301,4 @@ function linkOf(s: StreamSchedule, halfOpen: HalfOpenStep | undefined, kept: rea
           consumerPingMs: 1000,
           consumerIdleMs: Math.max(kept.some((p) => p.layer === 'unknown-op') ? 4000 : 2000, 2 * s.serverPing + worst(false) + 300),
         };
-}
-
-/**
- * The cut of a reorganisation "while away": from inside the abandoned blocks until after the
- * reorganisation, starting after the first of them that holds a followed account's event, so that
- * the consumer resumes from a cursor the reorganisation abandoned.
- */
-function awayWindow(
-  r: { after: number; depth: number; firstHeld?: number },
-  x: { awayAt: number; awayFor: number },
-  mined: readonly number[],
-  minStart: number,
-): { from: number; to: number } | undefined {
-  const fork = r.after - r.depth + 1;
-  let inside = r.after - (x.awayAt % Math.max(1, r.after - fork));
-  if (r.firstHeld !== undefined && r.firstHeld < r.after && inside <= r.firstHeld) inside = r.firstHeld + 1;
-  // A block an earlier reorganisation's new branch produced is never mined one by one: no fault point.
-  const from = mined.includes(inside) ? inside : r.after;
-  const i = mined.indexOf(r.after);
-  if (from < (mined[minStart] ?? Number.POSITIVE_INFINITY) || i < 0 || i + 1 >= mined.length) return undefined;
-  return { from, to: mined[Math.min(i + 1 + x.awayFor, mined.length - 1)]! };
 }
