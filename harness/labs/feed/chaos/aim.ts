@@ -52,6 +52,15 @@ export function aimReorg(held: ReadonlySet<number>, free: number, lastBlock: num
  */
 export const hides = (w: Window, r: { after: number; firstHeld?: number }): boolean => r.firstHeld !== undefined && w.from <= r.firstHeld && w.to + 2 > r.after;
 
+/** The first of `count` candidates, from the drawn one on (`d` = 0), that fits. */
+export function firstFit<T>(count: number, candidate: (d: number) => T, fits: (c: T) => boolean): T | undefined {
+  for (let d = 0; d < count; d++) {
+    const c = candidate(d);
+    if (fits(c)) return c;
+  }
+  return undefined;
+}
+
 /** Whether two windows of absence overlap (a cut inside another finds the consumer already away). */
 export const overlaps = (a: Window, b: Window): boolean => a.from < b.to && b.from < a.to;
 
@@ -74,4 +83,19 @@ export function awayWindow(
   const i = mined.indexOf(r.after);
   if (from < (mined[minStart] ?? Number.POSITIVE_INFINITY) || i < 0 || i + 1 >= mined.length) return undefined;
   return { from, to: mined[Math.min(i + 1 + x.awayFor, mined.length - 1)]! };
+}
+
+/** The stale cursor's cut of `staleBlocks` mined blocks: the first that passes the first test, else the second, else the drawn one. */
+export function staleCut(at: number, mined: readonly number[], minStart: number, staleBlocks: number, tests: ((w: Window) => boolean)[]): Window {
+  const room = mined.length - 1 - minStart;
+  const count = Math.max(0, room - staleBlocks) + 1;
+  const windowOf = (d: number): Window => {
+    const i = minStart + (room - staleBlocks > 0 ? (at + d) % count : 0);
+    return { from: mined[i]!, to: mined[Math.min(i + staleBlocks, mined.length - 1)]! };
+  };
+  for (const test of tests) {
+    const w = firstFit(count, windowOf, test);
+    if (w) return w;
+  }
+  return windowOf(0);
 }

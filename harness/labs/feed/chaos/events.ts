@@ -89,26 +89,34 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   for (const [i, e] of produced.entries()) if (!first.has(e.cursor)) first.set(e.cursor, i);
   const closing = firstClosingBlock(placed);
   const anyClose = placed.some(closes);
-  const onFirst = (j: number) => closing === undefined || blockOf(produced[j]!.cursor) < closing - 1;
-  const anchorFrom = (i: number, transfer: boolean, live: boolean): number | undefined => {
+  /** The first event a bad frame or a stall ends connection 1 at: a resend there comes before it. */
+  let endsFirst = Number.POSITIVE_INFINITY;
+  const onFirst = (j: number) => j < endsFirst && (closing === undefined || blockOf(produced[j]!.cursor) < closing - 1);
+  /** On connection 1 (`live`): an event it carries; on the connection after a bad frame or a stall (`next`): one after that. */
+  const anchorFrom = (i: number, transfer: boolean, live: boolean, next = false): number | undefined => {
     for (let k = 0; k < produced.length; k++) {
       const j = (i + k) % produced.length;
-      if (first.get(produced[j]!.cursor) === j && (!transfer || produced[j]!.type === 'Transfer') && (!live || onFirst(j))) return j;
+      if (first.get(produced[j]!.cursor) === j && (!transfer || produced[j]!.type === 'Transfer') && (!live || onFirst(j)) && (!next || j > endsFirst))
+        return j;
     }
-    return live ? anchorFrom(i, transfer, false) : undefined;
+    return live || next ? anchorFrom(i, transfer, false) : undefined;
   };
   const heavyLink = placed.some((p) => p.layer === 'slicer' || p.layer === 'bandwidth' || p.layer === 'loss');
-  const out: Placed[] = [];
+  const out = new Map<Step, Placed>();
   const taken = new Set<string>();
-  for (const x of steps) {
+  const ending = (x: Step) => x.layer === 'malformed' || x.layer === 'number-amount' || x.layer === 'stall';
+  // The ones that end their connection first, then resends and unknown ops before them.
+  for (const x of [...steps.filter(ending), ...steps.filter((y) => y.layer === 'resend' || y.layer === 'unknown-op')]) {
     if (x.layer !== 'resend' && x.layer !== 'malformed' && x.layer !== 'number-amount' && x.layer !== 'unknown-op' && x.layer !== 'stall') continue;
-    const connection = x.layer === 'unknown-op' || !anyClose ? 1 : x.connection;
+    // A second bad frame or stall on connection 1 goes to connection 2, where nothing else closes one.
+    const next = ending(x) && endsFirst < Number.POSITIVE_INFINITY && !anyClose;
+    const connection = x.layer === 'unknown-op' || !anyClose ? (next ? 2 : 1) : x.connection;
     const live = connection === 1;
-    let i = anchorFrom(x.at % produced.length, false, live);
+    let i = anchorFrom(x.at % produced.length, false, live, next);
     let form = x.layer === 'malformed' ? MALFORMED[x.form % MALFORMED.length]! : undefined;
     if (form === 'oversized' && heavyLink) form = 'trailing-comma';
     if (i !== undefined && (x.layer === 'number-amount' || form === 'noncanonical-amount')) {
-      const t = anchorFrom(i, true, live);
+      const t = anchorFrom(i, true, live, next);
       if (t === undefined) form = 'trailing-comma';
       i = t ?? (x.layer === 'number-amount' ? undefined : i);
     }
@@ -116,14 +124,15 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
     const key = `${i}/${connection}`;
     if (taken.has(key)) continue; // the server takes the first rule for an event on a connection
     taken.add(key);
+    if (live && ending(x)) endsFirst = Math.min(endsFirst, i);
     const at = { event: i + 1, cursor: produced[i]!.cursor };
-    if (x.layer === 'resend') out.push({ layer: 'resend', ...at, count: x.count, connection });
-    else if (x.layer === 'malformed') out.push({ layer: 'malformed', ...at, form: form!, connection });
-    else if (x.layer === 'number-amount') out.push({ layer: 'number-amount', ...at, connection });
-    else if (x.layer === 'unknown-op') out.push({ layer: 'unknown-op', ...at });
-    else out.push({ layer: 'stall', ...at, ...(x.forever ? {} : { ms: x.ms }), connection });
+    if (x.layer === 'resend') out.set(x, { layer: 'resend', ...at, count: x.count, connection });
+    else if (x.layer === 'malformed') out.set(x, { layer: 'malformed', ...at, form: form!, connection });
+    else if (x.layer === 'number-amount') out.set(x, { layer: 'number-amount', ...at, connection });
+    else if (x.layer === 'unknown-op') out.set(x, { layer: 'unknown-op', ...at });
+    else out.set(x, { layer: 'stall', ...at, ...(x.forever ? {} : { ms: x.ms }), connection });
   }
-  return out;
+  return steps.flatMap((x) => out.get(x) ?? []);
 }
 
 /**

@@ -20,7 +20,7 @@
 // ./events.ts places what rides on the chain's events; ./words.ts says the result in
 // words; ./scenario.ts writes it as a scenario file.
 
-import { aimReorg, awayWindow, heldBlocks, heldIn, hides, overlaps, type Window } from './aim.js';
+import { aimReorg, awayWindow, firstFit, heldBlocks, heldIn, hides, overlaps, staleCut, type Window } from './aim.js';
 import { abandonsEvents, closes, hooks, misbehaviour, quietAccount, sim } from './events.js';
 import { CHAIN, type Placed, SLOW, type Step, type StreamSchedule, TOPIC_SETS } from './steps.js';
 
@@ -73,8 +73,11 @@ function compute(s: StreamSchedule): Placement {
   // A slow reader's second without reading needs blocks produced meanwhile, and after.
   const slowBlocks = s.slow ? Math.ceil((1.5 * SLOW.stopMs) / period) : 0;
   // Beside a reorganisation, room for the stale cursor's cut before or after its abandoned blocks (./aim.ts).
+  // A slow reader's stretch, too, has no cut in it: the stale cursor's comes after it.
   const staleRoom = stale && steps.some((x) => x.layer === 'reorg') ? staleBlocks : 0;
-  const blocks = Math.max(s.blocks, staleBlocks + staleRoom + minStart + 3, slowBlocks + minStart + 3);
+  // (a reorganisation's new blocks, up to two more than it abandons, are not mined one by one).
+  const newBlocks = 2 * steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').length;
+  const blocks = Math.max(s.blocks, staleBlocks + staleRoom + minStart + 3, slowBlocks + (s.slow && stale ? staleBlocks + newBlocks : 0) + minStart + 3);
   const lastBlock = CHAIN.initialBlocks + blocks;
 
   // The followed accounts: a quiet one for a quiet stale-cursor schedule (known once the chain is).
@@ -82,7 +85,7 @@ function compute(s: StreamSchedule): Placement {
   const drawnTopics = s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
   const reorgs = placeReorgs(steps, minStart, lastBlock, (so) => chainOf(s, stale, lastBlock, so), quiet ? undefined : drawnTopics, !halfOpen);
   const mined = minedBlocks(reorgs, lastBlock);
-  const { placed, staleWindow } = placeOnBlocks(s, steps, reorgs, mined, { minStart, staleBlocks, period }, halfOpen);
+  const { placed, staleWindow } = placeOnBlocks(s, steps, reorgs, mined, { minStart, staleBlocks, slowBlocks, period }, halfOpen);
 
   const chain = chainOf(s, stale, lastBlock, reorgs);
   let quietTopic: number | undefined;
@@ -195,7 +198,7 @@ function placeOnBlocks(
   steps: readonly Step[],
   reorgs: readonly AimedReorg[],
   mined: readonly number[],
-  { minStart, staleBlocks, period }: { minStart: number; staleBlocks: number; period: number },
+  { minStart, staleBlocks, slowBlocks, period }: { minStart: number; staleBlocks: number; slowBlocks: number; period: number },
   halfOpen: HalfOpenStep | undefined,
 ): { placed: Placed[]; staleWindow: Window | undefined } {
   const len = mined.length;
@@ -208,46 +211,40 @@ function placeOnBlocks(
   };
   const reorgOf = new Map(steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').map((x, i) => [x, reorgs[i]]));
   const out = new Map<Step, Placed>();
-  const absent: Window[] = [];
+  // A slow reader's stretch: its server's queue fills only while the link stays up.
+  const slowFrom = mined[minStart] ?? mined[len - 1]!;
+  const absent: Window[] = s.slow ? [{ from: slowFrom, to: slowFrom + slowBlocks }] : [];
+  const outsideSlow = (w: Window) => !s.slow || !overlaps(absent[0]!, w);
   const connected: AimedReorg[] = [];
   for (const x of steps) {
     if (x.layer !== 'reorg' && x.layer !== 'deep-reorg') continue;
     const r = reorgOf.get(x);
     if (!r) continue;
     const { firstHeld, ...reorg } = r;
-    const away = x.layer === 'reorg' && x.away && !halfOpen ? awayWindow(r, x, mined, minStart) : undefined;
+    const drawnAway = x.layer === 'reorg' && x.away && !halfOpen ? awayWindow(r, x, mined, minStart) : undefined;
+    const away = drawnAway && !absent.some((a) => overlaps(a, drawnAway)) ? drawnAway : undefined; // not in a slow reader's stretch
     if (away) absent.push(away);
     else if (r.layer === 'reorg') connected.push(r);
     out.set(x, { ...reorg, ...(away ? { away } : {}) });
   }
-  // The stale cursor's cut: where it hides no connected reorganisation's events, if the script has room.
-  let staleWindow: Window | undefined;
+  /** Whether the consumer is connected over `w`, and no connected reorganisation's events are hidden by it. */
+  const connectedOver = (w: Window) => !absent.some((a) => overlaps(a, w)) && !connected.some((r) => hides(w, r));
+  // The stale cursor's cut: where it hides no connected reorganisation's events, else outside a slow reader's stretch.
   const stale = steps.find((x) => x.layer === 'stale-cursor');
-  if (stale && room >= 1) {
-    const staleRoom = Math.max(0, room - staleBlocks) + 1;
-    const windowOf = (at: number): Window => {
-      const i = minStart + (room - staleBlocks > 0 ? at % staleRoom : 0);
-      return { from: mined[i]!, to: mined[Math.min(i + staleBlocks, len - 1)]! };
-    };
-    let d = 0;
-    while (d < staleRoom && connected.some((r) => hides(windowOf(stale.at + d), r))) d++;
-    staleWindow = windowOf(stale.at + (d < staleRoom ? d : 0));
+  const staleWindow = stale && room >= 1 ? staleCut(stale.at, mined, minStart, staleBlocks, [connectedOver, outsideSlow]) : undefined;
+  if (stale && staleWindow) {
     absent.push(staleWindow);
     out.set(stale, { layer: 'stale-cursor', retentionBlocks: stale.retention, ...staleWindow });
   }
   // A cut or a kill finds the consumer connected, and keeps no connected reorganisation's events
   // from it; a cut with no such place is left out (it would find the consumer away), a kill stays.
-  const aimed = (at: number, k: number): Window | undefined => {
-    if (room < 1) return undefined;
-    const fits = (w: Window) => !absent.some((a) => overlaps(a, w)) && !connected.some((r) => hides(w, r));
-    for (let d = 0; d < room; d++) if (fits(windowAt(at + d, k))) return windowAt(at + d, k);
-    return undefined;
-  };
   for (const x of steps) {
     if (x.layer === 'cut' || x.layer === 'kill') {
-      const w = aimed(x.at, x.layer === 'cut' ? x.blocks : 2);
+      const candidate = (d: number) => windowAt(x.at + d, x.layer === 'cut' ? x.blocks : 2);
+      const w = room < 1 ? undefined : firstFit(room, candidate, connectedOver);
       if (!w) {
-        if (x.layer === 'kill') out.set(x, { layer: 'kill', at: point(x.at) });
+        const kill = x.layer === 'kill' && (room < 1 ? point(x.at) : firstFit(room, candidate, outsideSlow)?.from);
+        if (kill) out.set(x, { layer: 'kill', at: kill });
         continue;
       }
       absent.push(w);
@@ -256,18 +253,22 @@ function placeOnBlocks(
       // A link that lets nothing through for a while: after a connected reorganisation's events, or before them and over by then.
       const { at, ...rest } = x;
       const blocks = Math.ceil(x.ms / period) + 2;
-      const fits = (from: number) => !connected.some((r) => hides({ from, to: from + blocks }, r));
-      let d = 0;
-      while (d < len - minStart && !fits(point(at + d))) d++;
-      out.set(x, { ...rest, from: point(d < len - minStart ? at + d : at) } as Placed);
+      const from = firstFit(
+        len - minStart,
+        (d) => point(at + d),
+        (b) => !connected.some((r) => hides({ from: b, to: b + blocks }, r)),
+      );
+      out.set(x, { ...rest, from: from ?? point(at) } as Placed);
     } else if (x.layer === 'latency' || x.layer === 'slicer' || x.layer === 'bandwidth' || x.layer === 'pause') {
       const { at, ...rest } = x;
       out.set(x, { ...rest, from: point(at) } as Placed);
     } else if (x.layer === 'loss') out.set(x, x);
     // misbehaviour and hooks: below, once the chain is known
   }
-  const slow: Placed[] = s.slow ? [{ layer: 'slow-reader', from: mined[minStart] ?? mined[len - 1]!, ms: SLOW.stopMs }] : [];
-  return { placed: [...slow, ...steps.flatMap((x) => out.get(x) ?? [])], staleWindow };
+  return {
+    placed: [...(s.slow ? [{ layer: 'slow-reader' as const, from: slowFrom, ms: SLOW.stopMs }] : []), ...steps.flatMap((x) => out.get(x) ?? [])],
+    staleWindow,
+  };
 }
 
 function chainOf(s: StreamSchedule, stale: StaleStep | undefined, lastBlock: number, reorgs: readonly PlacedReorg[]): ChainPlan {

@@ -200,7 +200,7 @@ t.test('a cut falls where events flow and the consumer is connected: within the 
     }),
     [],
   );
-  t.ok(cuts > 100, `${cuts} cuts`);
+  t.ok(cuts > 60, `${cuts} cuts`);
 });
 
 t.test('a hook on a point process 1 reaches: a revoke only where a reorganisation abandons its events, an apply before any SIGKILL', async (t) => {
@@ -232,4 +232,40 @@ t.test('a bad frame, resend or stall on connection 1 where nothing closes a conn
     }),
     [],
   );
+});
+
+t.test('a resend on connection 1 comes before the bad frame or stall that ends it', async (t) => {
+  let resends = 0;
+  t.same(
+    breaking((f) => {
+      const rules = (f.server?.misbehave ?? []) as { action: string; event: number; connection?: number }[];
+      const onFirst = rules.filter((m) => (m.connection ?? 1) === 1);
+      const ends = Math.min(...onFirst.filter((m) => ['malformed', 'number-amount', 'stall'].includes(m.action)).map((m) => m.event));
+      const resend = onFirst.find((m) => m.action === 'resend');
+      if (resend && Number.isFinite(ends)) resends++;
+      // Only where no event before it is left: the first event of the script.
+      return resend && resend.event > ends && ends > 1 ? `resend at event ${resend.event}, connection 1 ended at ${ends}` : undefined;
+    }),
+    [],
+  );
+  t.ok(resends > 20, `${resends} resends beside a bad frame or stall on connection 1`);
+});
+
+t.test("a slow reader's stretch has no cut or SIGKILL in it: the server's queue fills only while its link is up", async (t) => {
+  let slow = 0;
+  t.same(
+    breaking((f) => {
+      if (f.socket_buffer_bytes === undefined) return undefined;
+      slow++;
+      const stop = (f.faults ?? []).find((x) => x.name.startsWith('slow-reader'))!.start.before_block!;
+      // Its one second without reading, and as long again for the queue to fill, in blocks of 100 ms.
+      const stretch = Math.ceil(1500 / (f.chain.block_interval_ms! * f.time_scale!));
+      const inside = (f.faults ?? []).find(
+        (x) => (x.network?.down || x.process?.signal === 'SIGKILL') && x.start.before_block! >= stop && x.start.before_block! < stop + stretch,
+      );
+      return inside ? `${inside.name} before block ${inside.start.before_block}, the slow reader stops before ${stop}` : undefined;
+    }),
+    [],
+  );
+  t.ok(slow > 50, `${slow} slow readers`);
 });
