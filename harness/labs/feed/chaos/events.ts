@@ -91,15 +91,16 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   const anyClose = placed.some(closes);
   /** The first event a bad frame or a stall ends connection 1 at: a resend there comes before it. */
   let endsFirst = Number.POSITIVE_INFINITY;
-  const onFirst = (j: number) => j < endsFirst && (closing === undefined || blockOf(produced[j]!.cursor) < closing - 1);
-  /** On connection 1 (`live`): an event it carries; on the connection after a bad frame or a stall (`next`): one after that. */
-  const anchorFrom = (i: number, transfer: boolean, live: boolean, next = false): number | undefined => {
+  const beforeClosing = (j: number) => closing === undefined || blockOf(produced[j]!.cursor) < closing - 1;
+  const onFirst = (j: number) => j < endsFirst && beforeClosing(j);
+  /** The connection after that bad frame or stall: it resumes there, and carries the events after it. */
+  const onSecond = (j: number) => j > endsFirst && beforeClosing(j);
+  const anchor = (i: number, transfer: boolean, fits: (j: number) => boolean): number | undefined => {
     for (let k = 0; k < produced.length; k++) {
       const j = (i + k) % produced.length;
-      if (first.get(produced[j]!.cursor) === j && (!transfer || produced[j]!.type === 'Transfer') && (!live || onFirst(j)) && (!next || j > endsFirst))
-        return j;
+      if (first.get(produced[j]!.cursor) === j && (!transfer || produced[j]!.type === 'Transfer') && fits(j)) return j;
     }
-    return live || next ? anchorFrom(i, transfer, false) : undefined;
+    return undefined;
   };
   const heavyLink = placed.some((p) => p.layer === 'slicer' || p.layer === 'bandwidth' || p.layer === 'loss');
   const out = new Map<Step, Placed>();
@@ -108,15 +109,19 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   // The ones that end their connection first, then resends and unknown ops before them.
   for (const x of [...steps.filter(ending), ...steps.filter((y) => y.layer === 'resend' || y.layer === 'unknown-op')]) {
     if (x.layer !== 'resend' && x.layer !== 'malformed' && x.layer !== 'number-amount' && x.layer !== 'unknown-op' && x.layer !== 'stall') continue;
-    // A second bad frame or stall on connection 1 goes to connection 2, where nothing else closes one.
-    const next = ending(x) && endsFirst < Number.POSITIVE_INFINITY && !anyClose;
-    const connection = x.layer === 'unknown-op' || !anyClose ? (next ? 2 : 1) : x.connection;
-    const live = connection === 1;
-    let i = anchorFrom(x.at % produced.length, false, live, next);
+    let connection = x.layer === 'unknown-op' || !anyClose ? 1 : x.connection;
+    let fits = connection === 1 ? onFirst : () => true;
+    // Past the bad frame or stall that ends connection 1 (a second one, or a resend with no event before it): on connection 2.
+    if (connection === 1 && x.layer !== 'unknown-op' && Number.isFinite(endsFirst) && (ending(x) || anchor(x.at, false, onFirst) === undefined)) {
+      connection = 2;
+      fits = onSecond;
+    }
+    const anyOf = (a: number, transfer: boolean) => anchor(a, transfer, fits) ?? anchor(a, transfer, () => true);
+    let i = anyOf(x.at % produced.length, false);
     let form = x.layer === 'malformed' ? MALFORMED[x.form % MALFORMED.length]! : undefined;
     if (form === 'oversized' && heavyLink) form = 'trailing-comma';
     if (i !== undefined && (x.layer === 'number-amount' || form === 'noncanonical-amount')) {
-      const t = anchorFrom(i, true, live, next);
+      const t = anyOf(i, true);
       if (t === undefined) form = 'trailing-comma';
       i = t ?? (x.layer === 'number-amount' ? undefined : i);
     }
@@ -124,7 +129,7 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
     const key = `${i}/${connection}`;
     if (taken.has(key)) continue; // the server takes the first rule for an event on a connection
     taken.add(key);
-    if (live && ending(x)) endsFirst = Math.min(endsFirst, i);
+    if (connection === 1 && ending(x)) endsFirst = Math.min(endsFirst, i);
     const at = { event: i + 1, cursor: produced[i]!.cursor };
     if (x.layer === 'resend') out.set(x, { layer: 'resend', ...at, count: x.count, connection });
     else if (x.layer === 'malformed') out.set(x, { layer: 'malformed', ...at, form: form!, connection });
