@@ -91,7 +91,10 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   const anyClose = placed.some(closes);
   /** The first event a bad frame or a stall ends connection 1 at: a resend there comes before it. */
   let endsFirst = Number.POSITIVE_INFINITY;
-  const beforeClosing = (j: number) => closing === undefined || blockOf(produced[j]!.cursor) < closing - 1;
+  // The block the script had reached when it produced event j (a reorganisation's new branch comes after its block).
+  const reached: number[] = [];
+  for (const [j, e] of produced.entries()) reached.push(Math.max(reached[j - 1] ?? 0, blockOf(e.cursor)));
+  const beforeClosing = (j: number) => closing === undefined || reached[j]! < closing - 1;
   const onFirst = (j: number) => j < endsFirst && beforeClosing(j);
   /** The connection after that bad frame or stall: it resumes there, and carries the events after it. */
   const onSecond = (j: number) => j > endsFirst && beforeClosing(j);
@@ -107,8 +110,9 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   const taken = new Set<string>();
   const ending = (x: Step) => x.layer === 'malformed' || x.layer === 'number-amount' || x.layer === 'stall';
   // The ones that end their connection first, then resends and unknown ops before them.
-  for (const x of [...steps.filter(ending), ...steps.filter((y) => y.layer === 'resend' || y.layer === 'unknown-op')]) {
+  for (const x of [...steps.filter(ending), ...steps.filter((y) => y.layer === 'resend'), ...steps.filter((y) => y.layer === 'unknown-op')]) {
     if (x.layer !== 'resend' && x.layer !== 'malformed' && x.layer !== 'number-amount' && x.layer !== 'unknown-op' && x.layer !== 'stall') continue;
+    if (x.layer === 'unknown-op' && (anyClose || [...out.values()].some((p) => p.layer !== 'resend'))) continue; // left out beside anything that closes (./place.ts): its event stays free
     let connection = x.layer === 'unknown-op' || !anyClose ? 1 : x.connection;
     let fits = connection === 1 ? onFirst : () => true;
     // Past the bad frame or stall that ends connection 1 (a second one, or a resend with no event before it): on connection 2.

@@ -269,3 +269,23 @@ t.test("a slow reader's stretch has no cut or SIGKILL in it: the server's queue 
   );
   t.ok(slow > 50, `${slow} slow readers`);
 });
+
+t.test('a bad frame, resend or stall on connection 1 rides an event produced before the first fault that closes it', async (t) => {
+  let rules = 0;
+  const late: string[] = [];
+  for (const [i, f] of drawn.entries()) {
+    const closing = (f.faults ?? []).filter((x) => lossy(x) || x.process?.signal === 'SIGKILL').map((x) => x.start.before_block!);
+    const onFirst = ((f.server?.misbehave ?? []) as { action: string; event: number; connection?: number }[]).filter((m) => (m.connection ?? 1) === 1);
+    if (closing.length === 0 || onFirst.length === 0) continue;
+    const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
+    // The block the script had reached when it produced an event: a reorganisation's new branch comes after its block.
+    const reached = produced.map((_, j) => Math.max(...produced.slice(0, j + 1).map((e) => blockOf(e.cursor))));
+    for (const m of onFirst) {
+      rules++;
+      if (reached[m.event - 1]! >= Math.min(...closing) - 1) late.push(`#${i}: ${m.action} at event ${m.event}`);
+    }
+  }
+  t.ok(rules > 100, `${rules} rules on connection 1 beside a closing fault`);
+  // Only where the script produced no event before the first closing fault (a stale cut at its start).
+  t.ok(late.length <= rules / 15, `${late.length} late: ${late.slice(0, 5).join('; ')}`);
+});
