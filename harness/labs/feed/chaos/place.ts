@@ -72,10 +72,10 @@ function compute(s: StreamSchedule): Placement {
   const staleBlocks = stale ? Math.max(stale.retention + 1, CHAIN.confirmations) + 2 + stale.extra : 0;
   // A slow reader's second without reading needs blocks produced meanwhile, and after.
   const slowBlocks = s.slow ? Math.ceil((1.5 * SLOW.stopMs) / period) : 0;
-  // Beside a reorganisation, room for the stale cursor's cut before or after its abandoned blocks (./aim.ts).
-  // A slow reader's stretch, too, has no cut in it: the stale cursor's comes after it.
+  // Room for the stale cursor's cut off a reorganisation's abandoned blocks (./aim.ts), and after a
+  // slow reader's stretch, which has no cut in it (a reorganisation's new blocks, up to two more
+  // than it abandons, are not mined one by one).
   const staleRoom = stale && steps.some((x) => x.layer === 'reorg') ? staleBlocks : 0;
-  // (a reorganisation's new blocks, up to two more than it abandons, are not mined one by one).
   const newBlocks = 2 * steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').length;
   const blocks = Math.max(s.blocks, staleBlocks + staleRoom + minStart + 3, slowBlocks + (s.slow && stale ? staleBlocks + newBlocks : 0) + minStart + 3);
   const lastBlock = CHAIN.initialBlocks + blocks;
@@ -132,7 +132,7 @@ function keptSteps(s: StreamSchedule): { halfOpen?: HalfOpenStep; stale?: StaleS
   return { ...(halfOpen ? { halfOpen } : {}), ...(stale ? { stale } : {}), ...(loss ? { loss } : {}), steps };
 }
 
-/** Reorganisations, in block order, each after the head the previous one left; `firstHeld`: the first abandoned block that holds a followed account's event. */
+/** A placed reorganisation, and the first block it abandons that holds a followed account's event (a shallow one, where known). */
 type AimedReorg = PlacedReorg & { firstHeld?: number };
 
 /**
