@@ -62,7 +62,23 @@ export function quietAccount(chain: ChainPlan, w: { from: number; to: number }, 
   return undefined;
 }
 
-/** Server misbehaviour on events the script produces for the followed accounts (1-based, as `event:` counts them). */
+/** The first block before which a placed step ends connection 1 (a cut, a kill, a toxic that closes), if one does. */
+function firstClosingBlock(placed: readonly Placed[]): number | undefined {
+  const blocks = placed.flatMap((p) => {
+    if (!closes(p)) return [];
+    if (p.layer === 'kill') return [p.at];
+    if (p.layer === 'reorg') return p.away ? [p.away.from] : [];
+    if (p.layer === 'deep-reorg') return [p.after];
+    return 'from' in p ? [p.from] : [];
+  });
+  return blocks.length ? Math.min(...blocks) : undefined;
+}
+
+/**
+ * Server misbehaviour on events the script produces for the followed accounts (1-based, as
+ * `event:` counts them), on a connection that carries its event: connection 1 where nothing
+ * closes a connection, and on connection 1 an event sent before the first step that closes it.
+ */
 export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, placed: readonly Placed[]): Placed[] {
   const produced = chain.produced;
   if (produced.length === 0) return [];
@@ -71,44 +87,80 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   // anchor is always the first event with its cursor.
   const first = new Map<string, number>();
   for (const [i, e] of produced.entries()) if (!first.has(e.cursor)) first.set(e.cursor, i);
-  const anchorFrom = (i: number, transfer: boolean): number | undefined => {
+  const closing = firstClosingBlock(placed);
+  const anyClose = placed.some(closes);
+  /** The first event a bad frame or a stall ends connection 1 at: a resend there comes before it. */
+  let endsFirst = Number.POSITIVE_INFINITY;
+  // The block the script had reached when it produced event j (a reorganisation's new branch comes after its block).
+  const reached: number[] = [];
+  for (const [j, e] of produced.entries()) reached.push(Math.max(reached[j - 1] ?? 0, blockOf(e.cursor)));
+  const beforeClosing = (j: number) => closing === undefined || reached[j]! < closing - 1;
+  const onFirst = (j: number) => j < endsFirst && beforeClosing(j);
+  /** The connection after that bad frame or stall: it resumes there, and carries the events after it. */
+  const onSecond = (j: number) => j > endsFirst && beforeClosing(j);
+  const anchor = (i: number, transfer: boolean, fits: (j: number) => boolean): number | undefined => {
     for (let k = 0; k < produced.length; k++) {
       const j = (i + k) % produced.length;
-      if (first.get(produced[j]!.cursor) === j && (!transfer || produced[j]!.type === 'Transfer')) return j;
+      if (first.get(produced[j]!.cursor) === j && (!transfer || produced[j]!.type === 'Transfer') && fits(j)) return j;
     }
     return undefined;
   };
   const heavyLink = placed.some((p) => p.layer === 'slicer' || p.layer === 'bandwidth' || p.layer === 'loss');
-  const out: Placed[] = [];
+  const out = new Map<Step, Placed>();
   const taken = new Set<string>();
-  for (const x of steps) {
+  const ending = (x: Step) => x.layer === 'malformed' || x.layer === 'number-amount' || x.layer === 'stall';
+  // The ones that end their connection first, then resends and unknown ops before them.
+  for (const x of [...steps.filter(ending), ...steps.filter((y) => y.layer === 'resend'), ...steps.filter((y) => y.layer === 'unknown-op')]) {
     if (x.layer !== 'resend' && x.layer !== 'malformed' && x.layer !== 'number-amount' && x.layer !== 'unknown-op' && x.layer !== 'stall') continue;
-    let i = anchorFrom(x.at % produced.length, false);
+    if (x.layer === 'unknown-op' && (anyClose || [...out.values()].some((p) => p.layer !== 'resend'))) continue; // left out beside anything that closes (./place.ts): its event stays free
+    let connection = x.layer === 'unknown-op' || !anyClose ? 1 : x.connection;
+    let fits = connection === 1 ? onFirst : () => true;
+    // Past the bad frame or stall that ends connection 1 (a second one, or a resend with no event before it): on connection 2.
+    if (connection === 1 && x.layer !== 'unknown-op' && Number.isFinite(endsFirst) && (ending(x) || anchor(x.at, false, onFirst) === undefined)) {
+      connection = 2;
+      fits = onSecond;
+    }
+    const anyOf = (a: number, transfer: boolean) => anchor(a, transfer, fits) ?? anchor(a, transfer, () => true);
+    let i = anyOf(x.at % produced.length, false);
     let form = x.layer === 'malformed' ? MALFORMED[x.form % MALFORMED.length]! : undefined;
     if (form === 'oversized' && heavyLink) form = 'trailing-comma';
     if (i !== undefined && (x.layer === 'number-amount' || form === 'noncanonical-amount')) {
-      const t = anchorFrom(i, true);
+      const t = anyOf(i, true);
       if (t === undefined) form = 'trailing-comma';
       i = t ?? (x.layer === 'number-amount' ? undefined : i);
     }
     if (i === undefined) continue;
-    const connection = x.layer === 'unknown-op' ? 1 : x.connection;
     const key = `${i}/${connection}`;
     if (taken.has(key)) continue; // the server takes the first rule for an event on a connection
     taken.add(key);
+    if (connection === 1 && ending(x)) endsFirst = Math.min(endsFirst, i);
     const at = { event: i + 1, cursor: produced[i]!.cursor };
-    if (x.layer === 'resend') out.push({ layer: 'resend', ...at, count: x.count, connection });
-    else if (x.layer === 'malformed') out.push({ layer: 'malformed', ...at, form: form!, connection });
-    else if (x.layer === 'number-amount') out.push({ layer: 'number-amount', ...at, connection });
-    else if (x.layer === 'unknown-op') out.push({ layer: 'unknown-op', ...at });
-    else out.push({ layer: 'stall', ...at, ...(x.forever ? {} : { ms: x.ms }), connection });
+    if (x.layer === 'resend') out.set(x, { layer: 'resend', ...at, count: x.count, connection });
+    else if (x.layer === 'malformed') out.set(x, { layer: 'malformed', ...at, form: form!, connection });
+    else if (x.layer === 'number-amount') out.set(x, { layer: 'number-amount', ...at, connection });
+    else if (x.layer === 'unknown-op') out.set(x, { layer: 'unknown-op', ...at });
+    else out.set(x, { layer: 'stall', ...at, ...(x.forever ? {} : { ms: x.ms }), connection });
   }
-  return out;
+  return steps.flatMap((x) => out.get(x) ?? []);
 }
 
-/** Process 1's CHAOSLAB_FAULT items, each made a `stop` where an `exit` might never fire. */
-export function hooks(steps: readonly Step[], chain: SimulatedChain, placed: readonly Placed[], slow: boolean, abandons: () => boolean): Placed[] {
-  const drawn = steps.filter((x): x is Extract<Step, { layer: 'hook' }> => x.layer === 'hook');
+/**
+ * Process 1's CHAOSLAB_FAULT items, each made a `stop` where an `exit` might never fire, and each
+ * on a point process 1 reaches: an apply or commit among the events it applies before a SIGKILL
+ * ends it; a revoke only where a reorganisation revokes events it holds (`revokes`), else the
+ * apply; a second snapshot only where something takes one.
+ */
+export function hooks(
+  steps: readonly Step[],
+  chain: SimulatedChain,
+  placed: readonly Placed[],
+  slow: boolean,
+  revokes: boolean,
+  abandons: () => boolean,
+): Placed[] {
+  const drawn = steps
+    .filter((x): x is Extract<Step, { layer: 'hook' }> => x.layer === 'hook')
+    .map((x) => (x.point === 'revoke' && !revokes ? { ...x, point: 'apply' as const } : x));
   if (drawn.length === 0) return [];
   // The events process 1 surely applies: above the first snapshot (taken once both have
   // subscribed, at the safe height; later when a raise rolled it back), unless a later snapshot
@@ -116,12 +168,17 @@ export function hooks(steps: readonly Step[], chain: SimulatedChain, placed: rea
   const snapshotRetaken = drawn.some((x) => x.point === 'snapshot' && x.action === 'raise' && x.at % 2 === 0);
   const above = CHAIN.initialBlocks - CHAIN.confirmations + 2 + (snapshotRetaken ? 4 : 0);
   const skipped = placed.some((p) => p.layer === 'stale-cursor' || p.layer === 'deep-reorg');
-  const applied = skipped ? 0 : chain.events.filter((e) => blockOf(e.cursor) > above).length;
+  const appliedBefore = (block: number) => (skipped ? 0 : chain.events.filter((e) => blockOf(e.cursor) > above && blockOf(e.cursor) < block).length);
+  const applied = appliedBefore(Number.POSITIVE_INFINITY);
+  // The events process 1 gets to before a SIGKILL ends it (a block early: the kill may land first).
+  const kill = Math.min(...placed.flatMap((p) => (p.layer === 'kill' ? [p.at - 1] : [])));
+  const reached = Math.max(1, Math.min(appliedBefore(kill), 40));
+  const secondSnapshot = skipped || snapshotRetaken;
   // The first revoke: a shallow reorganisation abandons delivered events on a link nothing disturbs.
   const quietLink = !slow && !placed.some((p) => closes(p) && p.layer !== 'kill') && !drawn.some((x) => x.action === 'raise');
   const revokeSure = quietLink && placed.some((p) => p.layer === 'reorg') && abandons();
   const nth = (x: Extract<Step, { layer: 'hook' }>) =>
-    x.point === 'apply' || x.point === 'commit' ? 1 + (x.at % Math.max(1, Math.min(applied, 40))) : 1 + (x.at % 2);
+    x.point === 'apply' || x.point === 'commit' ? 1 + (x.at % reached) : x.point === 'snapshot' && !secondSnapshot ? 1 : 1 + (x.at % 2);
   // A raise inside event n's transaction rolls it back: that event never reaches commit:n.
   const rolledBack = new Set(drawn.filter((x) => x.action === 'raise' && x.point === 'apply').map(nth));
   const out: Placed[] = [];

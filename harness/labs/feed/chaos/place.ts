@@ -20,6 +20,7 @@
 // ./events.ts places what rides on the chain's events; ./words.ts says the result in
 // words; ./scenario.ts writes it as a scenario file.
 
+import { aimReorg, awayWindow, firstFit, heldBlocks, heldIn, hides, overlaps, staleCut, type Window } from './aim.js';
 import { abandonsEvents, closes, hooks, misbehaviour, quietAccount, sim } from './events.js';
 import { CHAIN, type Placed, SLOW, type Step, type StreamSchedule, TOPIC_SETS } from './steps.js';
 
@@ -60,7 +61,6 @@ type HalfOpenStep = Extract<Step, { layer: 'half-open' }>;
 type StaleStep = Extract<Step, { layer: 'stale-cursor' }>;
 type LossStep = Extract<Step, { layer: 'loss' }>;
 type PlacedReorg = Extract<Placed, { layer: 'reorg' | 'deep-reorg' }>;
-type Window = { from: number; to: number };
 
 function compute(s: StreamSchedule): Placement {
   const timeScale = s.slow ? SLOW.timeScale : 0.1;
@@ -72,15 +72,21 @@ function compute(s: StreamSchedule): Placement {
   const staleBlocks = stale ? Math.max(stale.retention + 1, CHAIN.confirmations) + 2 + stale.extra : 0;
   // A slow reader's second without reading needs blocks produced meanwhile, and after.
   const slowBlocks = s.slow ? Math.ceil((1.5 * SLOW.stopMs) / period) : 0;
-  const blocks = Math.max(s.blocks, staleBlocks + minStart + 3, slowBlocks + minStart + 3);
+  // Room for the stale cursor's cut off a reorganisation's abandoned blocks (./aim.ts), and after a
+  // slow reader's stretch, which has no cut in it (a reorganisation's new blocks, up to two more
+  // than it abandons, are not mined one by one).
+  const staleRoom = stale && steps.some((x) => x.layer === 'reorg') ? staleBlocks : 0;
+  const newBlocks = 2 * steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').length;
+  const blocks = Math.max(s.blocks, staleBlocks + staleRoom + minStart + 3, slowBlocks + (s.slow && stale ? staleBlocks + newBlocks : 0) + minStart + 3);
   const lastBlock = CHAIN.initialBlocks + blocks;
 
-  const reorgs = placeReorgs(steps, minStart, lastBlock);
-  const mined = minedBlocks(reorgs, lastBlock);
-  const { placed, staleWindow } = placeOnBlocks(s, steps, reorgs, mined, minStart, staleBlocks, halfOpen);
-
-  // The chain, and the followed accounts: a quiet one for a quiet stale-cursor schedule.
+  // The followed accounts: a quiet one for a quiet stale-cursor schedule (known once the chain is).
   const quiet = stale?.quiet === true;
+  const drawnTopics = s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
+  const reorgs = placeReorgs(steps, minStart, lastBlock, (so) => chainOf(s, stale, lastBlock, so), quiet ? undefined : drawnTopics, !halfOpen);
+  const mined = minedBlocks(reorgs, lastBlock);
+  const { placed, staleWindow } = placeOnBlocks(s, steps, reorgs, mined, { minStart, staleBlocks, slowBlocks, period }, halfOpen);
+
   const chain = chainOf(s, stale, lastBlock, reorgs);
   let quietTopic: number | undefined;
   if (quiet && staleWindow) {
@@ -88,11 +94,12 @@ function compute(s: StreamSchedule): Placement {
     const p = placed.find((x) => x.layer === 'stale-cursor');
     if (p && p.layer === 'stale-cursor' && quietTopic !== undefined) p.quiet = quietTopic;
   }
-  const topics = quiet ? [quietTopic ?? 1] : s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
+  const topics = quiet ? [quietTopic ?? 1] : drawnTopics;
   const chainSim = sim(chain, topics);
 
   placed.push(...misbehaviour(steps, chainSim, placed));
-  placed.push(...hooks(steps, chainSim, placed, s.slow, () => abandonsEvents(chain, topics)));
+  const revokes = reorgs.some((r) => r.layer === 'deep-reorg' || r.firstHeld !== undefined);
+  placed.push(...hooks(steps, chainSim, placed, s.slow, revokes, () => abandonsEvents(chain, topics)));
   // An unknown op is judged by what happens to its connection afterwards: nothing else may close it.
   const kept = placed.filter((p) => p.layer !== 'unknown-op' || (!s.slow && !placed.some(closes)));
 
@@ -125,18 +132,46 @@ function keptSteps(s: StreamSchedule): { halfOpen?: HalfOpenStep; stale?: StaleS
   return { ...(halfOpen ? { halfOpen } : {}), ...(stale ? { stale } : {}), ...(loss ? { loss } : {}), steps };
 }
 
-/** Reorganisations, in block order, each after the head the previous one left. */
-function placeReorgs(steps: readonly Step[], minStart: number, lastBlock: number): PlacedReorg[] {
-  const reorgs: PlacedReorg[] = [];
+/** A placed reorganisation, and the first block it abandons that holds a followed account's event (a shallow one, where known). */
+type AimedReorg = PlacedReorg & { firstHeld?: number };
+
+/**
+ * Reorganisations, in block order, each after the head the previous one left. A shallow one is
+ * aimed (./aim.ts) at blocks holding events of `topics` (unknown for a quiet account: not aimed);
+ * one while away abandons two blocks at least, so that the consumer can hold one before its cut.
+ */
+function placeReorgs(
+  steps: readonly Step[],
+  minStart: number,
+  lastBlock: number,
+  planOf: (reorgs: readonly PlacedReorg[]) => ChainPlan,
+  topics: readonly number[] | undefined,
+  awayAllowed: boolean,
+): AimedReorg[] {
+  const reorgs: AimedReorg[] = [];
+  // A link closed for a while starts after a reorganisation's held events: leave it a mined block for that.
+  const closesLink = steps.some((x) => x.layer === 'half-open' || x.layer === 'byte-limit' || x.layer === 'reset');
   let free = CHAIN.initialBlocks + minStart;
   for (const r of steps.filter((x): x is Extract<Step, { layer: 'reorg' | 'deep-reorg' }> => x.layer === 'reorg' || x.layer === 'deep-reorg')) {
     if (free >= lastBlock) break;
-    const after = free + 1 + (r.at % (lastBlock - free));
-    // A deep one forks at or below the first snapshots (the safe height when the script starts).
-    const depth = r.layer === 'reorg' ? 1 + ((r.depth - 1) % CHAIN.confirmations) : after - (2 + (r.depth % (FIRST_SNAPSHOT - 1))) + 1;
-    const length = depth + r.extra;
-    reorgs.push({ layer: r.layer, after, depth, length });
-    free = after - depth + length;
+    let after = free + 1 + (r.at % (lastBlock - free));
+    let firstHeld: number | undefined;
+    if (r.layer === 'reorg') {
+      const away = r.away && awayAllowed;
+      const depth = Math.max(away ? 2 : 1, 1 + ((r.depth - 1) % CHAIN.confirmations));
+      if (topics) {
+        const held = heldBlocks(planOf(reorgs), topics);
+        after = aimReorg(held, free, Math.max(free + 1, lastBlock - (closesLink ? 1 + r.extra : 0)), r.at, depth, away);
+        firstHeld = heldIn(held, after - depth + 1, after);
+      }
+      reorgs.push({ layer: 'reorg', after, depth, length: depth + r.extra, ...(firstHeld === undefined ? {} : { firstHeld }) });
+    } else {
+      // A deep one forks at or below the first snapshots (the safe height when the script starts).
+      const depth = after - (2 + (r.depth % (FIRST_SNAPSHOT - 1))) + 1;
+      reorgs.push({ layer: 'deep-reorg', after, depth, length: depth + r.extra });
+    }
+    const last = reorgs.at(-1)!;
+    free = last.after - last.depth + last.length;
   }
   return reorgs;
 }
@@ -152,78 +187,88 @@ function minedBlocks(reorgs: readonly PlacedReorg[], lastBlock: number): number[
   return mined;
 }
 
-/** The steps that take effect on mined blocks (misbehaviour and hooks come once the chain is known). */
+/**
+ * The steps that take effect on mined blocks (misbehaviour and hooks come once the chain is
+ * known): first the windows that are a fault's own (the stale cursor's cut, a reorganisation's
+ * while away), then cuts and kills where the consumer is connected (./aim.ts), then the rest.
+ * Kept in the schedule's order.
+ */
 function placeOnBlocks(
   s: StreamSchedule,
   steps: readonly Step[],
-  reorgs: readonly PlacedReorg[],
+  reorgs: readonly AimedReorg[],
   mined: readonly number[],
-  minStart: number,
-  staleBlocks: number,
+  { minStart, staleBlocks, slowBlocks, period }: { minStart: number; staleBlocks: number; slowBlocks: number; period: number },
   halfOpen: HalfOpenStep | undefined,
 ): { placed: Placed[]; staleWindow: Window | undefined } {
   const len = mined.length;
+  const room = len - 1 - minStart;
   const point = (at: number) => mined[minStart + (at % Math.max(1, len - minStart))] ?? mined[len - 1]!;
-  /** A window [from, to) of `k` mined blocks starting at a mined block, or undefined when the script has no room. */
-  const window = (at: number, k: number): Window | undefined => {
-    const room = len - 1 - minStart;
-    if (room < 1) return undefined;
+  /** A window [from, to) of `k` mined blocks starting at a mined block. */
+  const windowAt = (at: number, k: number): Window => {
     const i = minStart + (at % room);
     return { from: mined[i]!, to: mined[Math.min(i + k, len - 1)]! };
   };
-
-  const placed: Placed[] = s.slow ? [{ layer: 'slow-reader', from: mined[minStart] ?? mined[len - 1]!, ms: SLOW.stopMs }] : [];
-  let staleWindow: Window | undefined;
   const reorgOf = new Map(steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').map((x, i) => [x, reorgs[i]]));
+  const out = new Map<Step, Placed>();
+  // A slow reader's stretch: its server's queue fills only while the link stays up.
+  const slowFrom = mined[minStart] ?? mined[len - 1]!;
+  const absent: Window[] = s.slow ? [{ from: slowFrom, to: slowFrom + slowBlocks }] : [];
+  const outsideSlow = (w: Window) => !s.slow || !overlaps(absent[0]!, w);
+  const connected: AimedReorg[] = [];
   for (const x of steps) {
-    switch (x.layer) {
-      case 'cut': {
-        const w = window(x.at, x.blocks);
-        if (w) placed.push({ layer: 'cut', ...w });
-        break;
-      }
-      case 'stale-cursor': {
-        if (len - 1 - minStart < 1) break;
-        const room = len - 1 - minStart - staleBlocks;
-        const i = minStart + (room > 0 ? x.at % (room + 1) : 0);
-        staleWindow = { from: mined[i]!, to: mined[Math.min(i + staleBlocks, len - 1)]! };
-        placed.push({ layer: 'stale-cursor', retentionBlocks: x.retention, ...staleWindow });
-        break;
-      }
-      case 'reorg': {
-        const r = reorgOf.get(x);
-        if (!r) break;
-        const away = x.away && !halfOpen ? awayWindow(r, x, mined, minStart) : undefined;
-        placed.push({ ...r, ...(away ? { away } : {}) });
-        break;
-      }
-      case 'deep-reorg': {
-        const r = reorgOf.get(x);
-        if (r) placed.push(r);
-        break;
-      }
-      case 'latency':
-      case 'slicer':
-      case 'bandwidth':
-      case 'byte-limit':
-      case 'reset':
-      case 'half-open':
-      case 'pause': {
-        const { at, ...rest } = x;
-        placed.push({ ...rest, from: point(at) } as Placed);
-        break;
-      }
-      case 'kill':
-        placed.push({ layer: 'kill', at: point(x.at) });
-        break;
-      case 'loss':
-        placed.push(x);
-        break;
-      default:
-        break; // misbehaviour and hooks: below, once the chain is known
-    }
+    if (x.layer !== 'reorg' && x.layer !== 'deep-reorg') continue;
+    const r = reorgOf.get(x);
+    if (!r) continue;
+    const { firstHeld, ...reorg } = r;
+    const drawnAway = x.layer === 'reorg' && x.away && !halfOpen ? awayWindow(r, x, mined, minStart) : undefined;
+    const away = drawnAway && !absent.some((a) => overlaps(a, drawnAway)) ? drawnAway : undefined; // not in a slow reader's stretch
+    if (away) absent.push(away);
+    else if (r.layer === 'reorg') connected.push(r);
+    out.set(x, { ...reorg, ...(away ? { away } : {}) });
   }
-  return { placed, staleWindow };
+  /** Whether the consumer is connected over `w`, and no connected reorganisation's events are hidden by it. */
+  const connectedOver = (w: Window) => !absent.some((a) => overlaps(a, w)) && !connected.some((r) => hides(w, r));
+  // The stale cursor's cut: where it hides no connected reorganisation's events, else outside a slow reader's stretch.
+  const stale = steps.find((x) => x.layer === 'stale-cursor');
+  const staleWindow = stale && room >= 1 ? staleCut(stale.at, mined, minStart, staleBlocks, [connectedOver, outsideSlow]) : undefined;
+  if (stale && staleWindow) {
+    absent.push(staleWindow);
+    out.set(stale, { layer: 'stale-cursor', retentionBlocks: stale.retention, ...staleWindow });
+  }
+  // A cut or a kill finds the consumer connected, and keeps no connected reorganisation's events
+  // from it; a cut with no such place is left out (it would find the consumer away), a kill stays.
+  for (const x of steps) {
+    if (x.layer === 'cut' || x.layer === 'kill') {
+      const candidate = (d: number) => windowAt(x.at + d, x.layer === 'cut' ? x.blocks : 2);
+      const w = room < 1 ? undefined : firstFit(room, candidate, connectedOver);
+      if (!w) {
+        const kill = x.layer === 'kill' && (room < 1 ? point(x.at) : firstFit(room, candidate, outsideSlow)?.from);
+        if (kill) out.set(x, { layer: 'kill', at: kill });
+        continue;
+      }
+      absent.push(w);
+      out.set(x, x.layer === 'cut' ? { layer: 'cut', ...w } : { layer: 'kill', at: w.from });
+    } else if (x.layer === 'half-open' || x.layer === 'byte-limit' || x.layer === 'reset') {
+      // A link that lets nothing through for a while: after a connected reorganisation's events, or before them and over by then.
+      const { at, ...rest } = x;
+      const blocks = Math.ceil(x.ms / period) + 2;
+      const from = firstFit(
+        len - minStart,
+        (d) => point(at + d),
+        (b) => !connected.some((r) => hides({ from: b, to: b + blocks }, r)),
+      );
+      out.set(x, { ...rest, from: from ?? point(at) } as Placed);
+    } else if (x.layer === 'latency' || x.layer === 'slicer' || x.layer === 'bandwidth' || x.layer === 'pause') {
+      const { at, ...rest } = x;
+      out.set(x, { ...rest, from: point(at) } as Placed);
+    } else if (x.layer === 'loss') out.set(x, x);
+    // misbehaviour and hooks: below, once the chain is known
+  }
+  return {
+    placed: [...(s.slow ? [{ layer: 'slow-reader' as const, from: slowFrom, ms: SLOW.stopMs }] : []), ...steps.flatMap((x) => out.get(x) ?? [])],
+    staleWindow,
+  };
 }
 
 function chainOf(s: StreamSchedule, stale: StaleStep | undefined, lastBlock: number, reorgs: readonly PlacedReorg[]): ChainPlan {
@@ -257,20 +302,4 @@ function linkOf(s: StreamSchedule, halfOpen: HalfOpenStep | undefined, kept: rea
           consumerPingMs: 1000,
           consumerIdleMs: Math.max(kept.some((p) => p.layer === 'unknown-op') ? 4000 : 2000, 2 * s.serverPing + worst(false) + 300),
         };
-}
-
-/** The cut of a reorganisation "while away": from inside the abandoned blocks until after the reorganisation. */
-function awayWindow(
-  r: { after: number; depth: number },
-  x: { awayAt: number; awayFor: number },
-  mined: readonly number[],
-  minStart: number,
-): { from: number; to: number } | undefined {
-  const fork = r.after - r.depth + 1;
-  const inside = r.after - (x.awayAt % Math.max(1, r.after - fork));
-  // A block an earlier reorganisation's new branch produced is never mined one by one: no fault point.
-  const from = mined.includes(inside) ? inside : r.after;
-  const i = mined.indexOf(r.after);
-  if (from < (mined[minStart] ?? Number.POSITIVE_INFINITY) || i < 0 || i + 1 >= mined.length) return undefined;
-  return { from, to: mined[Math.min(i + 1 + x.awayFor, mined.length - 1)]! };
 }
