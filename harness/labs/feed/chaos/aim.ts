@@ -85,6 +85,18 @@ export function awayWindow(
   return { from, to: mined[Math.min(i + 1 + x.awayFor, mined.length - 1)]! };
 }
 
+/**
+ * The stretch a reorganisation while away needs for itself: from its first abandoned event (two
+ * blocks before its cut at the latest: a reconnect waits out its backoff) until two blocks after
+ * its cut, so that the consumer holds an abandoned event when the cut comes and subscribes with it
+ * after. Another absence there (a stale cut, a cut, a kill, a pause) would have it resume from
+ * below the fork, or not at all (seed 42: a stale cut over it, and it resumed from 29:12).
+ */
+export const awayGuard = (r: { firstHeld?: number }, away: Window): Window => ({
+  from: Math.min(r.firstHeld ?? away.from, away.from - 2),
+  to: away.to + 2,
+});
+
 /** The stale cursor's cut of `staleBlocks` mined blocks: the first that passes the first test, else the second, else the drawn one. */
 export function staleCut(at: number, mined: readonly number[], minStart: number, staleBlocks: number, tests: ((w: Window) => boolean)[]): Window {
   const room = mined.length - 1 - minStart;

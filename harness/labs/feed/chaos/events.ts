@@ -6,7 +6,7 @@
 
 import { SimChain } from '../../../../publisher/feed/chain/chain.js';
 import { ChainScript, chainConfig, type SimulatedChain, simulate } from '../scenario/chain-script.js';
-import { CHAIN, MALFORMED, type Placed, type Step } from './steps.js';
+import { CHAIN, MALFORMED, type Placed, SLOW, type Step } from './steps.js';
 import type { ChainPlan } from '../scenario/plan.js';
 
 /** Steps that can end a connection of the consumer under test (or its process). */
@@ -95,6 +95,7 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   const reached: number[] = [];
   for (const [j, e] of produced.entries()) reached.push(Math.max(reached[j - 1] ?? 0, blockOf(e.cursor)));
   const beforeClosing = (j: number) => closing === undefined || reached[j]! < closing - 1;
+  const afterSlow = slowReaderRides(placed, reached);
   const onFirst = (j: number) => j < endsFirst && beforeClosing(j);
   /** The connection after that bad frame or stall: it resumes there, and carries the events after it. */
   const onSecond = (j: number) => j > endsFirst && beforeClosing(j);
@@ -115,12 +116,19 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
     if (x.layer === 'unknown-op' && (anyClose || [...out.values()].some((p) => p.layer !== 'resend'))) continue; // left out beside anything that closes (./place.ts): its event stays free
     let connection = x.layer === 'unknown-op' || !anyClose ? 1 : x.connection;
     let fits = connection === 1 ? onFirst : () => true;
+    let fallback: (j: number) => boolean = () => true;
+    if (x.layer === 'stall' && afterSlow) {
+      // A slow reader's connection delivers until its queue overflows: a stall goes to the next one, after that.
+      connection = 2;
+      fits = afterSlow.fits;
+      fallback = afterSlow.late;
+    }
     // Past the bad frame or stall that ends connection 1 (a second one, or a resend with no event before it): on connection 2.
-    if (connection === 1 && x.layer !== 'unknown-op' && Number.isFinite(endsFirst) && (ending(x) || anchor(x.at, false, onFirst) === undefined)) {
+    else if (connection === 1 && x.layer !== 'unknown-op' && Number.isFinite(endsFirst) && (ending(x) || anchor(x.at, false, onFirst) === undefined)) {
       connection = 2;
       fits = onSecond;
     }
-    const anyOf = (a: number, transfer: boolean) => anchor(a, transfer, fits) ?? anchor(a, transfer, () => true);
+    const anyOf = (a: number, transfer: boolean) => anchor(a, transfer, fits) ?? anchor(a, transfer, fallback);
     let i = anyOf(x.at % produced.length, false);
     let form = x.layer === 'malformed' ? MALFORMED[x.form % MALFORMED.length]! : undefined;
     if (form === 'oversized' && heavyLink) form = 'trailing-comma';
@@ -145,6 +153,20 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
 }
 
 /**
+ * Where a slow reader's schedule may stall the server: the events produced once its stretch (a
+ * second without reading, and as long again for the queue to fill) is over, so on the connection
+ * after its `reset slow-consumer`; best before the next step that closes that one.
+ */
+function slowReaderRides(placed: readonly Placed[], reached: readonly number[]): { late: (j: number) => boolean; fits: (j: number) => boolean } | undefined {
+  const slow = placed.find((p) => p.layer === 'slow-reader');
+  if (!slow) return undefined;
+  const end = slow.from + Math.ceil((1.5 * slow.ms) / (CHAIN.blockIntervalMs * SLOW.timeScale));
+  const next = firstClosingBlock(placed.filter((p) => p !== slow && !(p.layer === 'kill' ? p.at < end : 'from' in p && p.from < end)));
+  const late = (j: number) => reached[j]! >= end;
+  return { late, fits: (j) => late(j) && (next === undefined || reached[j]! < next - 1) };
+}
+
+/**
  * Process 1's CHAOSLAB_FAULT items, each made a `stop` where an `exit` might never fire, and each
  * on a point process 1 reaches: an apply or commit among the events it applies before a SIGKILL
  * ends it; a revoke only where a reorganisation revokes events it holds (`revokes`), else the
@@ -158,21 +180,28 @@ export function hooks(
   revokes: boolean,
   abandons: () => boolean,
 ): Placed[] {
-  const drawn = steps
+  const asDrawn = steps
     .filter((x): x is Extract<Step, { layer: 'hook' }> => x.layer === 'hook')
     .map((x) => (x.point === 'revoke' && !revokes ? { ...x, point: 'apply' as const } : x));
-  if (drawn.length === 0) return [];
+  if (asDrawn.length === 0) return [];
   // The events process 1 surely applies: above the first snapshot (taken once both have
   // subscribed, at the safe height; later when a raise rolled it back), unless a later snapshot
   // (a stale cursor, a revoke into the snapshot) skips some.
-  const snapshotRetaken = drawn.some((x) => x.point === 'snapshot' && x.action === 'raise' && x.at % 2 === 0);
+  const snapshotRetaken = asDrawn.some((x) => x.point === 'snapshot' && x.action === 'raise' && x.at % 2 === 0);
   const above = CHAIN.initialBlocks - CHAIN.confirmations + 2 + (snapshotRetaken ? 4 : 0);
   const skipped = placed.some((p) => p.layer === 'stale-cursor' || p.layer === 'deep-reorg');
   const appliedBefore = (block: number) => (skipped ? 0 : chain.events.filter((e) => blockOf(e.cursor) > above && blockOf(e.cursor) < block).length);
   const applied = appliedBefore(Number.POSITIVE_INFINITY);
-  // The events process 1 gets to before a SIGKILL ends it (a block early: the kill may land first).
-  const kill = Math.min(...placed.flatMap((p) => (p.layer === 'kill' ? [p.at - 1] : [])));
-  const reached = Math.max(1, Math.min(appliedBefore(kill), 40));
+  // The events process 1 surely gets before a SIGKILL ends it or a snapshot taken again skips some
+  // (a stale cursor's reset, a revoke into the snapshot), a block early: that may land first. With
+  // none (a quiet account: seed 42's stop@commit:1 never fired), an apply or commit hook goes to
+  // the first snapshot, which process 1 always takes.
+  const ends = placed.flatMap((p) =>
+    p.layer === 'kill' ? [p.at - 1] : p.layer === 'stale-cursor' && p.quiet === undefined ? [p.from - 1] : p.layer === 'deep-reorg' ? [p.after - 1] : [],
+  );
+  const end = Math.min(...ends);
+  const reached = Math.min(chain.events.filter((e) => blockOf(e.cursor) > above && blockOf(e.cursor) < end).length, 40);
+  const drawn = asDrawn.map((x) => (reached === 0 && (x.point === 'apply' || x.point === 'commit') ? { ...x, point: 'snapshot' as const } : x));
   const secondSnapshot = skipped || snapshotRetaken;
   // The first revoke: a shallow reorganisation abandons delivered events on a link nothing disturbs.
   const quietLink = !slow && !placed.some((p) => closes(p) && p.layer !== 'kill') && !drawn.some((x) => x.action === 'raise');

@@ -20,7 +20,7 @@
 // ./events.ts places what rides on the chain's events; ./words.ts says the result in
 // words; ./scenario.ts writes it as a scenario file.
 
-import { aimReorg, awayWindow, firstFit, heldBlocks, heldIn, hides, overlaps, staleCut, type Window } from './aim.js';
+import { aimReorg, awayGuard, awayWindow, firstFit, heldBlocks, heldIn, hides, overlaps, staleCut, type Window } from './aim.js';
 import { abandonsEvents, closes, hooks, misbehaviour, quietAccount, sim } from './events.js';
 import { CHAIN, type Placed, SLOW, type Step, type StreamSchedule, TOPIC_SETS } from './steps.js';
 
@@ -74,10 +74,16 @@ function compute(s: StreamSchedule): Placement {
   const slowBlocks = s.slow ? Math.ceil((1.5 * SLOW.stopMs) / period) : 0;
   // Room for the stale cursor's cut off a reorganisation's abandoned blocks (./aim.ts), and after a
   // slow reader's stretch, which has no cut in it (a reorganisation's new blocks, up to two more
-  // than it abandons, are not mined one by one).
-  const staleRoom = stale && steps.some((x) => x.layer === 'reorg') ? staleBlocks : 0;
+  // than it abandons, are not mined one by one); a reorganisation while away keeps its guard
+  // (./aim.ts awayGuard, some 6 blocks) from every other absence.
+  const awayRoom = steps.some((x) => x.layer === 'reorg' && x.away) ? 6 : 0;
+  const staleRoom = stale && steps.some((x) => x.layer === 'reorg') ? staleBlocks + awayRoom : 0;
   const newBlocks = 2 * steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').length;
-  const blocks = Math.max(s.blocks, staleBlocks + staleRoom + minStart + 3, slowBlocks + (s.slow && stale ? staleBlocks + newBlocks : 0) + minStart + 3);
+  const blocks = Math.max(
+    s.blocks,
+    staleBlocks + staleRoom + minStart + 3,
+    slowBlocks + (s.slow && stale ? staleBlocks + newBlocks + staleRoom : 0) + minStart + 3,
+  );
   const lastBlock = CHAIN.initialBlocks + blocks;
 
   // The followed accounts: a quiet one for a quiet stale-cursor schedule (known once the chain is).
@@ -124,13 +130,28 @@ function keptSteps(s: StreamSchedule): { halfOpen?: HalfOpenStep; stale?: StaleS
     ...(halfOpen ? (['cut', 'pause'] as const) : []),
     ...(s.slow ? (['latency', 'slicer', 'bandwidth', 'byte-limit', 'reset', 'malformed', 'number-amount'] as const) : []),
   ]);
-  const steps = s.steps.filter((x) => {
-    if (x.layer === 'half-open' || x.layer === 'stale-cursor' || x.layer === 'loss') return x === halfOpen || x === stale || x === loss;
-    if (x.layer === 'deep-reorg' && stale) return false; // retention may have deleted what it would reach
-    return !dropped.has(x.layer);
-  });
+  const steps = s.steps
+    .filter((x) => {
+      if (x.layer === 'half-open' || x.layer === 'stale-cursor' || x.layer === 'loss') return x === halfOpen || x === stale || x === loss;
+      if (x.layer === 'deep-reorg' && stale) return false; // retention may have deleted what it would reach
+      return !dropped.has(x.layer);
+    })
+    .map(longEnoughUpstream);
   return { ...(halfOpen ? { halfOpen } : {}), ...(stale ? { stale } : {}), ...(loss ? { loss } : {}), steps };
 }
+
+/**
+ * An upstream toxic meets only what the consumer sends: its subscribe, its pongs and, after
+ * CHAOSLAB_PING_MS without sending, a ping. It lasts two of those, so that a ping crosses it
+ * (the server pings rarely while events flow: 239 ms of reset_peer at seed 42 met nothing).
+ */
+function longEnoughUpstream(x: Step): Step {
+  const upstream = (x.layer === 'latency' || x.layer === 'slicer' || x.layer === 'byte-limit' || x.layer === 'reset') && x.up;
+  return upstream ? { ...x, ms: Math.max(x.ms, 2 * CONSUMER_PING_MS) } : x;
+}
+
+/** The consumer's CHAOSLAB_PING_MS (real ms) in every link setting (linkOf). */
+const CONSUMER_PING_MS = 1000;
 
 /** A placed reorganisation, and the first block it abandons that holds a followed account's event (a shallow one, where known). */
 type AimedReorg = PlacedReorg & { firstHeld?: number };
@@ -187,11 +208,49 @@ function minedBlocks(reorgs: readonly PlacedReorg[], lastBlock: number): number[
   return mined;
 }
 
+/** A reorganisation while away, with the stretch no other absence may touch (./aim.ts awayGuard). */
+type Guard = { step: Step; reorg: Placed; guard: Window };
+
+/**
+ * The reorganisations into `out`, each with its cut while away where drawn and allowed: its guard
+ * outside every absence so far (a slow reader's stretch, another one's guard), then added to them.
+ * The rest are connected: what other absences must not hide.
+ */
+function placeReorgWindows(
+  steps: readonly Step[],
+  reorgs: readonly AimedReorg[],
+  mined: readonly number[],
+  minStart: number,
+  awayAllowed: boolean,
+  absent: Window[],
+  out: Map<Step, Placed>,
+): { connected: AimedReorg[]; guards: Guard[] } {
+  const reorgOf = new Map(steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').map((x, i) => [x, reorgs[i]]));
+  const connected: AimedReorg[] = [];
+  const guards: Guard[] = [];
+  for (const x of steps) {
+    if (x.layer !== 'reorg' && x.layer !== 'deep-reorg') continue;
+    const r = reorgOf.get(x);
+    if (!r) continue;
+    const { firstHeld, ...reorg } = r;
+    const drawnAway = x.layer === 'reorg' && x.away && awayAllowed ? awayWindow(r, x, mined, minStart) : undefined;
+    const guard = drawnAway && awayGuard(r, drawnAway);
+    const away = guard && !absent.some((a) => overlaps(a, guard)) ? drawnAway : undefined;
+    if (away && guard) {
+      absent.push(guard);
+      guards.push({ step: x, reorg, guard });
+    } else if (r.layer === 'reorg') connected.push(r);
+    out.set(x, { ...reorg, ...(away ? { away } : {}) });
+  }
+  return { connected, guards };
+}
+
 /**
  * The steps that take effect on mined blocks (misbehaviour and hooks come once the chain is
  * known): first the windows that are a fault's own (the stale cursor's cut, a reorganisation's
  * while away), then cuts and kills where the consumer is connected (./aim.ts), then the rest.
- * Kept in the schedule's order.
+ * A stale cut, kill or pause left inside a reorganisation's guard (no other place) leaves that
+ * reorganisation connected. Kept in the schedule's order.
  */
 function placeOnBlocks(
   s: StreamSchedule,
@@ -209,31 +268,23 @@ function placeOnBlocks(
     const i = minStart + (at % room);
     return { from: mined[i]!, to: mined[Math.min(i + k, len - 1)]! };
   };
-  const reorgOf = new Map(steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').map((x, i) => [x, reorgs[i]]));
   const out = new Map<Step, Placed>();
   // A slow reader's stretch: its server's queue fills only while the link stays up.
   const slowFrom = mined[minStart] ?? mined[len - 1]!;
   const absent: Window[] = s.slow ? [{ from: slowFrom, to: slowFrom + slowBlocks }] : [];
   const outsideSlow = (w: Window) => !s.slow || !overlaps(absent[0]!, w);
-  const connected: AimedReorg[] = [];
-  for (const x of steps) {
-    if (x.layer !== 'reorg' && x.layer !== 'deep-reorg') continue;
-    const r = reorgOf.get(x);
-    if (!r) continue;
-    const { firstHeld, ...reorg } = r;
-    const drawnAway = x.layer === 'reorg' && x.away && !halfOpen ? awayWindow(r, x, mined, minStart) : undefined;
-    const away = drawnAway && !absent.some((a) => overlaps(a, drawnAway)) ? drawnAway : undefined; // not in a slow reader's stretch
-    if (away) absent.push(away);
-    else if (r.layer === 'reorg') connected.push(r);
-    out.set(x, { ...reorg, ...(away ? { away } : {}) });
-  }
+  const { connected, guards } = placeReorgWindows(steps, reorgs, mined, minStart, !halfOpen, absent, out);
+  const outsideGuards = (w: Window) => outsideSlow(w) && !guards.some((g) => overlaps(g.guard, w));
+  /** The absences placed where no better place was left: a reorganisation while away that one touches is left connected. */
+  const fallbacks: Window[] = [];
   /** Whether the consumer is connected over `w`, and no connected reorganisation's events are hidden by it. */
   const connectedOver = (w: Window) => !absent.some((a) => overlaps(a, w)) && !connected.some((r) => hides(w, r));
   // The stale cursor's cut: where it hides no connected reorganisation's events, else outside a slow reader's stretch.
   const stale = steps.find((x) => x.layer === 'stale-cursor');
-  const staleWindow = stale && room >= 1 ? staleCut(stale.at, mined, minStart, staleBlocks, [connectedOver, outsideSlow]) : undefined;
+  const staleWindow = stale && room >= 1 ? staleCut(stale.at, mined, minStart, staleBlocks, [connectedOver, outsideGuards, outsideSlow]) : undefined;
   if (stale && staleWindow) {
     absent.push(staleWindow);
+    fallbacks.push(staleWindow);
     out.set(stale, { layer: 'stale-cursor', retentionBlocks: stale.retention, ...staleWindow });
   }
   // A cut or a kill finds the consumer connected, and keeps no connected reorganisation's events
@@ -243,8 +294,12 @@ function placeOnBlocks(
       const candidate = (d: number) => windowAt(x.at + d, x.layer === 'cut' ? x.blocks : 2);
       const w = room < 1 ? undefined : firstFit(room, candidate, connectedOver);
       if (!w) {
-        const kill = x.layer === 'kill' && (room < 1 ? point(x.at) : firstFit(room, candidate, outsideSlow)?.from);
-        if (kill) out.set(x, { layer: 'kill', at: kill });
+        const kill =
+          x.layer === 'kill' && (room < 1 ? point(x.at) : (firstFit(room, candidate, outsideGuards) ?? firstFit(room, candidate, outsideSlow))?.from);
+        if (kill) {
+          out.set(x, { layer: 'kill', at: kill });
+          fallbacks.push({ from: kill, to: kill + 2 });
+        }
         continue;
       }
       absent.push(w);
@@ -259,12 +314,24 @@ function placeOnBlocks(
         (b) => !connected.some((r) => hides({ from: b, to: b + blocks }, r)),
       );
       out.set(x, { ...rest, from: from ?? point(at) } as Placed);
-    } else if (x.layer === 'latency' || x.layer === 'slicer' || x.layer === 'bandwidth' || x.layer === 'pause') {
+    } else if (x.layer === 'pause') {
+      // A pause keeps the consumer from reading: not where a reorganisation while away needs it to hold an abandoned event.
+      const stopped = (b: number) => ({ from: b, to: b + Math.ceil(x.ms / period) + 1 });
+      const from =
+        firstFit(
+          len - minStart,
+          (d) => point(x.at + d),
+          (b) => outsideGuards(stopped(b)),
+        ) ?? point(x.at);
+      fallbacks.push(stopped(from));
+      out.set(x, { layer: 'pause', from, ms: x.ms });
+    } else if (x.layer === 'latency' || x.layer === 'slicer' || x.layer === 'bandwidth') {
       const { at, ...rest } = x;
       out.set(x, { ...rest, from: point(at) } as Placed);
     } else if (x.layer === 'loss') out.set(x, x);
     // misbehaviour and hooks: below, once the chain is known
   }
+  for (const g of guards) if (fallbacks.some((w) => overlaps(w, g.guard))) out.set(g.step, g.reorg);
   return {
     placed: [...(s.slow ? [{ layer: 'slow-reader' as const, from: slowFrom, ms: SLOW.stopMs }] : []), ...steps.flatMap((x) => out.get(x) ?? [])],
     staleWindow,
@@ -293,13 +360,13 @@ function chainOf(s: StreamSchedule, stale: StaleStep | undefined, lastBlock: num
 function linkOf(s: StreamSchedule, halfOpen: HalfOpenStep | undefined, kept: readonly Placed[]): Link {
   const worst = (up: boolean) => Math.max(0, ...kept.map((p) => (p.layer === 'latency' && p.up === up ? p.latency + p.jitter : 0)));
   return halfOpen
-    ? { serverPingMs: 500, serverIdleMs: 20_000, consumerPingMs: 1000, consumerIdleMs: Math.max(2000, 1000 + worst(false) + 300) }
+    ? { serverPingMs: 500, serverIdleMs: 20_000, consumerPingMs: CONSUMER_PING_MS, consumerIdleMs: Math.max(2000, 1000 + worst(false) + 300) }
     : s.slow
       ? { serverPingMs: 1000, serverIdleMs: 5000 + worst(true), consumerPingMs: 2000, consumerIdleMs: Math.max(4000, 2000 + worst(false) + 300) }
       : {
           serverPingMs: s.serverPing,
           serverIdleMs: 5000 + worst(true),
-          consumerPingMs: 1000,
+          consumerPingMs: CONSUMER_PING_MS,
           consumerIdleMs: Math.max(kept.some((p) => p.layer === 'unknown-op') ? 4000 : 2000, 2 * s.serverPing + worst(false) + 300),
         };
 }

@@ -14,6 +14,7 @@ interface Fault {
   process?: { signal: string };
   loss?: unknown;
   start: { before_block?: number };
+  end?: { before_block?: number; after_ms?: number };
 }
 type Drawn = FeedFile & { faults?: Fault[]; socket_buffer_bytes?: number; time_scale?: number };
 
@@ -288,4 +289,97 @@ t.test('a bad frame, resend or stall on connection 1 rides an event produced bef
   t.ok(rules > 100, `${rules} rules on connection 1 beside a closing fault`);
   // Only where the script produced no event before the first closing fault (a stale cut at its start).
   t.ok(late.length <= rules / 15, `${late.length} late: ${late.slice(0, 5).join('; ')}`);
+});
+
+t.test('an upstream toxic lasts long enough to meet what the consumer sends: a ping after CHAOSLAB_PING_MS of silence', async (t) => {
+  let upstream = 0;
+  t.same(
+    breaking((f) => {
+      for (const x of (f.faults ?? []) as (Fault & { network?: { stream?: string } })[]) {
+        if (!x.network?.toxic || x.network.stream !== 'upstream' || x.network.toxic === 'timeout') continue;
+        upstream++;
+        const realMs = x.end!.after_ms! * f.time_scale!;
+        if (realMs < 2 * f.consumer.ping_ms!) return `${x.name} (${x.network.toxic}) for ${realMs} ms, the consumer's ping ${f.consumer.ping_ms} ms`;
+      }
+      return undefined;
+    }),
+    [],
+  );
+  t.ok(upstream > 50, `${upstream} upstream toxics`);
+});
+
+t.test('a reorganisation while away: no other absence from before its first abandoned event until the consumer is back', async (t) => {
+  let aways = 0;
+  t.same(
+    breaking((f) => {
+      const period = f.chain.block_interval_ms! * f.time_scale!;
+      const abandoned = abandonedEvents(f);
+      for (const cut of down(f).filter((x) => /-away$/.test(x.name))) {
+        aways++;
+        const r = (f.chain.reorgs ?? []).find((x) => x.after_block >= cut.start.before_block! && x.after_block < cut.end.before_block)!;
+        const first = abandoned.find((b) => b >= r.after_block - r.depth + 1 && b < cut.start.before_block!);
+        const lo = Math.min(first ?? cut.start.before_block!, cut.start.before_block! - 2);
+        const hi = cut.end.before_block + 2;
+        for (const x of f.faults ?? []) {
+          if (x === cut) continue;
+          const from = x.start.before_block;
+          if (from === undefined) continue;
+          const end = x.network?.down
+            ? x.end!.before_block!
+            : x.process?.signal === 'SIGKILL'
+              ? from + 2
+              : x.process?.signal === 'SIGSTOP'
+                ? from + Math.ceil((x.end!.after_ms! * f.time_scale!) / period) + 1
+                : undefined;
+          if (end !== undefined && from < hi && end > lo) return `${x.name} (${from}..${end}) beside ${cut.name} (${lo}..${hi})`;
+        }
+      }
+      return undefined;
+    }),
+    [],
+  );
+  t.ok(aways > 30, `${aways} reorganisations while away`);
+});
+
+t.test('an apply or commit hook beside a stale cursor or a deep reorganisation: on an event process 1 gets before its snapshot is taken again', async (t) => {
+  let hooked = 0;
+  t.same(
+    breaking((f) => {
+      const items = hooksOf(f).filter((h) => /@(apply|commit):/.test(h));
+      if (items.length === 0 || !deepOrStale(f)) return undefined;
+      hooked++;
+      const ends = (f.faults ?? []).flatMap((x) =>
+        x.process?.signal === 'SIGKILL' || (x.name.startsWith('stale-cursor') && !quietAccount(f)) ? [x.start.before_block! - 1] : [],
+      );
+      for (const r of f.chain.reorgs ?? []) if (r.deep) ends.push(r.after_block - 1);
+      const sim = simulate(chainPlanOf(f), f.consumer.topics);
+      const before = sim.events.filter((e) => blockOf(e.cursor) > f.chain.initial_blocks! - 1 && blockOf(e.cursor) < Math.min(...ends)).length;
+      const late = items.find((h) => Number(h.split(':')[1]) > before);
+      return late ? `${late}: ${before} events before a SIGKILL, a stale cut or a deep reorganisation` : undefined;
+    }),
+    [],
+  );
+  t.ok(hooked > 20, `${hooked} such hooks`);
+});
+
+t.test("no stall on a slow reader's connection before its queue overflows", async (t) => {
+  let stalls = 0;
+  t.same(
+    breaking((f) => {
+      if (f.socket_buffer_bytes === undefined) return undefined;
+      const rules = (f.server?.misbehave ?? []) as { action: string; event: number; connection?: number }[];
+      const stop = (f.faults ?? []).find((x) => x.name.startsWith('slow-reader'))!.start.before_block!;
+      const stretch = Math.ceil(1500 / (f.chain.block_interval_ms! * f.time_scale!));
+      const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
+      for (const m of rules.filter((r) => r.action === 'stall')) {
+        stalls++;
+        if ((m.connection ?? 1) === 1) return `a stall at event ${m.event} on connection 1`;
+        const block = blockOf(produced[m.event - 1]!.cursor);
+        if (block < stop + stretch) return `a stall at event ${m.event} (block ${block}), the slow reader's stretch ${stop}..${stop + stretch}`;
+      }
+      return undefined;
+    }),
+    [],
+  );
+  t.ok(stalls > 5, `${stalls} stalls beside a slow reader`);
 });
