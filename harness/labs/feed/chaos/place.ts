@@ -87,7 +87,7 @@ function compute(s: StreamSchedule): Placement {
   const lastBlock = CHAIN.initialBlocks + blocks;
 
   // The followed accounts: a quiet one for a quiet stale-cursor schedule (known once the chain is).
-  const quiet = stale?.quiet === true;
+  const quiet = quietStale(s, stale);
   const drawnTopics = s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
   const reorgs = placeReorgs(steps, minStart, lastBlock, (so) => chainOf(s, stale, lastBlock, so), quiet ? undefined : drawnTopics, !halfOpen);
   const mined = minedBlocks(reorgs, lastBlock);
@@ -95,7 +95,7 @@ function compute(s: StreamSchedule): Placement {
 
   const chain = chainOf(s, stale, lastBlock, reorgs);
   let quietTopic: number | undefined;
-  if (quiet && staleWindow) {
+  if (quiet && stale && staleWindow) {
     quietTopic = quietAccount(chain, staleWindow, stale.at);
     const p = placed.find((x) => x.layer === 'stale-cursor');
     if (p && p.layer === 'stale-cursor' && quietTopic !== undefined) p.quiet = quietTopic;
@@ -136,22 +136,26 @@ function keptSteps(s: StreamSchedule): { halfOpen?: HalfOpenStep; stale?: StaleS
       if (x.layer === 'deep-reorg' && stale) return false; // retention may have deleted what it would reach
       return !dropped.has(x.layer);
     })
-    .map(longEnoughUpstream);
+    .map((x) => longEnough(x, halfOpen ? HALF_OPEN_SERVER_PING_MS : s.serverPing));
   return { ...(halfOpen ? { halfOpen } : {}), ...(stale ? { stale } : {}), ...(loss ? { loss } : {}), steps };
 }
 
 /**
- * An upstream toxic meets only what the consumer sends: its subscribe, its pongs and, after
- * CHAOSLAB_PING_MS without sending, a ping. It lasts two of those, so that a ping crosses it
- * (the server pings rarely while events flow: 239 ms of reset_peer at seed 42 met nothing).
+ * A toxic meets only what crosses it. Upstream that is the consumer's subscribe, its pongs and,
+ * after CHAOSLAB_PING_MS without sending, a ping: it lasts two of those (239 ms of reset_peer at
+ * seed 42 met nothing). Downstream, events come only on blocks with a followed account's event,
+ * and a ping after the server's ping_ms without one: it lasts two of those (310 ms of bandwidth at
+ * seed 43 met nothing).
  */
-function longEnoughUpstream(x: Step): Step {
-  const upstream = (x.layer === 'latency' || x.layer === 'slicer' || x.layer === 'byte-limit' || x.layer === 'reset') && x.up;
-  return upstream ? { ...x, ms: Math.max(x.ms, 2 * CONSUMER_PING_MS) } : x;
+function longEnough(x: Step, serverPingMs: number): Step {
+  if (x.layer !== 'latency' && x.layer !== 'slicer' && x.layer !== 'bandwidth' && x.layer !== 'byte-limit' && x.layer !== 'reset') return x;
+  const up = x.layer !== 'bandwidth' && x.up;
+  return { ...x, ms: Math.max(x.ms, 2 * (up ? CONSUMER_PING_MS : serverPingMs)) };
 }
 
-/** The consumer's CHAOSLAB_PING_MS (real ms) in every link setting (linkOf). */
+/** The consumer's CHAOSLAB_PING_MS (real ms) in every link setting (linkOf), and the server's beside a half-open link. */
 const CONSUMER_PING_MS = 1000;
+const HALF_OPEN_SERVER_PING_MS = 500;
 
 /** A placed reorganisation, and the first block it abandons that holds a followed account's event (a shallow one, where known). */
 type AimedReorg = PlacedReorg & { firstHeld?: number };
@@ -338,8 +342,11 @@ function placeOnBlocks(
   };
 }
 
+/** A quiet account's stale cursor: never for a slow reader, which follows every account so that its queue fills. */
+const quietStale = (s: StreamSchedule, stale: StaleStep | undefined): boolean => stale?.quiet === true && !s.slow;
+
 function chainOf(s: StreamSchedule, stale: StaleStep | undefined, lastBlock: number, reorgs: readonly PlacedReorg[]): ChainPlan {
-  const quiet = stale?.quiet === true;
+  const quiet = quietStale(s, stale);
   return {
     seed: s.seed,
     chainId: 1,
@@ -360,7 +367,12 @@ function chainOf(s: StreamSchedule, stale: StaleStep | undefined, lastBlock: num
 function linkOf(s: StreamSchedule, halfOpen: HalfOpenStep | undefined, kept: readonly Placed[]): Link {
   const worst = (up: boolean) => Math.max(0, ...kept.map((p) => (p.layer === 'latency' && p.up === up ? p.latency + p.jitter : 0)));
   return halfOpen
-    ? { serverPingMs: 500, serverIdleMs: 20_000, consumerPingMs: CONSUMER_PING_MS, consumerIdleMs: Math.max(2000, 1000 + worst(false) + 300) }
+    ? {
+        serverPingMs: HALF_OPEN_SERVER_PING_MS,
+        serverIdleMs: 20_000,
+        consumerPingMs: CONSUMER_PING_MS,
+        consumerIdleMs: Math.max(2000, 1000 + worst(false) + 300),
+      }
     : s.slow
       ? { serverPingMs: 1000, serverIdleMs: 5000 + worst(true), consumerPingMs: 2000, consumerIdleMs: Math.max(4000, 2000 + worst(false) + 300) }
       : {
