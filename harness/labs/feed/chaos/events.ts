@@ -225,7 +225,15 @@ export function hooks(
     if (action === 'stop') stops++;
     out.push({ layer: 'hook', item: `${action}@${key}`, madeStop });
   }
-  return out;
+  // An exit or a raise ends process 1: an apply or commit after it never comes (seed 43: exit@apply:3 before exit@apply:6).
+  const processEnds = Math.min(...out.flatMap((p) => (p.layer === 'hook' && !p.item.startsWith('stop@') ? (hookOrder(p.item) ?? []) : [])));
+  return out.filter((p) => p.layer !== 'hook' || !/@(apply|commit):/.test(p.item) || hookOrder(p.item)! <= processEnds);
+}
+
+/** Where a hook comes in process 1's life: the first snapshot, then apply 1, commit 1, apply 2…; a revoke or later snapshot: unknown. */
+function hookOrder(item: string): number | undefined {
+  const [, point, n] = /@(\w+):(\d+)$/.exec(item)!;
+  return point === 'apply' ? 2 * Number(n) : point === 'commit' ? 2 * Number(n) + 1 : point === 'snapshot' && n === '1' ? 0 : undefined;
 }
 
 /**

@@ -78,18 +78,22 @@ function compute(s: StreamSchedule): Placement {
   // (./aim.ts awayGuard, some 6 blocks) from every other absence.
   const awayRoom = steps.some((x) => x.layer === 'reorg' && x.away) ? 6 : 0;
   const staleRoom = stale && steps.some((x) => x.layer === 'reorg') ? staleBlocks + awayRoom : 0;
-  const newBlocks = 2 * steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').length;
+  const reorgCount = steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').length;
+  const newBlocks = 2 * reorgCount;
   const blocks = Math.max(
     s.blocks,
     staleBlocks + staleRoom + minStart + 3,
-    slowBlocks + (s.slow && stale ? staleBlocks + newBlocks + staleRoom : 0) + minStart + 3,
+    // a slow reader's reorganisations after its stretch: some 6 blocks each (dense blocks: 100 ms each)
+    slowBlocks + (s.slow ? 6 * reorgCount + 2 : 0) + (s.slow && stale ? staleBlocks + newBlocks + staleRoom : 0) + minStart + 3,
   );
   const lastBlock = CHAIN.initialBlocks + blocks;
 
   // The followed accounts: a quiet one for a quiet stale-cursor schedule (known once the chain is).
   const quiet = quietStale(s, stale);
   const drawnTopics = s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
-  const reorgs = placeReorgs(steps, minStart, lastBlock, (so) => chainOf(s, stale, lastBlock, so), quiet ? undefined : drawnTopics, !halfOpen);
+  // A slow reader's reorganisations come after its stretch: its `reset slow-consumer` takes it away there.
+  const firstFree = CHAIN.initialBlocks + minStart + (s.slow ? slowBlocks + 2 : 0);
+  const reorgs = placeReorgs(steps, firstFree, lastBlock, (so) => chainOf(s, stale, lastBlock, so), quiet ? undefined : drawnTopics, !halfOpen);
   const mined = minedBlocks(reorgs, lastBlock);
   const { placed, staleWindow } = placeOnBlocks(s, steps, reorgs, mined, { minStart, staleBlocks, slowBlocks, period }, halfOpen);
 
@@ -164,10 +168,11 @@ type AimedReorg = PlacedReorg & { firstHeld?: number };
  * Reorganisations, in block order, each after the head the previous one left. A shallow one is
  * aimed (./aim.ts) at blocks holding events of `topics` (unknown for a quiet account: not aimed);
  * one while away abandons two blocks at least, so that the consumer can hold one before its cut.
+ * The first may follow block `firstFree` + 1.
  */
 function placeReorgs(
   steps: readonly Step[],
-  minStart: number,
+  firstFree: number,
   lastBlock: number,
   planOf: (reorgs: readonly PlacedReorg[]) => ChainPlan,
   topics: readonly number[] | undefined,
@@ -176,7 +181,7 @@ function placeReorgs(
   const reorgs: AimedReorg[] = [];
   // A link closed for a while starts after a reorganisation's held events: leave it a mined block for that.
   const closesLink = steps.some((x) => x.layer === 'half-open' || x.layer === 'byte-limit' || x.layer === 'reset');
-  let free = CHAIN.initialBlocks + minStart;
+  let free = firstFree;
   for (const r of steps.filter((x): x is Extract<Step, { layer: 'reorg' | 'deep-reorg' }> => x.layer === 'reorg' || x.layer === 'deep-reorg')) {
     if (free >= lastBlock) break;
     let after = free + 1 + (r.at % (lastBlock - free));

@@ -391,3 +391,41 @@ t.test("no stall on a slow reader's connection before its queue overflows", asyn
   );
   t.ok(stalls > 5, `${stalls} stalls beside a slow reader`);
 });
+
+t.test('no apply or commit hook after one that ends process 1 (an exit or a raise)', async (t) => {
+  const pos = (h: string) => {
+    const [, point, n] = /@(\w+):(\d+)$/.exec(h)!;
+    return point === 'apply' ? 2 * Number(n) : point === 'commit' ? 2 * Number(n) + 1 : point === 'snapshot' && n === '1' ? 0 : undefined;
+  };
+  let multi = 0;
+  t.same(
+    breaking((f) => {
+      const items = hooksOf(f);
+      if (items.length < 2) return undefined;
+      multi++;
+      const ends = Math.min(...items.filter((h) => !h.startsWith('stop@')).flatMap((h) => pos(h) ?? []));
+      const late = items.find((h) => /@(apply|commit):/.test(h) && pos(h)! > ends);
+      return late ? `${late} after the end of process 1: ${items}` : undefined;
+    }),
+    [],
+  );
+  t.ok(multi > 10, `${multi} schedules with two hooks or more`);
+});
+
+t.test("a slow reader's reorganisations come after its stretch (its reset takes the consumer away in it)", async (t) => {
+  let reorgs = 0;
+  t.same(
+    breaking((f) => {
+      if (f.socket_buffer_bytes === undefined) return undefined;
+      const stop = (f.faults ?? []).find((x) => x.name.startsWith('slow-reader'))!.start.before_block!;
+      const stretch = Math.ceil(1500 / (f.chain.block_interval_ms! * f.time_scale!));
+      for (const r of (f.chain.reorgs ?? []).filter((x) => !x.deep)) {
+        reorgs++;
+        if (r.after_block - r.depth + 1 < stop + stretch) return `reorganisation after ${r.after_block} (depth ${r.depth}), the stretch ${stop}..${stop + stretch}`;
+      }
+      return undefined;
+    }),
+    [],
+  );
+  t.ok(reorgs > 30, `${reorgs} reorganisations beside a slow reader`);
+});
