@@ -421,7 +421,8 @@ t.test("a slow reader's reorganisations come after its stretch (its reset takes 
       const stretch = Math.ceil(1500 / (f.chain.block_interval_ms! * f.time_scale!));
       for (const r of (f.chain.reorgs ?? []).filter((x) => !x.deep)) {
         reorgs++;
-        if (r.after_block - r.depth + 1 < stop + stretch) return `reorganisation after ${r.after_block} (depth ${r.depth}), the stretch ${stop}..${stop + stretch}`;
+        if (r.after_block - r.depth + 1 < stop + stretch)
+          return `reorganisation after ${r.after_block} (depth ${r.depth}), the stretch ${stop}..${stop + stretch}`;
       }
       return undefined;
     }),
