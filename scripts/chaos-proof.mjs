@@ -53,6 +53,11 @@ const SHRINK_RUNS = Number(env.SHRINK_RUNS || 30);
 const MUTANT_RUNS = Number(env.MUTANT_RUNS || 50);
 const ONLY = list(env.ONLY, undefined);
 const REPLAYS = Number(env.REPLAYS || 5);
+// `run --repeat 1` is a single run, not a batch: it writes no results.json to count failures in.
+if (!(Number.isInteger(REPLAYS) && REPLAYS >= 2)) {
+  process.stderr.write(`chaos-proof: REPLAYS must be a whole number of at least 2 (got "${env.REPLAYS}")\n`);
+  process.exit(2);
+}
 // A mutant is found within this many runs, the median over its seeds (a mutant never found counts as never).
 const FIND_WITHIN = Number(env.FIND_WITHIN || 10);
 /** Each lab's consumers, as its mutant index lists them (references and mutants, with their commands). */
