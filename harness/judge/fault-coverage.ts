@@ -40,7 +40,8 @@ const TOXIC_KINDS: Record<Extract<FaultPlan['effect'], { kind: 'toxic' }>['toxic
   reset_peer: 'tcp-reset',
 };
 
-const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+/** A journal time in seconds, as the coverage rows word it ("1.20 s"). */
+export const secs = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
 /** The consumer's side of the run as the journal shows it: its connections and its processes' lifetimes. */
 export class ConsumerTimeline {

@@ -14,7 +14,7 @@ import { MAX_LINE_BYTES, MalformedLine, parsePublisherLine } from '../../../../p
 import type { Misbehaviour } from '../../../../publisher/ledger/misbehaviour.js';
 import type { FaultCoverage } from '../../../findings/coverage.js';
 import { describeBadEnvironment } from '../../../judge/environment-duty.js';
-import { sharedFaultCoverage } from '../../../judge/fault-coverage.js';
+import { secs, sharedFaultCoverage } from '../../../judge/fault-coverage.js';
 import type { JournalEntry } from '../../../record/journal.js';
 import type { Scenario } from '../../../scenario/types.js';
 import { clip, showLine } from '../../../text/format.js';
@@ -24,8 +24,6 @@ import type { LedgerPlan } from '../scenario/load.js';
 import type { IncarnationFacts } from './incarnations.js';
 
 type Plan = Scenario<LedgerPlan>;
-
-const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 /** One connection of the consumer's stream, as the publisher saw it. */
 interface Conn {
