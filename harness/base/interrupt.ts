@@ -2,12 +2,17 @@
 // every report, then exit 130 or 143); a second one forces the exit at once, still running the
 // cleanups of harness/base/cleanup.ts, which kill every process group, Toxiproxy and namespace.
 // Commands that can stop gracefully ask for it with `interruptible()`; without it, the first
-// signal already forces the exit.
+// signal already forces the exit. The same signal again within SAME_DELIVERY_MS is the first one
+// delivered twice, not a second request: timeout(1) sends its signal to its child and then to the
+// child's process group, and a loaded machine hands the two over one by one.
 
 import { runCleanups, setInterruptHandler } from './cleanup.js';
 import { EXIT_SIGNAL } from './exit-status.js';
 
 export type StopSignal = 'SIGINT' | 'SIGTERM';
+
+/** How soon the same signal again counts as the first one delivered twice (no human presses Ctrl-C twice that fast). */
+export const SAME_DELIVERY_MS = 500;
 
 /** The exit status after `signal`: 128 + its number. */
 export const exitStatusFor = (signal: NodeJS.Signals): number => EXIT_SIGNAL[signal as keyof typeof EXIT_SIGNAL] ?? 130;
@@ -35,15 +40,18 @@ export interface InterruptOptions {
 export function interruptible(options: InterruptOptions = {}): Interruptible {
   const controller = new AbortController();
   let by: StopSignal | undefined;
+  let byAt = 0;
   let forced = 0;
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const dispose = setInterruptHandler((signal) => {
     if (!by && (signal === 'SIGINT' || signal === 'SIGTERM')) {
       by = signal;
+      byAt = performance.now();
       controller.abort(signal);
       options.onInterrupt?.(signal);
       return;
     }
+    if (signal === by && forced === 0 && performance.now() - byAt < SAME_DELIVERY_MS) return;
     const code = exitStatusFor(by ?? signal);
     if (++forced > 1) {
       exit(code);
