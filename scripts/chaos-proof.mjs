@@ -8,7 +8,8 @@
 //      and passes both references.
 //   4. Coverage: over the reference runs, each fault kind took effect in at least 90 % of the
 //      runs that drew it (a kind below is the generator's defect, named); and each mutant is
-//      found within FIND_WITHIN runs (default 10), the median over its seeds.
+//      found within FIND_WITHIN runs (default 10), the median over its seeds, or no later than
+//      before the generator aimed (FOUND_BEFORE: the ledger's slow finds stay as fast as they were).
 // Prints a table and writes it to reports/chaos-proof/<stamp>.md with the figures as JSON beside
 // it. Exit 0 when the references never failed, every repro replayed as it should, every kind met
 // its coverage and every mutant was found within its bound; 1 otherwise; 2 when the proof itself could not run. A mutant that escapes is marked, not an error.
@@ -306,7 +307,15 @@ const finds = [...new Set(mutants.map((r) => `${r.lab} ${r.mutant}`))].map((key)
     median: median(own.map((r) => r.found ?? Number.POSITIVE_INFINITY)),
   };
 });
-const findOk = (f) => f.median <= FIND_WITHIN;
+// Issue 33: "every feed mutant within 10 runs, and the ledger mutants as today or faster". The
+// medians of main at 32b3f7a (before the generator aimed), measured by this script on seeds 1, 2
+// and 3 (docs/chaos.md, "What chaos finds"): a mutant found later than FIND_WITHIN then may take
+// as long as it took then, and no longer.
+const FOUND_BEFORE = {
+  ledger: { 'no-timeout': 22, 'timeout-default': 16, 'no-dedupe': 17, 'no-duplicate-ack': 17, 'split-commit': 11 },
+};
+const findBound = (f) => Math.max(FIND_WITHIN, FOUND_BEFORE[f.lab]?.[f.mutant] ?? 0);
+const findOk = (f) => f.median <= findBound(f);
 const replayOk = (r) => !r.replay || (r.replay.mutant === 1 && r.replay.failed > 0 && r.replay.references.every((c) => c === 0));
 const lines = [
   `# chaos-proof ${stamp}`,
@@ -334,13 +343,13 @@ const lines = [
   '',
   '## Mutants: found within how many runs (median over the seeds)',
   '',
-  `Goal: the median run of the first confirmed failure is at most ${FIND_WITHIN}.`,
+  `Goal: the median run of the first confirmed failure is at most ${FIND_WITHIN}, or no later than before the generator aimed (the bound column).`,
   '',
-  '| lab | mutant | found at runs (per seed) | median | within bound |',
-  '|---|---|---|---|---|',
+  '| lab | mutant | found at runs (per seed) | median | bound | within bound |',
+  '|---|---|---|---|---|---|',
   ...finds.map(
     (f) =>
-      `| ${f.lab} | ${f.mutant} | ${f.runs.map((n) => (Number.isFinite(n) ? n : 'never')).join(', ')} | ${Number.isFinite(f.median) ? f.median : 'never'} | ${findOk(f) ? 'yes' : '**no**'} |`,
+      `| ${f.lab} | ${f.mutant} | ${f.runs.map((n) => (Number.isFinite(n) ? n : 'never')).join(', ')} | ${Number.isFinite(f.median) ? f.median : 'never'} | ${findBound(f)} | ${findOk(f) ? 'yes' : '**no**'} |`,
   ),
   '',
   '## Mutants (TypeScript): runs until the first confirmed failure, shrunk size',
@@ -361,7 +370,7 @@ writeFileSync(join(out, 'chaos-proof.json'), `${JSON.stringify({ stamp, minutes,
 log(`\n${table}`);
 for (const c of coverage.filter((c) => !coverageOk(c)))
   log(`chaos-proof: the ${c.lab} generator draws ${c.kind} faults that test nothing: met in ${c.runsMet} of ${c.runsDrawn} runs that drew one`);
-for (const f of finds.filter((f) => !findOk(f))) log(`chaos-proof: ${f.lab} ${f.mutant} is not found within ${FIND_WITHIN} runs (median ${f.median})`);
+for (const f of finds.filter((f) => !findOk(f))) log(`chaos-proof: ${f.lab} ${f.mutant} is not found within ${findBound(f)} runs (median ${f.median})`);
 const ok = refs.every((r) => r.failures === 0 && r.errors === 0) && mutants.every(replayOk) && coverage.every(coverageOk) && finds.every(findOk);
 log(`chaos-proof: ${ok ? 'ok' : 'PROBLEMS'} in ${minutes.toFixed(1)} min — ${join(out, 'chaos-proof.md')}`);
 process.exitCode = broken.length ? 2 : ok ? 0 : 1;
