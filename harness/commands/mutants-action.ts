@@ -33,6 +33,7 @@ import { sealModeOf } from './options.js';
 export interface MutantsOptions {
   quick?: boolean;
   killers?: boolean;
+  catches?: boolean;
   language?: string;
   mutant?: string;
   jobs: number;
@@ -59,7 +60,8 @@ const mutantNames = (text: string | undefined): string[] | undefined =>
 export async function mutantsAction(opts: MutantsOptions): Promise<void> {
   if (opts.lab && !labNamed(opts.lab)) throw new UsageError(`unknown lab "${opts.lab}"; labs: ${labNames().join(', ')}`);
   if (opts.mutant !== undefined && !opts.lab) throw new UsageError('--mutant names mutants of one lab: give --lab too');
-  if (opts.quick && opts.killers) throw new UsageError('--quick and --killers are two sizes of the matrix: give one');
+  if ([opts.quick, opts.killers, opts.catches].filter(Boolean).length > 1)
+    throw new UsageError('--quick, --killers and --catches are sizes of the matrix: give one');
   if (opts.program && !PROGRAMS.includes(opts.program as MatrixProgram))
     throw new UsageError(`unknown program "${opts.program}"; programs: ${PROGRAMS.join(', ')}`);
   if (opts.language && !LANGUAGES.includes(opts.language)) throw new UsageError(`unknown language "${opts.language}"; languages: ${LANGUAGES.join(', ')}`);
@@ -82,7 +84,7 @@ export async function mutantsAction(opts: MutantsOptions): Promise<void> {
 
 async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise<void> {
   const labs = allLabs().filter((lab) => !opts.lab || lab.name === opts.lab);
-  const scope: MatrixScope = opts.killers ? 'killers' : opts.quick ? 'quick' : 'full';
+  const scope: MatrixScope = opts.catches ? 'catches' : opts.killers ? 'killers' : opts.quick ? 'quick' : 'full';
   const size = `${scope === 'full' ? '' : `, ${scope}`}${opts.language ? `, ${opts.language} only` : ''}${opts.mutant ? `, mutants ${opts.mutant} only` : ''}`;
   let passed = 0;
   let failed = 0;

@@ -16,6 +16,7 @@ export function register(program: Command): void {
       )
       .option('--quick', 'references against every scenario, mutants only against the happy path and their designated killer')
       .option('--killers', 'references too only against the happy path and the killers: every judgement, the fewest runs')
+      .option('--catches', 'as --killers, without the mutants on the happy path: is every mutant caught, one run per mutant (the near miss is not judged)')
       .option('--language <name>', 'only the consumers in this language (typescript, python)')
       .option('--mutant <names>', 'only these mutants (comma-separated names from index.yaml), with the references')
       .option('--lab <name>', 'only this lab (default: every lab)')

@@ -121,9 +121,12 @@ export function loadMatrixIndex(indexFile: string, mutantsDir: string, program: 
  * - quick: references against every scenario, each mutant against the happy path and its killer;
  * - killers: references against the happy path and every killer only, each mutant against the
  *   happy path and its killer — every judgement the matrix makes, at the cost of the fewest
- *   runs (what `make test` runs for a lab whose runs take seconds of real time each).
+ *   runs;
+ * - catches: as killers, without the mutants' happy-path runs: is every mutant caught, at one
+ *   run per mutant (`make test`: the near miss, a mutant's plain happy run, is the mutants' unit
+ *   tests' half: test/consumer/<lab>/mutants.test.ts).
  */
-export type MatrixScope = 'full' | 'quick' | 'killers';
+export type MatrixScope = 'full' | 'quick' | 'killers' | 'catches';
 
 export function matrixItems(
   consumers: MatrixConsumer[],
@@ -134,7 +137,7 @@ export function matrixItems(
   const judged = new Set([happyPath, ...consumers.flatMap((c) => (c.killer ? [c.killer] : []))]);
   const runs = (consumer: MatrixConsumer, name: string): boolean => {
     if (scope === 'full') return true;
-    if (consumer.kind === 'mutant') return name === happyPath || name === consumer.killer;
+    if (consumer.kind === 'mutant') return name === consumer.killer || (scope !== 'catches' && name === happyPath);
     return scope === 'quick' || judged.has(name);
   };
   return consumers.flatMap((consumer) =>
@@ -181,7 +184,8 @@ export function judgeRow(consumer: MatrixConsumer, cells: Cell[], happyPath: str
   }
   const happy = cells.find((c) => c.scenario === happyPath);
   const killer = cells.find((c) => c.scenario === consumer.killer);
-  if (happy?.status !== 'pass') return { consumer, cells, ok: false, note: `not a near miss: fails ${happyPath} (${happy?.reason ?? 'not run'})` };
+  // Without a happy-path run (--catches) the near miss is not judged here.
+  if (happy && happy.status !== 'pass') return { consumer, cells, ok: false, note: `not a near miss: fails ${happyPath} (${happy.reason})` };
   if (!killer) return { consumer, cells, ok: false, note: `its killer ${consumer.killer} was not run` };
   if (killer.status === 'pass') return { consumer, cells, ok: false, note: `SURVIVED ${killer.scenario}` };
   // Its killer needs what this machine cannot give (a sealed run): not judged here, not failed.

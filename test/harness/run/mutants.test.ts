@@ -56,6 +56,24 @@ t.test('killers: references only where a judgement is made; the command and labe
   t.equal(consumersIn(consumers, undefined), consumers, 'no language: everyone');
 });
 
+t.test('catches: as killers, but each mutant only against its killer', async (t) => {
+  const items = matrixItems(consumers, scenarios, 'catches', 'happy');
+  t.same(runsOf(items, 'typescript'), ['happy', 'a', 'c'], 'the references as with killers');
+  t.same(runsOf(items, 'm1 (python)'), ['a']);
+  t.same(runsOf(items, 'm2 (typescript)'), ['c']);
+  t.equal(items.length, 2 * 3 + 3);
+});
+
+t.test('a mutant row: a near miss only where its happy path ran; caught only for its reason', async (t) => {
+  const cell = (scenario: string, status: 'pass' | 'fail', reasons: string[] = []) => ({ scenario, status, reason: reasons[0] ?? '', reasons, runDir: '/b/r' });
+  const m1 = consumers[2]!;
+  t.match(judgeRow(m1, [cell('a', 'fail', ['x marks it'])], 'happy'), { ok: true, note: 'caught by a: x marks it' }, 'no happy run (--catches): judged by its killer');
+  t.match(judgeRow(m1, [cell('happy', 'fail', ['lost 1']), cell('a', 'fail', ['x'])], 'happy'), { ok: false, note: 'not a near miss: fails happy (lost 1)' });
+  t.match(judgeRow(m1, [cell('a', 'fail', ['other'])], 'happy'), { ok: false, note: /^caught by a, but not for its named reason/ });
+  t.match(judgeRow(m1, [cell('a', 'pass')], 'happy'), { ok: false, note: 'SURVIVED a' });
+  t.match(judgeRow(m1, [], 'happy'), { ok: false, note: 'its killer a was not run' });
+});
+
 t.test('--mutant: the references and the named mutants in every language; an unknown name is named', async (t) => {
   t.same(
     consumersNamed(consumers, ['m1']).map((c) => c.label),
