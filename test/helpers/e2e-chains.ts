@@ -9,7 +9,7 @@
 import { readdirSync } from 'node:fs';
 
 const SECONDS: Record<string, number> = {
-  'matrix.test.ts': 550,
+  'matrix.test.ts': 420,
   'feed.test.ts': 150,
   'chaos.test.ts': 120,
   'chaos-server.test.ts': 120,
@@ -26,7 +26,7 @@ const SECONDS: Record<string, number> = {
   'cli.test.ts': 30,
   'bench-fanout.test.ts': 25,
   'feed-server.test.ts': 40,
-  'grade-server.test.ts': 60,
+  'grade-server.test.ts': 70,
   'other-lab.test.ts': 20,
 };
 const DEFAULT_SECONDS = 60;
