@@ -67,7 +67,11 @@ t.test('catches: as killers, but each mutant only against its killer', async (t)
 t.test('a mutant row: a near miss only where its happy path ran; caught only for its reason', async (t) => {
   const cell = (scenario: string, status: 'pass' | 'fail', reasons: string[] = []) => ({ scenario, status, reason: reasons[0] ?? '', reasons, runDir: '/b/r' });
   const m1 = consumers[2]!;
-  t.match(judgeRow(m1, [cell('a', 'fail', ['x marks it'])], 'happy'), { ok: true, note: 'caught by a: x marks it' }, 'no happy run (--catches): judged by its killer');
+  t.match(
+    judgeRow(m1, [cell('a', 'fail', ['x marks it'])], 'happy'),
+    { ok: true, note: 'caught by a: x marks it' },
+    'no happy run (--catches): judged by its killer',
+  );
   t.match(judgeRow(m1, [cell('happy', 'fail', ['lost 1']), cell('a', 'fail', ['x'])], 'happy'), { ok: false, note: 'not a near miss: fails happy (lost 1)' });
   t.match(judgeRow(m1, [cell('a', 'fail', ['other'])], 'happy'), { ok: false, note: /^caught by a, but not for its named reason/ });
   t.match(judgeRow(m1, [cell('a', 'pass')], 'happy'), { ok: false, note: 'SURVIVED a' });
