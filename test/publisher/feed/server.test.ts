@@ -671,9 +671,12 @@ t.test('misbehaviour from a connection on: the first connection numbered n or mo
     return c;
   };
   const invalid = (c: FeedClient) => c.frames.filter((f) => f instanceof FrameError).length;
-  t.equal(invalid(await connect(before, 9)), 0, 'connection 1 sends the event as it is: below the rule\'s first connection');
+  t.equal(invalid(await connect(before, 9)), 0, "connection 1 sends the event as it is: below the rule's first connection");
   const past = await connect(cursorOf(chain, 11, 0), 11);
-  t.notOk(past.lines.some((l) => l.includes(anchor)), 'connection 2 resumes past the event: it never is about to send it');
+  t.notOk(
+    past.lines.some((l) => l.includes(anchor)),
+    'connection 2 resumes past the event: it never is about to send it',
+  );
   t.equal(invalid(await connect(before, 9)), 1, 'connection 3 is the first from 2 on to send it: the rule fires there');
   const fourth = await connect(before, 9);
   t.equal(invalid(fourth), 0, 'it fired once: connection 4 sends the real event');
@@ -695,7 +698,18 @@ t.test('misbehaviour: a rule naming no connection a stream can have is refused, 
     [0, 'misbehaviour[1].connection'],
   ] as const)
     await t.rejects(
-      startRig(t, { initialBlocks: 10, streams: [{ name: 'main', misbehaviour: [{ at, action: 'stall' }, { at, action: 'stall', connection }] }] }),
+      startRig(t, {
+        initialBlocks: 10,
+        streams: [
+          {
+            name: 'main',
+            misbehaviour: [
+              { at, action: 'stall' },
+              { at, action: 'stall', connection },
+            ],
+          },
+        ],
+      }),
       { message: new RegExp(`^${name.replace(/[[\].]/g, '\\$&')} must be a positive integer`) },
     );
 });
