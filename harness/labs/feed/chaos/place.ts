@@ -1,6 +1,6 @@
 // Where a feed chaos schedule's steps take effect: the chain and its script first (reorganisations
 // on blocks the script mines one by one), then every fault on a block the script mines, then
-// misbehaviour on events the simulated chain produces, then the hooks. Rules that keep every
+// misbehaviour on events the simulated chain produces (./misbehave.ts), then the hooks. Rules that keep every
 // schedule fair to a correct consumer, whatever else it holds:
 //   - nothing lossy starts in the first second of the script, so the first snapshot is installed
 //     before the link can lose it (hook counts rest on it);
@@ -21,7 +21,8 @@
 // words; ./scenario.ts writes it as a scenario file.
 
 import { aimReorg, awayGuard, awayWindow, firstFit, heldBlocks, heldIn, hides, overlaps, staleCut, type Window } from './aim.js';
-import { abandonsEvents, closes, hooks, misbehaviour, quietAccount, sim } from './events.js';
+import { abandonsEvents, closes, hooks, quietAccount, sim } from './events.js';
+import { misbehaviour } from './misbehave.js';
 import { CHAIN, type Placed, SLOW, type Step, type StreamSchedule, TOPIC_SETS } from './steps.js';
 
 export type { Placed };

@@ -2,7 +2,7 @@
 // repro's header lists), and the layers it draws on, by the names of FEED_CHAOS_LAYERS.
 
 import { type Placed, place } from './place.js';
-import { BAD_ENVIRONMENT, CHAIN, type FeedSchedule, SLOW, STORM } from './steps.js';
+import { BAD_ENVIRONMENT, CHAIN, type FeedSchedule, type RuleConnection, SLOW, STORM } from './steps.js';
 
 const dir = (up: boolean) => (up ? 'upstream' : 'downstream');
 const short = (cursor: string) => {
@@ -11,7 +11,7 @@ const short = (cursor: string) => {
 };
 
 function words(x: Placed): string {
-  const on = (c: number) => `on connection ${c}`;
+  const on = (c: RuleConnection) => (typeof c === 'number' ? `on connection ${c}` : `on the first connection from ${c.from} on that sends it`);
   const ev = (n: number, cursor: string) => `event #${n} (${short(cursor)})`;
   switch (x.layer) {
     case 'cut':
