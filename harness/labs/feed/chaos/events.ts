@@ -68,7 +68,7 @@ export function firstClosingBlock(placed: readonly Placed[]): number | undefined
     if (p.layer === 'kill') return [p.at];
     if (p.layer === 'reorg') return p.away ? [p.away.from] : [];
     if (p.layer === 'deep-reorg') return [p.after];
-    return 'from' in p ? [p.from] : [];
+    return 'from' in p && p.from !== undefined ? [p.from] : [];
   });
   return blocks.length ? Math.min(...blocks) : undefined;
 }

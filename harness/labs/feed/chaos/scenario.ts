@@ -96,7 +96,7 @@ function addStep(x: Placed, name: string, virtual: (realMs: number) => number, {
       fault(name, { process: { signal: 'SIGSTOP' } }, x.from, forMs(x.ms));
       break;
     case 'loss':
-      faults.push({ name, loss: { percent: x.percent }, start: { incarnation: 1 } });
+      faults.push({ name, loss: { percent: x.percent }, start: x.from === undefined ? { incarnation: 1 } : { before_block: x.from } });
       break;
     case 'hook':
       hooks.push(x.item);

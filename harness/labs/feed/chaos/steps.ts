@@ -115,5 +115,6 @@ export type Placed =
   | { layer: 'reorg'; after: number; depth: number; length: number; away?: { from: number; to: number } }
   | { layer: 'deep-reorg'; after: number; depth: number; length: number }
   | { layer: 'stale-cursor'; retentionBlocks: number; from: number; to: number; quiet?: number }
-  | { layer: 'loss'; percent: number }
+  /** From the consumer's start, or (beside reorganisations) from before block `from`, until the run ends. */
+  | { layer: 'loss'; percent: number; from?: number }
   | { layer: 'slow-reader'; from: number; ms: number };

@@ -56,7 +56,7 @@ function words(x: Placed): string {
         (x.quiet === undefined ? 'a stale cursor' : `following quiet account ${x.quiet}, which has no event then`)
       );
     case 'loss':
-      return `packet loss ${x.percent} % both ways`;
+      return `packet loss ${x.percent} % both ways${x.from === undefined ? '' : ` from block ${x.from} on`}`;
     case 'slow-reader':
       return `a slow reader (CHAOSLAB_APPLY_DELAY_MS ${SLOW.applyDelayMs}, queue limit ${SLOW.queueLimit}, 4 KiB socket buffers, ${SLOW.logs.min}–${SLOW.logs.max} logs a block) that reads nothing for ${x.ms} ms before block ${x.from} (SIGSTOP)`;
   }

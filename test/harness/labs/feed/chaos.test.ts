@@ -187,6 +187,33 @@ t.test('a reorganisation abandons blocks the subscribed consumer was sent, while
   t.ok(staleCut.length <= (connected + away) / 25, `${staleCut.length} of ${connected + away} under a stale cursor's cut`);
 });
 
+t.test("packet loss never covers a reorganisation's abandoned events or its revoke: it starts after every one's stretch", async (t) => {
+  let beside = 0;
+  t.same(
+    breaking((f) => {
+      const loss = (f.faults ?? []).find((x) => x.loss !== undefined);
+      const reorgs = f.chain.reorgs ?? [];
+      if (!loss || reorgs.length === 0) return undefined;
+      beside++;
+      const from = loss.start.before_block;
+      if (from === undefined) return `${loss.name} from the start, beside ${reorgs.length} reorganisation(s)`;
+      const abandoned = abandonedEvents(f);
+      for (const r of reorgs) {
+        const fork = r.after_block - r.depth + 1;
+        const away = down(f).find((x) => /-away$/.test(x.name) && x.start.before_block! <= r.after_block && x.end.before_block > r.after_block);
+        const stretchEnd = Math.max(r.after_block + 2, away ? away.end.before_block + 2 : 0);
+        const firstHeld = abandoned.find((b) => b >= fork) ?? fork;
+        if (from <= stretchEnd && from >= firstHeld - 2)
+          return `${loss.name} from block ${from}, inside the stretch ${firstHeld - 2}..${stretchEnd} of the reorganisation after ${r.after_block}`;
+        if (from < firstHeld - 2) return `${loss.name} from block ${from}, before the reorganisation after ${r.after_block}`;
+      }
+      return undefined;
+    }),
+    [],
+  );
+  t.ok(beside >= 10, `${beside} schedules with loss beside reorganisations (loss is a rare step)`);
+});
+
 t.test('a cut falls where events flow and the consumer is connected: within the script, outside every other cut', async (t) => {
   let cuts = 0;
   t.same(
