@@ -125,14 +125,18 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
       endings.push(i);
       if (connection === 1 || (typeof connection === 'object' && connection.from === 1)) endsFirst = Math.min(endsFirst, i);
     }
-    const at = { event: i + 1, cursor: produced[i]!.cursor };
-    if (x.layer === 'resend') out.set(x, { layer: 'resend', ...at, count: x.count, connection });
-    else if (x.layer === 'malformed') out.set(x, { layer: 'malformed', ...at, form: form!, connection });
-    else if (x.layer === 'number-amount') out.set(x, { layer: 'number-amount', ...at, connection });
-    else if (x.layer === 'unknown-op') out.set(x, { layer: 'unknown-op', ...at });
-    else out.set(x, { layer: 'stall', ...at, ...(x.forever ? {} : { ms: x.ms }), connection });
+    out.set(x, placedRule(x, { event: i + 1, cursor: produced[i]!.cursor }, connection, form));
   }
   return steps.flatMap((x) => out.get(x) ?? []);
+}
+
+/** The rule as placed: at event `at` (1-based, and its cursor), on `connection`. */
+function placedRule(x: Rule, at: { event: number; cursor: string }, connection: RuleConnection, form: (typeof MALFORMED)[number] | undefined): Placed {
+  if (x.layer === 'resend') return { layer: 'resend', ...at, count: x.count, connection };
+  if (x.layer === 'malformed') return { layer: 'malformed', ...at, form: form!, connection };
+  if (x.layer === 'number-amount') return { layer: 'number-amount', ...at, connection };
+  if (x.layer === 'unknown-op') return { layer: 'unknown-op', ...at };
+  return { layer: 'stall', ...at, ...(x.forever ? {} : { ms: x.ms }), connection };
 }
 
 interface Context {
