@@ -60,6 +60,8 @@ export interface StreamContext {
   readonly reader: OutboxReader;
   readonly scheduler: Scheduler;
   readonly settings: ConnectionSettings;
+  /** The connection each misbehaviour rule fired on: a rule fires once in the stream. */
+  readonly misbehaviourFired: Map<FeedMisbehaviour, number>;
   record(conn: number, event: TranscriptEvent): void;
   /** Counts a subscribe on the stream; returns its number (from 1). */
   countSubscribe(): number;
@@ -109,6 +111,7 @@ export class FeedConnection {
       socket,
       scheduler: stream.scheduler,
       misbehaviour,
+      misbehaviourFired: stream.misbehaviourFired,
       ...(beforeEvent ? { beforeEvent: (cursor: string) => beforeEvent(id, cursor) } : {}),
       eventsBefore: (cursor, count) => stream.reader.read(() => stream.reader.eventsBefore(positionOf(cursor), this.topics, count)).map((row) => eventOf(row)),
       record: (event) => this.record(event),

@@ -13,8 +13,12 @@ export type MalformedForm = 'trailing-comma' | 'truncated' | 'unpadded-cursor' |
 export type FeedMisbehaviour = {
   /** The cursor of the real event the rule fires at, just before it would be sent. */
   at: string;
-  /** Which connection of the stream, 1-based; default 1. */
-  connection?: number;
+  /**
+   * Which connection of the stream, 1-based; default 1. `{ from: n }`: the first connection
+   * numbered n or more that is about to send the event (how many times a consumer reconnects
+   * before it cannot always be known in advance).
+   */
+  connection?: number | ConnectionFrom;
 } & (
   | /** At-least-once delivery: first resend the `count` (default 3) events before this one, with their real content. */
   { action: 'resend'; count?: number }
@@ -28,8 +32,27 @@ export type FeedMisbehaviour = {
   | { action: 'stall'; ms?: number }
 );
 
-export function misbehaviourAt(rules: readonly FeedMisbehaviour[], connection: number, cursor: string): FeedMisbehaviour | undefined {
-  return rules.find((r) => r.at === cursor && (r.connection ?? 1) === connection);
+/** A rule for the first connection numbered `from` or more that is about to send its event. */
+export type ConnectionFrom = { from: number };
+
+/** Whether a rule may fire on connection `connection`. */
+export function onConnection(rule: Pick<FeedMisbehaviour, 'connection'>, connection: number): boolean {
+  const c = rule.connection ?? 1;
+  return typeof c === 'number' ? c === connection : connection >= c.from;
+}
+
+/**
+ * The rule at this event on this connection: the first that names the connection and has not
+ * fired on another one (`firedOn`: the connection each rule of the stream fired on). A rule
+ * fires once in all: one that already fired here is still returned, and then not applied again.
+ */
+export function misbehaviourAt(
+  rules: readonly FeedMisbehaviour[],
+  connection: number,
+  cursor: string,
+  firedOn: ReadonlyMap<FeedMisbehaviour, number> = new Map(),
+): FeedMisbehaviour | undefined {
+  return rules.find((r) => r.at === cursor && onConnection(r, connection) && (firedOn.get(r) ?? connection) === connection);
 }
 
 /** The real event, as the frame object the encoder would send. */

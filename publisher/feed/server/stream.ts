@@ -37,10 +37,22 @@ const positiveInteger = (name: string, value: number): number => {
   return value;
 };
 
+/** Misbehaviour rules whose connection (a number, or `{ from }`) names one a stream can have. */
+function checkedRules(rules: readonly FeedMisbehaviour[]): readonly FeedMisbehaviour[] {
+  for (const [i, r] of rules.entries()) {
+    const c = r.connection;
+    if (c === undefined) continue;
+    if (typeof c === 'number') positiveInteger(`misbehaviour[${i}].connection`, c);
+    else positiveInteger(`misbehaviour[${i}].connection.from`, c.from);
+  }
+  return rules;
+}
+
 export class FeedStream implements StreamContext {
   readonly name: string;
   readonly settings: ConnectionSettings;
   private readonly connections = new Set<FeedConnection>();
+  readonly misbehaviourFired = new Map<FeedMisbehaviour, number>();
   private nextConn = 1;
   private subscribes = 0;
   /** Set by whoever starts consumers (e.g. "incarnation 2"); stamped on each new connection. */
@@ -62,7 +74,7 @@ export class FeedStream implements StreamContext {
       idleMs: positiveInteger('idleMs', config.idleMs ?? 10_000),
       lingerMs: positiveInteger('lingerMs', config.lingerMs ?? 2000),
       hooks: config.hooks ?? {},
-      misbehaviour: config.misbehaviour ?? [],
+      misbehaviour: checkedRules(config.misbehaviour ?? []),
       steps: { ...REFERENCE_STEPS, ...config.steps },
       policy: { ...REFERENCE_POLICY, ...config.policy },
     };

@@ -17,6 +17,8 @@ export interface WriterContext {
   readonly socket: Socket;
   readonly scheduler: Scheduler;
   readonly misbehaviour: readonly FeedMisbehaviour[];
+  /** The connection each rule fired on, shared by the stream's connections: a rule fires once in all. */
+  readonly misbehaviourFired: Map<FeedMisbehaviour, number>;
   beforeEvent?(cursor: string): Promise<void> | void;
   /** The `count` events of this connection's accounts just before `cursor` (for a resend). */
   eventsBefore(cursor: string, count: number): RealEvent[];
@@ -37,7 +39,6 @@ export class FrameWriter {
   private flushing = false;
   private isStalled = false;
   private closed = false;
-  private readonly fired = new Set<FeedMisbehaviour>();
   /** Waiting for the queue to be empty (written()). */
   private waiters: (() => void)[] = [];
   private cancelStall: Cancel = () => {};
@@ -146,9 +147,10 @@ export class FrameWriter {
 
   /** Applies the rule at this event, once; true when the event must not be written now. */
   private misbehave(event: RealEvent): boolean {
-    const rule = misbehaviourAt(this.ctx.misbehaviour, this.ctx.id, event.cursor);
-    if (!rule || this.fired.has(rule)) return false;
-    this.fired.add(rule);
+    const fired = this.ctx.misbehaviourFired;
+    const rule = misbehaviourAt(this.ctx.misbehaviour, this.ctx.id, event.cursor, fired);
+    if (!rule || fired.has(rule)) return false;
+    fired.set(rule, this.ctx.id);
     const note = `misbehaviour: ${rule.action} at ${event.cursor}`;
     switch (rule.action) {
       case 'resend':

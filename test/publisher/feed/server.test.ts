@@ -642,6 +642,78 @@ t.test('misbehaviour: a silent stall sends nothing at all, pings and pongs inclu
   paused.destroy();
 });
 
+t.test('misbehaviour from a connection on: the first connection numbered n or more that is about to send the event, once', async (t) => {
+  const config = { seed: 7, confirmations: 3, logsPerBlock: { min: 2, max: 2 } };
+  const twin = new SimChain(config);
+  for (let i = 0; i < 12; i++) twin.mine();
+  const anchor = cursorOf(twin, 10, 1);
+  const rig = await startRig(t, {
+    chain: config,
+    initialBlocks: 12,
+    streams: [
+      {
+        name: 'main',
+        misbehaviour: [
+          { connection: { from: 2 }, at: anchor, action: 'malformed', form: 'trailing-comma' },
+          { connection: 4, at: anchor, action: 'unknown-op' },
+        ],
+      },
+    ],
+  });
+  const { chain } = rig;
+  const topics = [...chain.accounts];
+  const before = cursorOf(chain, 9, 1);
+  const last = chainEvents(chain, topics, before).at(-1)!;
+  const connect = async (from: string, block: number) => {
+    const c = await FeedClient.subscribe(rig.port(), topics, from, chain.canonicalAt(block)!.hash);
+    await c.waitFrames('the head', (c) => c.lines.some((l) => l.includes(last)));
+    c.destroy();
+    return c;
+  };
+  const invalid = (c: FeedClient) => c.frames.filter((f) => f instanceof FrameError).length;
+  t.equal(invalid(await connect(before, 9)), 0, "connection 1 sends the event as it is: below the rule's first connection");
+  const past = await connect(cursorOf(chain, 11, 0), 11);
+  t.notOk(
+    past.lines.some((l) => l.includes(anchor)),
+    'connection 2 resumes past the event: it never is about to send it',
+  );
+  t.equal(invalid(await connect(before, 9)), 1, 'connection 3 is the first from 2 on to send it: the rule fires there');
+  const fourth = await connect(before, 9);
+  t.equal(invalid(fourth), 0, 'it fired once: connection 4 sends the real event');
+  t.same(fourth.data[1], { unknownOp: 'event-v2' }, 'and a rule for connection 4 exactly at the same event still fires there');
+  t.same(
+    rig.transcript.filter((e) => e.kind === 'send' && e.note).map((e) => [e.conn, (e as { note: string }).note]),
+    [
+      [3, `misbehaviour: malformed at ${anchor} (trailing-comma); the real event is not sent`],
+      [4, `misbehaviour: unknown-op at ${anchor}`],
+    ],
+    'the transcript names the connection it fired on',
+  );
+});
+
+t.test('misbehaviour: a rule naming no connection a stream can have is refused, naming it', async (t) => {
+  const at = formatCursor({ chainId: 1, blockNumber: 10, logIndex: 0 });
+  for (const [connection, name] of [
+    [{ from: 0 }, 'misbehaviour[1].connection.from'],
+    [0, 'misbehaviour[1].connection'],
+  ] as const)
+    await t.rejects(
+      startRig(t, {
+        initialBlocks: 10,
+        streams: [
+          {
+            name: 'main',
+            misbehaviour: [
+              { at, action: 'stall' },
+              { at, action: 'stall', connection },
+            ],
+          },
+        ],
+      }),
+      { message: new RegExp(`^${name.replace(/[[\].]/g, '\\$&')} must be a positive integer`) },
+    );
+});
+
 t.test('trigger points: onSubscribe counts subscribes per stream, beforeEvent holds the stream at a cursor', async (t) => {
   const subscribes: [number, number, string | null][] = [];
   let release!: () => void;

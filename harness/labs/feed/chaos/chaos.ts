@@ -49,7 +49,7 @@ export const FEED_CHAOS_LAYERS: readonly ChaosLayer[] = [
 
 /** A position: taken modulo the script where it is placed, so it survives any shrink. */
 const at = fc.nat({ max: 199 });
-/** Misbehaviour fires only if its event is sent on that connection: mostly the first, which carries them all live. */
+/** Mostly the first connection, which carries every event live; a later one (beside a fault that closes one) becomes the first from 2 on (./misbehave.ts). */
 const connection = fc.oneof({ weight: 4, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.integer({ min: 2, max: 3 }) });
 const ms = (min: number, max: number) => fc.integer({ min, max });
 const layer = <L extends Step['layer']>(name: L) => fc.constant(name);
@@ -110,7 +110,7 @@ const WEIGHTS: Partial<Record<keyof typeof STEPS, number>> = {
   hook: 5,
   resend: 5,
   malformed: 2,
-  // Fires only if its Transfer is sent on the connection drawn (./events.ts aims it at one that carries it).
+  // Fires only on a Transfer sent on its connection (./misbehave.ts aims it at one that carries it).
   numberAmount: 6,
   reorg: 7,
   halfOpen: 6,

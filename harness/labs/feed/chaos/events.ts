@@ -1,12 +1,11 @@
-// The feed chaos placement's part on the chain's events (./place.ts places the rest): the
-// server's misbehaviour on events the simulated chain produces for the followed accounts, process
-// 1's hooks (an `exit` only where it must fire), and the quiet account of a quiet stale-cursor
-// schedule. The simulated chain is remembered: one schedule is placed for its scenario, its words
-// and its layers.
+// The feed chaos placement's part on the chain's events (./place.ts places the rest, and
+// ./misbehave.ts the server's misbehaviour): process 1's hooks (an `exit` only where it must
+// fire), and the quiet account of a quiet stale-cursor schedule. The simulated chain is
+// remembered: one schedule is placed for its scenario, its words and its layers.
 
 import { SimChain } from '../../../../publisher/feed/chain/chain.js';
 import { ChainScript, chainConfig, type SimulatedChain, simulate } from '../scenario/chain-script.js';
-import { CHAIN, MALFORMED, type Placed, SLOW, type Step } from './steps.js';
+import { CHAIN, type Placed, type Step } from './steps.js';
 import type { ChainPlan } from '../scenario/plan.js';
 
 /** Steps that can end a connection of the consumer under test (or its process). */
@@ -63,107 +62,15 @@ export function quietAccount(chain: ChainPlan, w: { from: number; to: number }, 
 }
 
 /** The first block before which a placed step ends connection 1 (a cut, a kill, a toxic that closes), if one does. */
-function firstClosingBlock(placed: readonly Placed[]): number | undefined {
+export function firstClosingBlock(placed: readonly Placed[]): number | undefined {
   const blocks = placed.flatMap((p) => {
     if (!closes(p)) return [];
     if (p.layer === 'kill') return [p.at];
     if (p.layer === 'reorg') return p.away ? [p.away.from] : [];
     if (p.layer === 'deep-reorg') return [p.after];
-    return 'from' in p ? [p.from] : [];
+    return 'from' in p && p.from !== undefined ? [p.from] : [];
   });
   return blocks.length ? Math.min(...blocks) : undefined;
-}
-
-/**
- * Server misbehaviour on events the script produces for the followed accounts (1-based, as
- * `event:` counts them), on a connection that carries its event: connection 1 where nothing
- * closes a connection, and on connection 1 an event sent before the first step that closes it.
- */
-export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, placed: readonly Placed[]): Placed[] {
-  const produced = chain.produced;
-  if (produced.length === 0) return [];
-  // The server finds a rule's event by its cursor, and acts on the first event sent with it: after
-  // a reorganisation a cursor comes again, on another block's event (maybe not a Transfer). So an
-  // anchor is always the first event with its cursor.
-  const first = new Map<string, number>();
-  for (const [i, e] of produced.entries()) if (!first.has(e.cursor)) first.set(e.cursor, i);
-  const closing = firstClosingBlock(placed);
-  const anyClose = placed.some(closes);
-  /** The first event a bad frame or a stall ends connection 1 at: a resend there comes before it. */
-  let endsFirst = Number.POSITIVE_INFINITY;
-  // The block the script had reached when it produced event j (a reorganisation's new branch comes after its block).
-  const reached: number[] = [];
-  for (const [j, e] of produced.entries()) reached.push(Math.max(reached[j - 1] ?? 0, blockOf(e.cursor)));
-  const beforeClosing = (j: number) => closing === undefined || reached[j]! < closing - 1;
-  const afterSlow = slowReaderRides(placed, reached);
-  const onFirst = (j: number) => j < endsFirst && beforeClosing(j);
-  /** The connection after that bad frame or stall: it resumes there, and carries the events after it. */
-  const onSecond = (j: number) => j > endsFirst && beforeClosing(j);
-  const anchor = (i: number, transfer: boolean, fits: (j: number) => boolean): number | undefined => {
-    for (let k = 0; k < produced.length; k++) {
-      const j = (i + k) % produced.length;
-      if (first.get(produced[j]!.cursor) === j && (!transfer || produced[j]!.type === 'Transfer') && fits(j)) return j;
-    }
-    return undefined;
-  };
-  const heavyLink = placed.some((p) => p.layer === 'slicer' || p.layer === 'bandwidth' || p.layer === 'loss');
-  const out = new Map<Step, Placed>();
-  const taken = new Set<string>();
-  const ending = (x: Step) => x.layer === 'malformed' || x.layer === 'number-amount' || x.layer === 'stall';
-  // The ones that end their connection first, then resends and unknown ops before them.
-  for (const x of [...steps.filter(ending), ...steps.filter((y) => y.layer === 'resend'), ...steps.filter((y) => y.layer === 'unknown-op')]) {
-    if (x.layer !== 'resend' && x.layer !== 'malformed' && x.layer !== 'number-amount' && x.layer !== 'unknown-op' && x.layer !== 'stall') continue;
-    if (x.layer === 'unknown-op' && (anyClose || [...out.values()].some((p) => p.layer !== 'resend'))) continue; // left out beside anything that closes (./place.ts): its event stays free
-    let connection = x.layer === 'unknown-op' || !anyClose ? 1 : x.connection;
-    let fits = connection === 1 ? onFirst : () => true;
-    let fallback: (j: number) => boolean = () => true;
-    if (x.layer === 'stall' && afterSlow) {
-      // A slow reader's connection delivers until its queue overflows: a stall goes to the next one, after that.
-      connection = 2;
-      fits = afterSlow.fits;
-      fallback = afterSlow.late;
-    }
-    // Past the bad frame or stall that ends connection 1 (a second one, or a resend with no event before it): on connection 2.
-    else if (connection === 1 && x.layer !== 'unknown-op' && Number.isFinite(endsFirst) && (ending(x) || anchor(x.at, false, onFirst) === undefined)) {
-      connection = 2;
-      fits = onSecond;
-    }
-    const anyOf = (a: number, transfer: boolean) => anchor(a, transfer, fits) ?? anchor(a, transfer, fallback);
-    let i = anyOf(x.at % produced.length, false);
-    let form = x.layer === 'malformed' ? MALFORMED[x.form % MALFORMED.length]! : undefined;
-    if (form === 'oversized' && heavyLink) form = 'trailing-comma';
-    if (i !== undefined && (x.layer === 'number-amount' || form === 'noncanonical-amount')) {
-      const t = anyOf(i, true);
-      if (t === undefined) form = 'trailing-comma';
-      i = t ?? (x.layer === 'number-amount' ? undefined : i);
-    }
-    if (i === undefined) continue;
-    const key = `${i}/${connection}`;
-    if (taken.has(key)) continue; // the server takes the first rule for an event on a connection
-    taken.add(key);
-    if (connection === 1 && ending(x)) endsFirst = Math.min(endsFirst, i);
-    const at = { event: i + 1, cursor: produced[i]!.cursor };
-    if (x.layer === 'resend') out.set(x, { layer: 'resend', ...at, count: x.count, connection });
-    else if (x.layer === 'malformed') out.set(x, { layer: 'malformed', ...at, form: form!, connection });
-    else if (x.layer === 'number-amount') out.set(x, { layer: 'number-amount', ...at, connection });
-    else if (x.layer === 'unknown-op') out.set(x, { layer: 'unknown-op', ...at });
-    else out.set(x, { layer: 'stall', ...at, ...(x.forever ? {} : { ms: x.ms }), connection });
-  }
-  return steps.flatMap((x) => out.get(x) ?? []);
-}
-
-/**
- * Where a slow reader's schedule may stall the server: the events produced once its stretch (a
- * second without reading, and as long again for the queue to fill) is over, so on the connection
- * after its `reset slow-consumer`; best before the next step that closes that one.
- */
-function slowReaderRides(placed: readonly Placed[], reached: readonly number[]): { late: (j: number) => boolean; fits: (j: number) => boolean } | undefined {
-  const slow = placed.find((p) => p.layer === 'slow-reader');
-  if (!slow) return undefined;
-  const end = slow.from + Math.ceil((1.5 * slow.ms) / (CHAIN.blockIntervalMs * SLOW.timeScale));
-  const next = firstClosingBlock(placed.filter((p) => p !== slow && !(p.layer === 'kill' ? p.at < end : 'from' in p && p.from < end)));
-  const late = (j: number) => reached[j]! >= end;
-  return { late, fits: (j) => late(j) && (next === undefined || reached[j]! < next - 1) };
 }
 
 /**

@@ -1,6 +1,6 @@
 // Where a feed chaos schedule's steps take effect: the chain and its script first (reorganisations
 // on blocks the script mines one by one), then every fault on a block the script mines, then
-// misbehaviour on events the simulated chain produces, then the hooks. Rules that keep every
+// misbehaviour on events the simulated chain produces (./misbehave.ts), then the hooks. Rules that keep every
 // schedule fair to a correct consumer, whatever else it holds:
 //   - nothing lossy starts in the first second of the script, so the first snapshot is installed
 //     before the link can lose it (hook counts rest on it);
@@ -21,7 +21,8 @@
 // words; ./scenario.ts writes it as a scenario file.
 
 import { aimReorg, awayGuard, awayWindow, firstFit, heldBlocks, heldIn, hides, overlaps, staleCut, type Window } from './aim.js';
-import { abandonsEvents, closes, hooks, misbehaviour, quietAccount, sim } from './events.js';
+import { abandonsEvents, closes, hooks, quietAccount, sim } from './events.js';
+import { misbehaviour } from './misbehave.js';
 import { CHAIN, type Placed, SLOW, type Step, type StreamSchedule, TOPIC_SETS } from './steps.js';
 
 export type { Placed };
@@ -80,11 +81,15 @@ function compute(s: StreamSchedule): Placement {
   const staleRoom = stale && steps.some((x) => x.layer === 'reorg') ? staleBlocks + awayRoom : 0;
   const reorgCount = steps.filter((x) => x.layer === 'reorg' || x.layer === 'deep-reorg').length;
   const newBlocks = 2 * reorgCount;
+  // Packet loss closes connections at unpredictable times: beside reorganisations it comes after them, in blocks of its own.
+  const lossRoom = loss && reorgCount > 0 ? LOSS_BLOCKS : 0;
   const blocks = Math.max(
     s.blocks,
     staleBlocks + staleRoom + minStart + 3,
     // a slow reader's reorganisations after its stretch: some 6 blocks each (dense blocks: 100 ms each)
     slowBlocks + (s.slow ? 6 * reorgCount + 2 : 0) + (s.slow && stale ? staleBlocks + newBlocks + staleRoom : 0) + minStart + 3,
+    // loss after the reorganisations: some 6 blocks each (a cut while away included), then its own
+    lossRoom ? minStart + 6 * reorgCount + lossRoom : 0,
   );
   const lastBlock = CHAIN.initialBlocks + blocks;
 
@@ -93,7 +98,7 @@ function compute(s: StreamSchedule): Placement {
   const drawnTopics = s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
   // A slow reader's reorganisations come after its stretch: its `reset slow-consumer` takes it away there.
   const firstFree = CHAIN.initialBlocks + minStart + (s.slow ? slowBlocks + 2 : 0);
-  const reorgs = placeReorgs(steps, firstFree, lastBlock, (so) => chainOf(s, stale, lastBlock, so), quiet ? undefined : drawnTopics, !halfOpen);
+  const reorgs = placeReorgs(steps, firstFree, lastBlock - lossRoom, (so) => chainOf(s, stale, lastBlock, so), quiet ? undefined : drawnTopics, !halfOpen);
   const mined = minedBlocks(reorgs, lastBlock);
   const { placed, staleWindow } = placeOnBlocks(s, steps, reorgs, mined, { minStart, staleBlocks, slowBlocks, period }, halfOpen);
 
@@ -156,6 +161,13 @@ function longEnough(x: Step, serverPingMs: number): Step {
   const up = x.layer !== 'bandwidth' && x.up;
   return { ...x, ms: Math.max(x.ms, 2 * (up ? CONSUMER_PING_MS : serverPingMs)) };
 }
+
+/**
+ * Mined blocks packet loss gets after a schedule's reorganisations (5 s of real time): loss that
+ * closed a connection before the consumer was sent a reorganisation's abandoned events, and kept
+ * it away until after the reorganisation, would leave it nothing to revoke (the proof's misses).
+ */
+const LOSS_BLOCKS = 20;
 
 /** The consumer's CHAOSLAB_PING_MS (real ms) in every link setting (linkOf), and the server's beside a half-open link. */
 const CONSUMER_PING_MS = 1000;
@@ -337,7 +349,7 @@ function placeOnBlocks(
     } else if (x.layer === 'latency' || x.layer === 'slicer' || x.layer === 'bandwidth') {
       const { at, ...rest } = x;
       out.set(x, { ...rest, from: point(at) } as Placed);
-    } else if (x.layer === 'loss') out.set(x, x);
+    } else if (x.layer === 'loss') out.set(x, lossAfter(x, reorgs, guards, mined));
     // misbehaviour and hooks: below, once the chain is known
   }
   for (const g of guards) if (fallbacks.some((w) => overlaps(w, g.guard))) out.set(g.step, g.reorg);
@@ -345,6 +357,17 @@ function placeOnBlocks(
     placed: [...(s.slow ? [{ layer: 'slow-reader' as const, from: slowFrom, ms: SLOW.stopMs }] : []), ...steps.flatMap((x) => out.get(x) ?? [])],
     staleWindow,
   };
+}
+
+/**
+ * Packet loss from the first mined block past every reorganisation's stretch (from before its
+ * first abandoned event until two blocks after it, or after its cut while away), until the run
+ * ends; from the consumer's start where there is none.
+ */
+function lossAfter(x: LossStep, reorgs: readonly AimedReorg[], guards: readonly Guard[], mined: readonly number[]): Placed {
+  if (reorgs.length === 0) return x;
+  const past = Math.max(...reorgs.map((r) => r.after + 3), ...guards.map((g) => g.guard.to + 1));
+  return { ...x, from: mined.find((b) => b >= past) ?? mined.at(-1)! };
 }
 
 /** A quiet account's stale cursor: never for a slow reader, which follows every account so that its queue fills. */

@@ -5,7 +5,7 @@
 // milliseconds, written as virtual ones (after_ms is scaled by time_scale).
 
 import { type Placed, place } from './place.js';
-import { BACKOFF, BAD_ENVIRONMENT, CHAIN, type FeedSchedule, SLOW, STORM, type StreamSchedule } from './steps.js';
+import { BACKOFF, type RuleConnection, BAD_ENVIRONMENT, CHAIN, type FeedSchedule, SLOW, STORM, type StreamSchedule } from './steps.js';
 
 /** Every feed scenario's description says what its virtual time stands for: the core's words get this appended. */
 const timeWords = (timeScale: number) =>
@@ -44,6 +44,9 @@ export function feedChaosScenario(schedule: FeedSchedule): Record<string, unknow
     };
   return streamScenario(schedule);
 }
+
+/** A rule's connection in the scenario's keys: `connection: n`, or `from_connection: n` (the first from n on that is about to send its event). */
+const connectionKeys = (c: RuleConnection): Record<string, number> => (typeof c === 'number' ? { connection: c } : { from_connection: c.from });
 
 /** Where a schedule's steps go in the scenario file: core faults, server misbehaviour, hook plans. */
 interface ScenarioParts {
@@ -93,25 +96,25 @@ function addStep(x: Placed, name: string, virtual: (realMs: number) => number, {
       fault(name, { process: { signal: 'SIGSTOP' } }, x.from, forMs(x.ms));
       break;
     case 'loss':
-      faults.push({ name, loss: { percent: x.percent }, start: { incarnation: 1 } });
+      faults.push({ name, loss: { percent: x.percent }, start: x.from === undefined ? { incarnation: 1 } : { before_block: x.from } });
       break;
     case 'hook':
       hooks.push(x.item);
       break;
     case 'resend':
-      misbehave.push({ action: 'resend', event: x.event, count: x.count, connection: x.connection });
+      misbehave.push({ action: 'resend', event: x.event, count: x.count, ...connectionKeys(x.connection) });
       break;
     case 'malformed':
-      misbehave.push({ action: 'malformed', form: x.form, event: x.event, connection: x.connection });
+      misbehave.push({ action: 'malformed', form: x.form, event: x.event, ...connectionKeys(x.connection) });
       break;
     case 'number-amount':
-      misbehave.push({ action: 'number-amount', event: x.event, connection: x.connection });
+      misbehave.push({ action: 'number-amount', event: x.event, ...connectionKeys(x.connection) });
       break;
     case 'unknown-op':
       misbehave.push({ action: 'unknown-op', event: x.event });
       break;
     case 'stall':
-      misbehave.push({ action: 'stall', event: x.event, ...(x.ms === undefined ? {} : { ms: x.ms }), connection: x.connection });
+      misbehave.push({ action: 'stall', event: x.event, ...(x.ms === undefined ? {} : { ms: x.ms }), ...connectionKeys(x.connection) });
       break;
     case 'deep-reorg':
       break; // in the chain's script

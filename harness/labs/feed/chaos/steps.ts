@@ -92,6 +92,9 @@ export const BAD_ENVIRONMENT: readonly { env: Record<string, string | null> }[] 
 /** The storm of test/fixtures/scenarios/feed-restart-storm-small.yaml: the backoff judged over 4 processes. */
 export const STORM = { processes: 4, rounds: 2, roundMs: 8000, minAtCap: 4, baseMs: 250, capMs: 2000 } as const;
 
+/** The connection a misbehaviour rule fires on: exactly that one, or the first from `from` on that is about to send its event. */
+export type RuleConnection = number | { from: number };
+
 /** A step placed on the script (./place.ts places them): positions resolved to blocks, events and connections. */
 export type Placed =
   | { layer: 'cut'; from: number; to: number }
@@ -104,13 +107,14 @@ export type Placed =
   | { layer: 'kill'; at: number }
   | { layer: 'pause'; from: number; ms: number }
   | { layer: 'hook'; item: string; madeStop: boolean }
-  | { layer: 'resend'; event: number; cursor: string; count: number; connection: number }
-  | { layer: 'malformed'; event: number; cursor: string; form: (typeof MALFORMED)[number]; connection: number }
-  | { layer: 'number-amount'; event: number; cursor: string; connection: number }
+  | { layer: 'resend'; event: number; cursor: string; count: number; connection: RuleConnection }
+  | { layer: 'malformed'; event: number; cursor: string; form: (typeof MALFORMED)[number]; connection: RuleConnection }
+  | { layer: 'number-amount'; event: number; cursor: string; connection: RuleConnection }
   | { layer: 'unknown-op'; event: number; cursor: string }
-  | { layer: 'stall'; event: number; cursor: string; ms?: number; connection: number }
+  | { layer: 'stall'; event: number; cursor: string; ms?: number; connection: RuleConnection }
   | { layer: 'reorg'; after: number; depth: number; length: number; away?: { from: number; to: number } }
   | { layer: 'deep-reorg'; after: number; depth: number; length: number }
   | { layer: 'stale-cursor'; retentionBlocks: number; from: number; to: number; quiet?: number }
-  | { layer: 'loss'; percent: number }
+  /** From the consumer's start, or (beside reorganisations) from before block `from`, until the run ends. */
+  | { layer: 'loss'; percent: number; from?: number }
   | { layer: 'slow-reader'; from: number; ms: number };

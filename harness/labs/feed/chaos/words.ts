@@ -2,7 +2,7 @@
 // repro's header lists), and the layers it draws on, by the names of FEED_CHAOS_LAYERS.
 
 import { type Placed, place } from './place.js';
-import { BAD_ENVIRONMENT, CHAIN, type FeedSchedule, SLOW, STORM } from './steps.js';
+import { BAD_ENVIRONMENT, CHAIN, type FeedSchedule, type RuleConnection, SLOW, STORM } from './steps.js';
 
 const dir = (up: boolean) => (up ? 'upstream' : 'downstream');
 const short = (cursor: string) => {
@@ -11,7 +11,7 @@ const short = (cursor: string) => {
 };
 
 function words(x: Placed): string {
-  const on = (c: number) => `on connection ${c}`;
+  const on = (c: RuleConnection) => (typeof c === 'number' ? `on connection ${c}` : `on the first connection from ${c.from} on that sends it`);
   const ev = (n: number, cursor: string) => `event #${n} (${short(cursor)})`;
   switch (x.layer) {
     case 'cut':
@@ -56,7 +56,7 @@ function words(x: Placed): string {
         (x.quiet === undefined ? 'a stale cursor' : `following quiet account ${x.quiet}, which has no event then`)
       );
     case 'loss':
-      return `packet loss ${x.percent} % both ways`;
+      return `packet loss ${x.percent} % both ways${x.from === undefined ? '' : ` from block ${x.from} on`}`;
     case 'slow-reader':
       return `a slow reader (CHAOSLAB_APPLY_DELAY_MS ${SLOW.applyDelayMs}, queue limit ${SLOW.queueLimit}, 4 KiB socket buffers, ${SLOW.logs.min}–${SLOW.logs.max} logs a block) that reads nothing for ${x.ms} ms before block ${x.from} (SIGSTOP)`;
   }

@@ -183,21 +183,43 @@ function whyMissed(facts: RunFacts, r: Reorg): string {
 
 type Rule = FeedPlan['server']['misbehaviour'][number];
 
+/** Whether `c` sent an event frame at `cursor`. */
+const sentEventAt = (c: ConnFacts, cursor: string): boolean => c.sent.some((s) => s.frame?.op === 'event' && s.frame.cursor === cursor);
+
+/**
+ * The consumer's connection a rule is about: the one it names, or for `{ from: n }` the one the
+ * publisher's transcript says it fired on (its note), else the first from n on that sent its event.
+ */
+function ruleConnection(facts: RunFacts, rule: Rule): { n: number; exact: boolean; conn: ConnFacts | undefined } {
+  const c = rule.connection ?? 1;
+  const conns = facts.conns.consumer;
+  if (typeof c === 'number') return { n: c, exact: true, conn: conns.find((x) => x.conn === c) };
+  const later = conns.filter((x) => x.conn >= c.from);
+  const fired = later.find((x) => x.notes.some((note) => note.text.startsWith(`misbehaviour: ${rule.action} at ${rule.at}`)));
+  return { n: c.from, exact: false, conn: fired ?? later.find((x) => sentEventAt(x, rule.at)) };
+}
+
 function misbehaviourRow(facts: RunFacts, rule: Rule, anchor: string): FaultCoverage {
-  const n = rule.connection ?? 1;
+  const { n, exact, conn } = ruleConnection(facts, rule);
   const form = rule.action === 'malformed' ? ` (${rule.form ?? 'trailing-comma'})` : '';
   const words = { resend: 'resend', malformed: 'malformed frame', 'number-amount': 'JSON-number amount', 'unknown-op': 'unknown op', stall: 'stall' }[
     rule.action
   ];
-  const onConn = n === 1 ? '' : ` on connection ${n}`;
+  const onConn = !exact ? ` from connection ${n} on` : n === 1 ? '' : ` on connection ${n}`;
   const row = rowOf(`${words}${form} at ${anchor}${onConn}`, rule.action);
-  const conn = facts.conns.consumer.find((c) => c.conn === n);
   const what = `the ${words}${form} at ${anchor} (cursor ${shortCursor(rule.at)})`;
-  if (!conn) return row(false, `${what} never reached the consumer: its stream had ${facts.conns.consumer.length} connection(s), not ${n}`);
+  const count = facts.conns.consumer.length;
+  if (!conn)
+    return row(
+      false,
+      exact
+        ? `${what} never reached the consumer: its stream had ${count} connection(s), not ${n}`
+        : `${what} never reached the consumer: no connection from ${n} on sent that event (its stream had ${count} connection(s))`,
+    );
   const notes = conn.notes.filter((x) => x.text.startsWith(`misbehaviour: ${rule.action} at ${rule.at}`));
   const skipped = notes.find((x) => x.text.includes('skipped'));
   if (skipped) return row(false, `${what} never reached the consumer: ${skipped.text.replace(/^misbehaviour: /, '')}`);
-  const where = `${ownerOf(facts, conn)} on connection ${n} at ${seconds(notes[0]?.t ?? 0)}`;
+  const where = `${ownerOf(facts, conn)} on connection ${conn.conn} at ${seconds(notes[0]?.t ?? 0)}`;
   if (notes.length > 0)
     switch (rule.action) {
       case 'resend':
@@ -207,9 +229,14 @@ function misbehaviourRow(facts: RunFacts, rule: Rule, anchor: string): FaultCove
       default:
         return row(true, `${what} was delivered to ${where}`);
     }
-  if (rule.action === 'resend' && conn.sent.some((s) => s.frame?.op === 'event' && s.frame.cursor === rule.at))
-    return row(false, `${what} resent nothing: no event of the consumer's accounts came before it`);
-  const elsewhere = facts.conns.consumer.find((c) => c !== conn && c.sent.some((s) => s.frame?.op === 'event' && s.frame.cursor === rule.at));
+  if (sentEventAt(conn, rule.at))
+    return row(
+      false,
+      rule.action === 'resend'
+        ? `${what} resent nothing: no event of the consumer's accounts came before it`
+        : `${what} did not fire: the event went out as it is on connection ${conn.conn}`,
+    );
+  const elsewhere = facts.conns.consumer.find((c) => c !== conn && sentEventAt(c, rule.at));
   const closed = conn.closedAt === undefined ? '' : `, which closed at ${seconds(conn.closedAt)} (${conn.closeReason ?? conn.closedBy ?? 'closed'})`;
   return row(
     false,

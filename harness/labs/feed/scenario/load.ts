@@ -124,7 +124,8 @@ export const feedScenario: LabScenario<FeedPlan> = {
       const anchor = anchorCursor(rule, sim.produced, chain.initialBlocks);
       if (!('cursor' in anchor)) continue; // refused by semanticProblems
       anchors.push(rule.event !== undefined ? `event ${rule.event}` : `block ${rule.block}`);
-      const common = { at: anchor.cursor, ...(rule.connection === undefined ? {} : { connection: rule.connection }) };
+      const connection = rule.from_connection === undefined ? rule.connection : { from: rule.from_connection };
+      const common = { at: anchor.cursor, ...(connection === undefined ? {} : { connection }) };
       switch (rule.action) {
         case 'resend':
           misbehaviour.push({ ...common, action: 'resend', count: rule.count ?? DEFAULTS.resendCount });
@@ -300,6 +301,12 @@ function misbehaviourProblems(file: File, plan: ChainPlan, sim: Simulation | und
       ['ms', 'stall'],
     ];
     for (const [key, action] of only) if (rule[key] !== undefined && rule.action !== action) problem(at(key), `only a ${action} takes \`${key}\``, 'key');
+    if (rule.connection !== undefined && rule.from_connection !== undefined)
+      problem(
+        at('from_connection'),
+        `give \`connection\` (exactly that connection) or \`from_connection\` (the first from it on that is about to send the event), not both`,
+        'key',
+      );
     if (!sim) continue;
     const anchor = anchorCursor(rule, sim.produced, plan.initialBlocks);
     if ('problem' in anchor) {

@@ -216,6 +216,12 @@ const misbehaviourSchema = {
       minimum: 1,
       description: 'Which connection of the stream (1-based, counting every connection the consumer opened); default 1.',
     },
+    from_connection: {
+      type: 'integer',
+      minimum: 1,
+      description:
+        'Instead of `connection`: the first connection numbered this or more that is about to send the event (for a stream whose reconnects cannot be counted in advance).',
+    },
     count: { type: 'integer', minimum: 1, maximum: 1000, description: `resend: how many earlier events are sent again; default ${DEFAULTS.resendCount}.` },
     form: { type: 'string', enum: MALFORMED_FORMS, description: 'malformed: how the frame is broken; default trailing-comma.' },
     ms: {

@@ -26,6 +26,11 @@ const drawn = fc
 const hooksOf = (f: Drawn) => f.consumer.processes?.[0]?.fault?.split(',') ?? [];
 const lossy = (x: Fault) => x.network?.down === true || ['timeout', 'reset_peer', 'limit_data'].includes(x.network?.toxic ?? '') || x.loss !== undefined;
 const deepOrStale = (f: Drawn) => f.chain.retention_ms !== undefined || (f.chain.reorgs ?? []).some((r) => r.deep);
+/** A misbehaviour rule as the scenario says it. */
+type MisRule = { action: string; event: number; connection?: number; from_connection?: number };
+const rulesOf = (f: Drawn) => (f.server?.misbehave ?? []) as MisRule[];
+/** Whether a rule may fire on connection 1: it names it, or it takes the first connection (from 1 on) that sends its event. */
+const mayTakeFirst = (m: MisRule) => (m.from_connection === undefined ? (m.connection ?? 1) === 1 : m.from_connection === 1);
 /** The schedules (by index) breaking a rule, and why: the rule holds when there are none. */
 const breaking = (why: (f: Drawn) => string | undefined) => drawn.flatMap((f, i) => (why(f) ? [`#${i}: ${why(f)}`] : []));
 
@@ -182,6 +187,33 @@ t.test('a reorganisation abandons blocks the subscribed consumer was sent, while
   t.ok(staleCut.length <= (connected + away) / 25, `${staleCut.length} of ${connected + away} under a stale cursor's cut`);
 });
 
+t.test("packet loss never covers a reorganisation's abandoned events or its revoke: it starts after every one's stretch", async (t) => {
+  let beside = 0;
+  t.same(
+    breaking((f) => {
+      const loss = (f.faults ?? []).find((x) => x.loss !== undefined);
+      const reorgs = f.chain.reorgs ?? [];
+      if (!loss || reorgs.length === 0) return undefined;
+      beside++;
+      const from = loss.start.before_block;
+      if (from === undefined) return `${loss.name} from the start, beside ${reorgs.length} reorganisation(s)`;
+      const abandoned = abandonedEvents(f);
+      for (const r of reorgs) {
+        const fork = r.after_block - r.depth + 1;
+        const away = down(f).find((x) => /-away$/.test(x.name) && x.start.before_block! <= r.after_block && x.end.before_block > r.after_block);
+        const stretchEnd = Math.max(r.after_block + 2, away ? away.end.before_block + 2 : 0);
+        const firstHeld = abandoned.find((b) => b >= fork) ?? fork;
+        if (from <= stretchEnd && from >= firstHeld - 2)
+          return `${loss.name} from block ${from}, inside the stretch ${firstHeld - 2}..${stretchEnd} of the reorganisation after ${r.after_block}`;
+        if (from < firstHeld - 2) return `${loss.name} from block ${from}, before the reorganisation after ${r.after_block}`;
+      }
+      return undefined;
+    }),
+    [],
+  );
+  t.ok(beside >= 10, `${beside} schedules with loss beside reorganisations (loss is a rare step)`);
+});
+
 t.test('a cut falls where events flow and the consumer is connected: within the script, outside every other cut', async (t) => {
   let cuts = 0;
   t.same(
@@ -225,22 +257,72 @@ t.test('a bad frame, resend or stall on connection 1 where nothing closes a conn
   t.same(
     breaking((f) => {
       const closing = (f.faults ?? []).length > 0 || deepOrStale(f) || hooksOf(f).some((h) => !h.startsWith('stop@'));
-      const rules = (f.server?.misbehave ?? []) as { action: string; connection?: number }[];
-      const elsewhere = rules.find((m) => (m.connection ?? 1) !== 1);
+      const rules = rulesOf(f);
+      const elsewhere = rules.find((m) => m.from_connection !== undefined || (m.connection ?? 1) !== 1);
       return elsewhere && !closing && !rules.some((m) => ['malformed', 'number-amount', 'stall'].includes(m.action))
-        ? `${elsewhere.action} on connection ${elsewhere.connection}`
+        ? `${elsewhere.action} on connection ${elsewhere.connection ?? `from ${elsewhere.from_connection}`}`
         : undefined;
     }),
     [],
   );
 });
 
+t.test(
+  'beside anything that closes a connection, a misbehaviour fires whatever the reconnects: from a connection on, on an event the consumer is surely sent',
+  async (t) => {
+    const counts = { from1: 0, from2: 0, exact: 0 };
+    t.same(
+      breaking((f) => {
+        const rules = rulesOf(f).filter((m) => m.action !== 'unknown-op');
+        if (rules.length === 0) return undefined;
+        const closing =
+          (f.faults ?? []).some((x) => lossy(x) || x.process?.signal === 'SIGKILL' || x.name.startsWith('slow-reader')) ||
+          deepOrStale(f) ||
+          hooksOf(f).some((h) => !h.startsWith('stop@'));
+        const sim = simulate(chainPlanOf(f), f.consumer.topics);
+        const { produced } = sim;
+        const reached = produced.map((_, j) => Math.max(...produced.slice(0, j + 1).map((e) => blockOf(e.cursor))));
+        // Connection 1 has surely ended from: a cut (stale, away), a SIGKILL, a half-open link, a slow reader's overflow.
+        const sureFrom = (f.faults ?? []).flatMap((x) => {
+          if (x.name.startsWith('slow-reader')) return [x.start.before_block! + Math.ceil(1500 / (f.chain.block_interval_ms! * f.time_scale!))];
+          return x.network?.down || x.network?.toxic === 'timeout' || x.process?.signal === 'SIGKILL' ? [x.start.before_block!] : [];
+        });
+        const sure = Math.min(...sureFrom);
+        // Under a snapshot taken again: a stale cursor's cut and the confirmations above it, a deep reorganisation's new branch.
+        const under: [number, number][] = (f.faults ?? []).flatMap((x) =>
+          x.name.startsWith('stale-cursor') ? [[x.start.before_block! - 1, (x.end as { before_block: number }).before_block + 2] as [number, number]] : [],
+        );
+        for (const r of f.chain.reorgs ?? []) if (r.deep) under.push([r.after_block - r.depth + 1, r.after_block - r.depth + (r.length ?? r.depth) + 2]);
+        const endsFirst = Math.min(...rules.filter((m) => mayTakeFirst(m) && ['malformed', 'number-amount', 'stall'].includes(m.action)).map((m) => m.event));
+        for (const m of rules) {
+          const e = produced[m.event - 1]!;
+          const b = blockOf(e.cursor);
+          if (m.from_connection === undefined) {
+            counts.exact++;
+            if (closing) return `${m.action} at event ${m.event} on connection ${m.connection ?? 1}, beside a fault that closes one`;
+            continue;
+          }
+          if (m.from_connection === 1) counts.from1++;
+          else counts.from2++;
+          if (sim.canonicalHash(b) !== e.payload.blockHash) return `${m.action} at event ${m.event}: its block ${b} is abandoned`;
+          if (under.some(([lo, hi]) => b >= lo && b <= hi)) return `${m.action} at event ${m.event}: block ${b} under a snapshot taken again`;
+          if (m.from_connection === 2 && reached[m.event - 1]! < sure && !(m.event > endsFirst))
+            return `${m.action} at event ${m.event} from connection 2: produced at block ${reached[m.event - 1]}, before connection 1 surely ends (${sure}) and after no rule that ends it`;
+          if (m.from_connection > 2) return `${m.action} from connection ${m.from_connection}`;
+        }
+        return undefined;
+      }),
+      [],
+    );
+    t.ok(counts.from2 > 100 && counts.from1 > 100 && counts.exact > 100, `rules: ${JSON.stringify(counts)}`);
+  },
+);
+
 t.test('a resend on connection 1 comes before the bad frame or stall that ends it', async (t) => {
   let resends = 0;
   t.same(
     breaking((f) => {
-      const rules = (f.server?.misbehave ?? []) as { action: string; event: number; connection?: number }[];
-      const onFirst = rules.filter((m) => (m.connection ?? 1) === 1);
+      const onFirst = rulesOf(f).filter(mayTakeFirst);
       const ends = Math.min(...onFirst.filter((m) => ['malformed', 'number-amount', 'stall'].includes(m.action)).map((m) => m.event));
       const resend = onFirst.find((m) => m.action === 'resend');
       if (resend && Number.isFinite(ends)) resends++;
@@ -276,7 +358,7 @@ t.test('a bad frame, resend or stall on connection 1 rides an event produced bef
   const late: string[] = [];
   for (const [i, f] of drawn.entries()) {
     const closing = (f.faults ?? []).filter((x) => lossy(x) || x.process?.signal === 'SIGKILL').map((x) => x.start.before_block!);
-    const onFirst = ((f.server?.misbehave ?? []) as { action: string; event: number; connection?: number }[]).filter((m) => (m.connection ?? 1) === 1);
+    const onFirst = rulesOf(f).filter(mayTakeFirst);
     if (closing.length === 0 || onFirst.length === 0) continue;
     const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
     // The block the script had reached when it produced an event: a reorganisation's new branch comes after its block.
@@ -375,13 +457,13 @@ t.test("no stall on a slow reader's connection before its queue overflows", asyn
   t.same(
     breaking((f) => {
       if (f.socket_buffer_bytes === undefined) return undefined;
-      const rules = (f.server?.misbehave ?? []) as { action: string; event: number; connection?: number }[];
+      const rules = rulesOf(f);
       const stop = (f.faults ?? []).find((x) => x.name.startsWith('slow-reader'))!.start.before_block!;
       const stretch = Math.ceil(1500 / (f.chain.block_interval_ms! * f.time_scale!));
       const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
       for (const m of rules.filter((r) => r.action === 'stall')) {
         stalls++;
-        if ((m.connection ?? 1) === 1) return `a stall at event ${m.event} on connection 1`;
+        if (mayTakeFirst(m)) return `a stall at event ${m.event} that may take connection 1`;
         const block = blockOf(produced[m.event - 1]!.cursor);
         if (block < stop + stretch) return `a stall at event ${m.event} (block ${block}), the slow reader's stretch ${stop}..${stop + stretch}`;
       }

@@ -236,6 +236,50 @@ t.test('server misbehaviour took effect when its line reached the consumer on th
   t.match(rows, [{ took: false, how: /that event was never sent on connection 1, which closed at 0\.040 s \(closed\); it went out on connection 2/ }]);
 });
 
+t.test('a misbehaviour from a connection on follows the connection the transcript says it fired on', async (t) => {
+  const at = cursor(15, 2);
+  const plan = planWith((lab) => {
+    lab.chain.reorgs = [];
+    lab.server.misbehaviour = [
+      { action: 'malformed', form: 'truncated', at, connection: { from: 2 } },
+      { action: 'stall', at, connection: { from: 4 } },
+      { action: 'resend', count: 2, at: cursor(12), connection: { from: 2 } },
+    ];
+    lab.server.anchors = ['event 4', 'event 4', 'event 1'];
+  });
+  // Connection 1 sent the event as it is; 2 closed before it; 3 carried the bad frame, 4 the real event again.
+  const j = new J().start(10).open(20, 1).send(21, 1, event(at)).close(25, 1).open(30, 2).close(35, 2).open(40, 3);
+  j.send(41, 3, '{"op":"event","cursor":"1:15:2"\n', `misbehaviour: malformed at ${at} (truncated); the real event is not sent`).close(45, 3);
+  j.open(50, 4, cursor(12))
+    .send(51, 4, event(cursor(12)))
+    .send(52, 4, event(at));
+  t.match(j.coverage(plan), [
+    {
+      fault: 'malformed frame (truncated) at event 4 from connection 2 on',
+      kind: 'malformed',
+      took: true,
+      how: /was delivered to process 1 on connection 3 at 0\.041 s/,
+    },
+    {
+      fault: 'stall at event 4 from connection 4 on',
+      took: false,
+      how: /did not fire: the event went out as it is on connection 4/,
+    },
+    { fault: 'resend at event 1 from connection 2 on', took: false, how: /resent nothing: no event of the consumer's accounts came before it/ },
+  ]);
+  const none = new J().start(10).open(20, 1).send(21, 1, event(at)).close(25, 1).open(30, 2);
+  t.match(
+    none.coverage(
+      planWith((lab) => {
+        lab.chain.reorgs = [];
+        lab.server.misbehaviour = [{ action: 'resend', at, connection: { from: 3 } }];
+        lab.server.anchors = ['event 4'];
+      }),
+    ),
+    [{ took: false, how: /never reached the consumer: no connection from 3 on sent that event \(its stream had 2 connection\(s\)\)/ }],
+  );
+});
+
 t.test('a hook took effect when it fired in its process: exit 86, a self-stop, a raise the model places', async (t) => {
   const plan = planWith((lab) => {
     lab.chain.reorgs = [];

@@ -118,8 +118,8 @@ function conn(n: number, spec: ConnSpec): ConnFacts {
   };
 }
 
-function judge(spec: ConnSpec, after: StoreView, extra: Partial<ProcessFacts> = {}) {
-  const c = conn(1, spec);
+function judge(spec: ConnSpec, after: StoreView, extra: Partial<ProcessFacts> = {}, n = 1) {
+  const c = conn(n, spec);
   const process: ProcessFacts = { role: 'consumer', incarnation: 1, reads: [], conns: [c], sigtermAt: 100, ...extra };
   const control: ProcessFacts = { role: 'control', incarnation: 1, reads: [], conns: [] };
   const facts: RunFacts = {
@@ -165,6 +165,13 @@ t.test('an invalid frame applied: the verdict names the frame, why it is invalid
   // The real event at that cursor (from a later connection) is no sign of the bad frame.
   t.same(judge({ bad: numberAmountLine(real), closedBy: 'consumer' }, view([...BEFORE, real])), []);
   t.same(judge({ bad: numberAmountLine(real), closedBy: 'consumer' }, view(BEFORE, { at: real.cursor, amount: 'x' })), []);
+});
+
+t.test('a bad frame of a rule from a connection on is judged on the connection the transcript carried it on', async (t) => {
+  // The checker reads the frames each connection was sent, never the rule: a `from_connection` rule that fired on connection 3.
+  const found = judge({ bad: numberAmountLine(real), after: later }, view([...BEFORE, real], { at: real.cursor, amount: plusOne(real) }), {}, 3);
+  t.match(found[0]!.text, /^process 1, connection 3 applied the invalid frame/);
+  t.same(judge({ bad: numberAmountLine(real), closedBy: 'consumer' }, view(BEFORE), {}, 3), [], 'closed on connection 3: no finding');
 });
 
 t.test('an invalid frame read past: later events applied, or later pings answered', async (t) => {

@@ -353,6 +353,23 @@ t.test('mistakes name their line and field', async (t) => {
     );
   });
 
+  t.test('misbehaviour from a connection on: from_connection, never beside connection', async (t) => {
+    const server = (rules: string[]) => [...HEAD.slice(0, 8), 'server:', '  misbehave:', ...rules, ...HEAD.slice(8)];
+    const good = load(write(t, 'from', server(['    - { action: stall, event: 2, from_connection: 2 }', '    - { action: resend, event: 2, connection: 3 }'])));
+    t.same(
+      good.lab.server.misbehaviour.map((r) => r.connection),
+      [{ from: 2 }, 3],
+      "from_connection becomes the publisher's { from }, connection stays a number",
+    );
+    bad(t, 'from-both', server(['    - { action: stall, event: 2, connection: 2, from_connection: 2 }']), [
+      { line: 12, field: 'server.misbehave[0].from_connection', message: /give `connection` \(exactly that connection\) or `from_connection` .*not both/ },
+    ]);
+    bad(t, 'from-bad', server(['    - { action: stall, event: 2, from_connection: 0 }', '    - { action: stall, event: 2, from_connection: two }']), [
+      { line: 12, field: 'server.misbehave[0].from_connection', message: /must be >= 1 \(got 0\)/ },
+      { line: 13, field: 'server.misbehave[1].from_connection', message: /must be an integer/ },
+    ]);
+  });
+
   t.test('heartbeats, backoff and the deadline must fit together', async (t) => {
     bad(
       t,
