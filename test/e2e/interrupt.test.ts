@@ -136,11 +136,14 @@ t.test('SIGTERM during a single unsealed run: INTERRUPTED, reports written, late
   t.same(leftovers(child.pid!, reports), []);
 });
 
-t.test('a second Ctrl-C stops at once: exit 130, and still nothing left behind', async (t) => {
+t.test('a second signal (SIGTERM after Ctrl-C) stops at once: exit 130, and still nothing left behind', async (t) => {
   const reports = t.testdir();
   const child = start(['run', '--only', 'ack-*', '--jobs', '1', '--reports', reports]);
   const runDir = await untilConsumerRuns(reports, child);
-  // Two signals sent at once are one to the kernel: the second goes once the first is seen.
+  // Two signals sent at once are one to the kernel: the second goes once the first is seen. It is
+  // another signal: the same one within SAME_DELIVERY_MS is the first delivered twice (as
+  // timeout(1) does), and by the time that has passed the graceful stop may be over. The same
+  // signal later: test/harness/base/interrupt.test.ts.
   const seen = new Promise<void>((resolve) => {
     let text = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -150,10 +153,10 @@ t.test('a second Ctrl-C stops at once: exit 130, and still nothing left behind',
   });
   process.kill(-child.pid!, 'SIGINT');
   await seen;
-  process.kill(-child.pid!, 'SIGINT');
+  process.kill(-child.pid!, 'SIGTERM');
   const result = await child;
-  t.equal(result.exitCode, 130, `exit 130\n${result.stdout}\n${result.stderr}`);
-  t.match(result.stderr, /chaoslab: SIGINT again: stopping now/);
+  t.equal(result.exitCode, 130, `exit 130 (the first signal's)\n${result.stdout}\n${result.stderr}`);
+  t.match(result.stderr, /chaoslab: SIGTERM again: stopping now/);
   t.notMatch(result.stdout, /^(FAIL|ERROR) /m);
   t.same(survivors(readJournal(join(runDir, 'journal.jsonl'))), [], 'no consumer, control or toxiproxy-server left');
   t.same(leftovers(child.pid!, reports), []);
