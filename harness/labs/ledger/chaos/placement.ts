@@ -9,10 +9,12 @@
 //   - a fault the harness starts before an EVENT (a kill, a cut, a toxic that ends a connection)
 //     waits a whole window after the previous end: until then the publisher may still be sending
 //     into the connection that ended, and the fault would find no process, or one not connected;
+//     a kill when ACK k arrives only needs k past the cursor the live connection resumed from;
 //   - a retention move goes to the connection after the last end, to a start past its cursor
 //     (so it asks for RESYNC or serves the boundary), and a gap never skips the last EVENT (no
 //     EVENT would follow it, so no consumer would see the hole).
-// Steps without room are left out, as the draw's positions wrap inside the script.
+// Steps without room are left out, as the draw's positions wrap inside the script. Which
+// processes must exit non-zero follows from the walk too (exitsInError).
 
 import type { ChaosWhere } from '../../../lab-api/chaos-model.js';
 
@@ -105,8 +107,17 @@ function processOneHooks(drawn: Hook[], seq: (at: number) => number): [Hook, Hoo
   return ordered.slice(0, end === -1 ? undefined : end + 1).map(([h, placed]) => [h, placed]);
 }
 
+/** Lines a correct consumer refuses with an error exit (Gap 3, Conflict 4, malformed 2): a swallowed error shows in process 1's status. */
+export const REFUSED = new Set<Step['layer']>(['gap', 'conflict', 'malformed']);
+
 /** Faults the harness starts at an EVENT: they need a running, connected process. */
 const byHarness = (x: Step) => HARNESS_ENDS.has(x.layer) || x.layer === 'pause';
+/**
+ * A kill when ACK k arrives: the ACK itself shows a live, connected process, so it needs no
+ * window after the previous end, only an ACK k still to come (k past the cursor resumed from).
+ * Its race against the COMMIT after an early ACK is what catches ack-before-commit without a hook.
+ */
+const onAck = (x: Step) => x.layer === 'kill' && x.onAck;
 
 /**
  * A step that ends a connection, or a pause (past the ACK deadline it may end process 1
@@ -120,7 +131,7 @@ function afterHooks(drawn: Step & { at: number }, lastHook: number | undefined, 
   const room = drawn.layer === 'gap' ? s.count - 1 : s.count;
   const step = { ...drawn, at: drawn.at % room };
   if (lastHook === undefined || !(byHarness(step) || endsConnection(step))) return step;
-  const from = byHarness(step) ? lastHook + s.window : lastHook + 1;
+  const from = byHarness(step) && !onAck(step) ? lastHook + s.window : lastHook + 1;
   if (step.at >= from) return step;
   return room > from ? ({ ...step, at: from + (step.at % (room - from)) } as Step) : undefined;
 }
@@ -131,6 +142,28 @@ const walkOrder = (x: Step): number => {
   const after = x.layer === 'hook' || (x.layer === 'kill' && x.onAck);
   return x.at * 3 + (after ? 2 : byHarness(x) ? 0 : 1);
 };
+
+const connectionOf = (x: Step): number => ('connection' in x ? x.connection : 0);
+
+/**
+ * Which processes must exit non-zero, by incarnation: those whose connection a hook that exits
+ * or raises ends (process 1), or a line a correct consumer refuses (the catalogue's gap,
+ * conflict and malformed-* scenarios expect the same). Each process holds one connection until
+ * the first fault the harness starts (a cut refuses a restart's connection, so connection n
+ * need no longer be process n's; a pause may let the publisher close one cleanly): from there
+ * on, none is judged. The list ends at the last process judged.
+ */
+export function exitsInError(placed: readonly Step[]): boolean[] {
+  const ends = [...placed]
+    .filter((x) => 'at' in x && (byHarness(x) || endsConnection(x)))
+    .sort((a, b) => walkOrder(a) - walkOrder(b) || connectionOf(a) - connectionOf(b));
+  const judged: boolean[] = [];
+  for (const x of ends) {
+    if (byHarness(x)) break;
+    judged.push((x.layer === 'hook' && x.action !== 'stop') || REFUSED.has(x.layer));
+  }
+  return judged.slice(0, judged.lastIndexOf(true) + 1);
+}
 
 /**
  * Where a connection that `x` ends stops: the last EVENT the publisher may have sent on it
@@ -175,7 +208,12 @@ function walkConnections(steps: Step[], s: Stream): { placed: Map<Step, Step>; c
       continue;
     }
     const room = step.layer === 'gap' ? s.count - 1 : s.count;
-    if (byHarness(step) && ((last.end >= 0 && step.at < last.end + s.window) || step.at <= lastHarness)) {
+    if (onAck(step) && step.at <= last.cursor) {
+      // The next connection resumes past the cursor: ACK `at` may never come again.
+      if (last.cursor + 1 < room) later(source, step, last.cursor + 1);
+      continue;
+    }
+    if (byHarness(step) && !onAck(step) && ((last.end >= 0 && step.at < last.end + s.window) || step.at <= lastHarness)) {
       // Later: until then the publisher may still be sending into the connection that ended.
       const to = Math.max(last.end + s.window, lastHarness + 1);
       if (to < room) later(source, step, to);
