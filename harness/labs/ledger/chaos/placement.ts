@@ -11,7 +11,8 @@
 //     into the connection that ended, and the fault would find no process, or one not connected;
 //     a kill when ACK k arrives only needs k past the cursor the live connection resumed from;
 //   - a retention move goes to the connection after the last end, to a start past its cursor
-//     (so it asks for RESYNC or serves the boundary), and a gap never skips the last EVENT (no
+//     (so it asks for RESYNC or serves the boundary), if no step waits after that end (a RESYNC
+//     sends no EVENT), and a gap never skips the last EVENT (no
 //     EVENT would follow it, so no consumer would see the hole).
 // Steps without room are left out, as the draw's positions wrap inside the script. Which
 // processes must exit non-zero follows from the walk too (exitsInError).
@@ -95,7 +96,7 @@ export function placedSteps(s: Stream, where: ChaosWhere): Step[] {
   const final = new Map([...walked.placed.entries()].map(([x, placed]) => [bySource.get(x)!, placed]));
   const out = s.steps.flatMap((x) => (final.has(x) ? [final.get(x)!] : []));
   const retention = s.steps.find((x): x is Extract<Step, { layer: 'retention' }> => x.layer === 'retention');
-  const move = retention && retentionAfter(retention, walked, s.count);
+  const move = retention && retentionAfter(retention, walked, s);
   if (move) out.splice(s.steps.slice(0, s.steps.indexOf(retention)).filter((x) => final.has(x)).length, 0, move);
   return out;
 }
@@ -186,9 +187,10 @@ function endOf(x: Step, window: number): { end: number; cursor: number } {
  * The consumer's connections in seq order: each misbehaviour names the connection live at its
  * EVENT and comes past the cursor that connection resumed from; each end moves on to the next
  * connection; a fault the harness starts waits a window past the previous end. Returns the
- * placed step of each step kept, the connection after the last end and that end's cursor.
+ * placed step of each step kept, the connection after the last end, that end's cursor, and
+ * whether a step was placed after it.
  */
-function walkConnections(steps: Step[], s: Stream): { placed: Map<Step, Step>; connection: number; cursor: number } {
+function walkConnections(steps: Step[], s: Stream): { placed: Map<Step, Step>; connection: number; cursor: number; busy: boolean } {
   const queue = steps.map((step) => ({ source: step, step })).sort((a, b) => walkOrder(a.step) - walkOrder(b.step));
   const later = (source: Step, step: Step, to: number) => {
     const moved = { source, step: { ...step, at: to } as Step };
@@ -201,6 +203,8 @@ function walkConnections(steps: Step[], s: Stream): { placed: Map<Step, Step>; c
   let last = { end: -1, cursor: -1 };
   /** Two faults the harness starts at one EVENT would meet one process: one to an EVENT. */
   let lastHarness = -1;
+  /** A step placed after the last end: it needs EVENTs on the last connection. */
+  let busy = false;
   while (queue.length) {
     const { source, step } = queue.shift()!;
     if (!('at' in step)) {
@@ -234,18 +238,26 @@ function walkConnections(steps: Step[], s: Stream): { placed: Map<Step, Step>; c
     }
     placed.set(source, x);
     if (byHarness(step)) lastHarness = step.at;
+    busy = !endsConnection(x);
     if (endsConnection(x)) {
       connection++;
       last = endOf(x, s.window);
     }
   }
-  return { placed, connection, cursor: last.cursor };
+  return { placed, connection, cursor: last.cursor, busy };
 }
 
-/** A retention move on the connection after the last end, to a start past that connection's cursor; none without an end. */
-function retentionAfter(move: Extract<Step, { layer: 'retention' }>, end: { connection: number; cursor: number }, count: number): Step | undefined {
-  if (end.connection === 1) return undefined;
-  const room = count - 1 - end.cursor;
+/**
+ * A retention move on the connection after the last end, to a start past that connection's
+ * cursor; none without an end, and none when a step comes after that end (a RESYNC sends no
+ * EVENT, and the stream stops there: seed 20261204's run 43 paused before an EVENT that never
+ * came). A publisher that forgets what was acknowledged already starts its log past the cursor,
+ * so the move goes one further (seed 20261203's run 16: a move to the cursor + 1 moved nothing).
+ */
+function retentionAfter(move: Extract<Step, { layer: 'retention' }>, end: { connection: number; cursor: number; busy: boolean }, s: Stream): Step | undefined {
+  if (end.connection === 1 || end.busy) return undefined;
+  const first = end.cursor + 1 + (s.forgetAcked ? 1 : 0);
+  const room = s.count - first;
   if (room <= 0) return undefined;
-  return { layer: 'retention', connection: end.connection, to: end.cursor + 1 + (move.to % room) };
+  return { layer: 'retention', connection: end.connection, to: first + (move.to % room) };
 }

@@ -115,7 +115,9 @@ t.test('every schedule drawn: hooks first, connections walked in order, harness 
     let connection = 1;
     let lastEnd = -1;
     let cursor = -1;
+    let busy = false;
     for (const x of seqOrder) {
+      busy = !endsConnection(x);
       if (lastHook >= 0 && x.layer !== 'hook' && (endsConnection(x) || byHarness(x)))
         t.ok(at(x) >= lastHook + (windowed(x) ? s.window : 1), `${x.layer} at ${at(x)} after the hooks (last ${lastHook})`);
       if (windowed(x) && lastEnd >= 0) t.ok(at(x) >= lastEnd + s.window, `${x.layer} at ${at(x)}: a window (${s.window}) after the end at ${lastEnd}`);
@@ -135,10 +137,47 @@ t.test('every schedule drawn: hooks first, connections walked in order, harness 
     const move = placed.find((x) => x.layer === 'retention');
     if (move?.layer === 'retention') {
       t.equal(move.connection, connection, 'a retention move on the connection after the last end');
-      t.ok(move.to > cursor && move.to < s.count, 'to a start past that connection cursor');
+      t.ok(
+        move.to > cursor + (s.forgetAcked ? 1 : 0) && move.to < s.count,
+        'to a start past that connection cursor (and past the log a forgetful publisher kept)',
+      );
+      t.notOk(busy, 'and no step after that end: a RESYNC sends no EVENT');
     }
   }
   t.ok(walked > 1000, `${walked} connection ends walked`);
+});
+
+t.test('a retention move only where it moves the log, and no step waits for an EVENT after it', async (t) => {
+  // Seed 20261204, run 43: the pause before EVENT 11 waited on connection 2, which RESYNC ended.
+  t.same(
+    placedSteps(
+      stream([
+        { layer: 'retention', connection: 2, to: 11 },
+        { layer: 'pause', at: 11, ms: 777 },
+        { layer: 'hook', action: 'raise', point: 'ack', at: 4 },
+      ]),
+      { sealed: true },
+    ),
+    [
+      { layer: 'pause', at: 11, ms: 777 },
+      { layer: 'hook', action: 'raise', point: 'ack', at: 4 },
+    ],
+  );
+  // Seed 20261203, run 16: the last end left the cursor at 9 of 11 EVENTs; a publisher that
+  // forgets what was acknowledged already starts at 10.
+  const run16 = (forgetAcked: boolean) =>
+    placedSteps(
+      stream(
+        [
+          { layer: 'malformed', at: 10, form: 2, connection: 1 },
+          { layer: 'retention', connection: 2, to: 6 },
+        ],
+        { count: 12, forgetAcked },
+      ),
+      { sealed: true },
+    ).find((x) => x.layer === 'retention');
+  t.same(run16(false), { layer: 'retention', connection: 2, to: 10 }, 'the boundary: RESUME 9 against a log from 10');
+  t.same(run16(true), { layer: 'retention', connection: 2, to: 11 }, 'past what the publisher forgot');
 });
 
 t.test('a kill when an ACK arrives is kept wherever that ACK is still to come (the race that catches ack-before-commit)', async (t) => {
