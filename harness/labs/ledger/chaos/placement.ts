@@ -12,8 +12,8 @@
 //     a kill when ACK k arrives only needs k past the cursor the live connection resumed from;
 //   - a retention move goes to the connection after the last end, to a start past its cursor
 //     (so it asks for RESYNC or serves the boundary), if no step waits after that end (a RESYNC
-//     sends no EVENT), and a gap never skips the last EVENT (no
-//     EVENT would follow it, so no consumer would see the hole).
+//     sends no EVENT), and a gap never skips the last EVENT (no EVENT would follow it, so no
+//     consumer would see the hole).
 // Steps without room are left out, as the draw's positions wrap inside the script. Which
 // processes must exit non-zero follows from the walk too (exitsInError).
 
@@ -108,7 +108,7 @@ function processOneHooks(drawn: Hook[], seq: (at: number) => number): [Hook, Hoo
   return ordered.slice(0, end === -1 ? undefined : end + 1).map(([h, placed]) => [h, placed]);
 }
 
-/** Lines a correct consumer refuses with an error exit (Gap 3, Conflict 4, malformed 2): a swallowed error shows in process 1's status. */
+/** Lines a correct consumer refuses with an error exit (Gap 3, Conflict 4, malformed 2): a swallowed error shows in the status of the process it met. */
 export const REFUSED = new Set<Step['layer']>(['gap', 'conflict', 'malformed']);
 
 /** Faults the harness starts at an EVENT: they need a running, connected process. */

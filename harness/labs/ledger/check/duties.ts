@@ -1,10 +1,11 @@
 // Duties the contract states for every EVENT line, judged from the wire whatever the scenario
 // expects: each EVENT a consumer read is acknowledged (duplicates too); a line that reuses a
 // committed seq with another delta (a Conflict) is never acknowledged and ends the session; and a
-// process an `exit` or `raise` fault ended never acknowledged the event it was inside. None of these needs a
-// per-incarnation ACK list, so they judge generated schedules (`chaoslab chaos`) as well as the
-// catalogue; an incarnation whose exact ACKs the scenario lists is judged by that list instead,
-// except for a Conflict: that list says which ACK came, not that it was a Conflict's.
+// process an `exit` or `raise` fault ended never acknowledged the event it was inside. None of
+// these needs a per-incarnation ACK list, so they judge generated schedules (`chaoslab chaos`) as
+// well as the catalogue; an incarnation whose exact ACKs the scenario lists is judged by that
+// list instead, except for a Conflict: that list says which ACK came, not that it was a
+// Conflict's.
 //
 // "Read" is proven, never assumed: lines are processed in order and TCP keeps order, so an ACK of
 // an EVENT sent later proves every earlier line on that connection was read. What was still in
