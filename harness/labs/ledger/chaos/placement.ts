@@ -9,10 +9,13 @@
 //   - a fault the harness starts before an EVENT (a kill, a cut, a toxic that ends a connection)
 //     waits a whole window after the previous end: until then the publisher may still be sending
 //     into the connection that ended, and the fault would find no process, or one not connected;
+//     a kill when ACK k arrives only needs k past the cursor the live connection resumed from;
 //   - a retention move goes to the connection after the last end, to a start past its cursor
-//     (so it asks for RESYNC or serves the boundary), and a gap never skips the last EVENT (no
-//     EVENT would follow it, so no consumer would see the hole).
-// Steps without room are left out, as the draw's positions wrap inside the script.
+//     (so it asks for RESYNC or serves the boundary), if no step waits after that end (a RESYNC
+//     sends no EVENT), and a gap never skips the last EVENT (no EVENT would follow it, so no
+//     consumer would see the hole).
+// Steps without room are left out, as the draw's positions wrap inside the script. Which
+// processes must exit non-zero follows from the walk too (exitsInError).
 
 import type { ChaosWhere } from '../../../lab-api/chaos-model.js';
 
@@ -93,7 +96,7 @@ export function placedSteps(s: Stream, where: ChaosWhere): Step[] {
   const final = new Map([...walked.placed.entries()].map(([x, placed]) => [bySource.get(x)!, placed]));
   const out = s.steps.flatMap((x) => (final.has(x) ? [final.get(x)!] : []));
   const retention = s.steps.find((x): x is Extract<Step, { layer: 'retention' }> => x.layer === 'retention');
-  const move = retention && retentionAfter(retention, walked, s.count);
+  const move = retention && retentionAfter(retention, walked, s);
   if (move) out.splice(s.steps.slice(0, s.steps.indexOf(retention)).filter((x) => final.has(x)).length, 0, move);
   return out;
 }
@@ -105,8 +108,17 @@ function processOneHooks(drawn: Hook[], seq: (at: number) => number): [Hook, Hoo
   return ordered.slice(0, end === -1 ? undefined : end + 1).map(([h, placed]) => [h, placed]);
 }
 
+/** Lines a correct consumer refuses with an error exit (Gap 3, Conflict 4, malformed 2): a swallowed error shows in the status of the process it met. */
+export const REFUSED = new Set<Step['layer']>(['gap', 'conflict', 'malformed']);
+
 /** Faults the harness starts at an EVENT: they need a running, connected process. */
 const byHarness = (x: Step) => HARNESS_ENDS.has(x.layer) || x.layer === 'pause';
+/**
+ * A kill when ACK k arrives: the ACK itself shows a live, connected process, so it needs no
+ * window after the previous end, only an ACK k still to come (k past the cursor resumed from).
+ * Its race against the COMMIT after an early ACK is what catches ack-before-commit without a hook.
+ */
+const onAck = (x: Step) => x.layer === 'kill' && x.onAck;
 
 /**
  * A step that ends a connection, or a pause (past the ACK deadline it may end process 1
@@ -120,7 +132,7 @@ function afterHooks(drawn: Step & { at: number }, lastHook: number | undefined, 
   const room = drawn.layer === 'gap' ? s.count - 1 : s.count;
   const step = { ...drawn, at: drawn.at % room };
   if (lastHook === undefined || !(byHarness(step) || endsConnection(step))) return step;
-  const from = byHarness(step) ? lastHook + s.window : lastHook + 1;
+  const from = byHarness(step) && !onAck(step) ? lastHook + s.window : lastHook + 1;
   if (step.at >= from) return step;
   return room > from ? ({ ...step, at: from + (step.at % (room - from)) } as Step) : undefined;
 }
@@ -131,6 +143,28 @@ const walkOrder = (x: Step): number => {
   const after = x.layer === 'hook' || (x.layer === 'kill' && x.onAck);
   return x.at * 3 + (after ? 2 : byHarness(x) ? 0 : 1);
 };
+
+const connectionOf = (x: Step): number => ('connection' in x ? x.connection : 0);
+
+/**
+ * Which processes must exit non-zero, by incarnation: those whose connection a hook that exits
+ * or raises ends (process 1), or a line a correct consumer refuses (the catalogue's gap,
+ * conflict and malformed-* scenarios expect the same). Each process holds one connection until
+ * the first fault the harness starts (a cut refuses a restart's connection, so connection n
+ * need no longer be process n's; a pause may let the publisher close one cleanly): from there
+ * on, none is judged. The list ends at the last process judged.
+ */
+export function exitsInError(placed: readonly Step[]): boolean[] {
+  const ends = [...placed]
+    .filter((x) => 'at' in x && (byHarness(x) || endsConnection(x)))
+    .sort((a, b) => walkOrder(a) - walkOrder(b) || connectionOf(a) - connectionOf(b));
+  const judged: boolean[] = [];
+  for (const x of ends) {
+    if (byHarness(x)) break;
+    judged.push((x.layer === 'hook' && x.action !== 'stop') || REFUSED.has(x.layer));
+  }
+  return judged.slice(0, judged.lastIndexOf(true) + 1);
+}
 
 /**
  * Where a connection that `x` ends stops: the last EVENT the publisher may have sent on it
@@ -146,6 +180,9 @@ function endOf(x: Step, window: number): { end: number; cursor: number } {
   // ACK k came in while the consumer went on with the window sent after it.
   if (x.layer === 'kill' && x.onAck) return { end: at + window, cursor: at + window };
   if (x.layer === 'hook' && x.point === 'ack') return { end: at, cursor: at };
+  // A skipped EVENT takes no room in the window: the publisher sends one EVENT further (seed 3,
+  // run 10: a gap at 1 with window 15, and the cut before EVENT 16 still met that connection).
+  if (x.layer === 'gap') return { end: at + 1, cursor: at - 1 };
   return { end: at, cursor: at - 1 };
 }
 
@@ -153,9 +190,10 @@ function endOf(x: Step, window: number): { end: number; cursor: number } {
  * The consumer's connections in seq order: each misbehaviour names the connection live at its
  * EVENT and comes past the cursor that connection resumed from; each end moves on to the next
  * connection; a fault the harness starts waits a window past the previous end. Returns the
- * placed step of each step kept, the connection after the last end and that end's cursor.
+ * placed step of each step kept, the connection after the last end, that end's cursor, and
+ * whether a step was placed after it.
  */
-function walkConnections(steps: Step[], s: Stream): { placed: Map<Step, Step>; connection: number; cursor: number } {
+function walkConnections(steps: Step[], s: Stream): { placed: Map<Step, Step>; connection: number; cursor: number; busy: boolean } {
   const queue = steps.map((step) => ({ source: step, step })).sort((a, b) => walkOrder(a.step) - walkOrder(b.step));
   const later = (source: Step, step: Step, to: number) => {
     const moved = { source, step: { ...step, at: to } as Step };
@@ -168,6 +206,8 @@ function walkConnections(steps: Step[], s: Stream): { placed: Map<Step, Step>; c
   let last = { end: -1, cursor: -1 };
   /** Two faults the harness starts at one EVENT would meet one process: one to an EVENT. */
   let lastHarness = -1;
+  /** A step placed after the last end: it needs EVENTs on the last connection. */
+  let busy = false;
   while (queue.length) {
     const { source, step } = queue.shift()!;
     if (!('at' in step)) {
@@ -175,7 +215,12 @@ function walkConnections(steps: Step[], s: Stream): { placed: Map<Step, Step>; c
       continue;
     }
     const room = step.layer === 'gap' ? s.count - 1 : s.count;
-    if (byHarness(step) && ((last.end >= 0 && step.at < last.end + s.window) || step.at <= lastHarness)) {
+    if (onAck(step) && step.at <= last.cursor) {
+      // The next connection resumes past the cursor: ACK `at` may never come again.
+      if (last.cursor + 1 < room) later(source, step, last.cursor + 1);
+      continue;
+    }
+    if (byHarness(step) && !onAck(step) && ((last.end >= 0 && step.at < last.end + s.window) || step.at <= lastHarness)) {
       // Later: until then the publisher may still be sending into the connection that ended.
       const to = Math.max(last.end + s.window, lastHarness + 1);
       if (to < room) later(source, step, to);
@@ -196,18 +241,26 @@ function walkConnections(steps: Step[], s: Stream): { placed: Map<Step, Step>; c
     }
     placed.set(source, x);
     if (byHarness(step)) lastHarness = step.at;
+    busy = !endsConnection(x);
     if (endsConnection(x)) {
       connection++;
       last = endOf(x, s.window);
     }
   }
-  return { placed, connection, cursor: last.cursor };
+  return { placed, connection, cursor: last.cursor, busy };
 }
 
-/** A retention move on the connection after the last end, to a start past that connection's cursor; none without an end. */
-function retentionAfter(move: Extract<Step, { layer: 'retention' }>, end: { connection: number; cursor: number }, count: number): Step | undefined {
-  if (end.connection === 1) return undefined;
-  const room = count - 1 - end.cursor;
+/**
+ * A retention move on the connection after the last end, to a start past that connection's
+ * cursor; none without an end, and none when a step comes after that end (a RESYNC sends no
+ * EVENT, and the stream stops there: seed 20261204's run 43 paused before an EVENT that never
+ * came). A publisher that forgets what was acknowledged already starts its log past the cursor,
+ * so the move goes one further (seed 20261203's run 16: a move to the cursor + 1 moved nothing).
+ */
+function retentionAfter(move: Extract<Step, { layer: 'retention' }>, end: { connection: number; cursor: number; busy: boolean }, s: Stream): Step | undefined {
+  if (end.connection === 1 || end.busy) return undefined;
+  const first = end.cursor + 1 + (s.forgetAcked ? 1 : 0);
+  const room = s.count - first;
   if (room <= 0) return undefined;
-  return { layer: 'retention', connection: end.connection, to: end.cursor + 1 + (move.to % room) };
+  return { layer: 'retention', connection: end.connection, to: first + (move.to % room) };
 }

@@ -9,13 +9,14 @@
 //     cleanly (exit 0) before its first exit/raise hook fires — a cut, a reset, an upstream byte
 //     limit, a half-open link whose end closes it, a pause past the publisher's ACK deadline —
 //     starts after that hook's event (./placement.ts: a window after it, so the hook fires
-//     first), so the hook's "exit non-zero" stays a fair expectation;
-//     packet loss has no position (it may close a connection anywhere), so with loss the hook's
-//     exit status is not judged.
+//     first), so the hook's "exit non-zero" stays a fair expectation, as is a later process's
+//     whose connection a gap, a conflict or a bad line ends (./placement.ts: exitsInError);
+//     packet loss has no position (it may close a connection anywhere), so with loss no exit
+//     status is judged.
 
 import type { ChaosWhere } from '../../../lab-api/chaos-model.js';
 import { generateDeltas } from '../../../scenario/generate.js';
-import { type LedgerSchedule, placedSteps, type Step } from './placement.js';
+import { type LedgerSchedule, placedSteps, exitsInError, type Step } from './placement.js';
 
 export type { LedgerSchedule, Step };
 
@@ -156,7 +157,8 @@ export function ledgerChaosScenario(schedule: LedgerSchedule, where: ChaosWhere)
   const hooks: string[] = [];
   for (const [i, step] of steps.entries()) addStep(step, `${step.layer}-${i + 1}`, deltas, { faults, misbehave, moves, hooks });
   const plan = [...new Set(hooks)].join(',');
-  const ending = hooks.some((h) => !h.startsWith('stop@')) && !steps.some((x) => x.layer === 'loss');
+  // Packet loss may close a connection anywhere: then no process's status is judged.
+  const judged = steps.some((x) => x.layer === 'loss') ? [] : exitsInError(steps);
   return {
     timeout_ms: timeoutMs,
     deadline_ms: deadlineMs,
@@ -170,8 +172,12 @@ export function ledgerChaosScenario(schedule: LedgerSchedule, where: ChaosWhere)
       ...(misbehave.length ? { misbehave: dedupeMisbehave(misbehave) } : {}),
     },
     consumer: {
-      // Restarts may end either way (the final state judges them); process 1 exits non-zero when a hook ends it.
-      incarnations: [{ ...(plan ? { fault: plan } : {}), expect_exit: ending ? 'nonzero' : 'any' }],
+      // Restarts may end either way (the final state judges them), but a process that a hook or
+      // a refused line ends exits non-zero (./placement.ts: exitsInError).
+      incarnations: (judged.length ? judged : [false]).map((nonzero, i) => ({
+        ...(i === 0 && plan ? { fault: plan } : {}),
+        expect_exit: nonzero ? 'nonzero' : 'any',
+      })),
       // At most 30 processes: a reference needed 8 at most in 200 random runs (six steps end a
       // few processes each), and a mutant that never completes (no-duplicate-ack waits out the
       // publisher's ACK deadline each time, 3 s) is as plainly wrong at 30 as at 100, in 100 s, not 320.

@@ -1,10 +1,11 @@
 // Duties the contract states for every EVENT line, judged from the wire whatever the scenario
 // expects: each EVENT a consumer read is acknowledged (duplicates too); a line that reuses a
 // committed seq with another delta (a Conflict) is never acknowledged and ends the session; and a
-// process an `exit` fault ended never acknowledged the event it was inside. None of these needs a
-// per-incarnation ACK list, so they judge generated schedules (`chaoslab chaos`) as well as the
-// catalogue; an incarnation whose exact ACKs the scenario lists is judged by that list instead,
-// except for a Conflict: that list says which ACK came, not that it was a Conflict's.
+// process an `exit` or `raise` fault ended never acknowledged the event it was inside. None of
+// these needs a per-incarnation ACK list, so they judge generated schedules (`chaoslab chaos`) as
+// well as the catalogue; an incarnation whose exact ACKs the scenario lists is judged by that
+// list instead, except for a Conflict: that list says which ACK came, not that it was a
+// Conflict's.
 //
 // "Read" is proven, never assumed: lines are processed in order and TCP keeps order, so an ACK of
 // an EVENT sent later proves every earlier line on that connection was read. What was still in
@@ -143,23 +144,25 @@ export function unacknowledgedProblems(conns: readonly Connection[], judged: Rea
 }
 
 /**
- * A process ended by an `exit` fault (status 86) was inside the event of the step that fired,
- * before its ACK: it must not have sent that ACK. The step that fired is the first exit step
- * past the durable cursor the process started from (events are processed in seq order, `apply`
- * before `ack` of the same seq), and the file it left must agree (`ack:k` leaves last k,
- * `apply:k` last k−1).
+ * A process ended by an `exit` fault (status 86) or a `raise` one (another non-zero status) was
+ * inside the event of the step that fired, before its ACK: it must not have sent that ACK. The
+ * step that fired is the first exit or raise step past the durable cursor the process started
+ * from (events are processed in seq order, `apply` before `ack` of the same seq), it must be of
+ * the kind the status says, and the file it left must agree (`ack:k` leaves last k, `apply:k`
+ * last k−1: an error before the step leaves less).
  */
 export function exitFaultAckProblems(incarnations: readonly IncarnationFacts[], judged: ReadonlySet<number>): Finding[] {
   const problems: Finding[] = [];
   for (const [i, f] of incarnations.entries()) {
-    if (judged.has(f.incarnation) || f.exit?.code !== 86 || !f.fault) continue;
+    const code = f.exit?.code;
+    if (judged.has(f.incarnation) || typeof code !== 'number' || code === 0 || !f.fault) continue;
     const plan = parseFaultPlan(f.fault);
     if (!plan.ok) continue;
     const startedFrom = i === 0 ? -1 : incarnations[i - 1]?.fileAfter?.checkpoint[0]?.last;
     if (startedFrom === undefined) continue;
     const order = (s: { point: string; seq: number }) => s.seq * 2 + (s.point === 'ack' ? 1 : 0);
-    const fired = plan.steps.filter((s) => s.action === 'exit' && s.seq > startedFrom).sort((a, b) => order(a) - order(b))[0];
-    if (!fired) continue;
+    const fired = plan.steps.filter((s) => s.action !== 'stop' && s.seq > startedFrom).sort((a, b) => order(a) - order(b))[0];
+    if (!fired || fired.action !== (code === 86 ? 'exit' : 'raise')) continue;
     const leftAt = f.fileAfter?.checkpoint[0]?.last;
     if (leftAt !== (fired.point === 'ack' ? fired.seq : fired.seq - 1)) continue;
     const ack = f.acks.find((a) => a.seq === fired.seq);

@@ -20,6 +20,21 @@ const fmtT = (ms: number): string => `${(ms / 1000).toFixed(3)} s`;
 const who = (n: number) => ({ role: 'consumer' as const, incarnation: n });
 
 /**
+ * A process stopped at fault point ack:k is past COMMIT and before its ACK: an ACK k the
+ * publisher already holds was written before the COMMIT (a stop hook, unlike exit and raise,
+ * lets the process go on, so only the ACK's time tells).
+ */
+function earlyAck(f: IncarnationFacts, seq: number, stoppedAt: number): Finding | undefined {
+  const ack = f.acks.find((a) => a.seq === seq && a.t <= stoppedAt);
+  if (!ack) return undefined;
+  return {
+    code: 'ack-before-commit',
+    text: `incarnation ${f.incarnation} sent ACK ${seq} at ${fmtT(ack.t)}, before it stopped at fault point ack:${seq} (read at ${fmtT(stoppedAt)}), which comes after COMMIT and before the ACK is written: the ACK was written before seq ${seq} was committed — write ACK s only after COMMIT returned (CONTRACT.md §4, ACK only after COMMIT)`,
+    subject: { process: who(f.incarnation), seqs: [seq], t: ack.t },
+  };
+}
+
+/**
  * What the harness read between and during processes: every read must show a consistent
  * store (never a half-applied event); a process stopped inside the transaction of seq k must
  * show the state before k; and an ACK is a promise — what a process acknowledged must be in
@@ -41,6 +56,8 @@ export function midRunProblems(journal: readonly JournalEntry[], incarnations: I
       const i = stopsSeen[e.incarnation] ?? 0;
       stopsSeen[e.incarnation] = i + 1;
       stop = stopsOf(f)[i];
+      const early = stop?.point === 'ack' ? earlyAck(f, stop.seq, e.t) : undefined;
+      if (early) problems.push(early);
     }
     const moment = e.when === 'while-stopped' ? `while incarnation ${f.incarnation} was stopped` : `when incarnation ${f.incarnation} ended`;
     if (store.error) {

@@ -478,6 +478,23 @@ t.test('a read while stopped inside the transaction of seq k must show the state
   );
 });
 
+t.test('a process stopped at ack:k must not have sent ACK k yet (ack-before-commit without an exit)', async (t) => {
+  const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
+  const base = journalFor(dir, [{ fault: 'stop@ack:1', lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 } }]);
+  const atT = (t: number): JournalEntry => ({
+    ...readWhileStopped({ exists: true, checkpoint: [{ id: 1, last: 1, total: 12 }], ledger: GOOD.slice(0, 2) }),
+    t,
+  });
+  // ACK 1 reached the publisher at 305 (journalFor: a line every 100 ms after the start).
+  const early = checkLedgerRun([...base, atT(350)]);
+  t.same(
+    early.verdict.findings.map((f) => f.code),
+    ['ack-before-commit'],
+  );
+  t.match(early.reasons, [/^incarnation 1 sent ACK 1 at 0\.305 s, before it stopped at fault point ack:1 \(read at 0\.350 s\), which comes after COMMIT/]);
+  t.same(checkLedgerRun([...base, atT(250)]).reasons, [], 'the reference: ACK 1 only after the stop');
+});
+
 t.test('a read while stopped that finds the store locked says the process ran past its hook', async (t) => {
   const dir = setup(t, { checkpoint: [[2, 9]], ledger: GOOD });
   const base = journalFor(dir, [{ fault: 'stop@apply:2', lines: ['RESUME -1\n', 'ACK 0\n', 'ACK 1\n', 'ACK 2\n'], exit: { code: 0 } }]);

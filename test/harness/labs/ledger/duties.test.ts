@@ -67,7 +67,7 @@ const facts = (f: Partial<IncarnationFacts> & { incarnation: number }): Incarnat
 const store = (last: number) => ({ exists: true, checkpoint: [{ id: 1, last, total: 0 }], ledger: [] });
 const exited86 = { t: 1, code: 86, signal: null, durationMs: 1 };
 
-t.test('an exit fault ends the process inside its event: that ACK must not have been sent', async (t) => {
+t.test('an exit or raise fault ends the process inside its event: that ACK must not have been sent', async (t) => {
   const acked = facts({
     incarnation: 1,
     fault: 'exit@ack:1',
@@ -90,6 +90,15 @@ t.test('an exit fault ends the process inside its event: that ACK must not have 
     /sent ACK 3 .* fault point apply:3, inside the transaction/,
   ]);
   t.same(exitFaultAckProblems([facts({ incarnation: 1, fileAfter: store(1) }), { ...restart, fileAfter: store(3) }], NONE), [], 'a file that disagrees');
+  // A raise at ack:k ends the process after COMMIT and before the ACK as surely (seed 1, run 18 drew raise@ack:1).
+  const raised = { ...acked, fault: 'raise@ack:1', exit: { ...exited86, code: 1 } };
+  t.match(texts(exitFaultAckProblems([raised], NONE)), [
+    /^incarnation 1 sent ACK 1 at 0\.009 s, which it must not send: an error was raised at fault point ack:1, after COMMIT/,
+  ]);
+  t.same(exitFaultAckProblems([{ ...raised, acks: [{ seq: 0, t: 5 }] }], NONE), [], 'the reference: no ACK 1');
+  t.same(exitFaultAckProblems([{ ...raised, fileAfter: store(0) }], NONE), [], 'an error before the step: its file says so');
+  t.same(exitFaultAckProblems([{ ...raised, exit: exited86 }], NONE), [], 'status 86 is no raise');
+  t.same(exitFaultAckProblems([{ ...raised, exit: { ...exited86, code: 0 } }], NONE), [], 'status 0: the error was swallowed, judged elsewhere');
 });
 
 t.test('final_last: resync — the cursor the first RESYNC answered, unless behind an ACK already sent', async (t) => {
