@@ -69,7 +69,9 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   const slow = slowReaderRides(placed, reached);
   const sure = surelyClosedFrom(placed, slow?.end);
   const under = underSnapshot(placed);
-  const sent = (j: number) => chain.canonicalHash(blockOf(produced[j]!.cursor)) === produced[j]!.payload.blockHash && !under(blockOf(produced[j]!.cursor));
+  const canonical = (j: number) => chain.canonicalHash(blockOf(produced[j]!.cursor)) === produced[j]!.payload.blockHash;
+  const sent = (j: number) => canonical(j) && !under(blockOf(produced[j]!.cursor));
+  const firstCanonical = produced.findIndex((_, j) => canonical(j));
   /** The first event a bad frame or a stall ends connection 1 at: a resend there comes before it. */
   let endsFirst = Number.POSITIVE_INFINITY;
   /** The events rules that end their connection ride: a rule from a connection on fires two blocks after one at the earliest, once that connection is closed. */
@@ -88,7 +90,7 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   const taken = new Set<string>();
   for (const x of [...steps.filter(ending), ...steps.filter((y) => y.layer === 'resend'), ...steps.filter((y) => y.layer === 'unknown-op')] as Rule[]) {
     if (x.layer === 'unknown-op' && (anyClose || [...out.values()].some((p) => p.layer !== 'resend'))) continue; // left out beside anything that closes (./place.ts): its event stays free
-    const options = optionsFor(x, {
+    const drawn = optionsFor(x, {
       anyClose,
       sure,
       slow,
@@ -97,8 +99,9 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
       onFirst,
       sent,
       clear,
-      hasOnFirst: (a) => anchor(a, false, onFirst) !== undefined,
+      hasOnFirst: (a) => anchor(a, false, x.layer === 'resend' ? (j) => j > firstCanonical && onFirst(j) : onFirst) !== undefined,
     });
+    const options = x.layer === 'resend' ? withEarlier(drawn, firstCanonical) : drawn;
     let form = x.layer === 'malformed' ? MALFORMED[x.form % MALFORMED.length]! : undefined;
     if (form === 'oversized' && heavyLink) form = 'trailing-comma';
     const transfer = x.layer === 'number-amount' || form === 'noncanonical-amount';
@@ -128,6 +131,15 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
     out.set(x, placedRule(x, { event: i + 1, cursor: produced[i]!.cursor }, connection, form));
   }
   return steps.flatMap((x) => out.get(x) ?? []);
+}
+
+/**
+ * A resend's options, on an event after the first one still on the final chain: the server sends
+ * the events before its own again from its outbox, and one at least must be there (seed 20261203
+ * run 10: the only one before it was abandoned by a reorganisation, and nothing was resent).
+ */
+function withEarlier(options: Option[], firstCanonical: number): Option[] {
+  return options.map((o) => ({ ...o, fits: (j: number) => firstCanonical >= 0 && j > firstCanonical && o.fits(j) }));
 }
 
 /** The rule as placed: at event `at` (1-based, and its cursor), on `connection`. */

@@ -326,15 +326,16 @@ function placeOnBlocks(
       absent.push(w);
       out.set(x, x.layer === 'cut' ? { layer: 'cut', ...w } : { layer: 'kill', at: w.from });
     } else if (x.layer === 'half-open' || x.layer === 'byte-limit' || x.layer === 'reset') {
-      // A link that lets nothing through for a while: after a connected reorganisation's events, or before them and over by then.
+      // A link that lets nothing through for a while: not hiding a connected reorganisation's events,
+      // and outside the guard of one while away, else that one is left connected (seed 20261201 run 7).
       const { at, ...rest } = x;
-      const blocks = Math.ceil(x.ms / period) + 2;
-      const from = firstFit(
-        len - minStart,
-        (d) => point(at + d),
-        (b) => !connected.some((r) => hides({ from: b, to: b + blocks }, r)),
-      );
-      out.set(x, { ...rest, from: from ?? point(at) } as Placed);
+      const over = (b: number): Window => ({ from: b, to: b + Math.ceil(x.ms / period) + 2 });
+      const clearOf = (b: number) => !connected.some((r) => hides(over(b), r));
+      const candidate = (d: number) => point(at + d);
+      const from =
+        firstFit(len - minStart, candidate, (b) => clearOf(b) && outsideGuards(over(b))) ?? firstFit(len - minStart, candidate, clearOf) ?? point(at);
+      fallbacks.push(over(from));
+      out.set(x, { ...rest, from } as Placed);
     } else if (x.layer === 'pause') {
       // A pause keeps the consumer from reading: not where a reorganisation while away needs it to hold an abandoned event.
       const stopped = (b: number) => ({ from: b, to: b + Math.ceil(x.ms / period) + 1 });

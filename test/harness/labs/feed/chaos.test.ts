@@ -318,6 +318,23 @@ t.test(
   },
 );
 
+t.test('a resend rides an event with an event of the followed accounts before it on the final chain: it has something to send again', async (t) => {
+  let resends = 0;
+  t.same(
+    breaking((f) => {
+      const sim = simulate(chainPlanOf(f), f.consumer.topics);
+      const canonical = (j: number) => sim.canonicalHash(blockOf(sim.produced[j]!.cursor)) === sim.produced[j]!.payload.blockHash;
+      for (const m of rulesOf(f).filter((x) => x.action === 'resend')) {
+        resends++;
+        if (!sim.produced.slice(0, m.event - 1).some((_, j) => canonical(j))) return `resend at event ${m.event}: every event before it is abandoned`;
+      }
+      return undefined;
+    }),
+    [],
+  );
+  t.ok(resends > 100, `${resends} resends`);
+});
+
 t.test('a resend on connection 1 comes before the bad frame or stall that ends it', async (t) => {
   let resends = 0;
   t.same(
@@ -420,7 +437,9 @@ t.test('a reorganisation while away: no other absence from before its first aban
               ? from + 2
               : x.process?.signal === 'SIGSTOP'
                 ? from + Math.ceil((x.end!.after_ms! * f.time_scale!) / period) + 1
-                : undefined;
+                : ['timeout', 'reset_peer', 'limit_data'].includes(x.network?.toxic ?? '')
+                  ? from + Math.ceil((x.end!.after_ms! * f.time_scale!) / period) + 2
+                  : undefined;
           if (end !== undefined && from < hi && end > lo) return `${x.name} (${from}..${end}) beside ${cut.name} (${lo}..${hi})`;
         }
       }
