@@ -71,7 +71,11 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   const under = underSnapshot(placed);
   const canonical = (j: number) => chain.canonicalHash(blockOf(produced[j]!.cursor)) === produced[j]!.payload.blockHash;
   const sent = (j: number) => canonical(j) && !under(blockOf(produced[j]!.cursor));
-  const firstCanonical = produced.findIndex((_, j) => canonical(j));
+  const earlier = resendable(
+    produced,
+    canonical,
+    placed.some((p) => p.layer === 'stale-cursor'),
+  );
   /** The first event a bad frame or a stall ends connection 1 at: a resend there comes before it. */
   let endsFirst = Number.POSITIVE_INFINITY;
   /** The events rules that end their connection ride: a rule from a connection on fires two blocks after one at the earliest, once that connection is closed. */
@@ -99,9 +103,9 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
       onFirst,
       sent,
       clear,
-      hasOnFirst: (a) => anchor(a, false, x.layer === 'resend' ? (j) => j > firstCanonical && onFirst(j) : onFirst) !== undefined,
+      hasOnFirst: (a) => anchor(a, false, x.layer === 'resend' ? (j) => earlier(j) && onFirst(j) : onFirst) !== undefined,
     });
-    const options = x.layer === 'resend' ? withEarlier(drawn, firstCanonical) : drawn;
+    const options = x.layer === 'resend' ? drawn.map((o) => ({ ...o, fits: (j: number) => earlier(j) && o.fits(j) })) : drawn;
     let form = x.layer === 'malformed' ? MALFORMED[x.form % MALFORMED.length]! : undefined;
     if (form === 'oversized' && heavyLink) form = 'trailing-comma';
     const transfer = x.layer === 'number-amount' || form === 'noncanonical-amount';
@@ -134,12 +138,15 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
 }
 
 /**
- * A resend's options, on an event after the first one still on the final chain: the server sends
- * the events before its own again from its outbox, and one at least must be there (seed 20261203
- * run 10: the only one before it was abandoned by a reorganisation, and nothing was resent).
+ * The events a resend may ride: the server sends the events before its own again from its outbox,
+ * and one at least must be there when it fires. So one still on the final chain comes before it;
+ * beside a retention window (the stale cursor's), in its own block, which the outbox forgets no
+ * sooner than the event itself, however late a reconnect replays it (seed 20261203 run 10: the
+ * one before it was forgotten by then, and nothing was resent).
  */
-function withEarlier(options: Option[], firstCanonical: number): Option[] {
-  return options.map((o) => ({ ...o, fits: (j: number) => firstCanonical >= 0 && j > firstCanonical && o.fits(j) }));
+function resendable(produced: SimulatedChain['produced'], canonical: (j: number) => boolean, retention: boolean): (j: number) => boolean {
+  const blockOf = (j: number) => Number(produced[j]!.cursor.split(':')[1]);
+  return (j) => produced.some((_, k) => k < j && canonical(k) && (!retention || blockOf(k) === blockOf(j)));
 }
 
 /** The rule as placed: at event `at` (1-based, and its cursor), on `connection`. */
