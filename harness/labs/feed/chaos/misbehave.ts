@@ -71,11 +71,7 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
   const under = underSnapshot(placed);
   const canonical = (j: number) => chain.canonicalHash(blockOf(produced[j]!.cursor)) === produced[j]!.payload.blockHash;
   const sent = (j: number) => canonical(j) && !under(blockOf(produced[j]!.cursor));
-  const earlier = resendable(
-    produced,
-    canonical,
-    placed.some((p) => p.layer === 'stale-cursor'),
-  );
+  const earlier = resendable(produced, canonical, placed);
   /** The first event a bad frame or a stall ends connection 1 at: a resend there comes before it. */
   let endsFirst = Number.POSITIVE_INFINITY;
   /** The events rules that end their connection ride: a rule from a connection on fires two blocks after one at the earliest, once that connection is closed. */
@@ -144,7 +140,8 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
  * sooner than the event itself, however late a reconnect replays it (seed 20261203 run 10: the
  * one before it was forgotten by then, and nothing was resent).
  */
-function resendable(produced: SimulatedChain['produced'], canonical: (j: number) => boolean, retention: boolean): (j: number) => boolean {
+function resendable(produced: SimulatedChain['produced'], canonical: (j: number) => boolean, placed: readonly Placed[]): (j: number) => boolean {
+  const retention = placed.some((p) => p.layer === 'stale-cursor');
   const blockOf = (j: number) => Number(produced[j]!.cursor.split(':')[1]);
   return (j) => produced.some((_, k) => k < j && canonical(k) && (!retention || blockOf(k) === blockOf(j)));
 }
