@@ -142,8 +142,8 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
  */
 function resendable(produced: SimulatedChain['produced'], canonical: (j: number) => boolean, placed: readonly Placed[]): (j: number) => boolean {
   const retention = placed.some((p) => p.layer === 'stale-cursor');
-  const blockOf = (j: number) => Number(produced[j]!.cursor.split(':')[1]);
-  return (j) => produced.some((_, k) => k < j && canonical(k) && (!retention || blockOf(k) === blockOf(j)));
+  const blockAt = (j: number) => blockOf(produced[j]!.cursor);
+  return (j) => produced.some((_, k) => k < j && canonical(k) && (!retention || blockAt(k) === blockAt(j)));
 }
 
 /** The rule as placed: at event `at` (1-based, and its cursor), on `connection`. */
