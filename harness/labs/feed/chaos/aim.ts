@@ -7,7 +7,7 @@
 // abandoned events from it). Each search starts at the drawn position and takes the first that
 // fits, else keeps the drawn one: a schedule stays data, and any shrink of it is placed the same way.
 
-import { CHAIN } from './steps.js';
+import { CHAIN, type Placed } from './steps.js';
 import { sim } from './events.js';
 import type { ChainPlan } from '../scenario/plan.js';
 
@@ -110,4 +110,58 @@ export function staleCut(at: number, mined: readonly number[], minStart: number,
     if (w) return w;
   }
   return windowOf(0);
+}
+
+/**
+ * The stretches in which lines do not flow to the consumer (`up`: from it): away (a cut, a stale
+ * cut, a cut while away, a half-open link, a kill's restart) and, downstream only, a server
+ * stalled until its time is up or the consumer's idle timeout ends the connection. Each with two
+ * blocks more for the reconnect. A stall for good lasts until the consumer's idle timeout (`idleMs`).
+ */
+export function silences(placed: readonly Placed[], period: number, up: boolean, idleMs: number): Window[] {
+  const blocks = (ms: number) => Math.ceil(ms / period);
+  return placed.flatMap((p): Window[] => {
+    if (p.layer === 'cut' || p.layer === 'stale-cursor') return [{ from: p.from, to: p.to + 2 }];
+    if (p.layer === 'reorg') return p.away ? [{ from: p.away.from, to: p.away.to + 2 }] : [];
+    if (p.layer === 'half-open') return [{ from: p.from, to: p.from + blocks(p.ms) + 2 }];
+    if (p.layer === 'kill') return [{ from: p.at, to: p.at + 2 }];
+    if (p.layer === 'stall' && !up) return [{ from: blockOf(p.cursor), to: blockOf(p.cursor) + blocks(p.ms ?? idleMs) + 2 }];
+    return [];
+  });
+}
+
+/**
+ * A toxic meets only the lines that cross it while it lasts: latency, slicing and a starved link
+ * move, from the drawn block on, to the first mined block where they overlap no silence, else to
+ * the one that leaves them the most blocks clear, if that is long enough for two pings of the
+ * sender, else stay (seed 20261203 run 5: 604 ms of latency inside a stall for good met nothing).
+ */
+export function toxicsWhereLinesFlow(
+  placed: Placed[],
+  mined: readonly number[],
+  minStart: number,
+  period: number,
+  link: { serverPingMs: number; consumerPingMs: number; consumerIdleMs: number },
+): void {
+  const count = mined.length - minStart;
+  if (count < 1) return;
+  for (const [i, p] of placed.entries()) {
+    if (p.layer !== 'latency' && p.layer !== 'slicer' && p.layer !== 'bandwidth') continue;
+    const up = p.layer !== 'bandwidth' && p.up;
+    const quiet = silences(placed, period, up, link.consumerIdleMs);
+    const blocks = Math.ceil(p.ms / period) + 1;
+    const clear = (b: number) => {
+      let n = 0;
+      for (let k = b; k < b + blocks; k++) if (!quiet.some((s) => k >= s.from && k < s.to)) n++;
+      return n;
+    };
+    const start = Math.max(0, mined.indexOf(p.from) - minStart);
+    let best = { from: p.from, clear: -1 };
+    for (let d = 0; d < count && best.clear < blocks; d++) {
+      const b = mined[minStart + ((start + d) % count)]!;
+      const c = clear(b);
+      if (c > best.clear) best = { from: b, clear: c };
+    }
+    if (best.clear >= Math.ceil((2 * (up ? link.consumerPingMs : link.serverPingMs)) / period)) placed[i] = { ...p, from: best.from };
+  }
 }

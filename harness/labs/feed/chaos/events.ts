@@ -41,24 +41,34 @@ export function sim(chain: ChainPlan, topics: readonly number[]): SimulatedChain
   return s;
 }
 
-/** The account (1..11 of 12) with no event around the stale-cursor cut, starting the search at `at`. */
-export function quietAccount(chain: ChainPlan, w: { from: number; to: number }, at: number): number | undefined {
+/** A block range [from, to] where the followed account should have an event a reorganisation abandons. */
+export type Need = { from: number; to: number };
+
+/**
+ * The account (1..11 of 12) to follow, the search starting at `at`: one with no event around the
+ * stale-cursor cut (`quiet`) where there is one, and of those the first with an abandoned event
+ * in every `needs` range, else in the most (a reorganisation that abandons none of the account's
+ * events reaches no consumer: seed 20261201 run 7).
+ */
+export function quietAccount(chain: ChainPlan, w: { from: number; to: number }, at: number, needs: readonly Need[] = []): { topic: number; quiet: boolean } {
   const all = sim(
     chain,
     Array.from({ length: chain.accounts }, (_, i) => i),
   );
   const busy = new Set<string>();
+  const abandoned = new Map<string, number[]>();
   for (const e of all.produced) {
     const b = blockOf(e.cursor);
-    if (b < w.from - 3 || b > w.to + 3) continue;
     const p = e.payload as Record<string, unknown>;
-    for (const k of ['from', 'to', 'owner', 'spender']) if (typeof p[k] === 'string') busy.add(p[k] as string);
+    const accounts = ['from', 'to', 'owner', 'spender'].flatMap((k) => (typeof p[k] === 'string' ? [p[k] as string] : []));
+    if (b >= w.from - 3 && b <= w.to + 3) for (const a of accounts) busy.add(a);
+    if (all.canonicalHash(b) !== p.blockHash) for (const a of accounts) abandoned.set(a, [...(abandoned.get(a) ?? []), b]);
   }
-  for (let k = 0; k < chain.accounts - 1; k++) {
-    const q = 1 + ((at + k) % (chain.accounts - 1));
-    if (!busy.has(all.topics[q]!)) return q;
-  }
-  return undefined;
+  const candidates = Array.from({ length: chain.accounts - 1 }, (_, k) => 1 + ((at + k) % (chain.accounts - 1)));
+  const quiet = candidates.filter((q) => !busy.has(all.topics[q]!));
+  const met = (q: number) => needs.filter((n) => (abandoned.get(all.topics[q]!) ?? []).some((b) => b >= n.from && b <= n.to)).length;
+  const best = (among: number[]) => among.reduce((a, q) => (met(q) > met(a) ? q : a), among[0]!);
+  return quiet.length > 0 ? { topic: best(quiet), quiet: true } : { topic: best(candidates), quiet: false };
 }
 
 /** The first block before which a placed step ends connection 1 (a cut, a kill, a toxic that closes), if one does. */

@@ -20,7 +20,7 @@
 // ./events.ts places what rides on the chain's events; ./words.ts says the result in
 // words; ./scenario.ts writes it as a scenario file.
 
-import { aimReorg, awayGuard, awayWindow, firstFit, heldBlocks, heldIn, hides, overlaps, staleCut, type Window } from './aim.js';
+import { aimReorg, awayGuard, awayWindow, firstFit, heldBlocks, heldIn, hides, overlaps, staleCut, toxicsWhereLinesFlow, type Window } from './aim.js';
 import { abandonsEvents, closes, hooks, quietAccount, sim } from './events.js';
 import { misbehaviour } from './misbehave.js';
 import { CHAIN, type Placed, SLOW, type Step, type StreamSchedule, TOPIC_SETS } from './steps.js';
@@ -90,6 +90,10 @@ function compute(s: StreamSchedule): Placement {
     slowBlocks + (s.slow ? 6 * reorgCount + 2 : 0) + (s.slow && stale ? staleBlocks + newBlocks + staleRoom : 0) + minStart + 3,
     // loss after the reorganisations: some 6 blocks each (a cut while away included), then its own
     lossRoom ? minStart + 6 * reorgCount + lossRoom : 0,
+    // each reorganisation past the previous one's stretch (placeReorgs): some 6 blocks each
+    minStart + 6 * reorgCount + 3,
+    // a toxic downstream on one side of a stalled server's silence (./aim.ts toxicsWhereLinesFlow)
+    minStart + stallRoom(steps, period) + 3,
   );
   const lastBlock = CHAIN.initialBlocks + blocks;
 
@@ -105,14 +109,19 @@ function compute(s: StreamSchedule): Placement {
   const chain = chainOf(s, stale, lastBlock, reorgs);
   let quietTopic: number | undefined;
   if (quiet && stale && staleWindow) {
-    quietTopic = quietAccount(chain, staleWindow, stale.at);
+    // Each reorganisation's abandoned blocks, below its cut while away: what the account should hold an event in.
+    const needs = placed.flatMap((p) => (p.layer === 'reorg' ? [{ from: p.after - p.depth + 1, to: p.away ? p.away.from - 1 : p.after }] : []));
+    const followed = quietAccount(chain, staleWindow, stale.at, needs);
+    quietTopic = followed.topic;
     const p = placed.find((x) => x.layer === 'stale-cursor');
-    if (p && p.layer === 'stale-cursor' && quietTopic !== undefined) p.quiet = quietTopic;
+    if (p && p.layer === 'stale-cursor' && followed.quiet) p.quiet = quietTopic;
   }
   const topics = quiet ? [quietTopic ?? 1] : drawnTopics;
   const chainSim = sim(chain, topics);
 
   placed.push(...misbehaviour(steps, chainSim, placed));
+  // The link with every unknown op still in: the consumer's idle timeout at its longest.
+  toxicsWhereLinesFlow(placed, mined, minStart, period, linkOf(s, halfOpen, placed));
   const revokes = reorgs.some((r) => r.layer === 'deep-reorg' || r.firstHeld !== undefined);
   placed.push(...hooks(steps, chainSim, placed, s.slow, revokes, () => abandonsEvents(chain, topics)));
   // An unknown op is judged by what happens to its connection afterwards: nothing else may close it.
@@ -177,8 +186,10 @@ const HALF_OPEN_SERVER_PING_MS = 500;
 type AimedReorg = PlacedReorg & { firstHeld?: number };
 
 /**
- * Reorganisations, in block order, each after the head the previous one left. A shallow one is
- * aimed (./aim.ts) at blocks holding events of `topics` (unknown for a quiet account: not aimed);
+ * Reorganisations, in block order, each after the head the previous one left; a shallow one
+ * abandons only blocks past the previous one's stretch (its new branch, and the way back from a
+ * cut while away). A shallow one is aimed (./aim.ts) at blocks holding events of `topics`
+ * (unknown for a quiet account: not aimed here, the account is chosen to hold some, ./events.ts);
  * one while away abandons two blocks at least, so that the consumer can hold one before its cut.
  * The first may follow block `firstFree` + 1.
  */
@@ -195,25 +206,31 @@ function placeReorgs(
   const closesLink = steps.some((x) => x.layer === 'half-open' || x.layer === 'byte-limit' || x.layer === 'reset');
   let free = firstFree;
   for (const r of steps.filter((x): x is Extract<Step, { layer: 'reorg' | 'deep-reorg' }> => x.layer === 'reorg' || x.layer === 'deep-reorg')) {
-    if (free >= lastBlock) break;
-    let after = free + 1 + (r.at % (lastBlock - free));
-    let firstHeld: number | undefined;
     if (r.layer === 'reorg') {
       const away = r.away && awayAllowed;
       const depth = Math.max(away ? 2 : 1, 1 + ((r.depth - 1) % CHAIN.confirmations));
+      // Its abandoned blocks all past the previous one's stretch: blocks the consumer was sent live,
+      // not a new branch it may be sent only on resuming (seed 20261202 run 4: it was not back yet).
+      const lowest = free + depth - 1;
+      if (lowest >= lastBlock) break;
+      let after = lowest + 1 + (r.at % (lastBlock - lowest));
+      let firstHeld: number | undefined;
       if (topics) {
         const held = heldBlocks(planOf(reorgs), topics);
-        after = aimReorg(held, free, Math.max(free + 1, lastBlock - (closesLink ? 1 + r.extra : 0)), r.at, depth, away);
+        after = aimReorg(held, lowest, Math.max(lowest + 1, lastBlock - (closesLink ? 1 + r.extra : 0)), r.at, depth, away);
         firstHeld = heldIn(held, after - depth + 1, after);
       }
       reorgs.push({ layer: 'reorg', after, depth, length: depth + r.extra, ...(firstHeld === undefined ? {} : { firstHeld }) });
+      // Back from a cut while away: it ends up to 1 + awayFor mined blocks after the new head (./aim.ts awayWindow), and a reconnect takes up to two more.
+      free = after + r.extra + (away ? 3 + r.awayFor : 0);
     } else {
+      if (free >= lastBlock) break;
+      const after = free + 1 + (r.at % (lastBlock - free));
       // A deep one forks at or below the first snapshots (the safe height when the script starts).
       const depth = after - (2 + (r.depth % (FIRST_SNAPSHOT - 1))) + 1;
       reorgs.push({ layer: 'deep-reorg', after, depth, length: depth + r.extra });
+      free = after + r.extra;
     }
-    const last = reorgs.at(-1)!;
-    free = last.after - last.depth + last.length;
   }
   return reorgs;
 }
@@ -369,6 +386,13 @@ function lossAfter(x: LossStep, reorgs: readonly AimedReorg[], guards: readonly 
   if (reorgs.length === 0) return x;
   const past = Math.max(...reorgs.map((r) => r.after + 3), ...guards.map((g) => g.guard.to + 1));
   return { ...x, from: mined.find((b) => b >= past) ?? mined.at(-1)! };
+}
+
+/** Blocks for a stall's silence (up to the longest idle timeout) and the longest toxic downstream beside it, where a schedule has both. */
+function stallRoom(steps: readonly Step[], period: number): number {
+  const down = steps.flatMap((x) => (((x.layer === 'latency' || x.layer === 'slicer') && !x.up) || x.layer === 'bandwidth' ? [x.ms] : []));
+  if (!steps.some((x) => x.layer === 'stall') || down.length === 0) return 0;
+  return Math.ceil(4000 / period) + 2 + Math.ceil(Math.max(...down) / period) + 2;
 }
 
 /** A quiet account's stale cursor: never for a slow reader, which follows every account so that its queue fills. */

@@ -10,7 +10,7 @@ import type { FeedFile } from '../../../../harness/labs/feed/scenario/schema.js'
 
 interface Fault {
   name: string;
-  network?: { down?: boolean; toxic?: string };
+  network?: { down?: boolean; toxic?: string; stream?: string };
   process?: { signal: string };
   loss?: unknown;
   start: { before_block?: number };
@@ -156,7 +156,7 @@ t.test('a reorganisation abandons blocks the subscribed consumer was sent, while
   const missed: string[] = [];
   for (const [i, f] of drawn.entries()) {
     const shallow = (f.chain.reorgs ?? []).filter((r) => !r.deep);
-    if (shallow.length === 0 || quietAccount(f)) continue; // a quiet account's reorganisation is not aimed
+    if (shallow.length === 0) continue; // a quiet account is chosen to hold abandoned events (seed 20261201 run 7)
     const abandoned = abandonedEvents(f);
     for (const [k, r] of shallow.entries()) {
       const fork = r.after_block - r.depth + 1;
@@ -185,6 +185,64 @@ t.test('a reorganisation abandons blocks the subscribed consumer was sent, while
   const other = missed.filter((m) => !staleCut.includes(m));
   t.ok(other.length <= (connected + away) / 25, `${other.length} of ${connected + away} missed: ${other.slice(0, 5).join('; ')}`);
   t.ok(staleCut.length <= (connected + away) / 25, `${staleCut.length} of ${connected + away} under a stale cursor's cut`);
+});
+
+t.test(
+  "reorganisations keep apart: a shallow one abandons no block of the previous one's new branch, nor of the way back from its cut while away",
+  async (t) => {
+    let pairs = 0;
+    t.same(
+      breaking((f) => {
+        const reorgs = f.chain.reorgs ?? [];
+        for (const [k, r] of reorgs.entries()) {
+          const before = reorgs[k - 1];
+          if (!before || r.deep) continue;
+          pairs++;
+          const fork = r.after_block - r.depth + 1;
+          const head = before.after_block - before.depth + (before.length ?? before.depth);
+          // The cut while away of the one before ends a mined block or more after its new head, and a reconnect takes up to two.
+          const cut = down(f).find((x) => x.name.endsWith('-away') && x.start.before_block! <= before.after_block && x.end.before_block > before.after_block);
+          const back = cut ? cut.end.before_block + 1 : head;
+          if (fork <= back) return `reorganisation after ${r.after_block} forks at ${fork}, the one before is not over until ${back}`;
+        }
+        return undefined;
+      }),
+      [],
+    );
+    t.ok(pairs > 50, `${pairs} reorganisations after another`);
+  },
+);
+
+t.test("a toxic on what the server sends lasts where lines flow: outside a stalled server's silence and every cut", async (t) => {
+  let beside = 0;
+  const inside = breaking((f) => {
+    const toxics = (f.faults ?? []).filter((x) => ['latency', 'slicer', 'bandwidth'].includes(x.network?.toxic ?? '') && x.network?.stream !== 'upstream');
+    const stalls = rulesOf(f).filter((m) => m.action === 'stall') as (MisRule & { ms?: number })[];
+    if (toxics.length === 0 || (stalls.length === 0 && down(f).length === 0)) return undefined;
+    beside++;
+    const period = f.chain.block_interval_ms! * f.time_scale!;
+    const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
+    const silences = [
+      ...stalls.map((m) => {
+        const from = blockOf(produced[m.event - 1]!.cursor);
+        return { from, to: from + Math.ceil((m.ms ?? f.consumer.idle_ms!) / period) + 2 };
+      }),
+      ...down(f).map((x) => ({ from: x.start.before_block!, to: x.end.before_block + 2 })),
+    ];
+    for (const x of toxics) {
+      const from = x.start.before_block!;
+      const to = from + Math.ceil((x as { end?: { after_ms: number } }).end!.after_ms / f.chain.block_interval_ms!) + 1;
+      let clear = 0;
+      for (let b = from; b < to; b++) if (!silences.some((w) => b >= w.from && b < w.to)) clear++;
+      // Two of the server's pings at least cross it (ping_ms is real time).
+      if (clear < Math.ceil((2 * f.server!.ping_ms!) / period))
+        return `${x.name} from block ${from} to ${to}: ${clear} blocks clear of ${JSON.stringify(silences)}`;
+    }
+    return undefined;
+  });
+  t.ok(beside > 30, `${beside} schedules with a toxic downstream beside a stall or a cut`);
+  // Where no mined block leaves room (a short script full of cuts), the toxic keeps its drawn block.
+  t.ok(inside.length <= beside / 10, `${inside.length} of ${beside} inside a silence: ${inside.slice(0, 5).join('; ')}`);
 });
 
 t.test("packet loss never covers a reorganisation's abandoned events or its revoke: it starts after every one's stretch", async (t) => {
@@ -393,8 +451,9 @@ t.test('a bad frame, resend or stall on connection 1 rides an event produced bef
     }
   }
   t.ok(rules > 100, `${rules} rules on connection 1 beside a closing fault`);
-  // Only where the script produced no event before the first closing fault (a stale cut at its start).
-  t.ok(late.length <= rules / 15, `${late.length} late: ${late.slice(0, 5).join('; ')}`);
+  // Only where the script produced no event before the first closing fault (a stale cut, a reset
+  // or a cut while away at its start): 27 of 338 at seed 11 since reorganisations keep apart.
+  t.ok(late.length <= rules / 12, `${late.length} late: ${late.slice(0, 5).join('; ')}`);
 });
 
 t.test('a toxic lasts long enough to meet what crosses it: a ping after the ping_ms of its sender', async (t) => {
