@@ -282,23 +282,28 @@ export function jobsFor(rubric: Pick<Rubric, 'tests'>, processors = availablePar
 /**
  * The build cache (build-cache.ts), unless --no-build-cache. By default beside the output folder,
  * in its parent: staff regrade a class into a new --out (or remove the last one first), so the
- * cache must outlive any one output folder, and it stays on the output's file system, out of the
- * class folder and of reports/ (which `chaoslab clean` empties). Never in the class folder.
+ * cache must outlive any one output folder, and it stays on the output's file system, out of
+ * reports/ (which `chaoslab clean` empties). Never in the class folder: where --out is in it,
+ * the default is in --out (not a submission: listSubmissions leaves --out out); a --build-cache
+ * given there is refused.
  */
 function openCache(opts: GradeOptions, outDir: string, classDir: string | undefined): BuildCache | undefined {
   if (opts.buildCache === false || classDir === undefined) return undefined;
-  const given = typeof opts.buildCache === 'string';
-  const dir = given ? resolve(opts.buildCache as string) : join(dirname(outDir), '.chaoslab-build-cache');
   const within = (inner: string, outer: string) => inner === outer || inner.startsWith(`${outer}${sep}`);
   const real = (path: string): string => (existsSync(path) ? realpathSync(path) : join(real(dirname(path)), basename(path)));
-  if (within(real(dir), realpathSync(classDir)))
-    throw new UsageError(
-      `${given ? '--build-cache ' : 'the build cache (beside --out) '}${dir}: is in the class folder ${resolve(classDir)}: give ${given ? 'one' : '--build-cache <dir>'} outside it (or --no-build-cache)`,
-    );
+  const inClass = (path: string) => within(real(path), realpathSync(classDir));
+  let dir: string;
+  if (typeof opts.buildCache === 'string') {
+    dir = resolve(opts.buildCache);
+    if (inClass(dir)) throw new UsageError(`--build-cache ${dir}: is in the class folder ${resolve(classDir)}: give one outside it (or --no-build-cache)`);
+  } else {
+    dir = join(dirname(outDir), '.chaoslab-build-cache');
+    if (inClass(dir)) dir = join(outDir, '.build-cache');
+  }
   try {
     return openBuildCache(dir);
   } catch (error) {
-    throw new UsageError(`${given ? '--build-cache: ' : ''}${(error as Error).message}`);
+    throw new UsageError((error as Error).message);
   }
 }
 

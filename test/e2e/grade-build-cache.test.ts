@@ -2,7 +2,7 @@
 // its manifest) graded twice with the same --build-cache (sealed where this machine allows): the
 // first grading builds and keeps the build, the second finds it by the submission's hash and
 // does not build (its consumer runs from the cached output, and passes); both say so, in the
-// console and in class.json.
+// console and in class.json. A --build-cache in the class folder is refused.
 import { chmodSync, copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -47,4 +47,13 @@ t.test('graded twice: built once, then taken from the cache', async (t) => {
     "the student's build.log says so, with the first build's log",
   );
   t.ok(existsSync(join(dir, 'second', '.staff', 'reference', 'build', 'bin', 'consumer.py')), "the cached output is the copy's");
+});
+
+t.test('a --build-cache in the class folder is refused before grading', async (t) => {
+  const inside = join(dir, 'class', 'cache');
+  const r = await chaoslab(['grade', join(dir, 'class'), '--build-cache', inside, '--out', join(dir, 'refused'), ...sealFlags]);
+  t.equal(r.exitCode, 2);
+  t.match(r.stderr, `--build-cache ${inside}: is in the class folder ${join(dir, 'class')}: give one outside it (or --no-build-cache)`);
+  t.notOk(existsSync(inside), 'nothing made there');
+  t.notOk(existsSync(join(dir, 'refused')), 'nor the output folder');
 });
