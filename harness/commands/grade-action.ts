@@ -3,8 +3,10 @@
 // submission in turn, then the class outputs (class.json, grades.csv, index.html). A manifest
 // naming another lab does not stop the class: the others are graded, then the grader exits 2
 // naming each such manifest (docs/grading.md, "Class outputs").
-import { chmodSync, existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { type BuildCache, openBuildCache } from '../grade/build/build-cache.js';
 import { CLASS_FILE, type ClassReport, CLASS_SCHEMA, type Sealing, writeClassReport } from '../grade/class/class-data.js';
 import { classCsv, csvColumnClash } from '../grade/class/class-csv.js';
 import { classHtml } from '../grade/class/class-html.js';
@@ -32,26 +34,31 @@ export interface GradeOptions {
   rubric?: string[];
   /** Without --rubric: whose rubric (default: the lab the manifests name or imply, else the registry's first lab); with it: must be the rubric's lab. */
   lab?: string;
-  jobs: number;
+  /** Absent: the machine's processors, at most a submission's runs (jobsFor). */
+  jobs?: number;
   shard?: string;
   out: string;
   unsealed?: boolean;
   deadline: number;
   buildDeadline: number;
   buildNetwork?: boolean;
+  /** --build-cache <dir> (a string), --no-build-cache (false), or neither (the default folder). */
+  buildCache?: string | false;
   storeLimit?: number;
   submission?: string;
   only?: string[];
 }
 
-export async function gradeAction(dir: string | undefined, opts: GradeOptions): Promise<void> {
-  const shard = checkedUsage(dir, opts);
-  const rubric = onlyScenarios(classRubric(opts, dir, resolve(opts.out)), opts.only);
+export async function gradeAction(dir: string | undefined, given: GradeOptions): Promise<void> {
+  const shard = checkedUsage(dir, given);
+  const rubric = onlyScenarios(classRubric(given, dir, resolve(given.out)), given.only);
+  const opts = { ...given, jobs: given.jobs ?? jobsFor(rubric) };
   const clash = csvColumnClash(rubric.tests.map((t) => t.name));
   if (clash) throw new UsageError(`${rubric.file}: ${clash}`);
   const scenarios = rubricScenarios(rubric);
   const sealing = await sealingFor(opts.unsealed === true);
   const outDir = resolve(opts.out);
+  const buildCache = openCache(opts, outDir, dir);
   const outExisted = existsSync(outDir);
   mkdirSync(outDir, { recursive: true });
   // Sealed consumers pass through it to their rooms; nobody lists it (docs/sandbox.md, "Modes: who may reach what").
@@ -73,16 +80,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   for (const s of skipped) say(`chaoslab grade: skipped ${terminalText(JSON.stringify(s.name))}: ${s.reason}`);
   if (sources.length === 0 && !shard) throw new Error(`${dir}: no submissions (sub-folders) to grade`);
 
-  if (!sealing.sealed) say(`chaoslab grade: NOT SEALED: ${sealing.note}`);
-  else
-    say(
-      opts.buildNetwork
-        ? "chaoslab grade: builds have the host's network (--build-network)"
-        : "chaoslab grade: builds run without network (a network namespace of their own; --build-network gives them the host's)",
-    );
-  say(
-    `chaoslab grade: ${sources.length} submission(s)${shard ? ` (shard ${shard.index}/${shard.count})` : ''}, rubric ${relative(process.cwd(), rubric.file)} (${rubric.tests.length} scenarios)`,
-  );
+  sayHeader(say, { sealing, opts, defaultJobs: given.jobs === undefined, submissions: sources.length, shard, rubric, buildCache, classDir: dir });
   const stop = interruptible({ onInterrupt: (signal) => say(`\nchaoslab grade: ${signal}: stopping — running runs stop, nothing new starts`) });
   const report: ClassReport = {
     schema: CLASS_SCHEMA,
@@ -95,6 +93,7 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   let harnessError = false;
   const workspace = openWorkspace(sealing.sealed);
   const request = submissionRequest(opts, { rubric, scenarios, sealing, outDir, workspace, signal: stop.signal, say });
+  if (buildCache) request.buildCache = buildCache;
   try {
     for (const source of sources) {
       if (stop.signal.aborted) {
@@ -125,6 +124,34 @@ export async function gradeAction(dir: string | undefined, opts: GradeOptions): 
   sayClosing(report, harnessError, say);
 }
 
+/** The grader's first lines: sealing and the builds' network, what is graded, how many runs at a time, the build cache. */
+function sayHeader(
+  say: (line: string) => void,
+  h: {
+    sealing: Sealing;
+    opts: GradeOptions;
+    defaultJobs: boolean;
+    submissions: number;
+    shard: Shard | undefined;
+    rubric: Rubric;
+    buildCache: BuildCache | undefined;
+    classDir: string | undefined;
+  },
+): void {
+  if (!h.sealing.sealed) say(`chaoslab grade: NOT SEALED: ${h.sealing.note}`);
+  else
+    say(
+      h.opts.buildNetwork
+        ? "chaoslab grade: builds have the host's network (--build-network)"
+        : "chaoslab grade: builds run without network (a network namespace of their own; --build-network gives them the host's)",
+    );
+  const jobs = `${h.opts.jobs} run(s) at a time${h.defaultJobs ? " (by default: the machine's processors, at most the rubric's runs)" : ''}`;
+  say(
+    `chaoslab grade: ${h.submissions} submission(s)${h.shard ? ` (shard ${h.shard.index}/${h.shard.count})` : ''}, rubric ${relative(process.cwd(), h.rubric.file)} (${h.rubric.tests.length} scenarios), ${jobs}`,
+  );
+  if (h.classDir !== undefined) say(`chaoslab grade: ${h.buildCache ? `build cache ${h.buildCache.dir}` : 'no build cache (--no-build-cache)'}`);
+}
+
 /** What grading one submission needs, the same for every submission of the class. */
 function submissionRequest(
   opts: GradeOptions,
@@ -135,7 +162,7 @@ function submissionRequest(
     rubric,
     scenarios,
     sealing,
-    jobs: opts.jobs,
+    jobs: opts.jobs!,
     outDir,
     deadlineMs: opts.deadline * 1000,
     buildDeadlineMs: opts.buildDeadline * 1000,
@@ -210,7 +237,7 @@ function onlyScenarios(rubric: Rubric, only: readonly string[] | undefined): Rub
 function replayOptions(opts: GradeOptions, sealing: Sealing): string[] {
   return [
     '--jobs',
-    String(opts.jobs),
+    String(opts.jobs!),
     '--deadline',
     String(opts.deadline),
     '--build-deadline',
@@ -240,6 +267,44 @@ function rubricScenarios(rubric: Rubric): Map<string, Scenario> {
     scenarios.set(test.name, scenario);
   }
   return scenarios;
+}
+
+/**
+ * A submission's runs at the same time when --jobs is not given: as many as the machine has
+ * processors for this process (os.availableParallelism(): cgroup and affinity limits included),
+ * and no more than the rubric has runs (more would only wait).
+ */
+export function jobsFor(rubric: Pick<Rubric, 'tests'>, processors = availableParallelism()): number {
+  const runs = rubric.tests.reduce((sum, test) => sum + test.repeat, 0);
+  return Math.max(1, Math.min(processors, runs));
+}
+
+/**
+ * The build cache (build-cache.ts), unless --no-build-cache. By default beside the output folder,
+ * in its parent: staff regrade a class into a new --out (or remove the last one first), so the
+ * cache must outlive any one output folder, and it stays on the output's file system, out of
+ * reports/ (which `chaoslab clean` empties). Never in the class folder: where --out is in it,
+ * the default is in --out (not a submission: listSubmissions leaves --out out); a --build-cache
+ * given there is refused.
+ */
+function openCache(opts: GradeOptions, outDir: string, classDir: string | undefined): BuildCache | undefined {
+  if (opts.buildCache === false || classDir === undefined) return undefined;
+  const within = (inner: string, outer: string) => inner === outer || inner.startsWith(`${outer}${sep}`);
+  const real = (path: string): string => (existsSync(path) ? realpathSync(path) : join(real(dirname(path)), basename(path)));
+  const inClass = (path: string) => within(real(path), realpathSync(classDir));
+  let dir: string;
+  if (typeof opts.buildCache === 'string') {
+    dir = resolve(opts.buildCache);
+    if (inClass(dir)) throw new UsageError(`--build-cache ${dir}: is in the class folder ${resolve(classDir)}: give one outside it (or --no-build-cache)`);
+  } else {
+    dir = join(dirname(outDir), '.chaoslab-build-cache');
+    if (inClass(dir)) dir = join(outDir, '.build-cache');
+  }
+  try {
+    return openBuildCache(dir);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /** Sealed where the probe says it works; elsewhere (or with CHAOSLAB_SEAL=off) only with --unsealed. */

@@ -23,7 +23,11 @@ export function register(program: Command): void {
       '--lab <name>',
       `the lab whose rubric is used (default: the lab the manifests name with lab:, or imply with server:, else ${DEFAULT_LAB_HELP}); with --rubric, it must be the rubric's lab`,
     )
-    .option('--jobs <n>', "a submission's runs at the same time", positiveInt, 1)
+    .option(
+      '--jobs <n>',
+      "a submission's runs at the same time (default: the machine's processors, os.availableParallelism(), at most the rubric's runs)",
+      positiveInt,
+    )
     .option('--shard <i/n>', "grade only shard i of n (1-based; a stable hash of each submission's folder name)")
     .option('--out <dir>', 'where results are written: <out>/<submission>/results.json …, <out>/grades.csv, <out>/index.html', 'grades')
     .option('--unsealed', 'grade even where sealing is unavailable (every output then says the run was not sealed)')
@@ -33,6 +37,11 @@ export function register(program: Command): void {
       '--build-network',
       "sealed builds get the host's network (default: a network namespace of their own with nothing in it; the grader's output says which)",
     )
+    .option(
+      '--build-cache <dir>',
+      'where built submissions are kept by a hash of their files and build (default: .chaoslab-build-cache beside --out); an unchanged submission is not built again',
+    )
+    .option('--no-build-cache', 'build every submission, and keep nothing')
     .option(STORE_LIMIT_FLAGS, STORE_LIMIT_HELP, sizeOption())
     .option('--submission <name>', "grade only this sub-folder of the class folder (a grade line's replay command uses it)")
     .option('--only <scenario>', "grade only this rubric scenario (repeatable; a scenario's replay command uses it)", (v: string, prev: string[] = []) => [

@@ -14,10 +14,11 @@ import { join } from 'node:path';
 import { runBatch } from '../run/batch.js';
 import { closeFolder, makePassable, PASSABLE } from '../report/staff-only.js';
 import { resolveProgram, SEALED_PATH } from '../sandbox/room.js';
-import { leaseUid } from '../sandbox/uids.js';
 import type { RunResult } from '../run/runner.js';
 import type { Scenario } from '../scenario/types.js';
-import { makeReadOnly, runBuild } from './build/build.js';
+import { makeReadOnly } from './build/build.js';
+import type { BuildCache } from './build/build-cache.js';
+import { type BuildRecord, buildSubmission, buildWords } from './build/submission-build.js';
 import type { Sealing } from './class/class-data.js';
 import { ManifestError, manifestHow, readManifest } from './manifest.js';
 import { testsServer } from '../labs/registry.js';
@@ -47,6 +48,8 @@ export interface GradeSetup {
   workspace: Workspace;
   /** Sealed builds get the host's network (--build-network); else a network namespace of their own. */
   buildNetwork?: boolean;
+  /** Where identical builds are found and kept (build-cache.ts); absent with --no-build-cache. */
+  buildCache?: BuildCache;
   /** `--store-limit` for every run. */
   storeLimitBytes?: number;
   signal?: AbortSignal;
@@ -144,35 +147,28 @@ async function gradeCopy(
     if (error instanceof SubmissionFileError) return zero('files', error.message);
     throw error;
   }
-  try {
-    if (manifest.build) {
-      const network = !setup.sealing.sealed || setup.buildNetwork === true;
-      setup.log?.(`  ${source.name}: building${network ? '' : ' (no network)'}: ${manifest.build}`);
-      const lease = setup.sealing.sealed ? leaseUid(0) : undefined;
-      try {
-        const built = await runBuild({
-          command: manifest.build,
-          dir: copy,
-          deadlineMs: setup.buildDeadlineMs,
-          logFile: join(studentDir, 'build.log'),
-          staffLogFile: join(staffDir, 'build.log'),
-          network,
-          ...(setup.signal ? { signal: setup.signal } : {}),
-          ...(lease ? { uid: lease.uid } : {}),
-        });
-        if (!built.ok) return zero('build-failed', built.reason!);
-      } finally {
-        lease?.release();
-      }
-    }
-  } finally {
-    // Sealed, the copy is handed back to root and made read-only whatever the build did, so the
-    // consumer's uid cannot change it and no later process of that uid owns anything in it.
-    // Unsealed, it runs as the grader's user, who may change modes back: read-only bits would
-    // only keep the grader itself from removing its output (every output says unsealed).
-    if (setup.sealing.sealed) makeReadOnly(copy);
-  }
-  return gradeRuns(
+  let build: BuildRecord | undefined;
+  if (manifest.build) {
+    const network = !setup.sealing.sealed || setup.buildNetwork === true;
+    const built = await buildSubmission({
+      onRun: () => setup.log?.(`  ${source.name}: building${network ? '' : ' (no network)'}: ${manifest.build}`),
+      command: manifest.build,
+      lab: setup.rubric.lab,
+      sealed: setup.sealing.sealed,
+      network,
+      path: setup.sealing.sealed ? SEALED_PATH : (process.env.PATH ?? ''),
+      copy,
+      deadlineMs: setup.buildDeadlineMs,
+      logFile: join(studentDir, 'build.log'),
+      staffLogFile: join(staffDir, 'build.log'),
+      ...(setup.signal ? { signal: setup.signal } : {}),
+      ...(setup.buildCache ? { cache: setup.buildCache } : {}),
+    });
+    if (!built.ok) return zero('build-failed', built.reason);
+    build = built.record;
+    setup.log?.(`  ${source.name}: ${buildWords(build)}`);
+  } else if (setup.sealing.sealed) makeReadOnly(copy);
+  const graded = await gradeRuns(
     setup,
     source,
     staffDir,
@@ -180,6 +176,7 @@ async function gradeCopy(
     copy,
     how,
   );
+  return build ? { ...graded, score: { ...graded.score, build } } : graded;
 }
 
 /** What a submission gives to run: its consumer's command line, its push server's, or both. */

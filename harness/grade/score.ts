@@ -9,6 +9,7 @@
 import type { Provenance } from './provenance.js';
 import { maxScore, type Rate, type Rubric, type RubricTest, type Visibility } from './rubric.js';
 import type { NotGraded } from './not-graded.js';
+import type { BuildRecord } from './build/submission-build.js';
 
 /** The rate's rule in a student's words (results.json, junit). */
 export const RATE_RULE: Record<Rate, string> = {
@@ -65,6 +66,8 @@ export interface SubmissionScore {
   provenance?: Provenance;
   /** Set when the grader never judged it (status.ts): not graded is not failing. */
   notGraded?: NotGraded;
+  /** How its build went: taken from the build cache, or run and how long it took (absent: no build). */
+  build?: BuildRecord;
 }
 
 /** The counted runs a scenario needs, given the counted runs so far: k, plus its re-runs once one failed. */
