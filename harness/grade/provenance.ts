@@ -54,7 +54,14 @@ export function scenarioSetHash(rubric: Rubric, scenarios: ReadonlyMap<string, S
  * and its content (a link's target as text: no link is followed). Taken from the grader's own copy
  * (no-follow.ts) before the build writes into it.
  */
-export function submissionHash(dir: string): string {
+export const submissionHash = (dir: string): string => treeHash(dir, false);
+
+/**
+ * sha256 of a tree's content: each entry's relative path, its kind, a file's bytes (and, with
+ * `executable`, whether it is executable: the build key's, ./build/build-key.ts), a link's target
+ * as text. Owners, other mode bits and times are left out: a copy made later hashes the same.
+ */
+export function treeHash(dir: string, executable: boolean): string {
   const hash = createHash('sha256');
   const walk = (rel: string): void => {
     const names = readdirSync(join(dir, rel)).sort();
@@ -67,7 +74,7 @@ export function submissionHash(dir: string): string {
       } else if (st.isSymbolicLink()) hash.update(`l\0${path}\0${readlinkSync(join(dir, path))}\0`);
       else if (st.isFile()) {
         const content = readFileSync(join(dir, path));
-        hash.update(`f\0${path}\0${content.length}\0`);
+        hash.update(`${executable && st.mode & 0o111 ? 'x' : 'f'}\0${path}\0${content.length}\0`);
         hash.update(content);
       } else hash.update(`o\0${path}\0`);
     }

@@ -9,11 +9,12 @@
 // empty the cache folder.
 
 import { createHash, type Hash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { arch, platform } from 'node:os';
-import { join, sep } from 'node:path';
+import { sep } from 'node:path';
 import { resolveProgram } from '../../sandbox/room.js';
 import { nodePrefix } from './build-env.js';
+import { treeHash } from '../provenance.js';
 
 /** Bumped when what a cache entry holds, or what the key covers, changes. */
 export const BUILD_KEY_FORMAT = 'chaoslab build cache 1';
@@ -35,31 +36,8 @@ export interface BuildConditions {
   env?: NodeJS.ProcessEnv;
 }
 
-/**
- * sha256 of a tree's content: each entry's relative path (sorted, '/'-separated) and kind, a
- * file's bytes and whether it is executable, a link's target as text (no link is followed).
- * Owners, other mode bits and times are left out: a copy made later hashes the same.
- */
-export function contentHash(dir: string): string {
-  const hash = createHash('sha256');
-  const walk = (rel: string): void => {
-    for (const name of readdirSync(join(dir, rel)).sort()) {
-      const path = rel ? `${rel}/${name}` : name;
-      const st = lstatSync(join(dir, path));
-      if (st.isDirectory()) {
-        hash.update(`d\0${path}\0`);
-        walk(path);
-      } else if (st.isSymbolicLink()) hash.update(`l\0${path}\0${readlinkSync(join(dir, path))}\0`);
-      else if (st.isFile()) {
-        const content = readFileSync(join(dir, path));
-        hash.update(`${st.mode & 0o111 ? 'x' : 'f'}\0${path}\0${content.length}\0`);
-        hash.update(content);
-      } else hash.update(`o\0${path}\0`);
-    }
-  };
-  walk('');
-  return `sha256:${hash.digest('hex')}`;
-}
+/** sha256 of a tree's content, executable bits included (../provenance.ts treeHash). */
+export const contentHash = (dir: string): string => treeHash(dir, true);
 
 /** The key of a build of the submission copied to `dir` (before its build wrote into it), under `conditions`. */
 export function buildKey(dir: string, conditions: BuildConditions): string {
