@@ -48,9 +48,14 @@ export type Need = { from: number; to: number };
  * The account (1..11 of 12) to follow, the search starting at `at`: one with no event around the
  * stale-cursor cut (`quiet`) where there is one, and of those the first with an abandoned event
  * in every `needs` range, else in the most (a reorganisation that abandons none of the account's
- * events reaches no consumer: seed 20261201 run 7).
+ * events reaches no consumer: seed 20261201 run 7); `unmet`: the needs it has none in.
  */
-export function quietAccount(chain: ChainPlan, w: { from: number; to: number }, at: number, needs: readonly Need[] = []): { topic: number; quiet: boolean } {
+export function quietAccount(
+  chain: ChainPlan,
+  w: { from: number; to: number },
+  at: number,
+  needs: readonly Need[] = [],
+): { topic: number; quiet: boolean; unmet: number[] } {
   const all = sim(
     chain,
     Array.from({ length: chain.accounts }, (_, i) => i),
@@ -66,9 +71,10 @@ export function quietAccount(chain: ChainPlan, w: { from: number; to: number }, 
   }
   const candidates = Array.from({ length: chain.accounts - 1 }, (_, k) => 1 + ((at + k) % (chain.accounts - 1)));
   const quiet = candidates.filter((q) => !busy.has(all.topics[q]!));
-  const met = (q: number) => needs.filter((n) => (abandoned.get(all.topics[q]!) ?? []).some((b) => b >= n.from && b <= n.to)).length;
-  const best = (among: number[]) => among.reduce((a, q) => (met(q) > met(a) ? q : a), among[0]!);
-  return quiet.length > 0 ? { topic: best(quiet), quiet: true } : { topic: best(candidates), quiet: false };
+  const unmet = (q: number) => needs.flatMap((n, i) => ((abandoned.get(all.topics[q]!) ?? []).some((b) => b >= n.from && b <= n.to) ? [] : [i]));
+  const best = (among: number[]) => among.reduce((a, q) => (unmet(q).length < unmet(a).length ? q : a), among[0]!);
+  const topic = best(quiet.length > 0 ? quiet : candidates);
+  return { topic, quiet: quiet.length > 0, unmet: unmet(topic) };
 }
 
 /** The first block before which a placed step ends connection 1 (a cut, a kill, a toxic that closes), if one does. */

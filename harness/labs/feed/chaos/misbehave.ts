@@ -52,17 +52,15 @@ export function underSnapshot(placed: readonly Placed[]): (block: number) => boo
  * Server misbehaviour on events the script produces for the followed accounts (1-based, as
  * `event:` counts them): the ones that end their connection first, then resends and unknown ops.
  */
-export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, placed: readonly Placed[]): Placed[] {
+export function misbehaviour(
+  steps: readonly Step[],
+  chain: SimulatedChain,
+  placed: readonly Placed[],
+  stallBlocks: (ms: number | undefined) => number,
+): Placed[] {
   const produced = chain.produced;
   if (produced.length === 0) return [];
-  // The server finds a rule's event by its cursor, and acts on the first event sent with it: after
-  // a reorganisation a cursor comes again, on another block's event (maybe not a Transfer). So an
-  // anchor is always the first event with its cursor.
-  const first = new Map<string, number>();
-  for (const [i, e] of produced.entries()) if (!first.has(e.cursor)) first.set(e.cursor, i);
-  // The block the script had reached when it produced event j (a reorganisation's new branch comes after its block).
-  const reached: number[] = [];
-  for (const [j, e] of produced.entries()) reached.push(Math.max(reached[j - 1] ?? 0, blockOf(e.cursor)));
+  const { first, reached } = positionsOf(produced);
   const closing = firstClosingBlock(placed);
   // Hooks are placed after misbehaviour: a drawn exit or raise may end process 1 at any event.
   const anyClose = placed.some(closes) || steps.some((x) => x.layer === 'hook' && x.action !== 'stop');
@@ -101,7 +99,7 @@ export function misbehaviour(steps: readonly Step[], chain: SimulatedChain, plac
       clear,
       hasOnFirst: (a) => anchor(a, false, x.layer === 'resend' ? (j) => earlier(j) && onFirst(j) : onFirst) !== undefined,
     });
-    const options = x.layer === 'resend' ? drawn.map((o) => ({ ...o, fits: (j: number) => earlier(j) && o.fits(j) })) : drawn;
+    const options = shaped(x, drawn, { earlier, placed, produced, stallBlocks });
     let form = x.layer === 'malformed' ? MALFORMED[x.form % MALFORMED.length]! : undefined;
     if (form === 'oversized' && heavyLink) form = 'trailing-comma';
     const transfer = x.layer === 'number-amount' || form === 'noncanonical-amount';
@@ -144,6 +142,46 @@ function resendable(produced: SimulatedChain['produced'], canonical: (j: number)
   const retention = placed.some((p) => p.layer === 'stale-cursor');
   const blockAt = (j: number) => blockOf(produced[j]!.cursor);
   return (j) => produced.some((_, k) => k < j && canonical(k) && (!retention || blockAt(k) === blockAt(j)));
+}
+
+/**
+ * The first event with each cursor: the server finds a rule's event by its cursor, and acts on the
+ * first event sent with it (after a reorganisation a cursor comes again, on another block's event,
+ * maybe not a Transfer), so an anchor is always the first event with its cursor. And the block the
+ * script had reached when it produced each event (a reorganisation's new branch comes after its block).
+ */
+function positionsOf(produced: SimulatedChain['produced']): { first: Map<string, number>; reached: number[] } {
+  const first = new Map<string, number>();
+  const reached: number[] = [];
+  for (const [j, e] of produced.entries()) {
+    if (!first.has(e.cursor)) first.set(e.cursor, j);
+    reached.push(Math.max(reached[j - 1] ?? 0, blockOf(e.cursor)));
+  }
+  return { first, reached };
+}
+
+/** A rule's options with its own needs: a resend an earlier event, a stall clear of connected reorganisations where it can be. */
+function shaped(
+  x: Rule,
+  drawn: Option[],
+  c: { earlier: (j: number) => boolean; placed: readonly Placed[]; produced: SimulatedChain['produced']; stallBlocks: (ms: number | undefined) => number },
+): Option[] {
+  if (x.layer === 'resend') return drawn.map((o) => ({ ...o, fits: (j: number) => c.earlier(j) && o.fits(j) }));
+  if (x.layer !== 'stall') return drawn;
+  const at = (j: number) => blockOf(c.produced[j]!.cursor);
+  return keepsReorgs(drawn, c.placed, (j) => ({ from: at(j), to: at(j) + c.stallBlocks(x.forever ? undefined : x.ms) }));
+}
+
+/**
+ * A stall's options, best first: those where its silence (`silent`, from its event's block)
+ * keeps no connected reorganisation's abandoned blocks from the consumer (seed 20261202 run 15:
+ * the server was silent over them), then the rest.
+ */
+function keepsReorgs(options: Option[], placed: readonly Placed[], silent: (j: number) => { from: number; to: number }): Option[] {
+  const connected = placed.flatMap((p) => (p.layer === 'reorg' && !p.away ? [{ fork: p.after - p.depth + 1, after: p.after }] : []));
+  if (connected.length === 0) return options;
+  const clear = (j: number) => connected.every((r) => silent(j).from > r.after || silent(j).to < r.fork);
+  return [...options.map((o) => ({ ...o, fits: (j: number) => clear(j) && o.fits(j) })), ...options];
 }
 
 /** The rule as placed: at event `at` (1-based, and its cursor), on `connection`. */

@@ -87,8 +87,9 @@ function compute(s: StreamSchedule): Placement {
     slowBlocks + (s.slow ? 6 * reorgCount + 2 : 0) + (s.slow && stale ? staleBlocks + newBlocks + staleRoom : 0) + minStart + 3,
     // loss after the reorganisations: some 6 blocks each (a cut while away included), then its own
     lossRoom ? minStart + 6 * reorgCount + lossRoom : 0,
-    // each reorganisation past the previous one's stretch (placeReorgs): some 6 blocks each
-    minStart + 6 * reorgCount + 3,
+    // each reorganisation past the previous one's stretch (placeReorgs): some 6 blocks each, and
+    // the stale cut with the way back from it (a reset, a second reconnect) where none hides it
+    minStart + 6 * reorgCount + (stale && reorgCount > 0 ? staleBlocks + 4 : 0) + 3,
     // a toxic downstream on one side of a stalled server's silence (./aim.ts toxicsWhereLinesFlow)
     minStart + stallRoom(steps, period) + 3,
   );
@@ -99,24 +100,22 @@ function compute(s: StreamSchedule): Placement {
   const drawnTopics = s.slow ? [0, 1, 2, 3, 4, 5] : [...TOPIC_SETS[s.topics % TOPIC_SETS.length]!];
   // A slow reader's reorganisations come after its stretch: its `reset slow-consumer` takes it away there.
   const firstFree = CHAIN.initialBlocks + minStart + (s.slow ? slowBlocks + 2 : 0);
-  const reorgs = placeReorgs(steps, firstFree, lastBlock - lossRoom, (so) => chainOf(s, stale, lastBlock, so), quiet ? undefined : drawnTopics, !halfOpen);
+  let reorgs = placeReorgs(steps, firstFree, lastBlock - lossRoom, (so) => chainOf(s, stale, lastBlock, so), quiet ? undefined : drawnTopics, !halfOpen);
   const mined = minedBlocks(reorgs, lastBlock);
   const { placed, staleWindow } = placeOnBlocks(s, steps, reorgs, mined, { minStart, staleBlocks, slowBlocks, period }, halfOpen);
 
-  const chain = chainOf(s, stale, lastBlock, reorgs);
   let quietTopic: number | undefined;
   if (quiet && stale && staleWindow) {
-    // Each reorganisation's abandoned blocks, below its cut while away: what the account should hold an event in.
-    const needs = placed.flatMap((p) => (p.layer === 'reorg' ? [{ from: p.after - p.depth + 1, to: p.away ? p.away.from - 1 : p.after }] : []));
-    const followed = quietAccount(chain, staleWindow, stale.at, needs);
+    const followed = followQuiet(stale, staleWindow, placed, reorgs, (kept) => chainOf(s, stale, lastBlock, kept));
     quietTopic = followed.topic;
-    const p = placed.find((x) => x.layer === 'stale-cursor');
-    if (p && p.layer === 'stale-cursor' && followed.quiet) p.quiet = quietTopic;
+    reorgs = followed.reorgs;
   }
+  const chain = chainOf(s, stale, lastBlock, reorgs);
   const topics = quiet ? [quietTopic ?? 1] : drawnTopics;
   const chainSim = sim(chain, topics);
 
-  placed.push(...misbehaviour(steps, chainSim, placed));
+  // A stall for good lasts until the consumer's idle timeout (at its longest: 4 s beside an unknown op), and a reconnect.
+  placed.push(...misbehaviour(steps, chainSim, placed, (ms) => Math.ceil((ms ?? 4000) / period) + 2));
   // The link with every unknown op still in: the consumer's idle timeout at its longest.
   toxicsWhereLinesFlow(placed, mined, minStart, period, linkOf(s, halfOpen, placed));
   const revokes = reorgs.some((r) => r.layer === 'deep-reorg' || r.firstHeld !== undefined);
@@ -140,10 +139,12 @@ function keptSteps(s: StreamSchedule): { halfOpen?: HalfOpenStep; stale?: StaleS
   const loss = halfOpen ? undefined : first('loss');
   // A slow reader backs the link up: Toxiproxy answers a toxic's change only once the blocked
   // write to the consumer is through (seconds, not the 15 s the harness waits). Its `reset
-  // slow-consumer` may close a connection before it reads a bad frame there.
+  // slow-consumer` may close a connection before it reads a bad frame there. A hook that ends
+  // process 1 restarts it, and the stretch may stop the new one before it has connected (seed
+  // 20261202 run 11): a slow reader has no hook.
   const dropped = new Set<Step['layer']>([
     ...(halfOpen ? (['cut', 'pause'] as const) : []),
-    ...(s.slow ? (['latency', 'slicer', 'bandwidth', 'byte-limit', 'reset', 'malformed', 'number-amount'] as const) : []),
+    ...(s.slow ? (['latency', 'slicer', 'bandwidth', 'byte-limit', 'reset', 'malformed', 'number-amount', 'hook'] as const) : []),
   ]);
   const steps = s.steps
     .filter((x) => {
@@ -213,9 +214,10 @@ function placeOnBlocks(
   const fallbacks: Window[] = [];
   /** Whether the consumer is connected over `w`, and no connected reorganisation's events are hidden by it. */
   const connectedOver = (w: Window) => !absent.some((a) => overlaps(a, w)) && !connected.some((r) => hides(w, r));
-  // The stale cursor's cut: where it hides no connected reorganisation's events, else outside a slow reader's stretch.
+  // The stale cursor's cut: hiding no connected reorganisation's events, with two blocks more of way back than a cut (a reset, a reconnect, a snapshot: seed 20261204 run 2); else outside a slow reader's stretch.
   const stale = steps.find((x) => x.layer === 'stale-cursor');
-  const staleWindow = stale && room >= 1 ? staleCut(stale.at, mined, minStart, staleBlocks, [connectedOver, outsideGuards, outsideSlow]) : undefined;
+  const back = (w: Window) => connectedOver({ from: w.from, to: w.to + 2 });
+  const staleWindow = stale && room >= 1 ? staleCut(stale.at, mined, minStart, staleBlocks, [back, outsideGuards, outsideSlow]) : undefined;
   if (stale && staleWindow) {
     absent.push(staleWindow);
     fallbacks.push(staleWindow);
@@ -289,6 +291,36 @@ function stallRoom(steps: readonly Step[], period: number): number {
   const down = steps.flatMap((x) => (((x.layer === 'latency' || x.layer === 'slicer') && !x.up) || x.layer === 'bandwidth' ? [x.ms] : []));
   if (!steps.some((x) => x.layer === 'stall') || down.length === 0) return 0;
   return Math.ceil(4000 / period) + 2 + Math.ceil(Math.max(...down) / period) + 2;
+}
+
+/**
+ * The account a quiet stale-cursor schedule follows (./events.ts quietAccount), and the
+ * reorganisations kept (also taken out of `placed`): they are not aimed (the account is chosen once
+ * the chain is known), and one that abandons none of its events would reach no consumer, so it
+ * goes, and the account is chosen again on the chain without it (seed 20261203 run 10).
+ */
+function followQuiet(
+  stale: StaleStep,
+  staleWindow: Window,
+  placed: Placed[],
+  reorgs: AimedReorg[],
+  chainWith: (kept: readonly AimedReorg[]) => ChainPlan,
+): { topic: number; reorgs: AimedReorg[] } {
+  let kept = reorgs;
+  for (;;) {
+    const shallow = placed.flatMap((p) => (p.layer === 'reorg' ? [p] : []));
+    // Each one's abandoned blocks, below its cut while away: where the account should hold an event.
+    const needs = shallow.map((p) => ({ from: p.after - p.depth + 1, to: p.away ? p.away.from - 1 : p.after }));
+    const followed = quietAccount(chainWith(kept), staleWindow, stale.at, needs);
+    if (followed.unmet.length === 0) {
+      const p = placed.find((x) => x.layer === 'stale-cursor');
+      if (p?.layer === 'stale-cursor' && followed.quiet) p.quiet = followed.topic;
+      return { topic: followed.topic, reorgs: kept };
+    }
+    const gone = new Set(followed.unmet.map((i) => shallow[i]!));
+    kept = kept.filter((r) => !shallow.some((p) => gone.has(p) && p.after === r.after && r.layer === 'reorg'));
+    for (let i = placed.length - 1; i >= 0; i--) if (gone.has(placed[i] as (typeof shallow)[number])) placed.splice(i, 1);
+  }
 }
 
 /** A quiet account's stale cursor: never for a slow reader, which follows every account so that its queue fills. */
