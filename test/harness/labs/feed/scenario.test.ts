@@ -130,7 +130,7 @@ t.test('feed-cut-30s: a 30 s cut of virtual time with 12 events in it', async (t
   t.same(cut.end, { kind: 'point', point: 'before_block', value: 34 });
   const blocks = 34 - 22;
   t.equal(blocks * s.lab.chain.blockIntervalMs, 30_000, '12 blocks of 2.5 s: 30 s of virtual time');
-  t.equal(blocks * s.lab.time.blockPeriodMs, 3000, 'which is 3 s of real time at time_scale 0.1');
+  t.equal(blocks * s.lab.time.blockPeriodMs, 600, 'which is 600 ms of real time at time_scale 0.02');
   const sim = simulate(s.lab.chain, s.lab.topicIndexes);
   const during = sim.events.filter((e) => {
     const block = Number(e.cursor.split(':')[1]);
