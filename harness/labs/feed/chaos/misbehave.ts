@@ -72,6 +72,8 @@ export function misbehaviour(
   const earlier = resendable(produced, canonical, placed);
   /** The first event a bad frame or a stall ends connection 1 at: a resend there comes before it. */
   let endsFirst = Number.POSITIVE_INFINITY;
+  /** Whether that rule surely ends it: a stall for a while may end before the consumer's idle timeout does (seed 20261205 run 12). */
+  let endsSurely = true;
   /** The events rules that end their connection ride: a rule from a connection on fires two blocks after one at the earliest, once that connection is closed. */
   const endings: number[] = [];
   const clear = (j: number) => endings.every((e) => j < e || reached[j]! >= blockOf(produced[e]!.cursor) + 2);
@@ -93,6 +95,7 @@ export function misbehaviour(
       sure,
       slow,
       endsFirst,
+      past: endsSurely ? { from: 2 } : { from: 1 },
       reached,
       onFirst,
       sent,
@@ -124,7 +127,10 @@ export function misbehaviour(
     taken.add(key);
     if (ending(x)) {
       endings.push(i);
-      if (connection === 1 || (typeof connection === 'object' && connection.from === 1)) endsFirst = Math.min(endsFirst, i);
+      if ((connection === 1 || (typeof connection === 'object' && connection.from === 1)) && i < endsFirst) {
+        endsFirst = i;
+        endsSurely = x.layer !== 'stall' || x.forever;
+      }
     }
     out.set(x, placedRule(x, { event: i + 1, cursor: produced[i]!.cursor }, connection, form));
   }
@@ -199,6 +205,8 @@ interface Context {
   sure: number | undefined;
   slow: ReturnType<typeof slowReaderRides>;
   endsFirst: number;
+  /** Past it: the connections from 2 on where it surely ends connection 1, else from 1 on (whichever sends the event first). */
+  past: RuleConnection;
   reached: readonly number[];
   /** On connection 1, before the first step that closes it and the rule that ends it. */
   onFirst: (j: number) => boolean;
@@ -223,9 +231,9 @@ function optionsFor(x: Rule, c: Context): Option[] {
     ];
   }
   // Past the bad frame or stall that ends connection 1 (a second one, or a resend with no event before it).
-  const pastEnd: Option = { connection: { from: 2 }, fits: (j) => j > c.endsFirst && c.sent(j) && c.clear(j) };
+  const pastEnd: Option = { connection: c.past, fits: (j) => j > c.endsFirst && c.sent(j) && c.clear(j) };
   if (Number.isFinite(c.endsFirst) && (ending(x) || !c.hasOnFirst(x.at)))
-    return [pastEnd, { connection: { from: 2 }, fits: (j) => j > c.endsFirst && c.sent(j) }, fallback];
+    return [pastEnd, { connection: c.past, fits: (j) => j > c.endsFirst && c.sent(j) }, fallback];
   if (!c.anyClose) return [{ connection: 1, fits: c.onFirst }, fallback];
   const onFirst: Option = { connection: { from: 1 }, fits: (j) => c.onFirst(j) && c.sent(j) };
   // Drawn for a later connection: the first from 2 on, on an event produced once connection 1 has surely ended.

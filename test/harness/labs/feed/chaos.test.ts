@@ -440,7 +440,9 @@ t.test('a bad frame, resend or stall on connection 1 rides an event produced bef
   const late: string[] = [];
   for (const [i, f] of drawn.entries()) {
     const closing = (f.faults ?? []).filter((x) => lossy(x) || x.process?.signal === 'SIGKILL').map((x) => x.start.before_block!);
-    const onFirst = rulesOf(f).filter(mayTakeFirst);
+    // Past a stall for a while, which may or may not end connection 1, a rule takes whichever connection sends its event (from 1 on), on purpose.
+    const stall = rulesOf(f).find((m) => m.action === 'stall' && (m as { ms?: number }).ms !== undefined && mayTakeFirst(m));
+    const onFirst = rulesOf(f).filter((m) => mayTakeFirst(m) && !(stall && m.event > stall.event));
     if (closing.length === 0 || onFirst.length === 0) continue;
     const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
     // The block the script had reached when it produced an event: a reorganisation's new branch comes after its block.
@@ -578,6 +580,30 @@ t.test('no apply or commit hook after one that ends process 1 (an exit or a rais
   );
   // A slow reader has none (its stretch may stop a restarted process 1 before it connects).
   t.ok(multi > 5, `${multi} schedules with two hooks or more`);
+});
+
+t.test('past a stall for a while on connection 1, a rule takes whichever connection sends its event: the stall may not end it', async (t) => {
+  // Schedules with a stall and another misbehaviour, and nothing that surely ends connection 1 (a
+  // cut, a half-open link, a SIGKILL: rules drawn for a later connection may take 2 on past those).
+  const rules = ['stall', 'resend', 'malformed', 'number-amount'];
+  const sure = ['cut', 'half-open', 'kill', 'stale-cursor', 'reorg', 'deep-reorg', 'loss', 'slow-reader'];
+  const withStall = fc
+    .sample(feedChaos.schedules(), { seed: 12, numRuns: 6000 })
+    .filter((s) => s.kind === 'stream' && s.steps.some((x) => x.layer === 'stall') && s.steps.filter((x) => rules.includes(x.layer)).length > 1)
+    .filter((s) => s.kind === 'stream' && !s.slow && !s.steps.some((x) => sure.includes(x.layer)))
+    .map((s) => feedChaos.scenario(s, { sealed: true }) as unknown as Drawn);
+  let past = 0;
+  const broken = withStall.flatMap((f) => {
+    const ordered = [...rulesOf(f)].sort((a, b) => a.event - b.event);
+    const end = ordered.find((m) => ['malformed', 'number-amount', 'stall'].includes(m.action) && mayTakeFirst(m));
+    if (end?.action !== 'stall' || (end as { ms?: number }).ms === undefined) return [];
+    const later = ordered.filter((m) => m.event > end.event);
+    past += later.length;
+    const second = later.find((m) => m.from_connection === 2);
+    return second ? [`${second.action} at event ${second.event} from connection 2, past the stall at event ${end.event}`] : [];
+  });
+  t.same(broken, []);
+  t.ok(past > 5, `${past} rules past a stall for a while`);
 });
 
 t.test('a slow reader has no hook: one that ends process 1 restarts it, and the stretch may stop the new one before it connects', async (t) => {
