@@ -35,8 +35,11 @@ t.test('a SIGKILLed harness leaves no sealed process, no namespace; its cgroups 
       `const cgroup = createProcessCgroup('orphan', { pids: 64, memoryBytes: 256 * 1024 * 1024 });`,
       `const argv = confinedArgv({ command: 'env -i setsid sleep 1000 & (sleep 1001 &); exec sleep 1002', uid: ${lease.uid}, home: ${JSON.stringify(work)}, netnsPath: ns.path, cgroup });`,
       `const launcher = spawn(argv[0], argv.slice(1), { stdio: 'ignore', cwd: ${JSON.stringify(work)} });`,
-      `const report = () => { const tree = sealedTree(launcher.pid); if (tree.members.length < 3) return setTimeout(report, 20);`,
-      `  console.log(JSON.stringify({ ns: ns.id, holder: ns.holderPid, launcher: launcher.pid, tree, cgroups: Object.values(cgroup.dirs) })); };`,
+      // The three sleeps, not the subshell or a setsid that fork them and exit (a member gone by the check: clean54).
+      `const { readFileSync } = await import('node:fs');`,
+      `const comm = (pid) => { try { return readFileSync('/proc/' + pid + '/comm', 'utf8').trim(); } catch { return ''; } };`,
+      `const report = () => { const tree = sealedTree(launcher.pid); const sleeps = tree.members.filter((pid) => comm(pid) === 'sleep'); if (sleeps.length < 3) return setTimeout(report, 20);`,
+      `  console.log(JSON.stringify({ ns: ns.id, holder: ns.holderPid, launcher: launcher.pid, tree: { init: tree.init, members: sleeps }, cgroups: Object.values(cgroup.dirs) })); };`,
       `report();`,
       `setInterval(() => {}, 1000);`,
     ].join('\n'),
