@@ -125,10 +125,16 @@ export function silences(placed: readonly Placed[], period: number, up: boolean,
     if (p.layer === 'reorg') return p.away ? [{ from: p.away.from, to: p.away.to + 2 }] : [];
     if (p.layer === 'half-open') return [{ from: p.from, to: p.from + blocks(p.ms) + 2 }];
     if (p.layer === 'kill') return [{ from: p.at, to: p.at + 2 }];
-    if (p.layer === 'stall' && !up) return [{ from: blockOf(p.cursor), to: blockOf(p.cursor) + blocks(p.ms ?? idleMs) + 2 }];
+    if (p.layer === 'stall' && !up) return [stallSilence(blockOf(p.cursor), p.ms, idleMs, period)];
     return [];
   });
 }
+
+/** A stall's silence from its event's block: its time, or for good until the consumer's idle timeout (`idleMs`), and two blocks for the reconnect. */
+export const stallSilence = (block: number, ms: number | undefined, idleMs: number, period: number): Window => ({
+  from: block,
+  to: block + Math.ceil((ms ?? idleMs) / period) + 2,
+});
 
 /**
  * A toxic meets only the lines that cross it while it lasts: latency, slicing and a starved link

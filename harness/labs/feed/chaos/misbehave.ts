@@ -56,7 +56,7 @@ export function misbehaviour(
   steps: readonly Step[],
   chain: SimulatedChain,
   placed: readonly Placed[],
-  stallBlocks: (ms: number | undefined) => number,
+  stallSilence: (block: number, ms: number | undefined) => { from: number; to: number },
 ): Placed[] {
   const produced = chain.produced;
   if (produced.length === 0) return [];
@@ -102,7 +102,7 @@ export function misbehaviour(
       clear,
       hasOnFirst: (a) => anchor(a, false, x.layer === 'resend' ? (j) => earlier(j) && onFirst(j) : onFirst) !== undefined,
     });
-    const options = shaped(x, drawn, { earlier, placed, produced, stallBlocks });
+    const options = shaped(x, drawn, { earlier, placed, produced, stallSilence });
     let form = x.layer === 'malformed' ? MALFORMED[x.form % MALFORMED.length]! : undefined;
     if (form === 'oversized' && heavyLink) form = 'trailing-comma';
     const transfer = x.layer === 'number-amount' || form === 'noncanonical-amount';
@@ -170,12 +170,17 @@ function positionsOf(produced: SimulatedChain['produced']): { first: Map<string,
 function shaped(
   x: Rule,
   drawn: Option[],
-  c: { earlier: (j: number) => boolean; placed: readonly Placed[]; produced: SimulatedChain['produced']; stallBlocks: (ms: number | undefined) => number },
+  c: {
+    earlier: (j: number) => boolean;
+    placed: readonly Placed[];
+    produced: SimulatedChain['produced'];
+    stallSilence: (block: number, ms: number | undefined) => { from: number; to: number };
+  },
 ): Option[] {
   if (x.layer === 'resend') return drawn.map((o) => ({ ...o, fits: (j: number) => c.earlier(j) && o.fits(j) }));
   if (x.layer !== 'stall') return drawn;
   const at = (j: number) => blockOf(c.produced[j]!.cursor);
-  return keepsReorgs(drawn, c.placed, (j) => ({ from: at(j), to: at(j) + c.stallBlocks(x.forever ? undefined : x.ms) }));
+  return keepsReorgs(drawn, c.placed, (j) => c.stallSilence(at(j), x.forever ? undefined : x.ms));
 }
 
 /**

@@ -20,7 +20,7 @@
 // ./events.ts places what rides on the chain's events; ./words.ts says the result in
 // words; ./scenario.ts writes it as a scenario file.
 
-import { firstFit, hides, overlaps, staleCut, toxicsWhereLinesFlow, type Window } from './aim.js';
+import { firstFit, hides, overlaps, staleCut, stallSilence, toxicsWhereLinesFlow, type Window } from './aim.js';
 import { type AimedReorg, type Guard, minedBlocks, type PlacedReorg, placeReorgs, placeReorgWindows } from './reorgs.js';
 import { abandonsEvents, closes, hooks, quietAccount, sim } from './events.js';
 import { misbehaviour } from './misbehave.js';
@@ -114,8 +114,8 @@ function compute(s: StreamSchedule): Placement {
   const topics = quiet ? [quietTopic ?? 1] : drawnTopics;
   const chainSim = sim(chain, topics);
 
-  // A stall for good lasts until the consumer's idle timeout (at its longest: 4 s beside an unknown op), and a reconnect.
-  placed.push(...misbehaviour(steps, chainSim, placed, (ms) => Math.ceil((ms ?? 4000) / period) + 2));
+  // A stall for good lasts until the consumer's idle timeout, at its longest before unknown ops are placed.
+  placed.push(...misbehaviour(steps, chainSim, placed, (block, ms) => stallSilence(block, ms, LONGEST_IDLE_MS, period)));
   // The link with every unknown op still in: the consumer's idle timeout at its longest.
   toxicsWhereLinesFlow(placed, mined, minStart, period, linkOf(s, halfOpen, placed));
   const revokes = reorgs.some((r) => r.layer === 'deep-reorg' || r.firstHeld !== undefined);
@@ -175,6 +175,9 @@ function longEnough(x: Step, serverPingMs: number): Step {
  * it away until after the reorganisation, would leave it nothing to revoke (the proof's misses).
  */
 const LOSS_BLOCKS = 20;
+
+/** The consumer's longest CHAOSLAB_IDLE_MS in a link setting (linkOf: beside an unknown op, or for a slow reader). */
+const LONGEST_IDLE_MS = 4000;
 
 /** The consumer's CHAOSLAB_PING_MS (real ms) in every link setting (linkOf), and the server's beside a half-open link. */
 const CONSUMER_PING_MS = 1000;
@@ -290,7 +293,8 @@ function lossAfter(x: LossStep, reorgs: readonly AimedReorg[], guards: readonly 
 function stallRoom(steps: readonly Step[], period: number): number {
   const down = steps.flatMap((x) => (((x.layer === 'latency' || x.layer === 'slicer') && !x.up) || x.layer === 'bandwidth' ? [x.ms] : []));
   if (!steps.some((x) => x.layer === 'stall') || down.length === 0) return 0;
-  return Math.ceil(4000 / period) + 2 + Math.ceil(Math.max(...down) / period) + 2;
+  const silence = stallSilence(0, undefined, LONGEST_IDLE_MS, period);
+  return silence.to - silence.from + Math.ceil(Math.max(...down) / period) + 2;
 }
 
 /**
@@ -355,11 +359,11 @@ function linkOf(s: StreamSchedule, halfOpen: HalfOpenStep | undefined, kept: rea
         consumerIdleMs: Math.max(2000, 1000 + worst(false) + 300),
       }
     : s.slow
-      ? { serverPingMs: 1000, serverIdleMs: 5000 + worst(true), consumerPingMs: 2000, consumerIdleMs: Math.max(4000, 2000 + worst(false) + 300) }
+      ? { serverPingMs: 1000, serverIdleMs: 5000 + worst(true), consumerPingMs: 2000, consumerIdleMs: Math.max(LONGEST_IDLE_MS, 2000 + worst(false) + 300) }
       : {
           serverPingMs: s.serverPing,
           serverIdleMs: 5000 + worst(true),
           consumerPingMs: CONSUMER_PING_MS,
-          consumerIdleMs: Math.max(kept.some((p) => p.layer === 'unknown-op') ? 4000 : 2000, 2 * s.serverPing + worst(false) + 300),
+          consumerIdleMs: Math.max(kept.some((p) => p.layer === 'unknown-op') ? LONGEST_IDLE_MS : 2000, 2 * s.serverPing + worst(false) + 300),
         };
 }
