@@ -21,7 +21,6 @@ import { LOOPBACK_LINK_ARGS } from '../sandbox/loss.js';
 import { createRunNamespace, type RunNamespace } from '../sandbox/namespace.js';
 import { lossFaultOf } from '../scenario/faults.js';
 import { sweepStaleCgroups } from '../sandbox/cgroup.js';
-import { sleep } from '../sandbox/proc.js';
 import { checkReachable, closeRoom, prepareRunFolder } from '../sandbox/room.js';
 import { sweepStaleRoomMounts } from '../sandbox/room-fs.js';
 import { worldWritableDirs } from '../sandbox/leftovers.js';
@@ -88,7 +87,10 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
       if (worker && worker.exitCode === null && worker.signalCode === null) {
         const exited = new Promise((resolve) => worker!.once('exit', resolve));
         worker.kill('SIGKILL');
-        await Promise.race([exited, sleep(2000)]);
+        // A timer left pending would keep a harness with nothing left to do alive for its 2 s.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+        clearTimeout(timer);
       }
       await ns.destroy();
       // Rooms a killed worker left mounted: their content kept, their tmpfs unmounted.

@@ -3,7 +3,8 @@
 // feed-server-slow-reader (sealed: its 4 KiB socket buffers) with drop-oldest-silently,
 // feed-server-heartbeats with no-heartbeat, feed-server-bad-clients (sealed) with
 // bad-client-crashes, feed-server-snapshot-storm (sealed: 80 null-cursor subscribers) with
-// snapshot-then-subscribe. unbounded-queue is run 20 times by hand (the closing report of issue 31).
+// snapshot-then-subscribe; and unbounded-queue on feed-server-slow-reader too. (`make test`'s mutant
+// matrix leaves the servers to this file and test/harness/labs/feed/server/scenes.test.ts.)
 import t, { type Test } from 'tap';
 import { chaoslab, onlyRun, survivors } from '../helpers/cli.js';
 import { sealingSkip } from '../helpers/sandbox.js';
@@ -20,17 +21,24 @@ async function run(t: Test, scenario: string, server: string, seal: '--seal' | '
   return { result, journal };
 }
 
-t.test('feed-server-slow-reader: the reference resets the slow client; drop-oldest-silently leaves a gap', { skip }, async (t) => {
-  const ok = await run(t, 'feed-server-slow-reader', REFERENCE, '--seal');
-  t.equal(ok.result.exitCode, 0, ok.result.stdout);
-  t.match(ok.result.stdout, /PASS {2}feed-server-slow-reader/);
-  const frames = ok.journal.flatMap((e) => (e.type === 'wire' && e.stream === 'client:slow' && e.kind === 'send' ? [e.line] : []));
-  t.match(frames.at(-1), /"op":"reset","reason":"slow-consumer"/, 'its last frame is the reset');
-  t.ok(ok.journal.filter((e) => e.type === 'memory').length > 10, 'the server’s memory was sampled');
-  const bad = await run(t, 'feed-server-slow-reader', 'node dist/publisher/feed/mutants/drop-oldest-silently.js', '--seal');
-  t.equal(bad.result.exitCode, 1, bad.result.stdout);
-  t.match(bad.result.stdout, /events? of its accounts .* (was|were) never sent, with no reset slow-consumer before the gap/);
-});
+t.test(
+  'feed-server-slow-reader: the reference resets the slow client; drop-oldest-silently leaves a gap, unbounded-queue never resets',
+  { skip },
+  async (t) => {
+    const ok = await run(t, 'feed-server-slow-reader', REFERENCE, '--seal');
+    t.equal(ok.result.exitCode, 0, ok.result.stdout);
+    t.match(ok.result.stdout, /PASS {2}feed-server-slow-reader/);
+    const frames = ok.journal.flatMap((e) => (e.type === 'wire' && e.stream === 'client:slow' && e.kind === 'send' ? [e.line] : []));
+    t.match(frames.at(-1), /"op":"reset","reason":"slow-consumer"/, 'its last frame is the reset');
+    t.ok(ok.journal.filter((e) => e.type === 'memory').length > 10, 'the server’s memory was sampled');
+    const bad = await run(t, 'feed-server-slow-reader', 'node dist/publisher/feed/mutants/drop-oldest-silently.js', '--seal');
+    t.equal(bad.result.exitCode, 1, bad.result.stdout);
+    t.match(bad.result.stdout, /events? of its accounts .* (was|were) never sent, with no reset slow-consumer before the gap/);
+    const unbounded = await run(t, 'feed-server-slow-reader', 'node dist/publisher/feed/mutants/unbounded-queue.js', '--seal');
+    t.equal(unbounded.result.exitCode, 1, unbounded.result.stdout);
+    t.match(unbounded.result.stdout, /never sent reset slow-consumer/);
+  },
+);
 
 t.test('feed-server-heartbeats: the reference pings and closes the half-open client; no-heartbeat does neither', async (t) => {
   const ok = await run(t, 'feed-server-heartbeats', REFERENCE, '--no-seal');
