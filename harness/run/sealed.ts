@@ -84,14 +84,7 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
     (closing ??= (async () => {
       forget();
       const pid = worker?.pid;
-      if (worker && worker.exitCode === null && worker.signalCode === null) {
-        const exited = new Promise((resolve) => worker!.once('exit', resolve));
-        worker.kill('SIGKILL');
-        // A timer left pending would keep a harness with nothing left to do alive for its 2 s.
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
-        clearTimeout(timer);
-      }
+      if (worker) await killWorker(worker);
       await ns.destroy();
       // Rooms a killed worker left mounted: their content kept, their tmpfs unmounted.
       if (pid !== undefined) await sweepStaleRoomMounts(pid).catch(() => []);
@@ -149,6 +142,16 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
   place.ready.catch(() => {});
   place.ended.catch(() => {});
   return place;
+}
+
+/** SIGKILLs a running worker and waits for its exit, at most 2 s (a timer left pending would keep a harness with nothing left to do alive). */
+async function killWorker(worker: ChildProcess): Promise<void> {
+  if (worker.exitCode !== null || worker.signalCode !== null) return;
+  const exited = new Promise((resolve) => worker.once('exit', resolve));
+  worker.kill('SIGKILL');
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+  clearTimeout(timer);
 }
 
 /**
