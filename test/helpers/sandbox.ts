@@ -10,6 +10,7 @@ import { chaoslabParent } from '../../harness/sandbox/cgroup.js';
 import { type ConfineOptions, confinedArgv } from '../../harness/sandbox/confine.js';
 import { isAlive, listPids, sleep, uidOf } from '../../harness/sandbox/proc.js';
 import { probeSealing, type SealingProbe } from '../../harness/sandbox/probe.js';
+import { tsLoaderArgs } from './ts-loader-args.js';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 export const sandboxDir = join(root, 'harness', 'sandbox');
@@ -76,10 +77,10 @@ export async function waitFor(what: string, predicate: () => boolean, timeoutMs 
  * command (e.g. setpriv to another uid).
  */
 export function runTsChild(code: string, options: { prefix?: string[]; timeoutMs?: number } = {}): Launched & { done: Promise<Ran> } {
-  const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript'));
+  const loader = tsLoaderArgs();
   // env -i: tap's coverage hooks add NODE_OPTIONS to every child's environment; a child that runs
   // as another uid could not write its coverage file, and these children are not measured anyway
-  const env = ['/usr/bin/env', '-i', 'PATH=/usr/local/bin:/usr/bin:/bin', 'TS_NODE_TRANSPILE_ONLY=1', 'HOME=/tmp'];
+  const env = ['/usr/bin/env', '-i', 'PATH=/usr/local/bin:/usr/bin:/bin', 'HOME=/tmp'];
   const argv = [...(options.prefix ?? []), ...env, process.execPath, ...loader, '--input-type=module', '-e', code];
   const child = spawn(argv[0]!, argv.slice(1), { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { startProcess, withDeadline, type StartOptions, type SupervisedProcess } from '../../../harness/processes/supervisor.js';
 import { runCleanups } from '../../../harness/base/cleanup.js';
+import { tsLoaderArgs } from '../../helpers/ts-loader-args.js';
 
 // Every process started here carries this marker, so the last test can prove none survived.
 const MARK = `CHAOSLAB_TEST_MARK=${randomBytes(8).toString('hex')}`;
@@ -399,7 +400,7 @@ for (const [mode, expectedCode] of [
   ['signal', 143],
 ] as const) {
   t.test(`harness ends (${mode}): the consumer tree dies with it`, async (t) => {
-    const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript'));
+    const loader = tsLoaderArgs();
     const child = spawn(process.execPath, [...loader, scriptPath, mode], {
       cwd: workDir,
       stdio: ['pipe', 'pipe', 'pipe'],

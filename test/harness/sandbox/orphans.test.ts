@@ -13,6 +13,7 @@ import { dieWithParentCommand, exitWithParent, writeDieWithParentWrapper } from 
 import { findTool, runTool } from '../../../harness/sandbox/tools.js';
 import { leaseUid } from '../../../harness/sandbox/uids.js';
 import { processesOfUid, runTsChild, sandboxModule, sealingSkip, stillAlive, waitFor } from '../../helpers/sandbox.js';
+import { tsLoaderArgs } from '../../helpers/ts-loader-args.js';
 
 const skip = await sealingSkip();
 t.teardown(runCleanups);
@@ -70,7 +71,7 @@ t.test('exitWithParent: the harness cleans up and exits when its parent dies', a
   const marker = join(work, 'cleaned');
   const sh = findTool('sh')!;
   // sh is the harness's parent; it starts the harness in the background and waits
-  const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript'));
+  const loader = tsLoaderArgs();
   const code = [
     `const { exitWithParent } = await import(${sandboxModule('orphan')});`,
     `const { writeFileSync } = await import('node:fs');`,

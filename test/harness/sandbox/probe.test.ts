@@ -7,6 +7,7 @@ import { checkAccess } from '../../../harness/sandbox/room.js';
 import { findTool } from '../../../harness/sandbox/tools.js';
 import { leaseUid } from '../../../harness/sandbox/uids.js';
 import { root, runTsChild, sandboxModule } from '../../helpers/sandbox.js';
+import { tsLoaderFiles } from '../../helpers/ts-loader-args.js';
 
 const probe = await probeSealing();
 t.comment(`probe here: ${probe.available ? 'sealing available' : `not available: ${probe.reason}`} (${probe.tookMs} ms)`);
@@ -40,11 +41,7 @@ t.test('as root with namespaces: sealing is available', { skip: isRoot ? false :
 
 /** The child needs to read the project (and tap's loader) as the other uid. */
 function unreadableForUid(uid: number): string | undefined {
-  for (const path of [
-    root,
-    process.execPath,
-    ...process.execArgv.filter((a) => a.includes('@tapjs/typescript')).map((a) => new URL(a.replace(/^--import=/, '')).pathname),
-  ]) {
+  for (const path of [root, process.execPath, ...tsLoaderFiles()]) {
     const problem = checkAccess(path, uid, uid, 'read');
     if (problem) return problem.message;
   }

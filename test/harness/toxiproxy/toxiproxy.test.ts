@@ -11,6 +11,7 @@ import { projectRoot } from '../../../harness/base/paths.js';
 import { locateToxiproxyServer, startToxiproxy, type ToxiproxyServer } from '../../../harness/toxiproxy/server.js';
 import { REQUEST_TIMEOUT_MS, ToxiproxyAdapter, ToxiproxyApiError, type ProxyHandle } from '../../../harness/toxiproxy/adapter.js';
 import { runCleanups } from '../../../harness/base/cleanup.js';
+import { tsLoaderArgs } from '../../helpers/ts-loader-args.js';
 
 // ---- helpers ---------------------------------------------------------------------------------
 
@@ -480,7 +481,7 @@ t.test('a call the server never answers fails after REQUEST_TIMEOUT_MS, naming i
 
 t.test('SIGTERM to the harness process stops its server (cleanup registry)', async (t) => {
   const serverModule = new URL('../../../harness/toxiproxy/server.ts', import.meta.url).href;
-  const loaderArgs = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript'));
+  const loaderArgs = tsLoaderArgs();
   const script = [
     `import { startToxiproxy } from ${JSON.stringify(serverModule)};`,
     `delete process.env.TOXIPROXY_URL;`,

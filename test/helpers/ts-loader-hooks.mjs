@@ -1,0 +1,28 @@
+// The module hooks of ./ts-loader.mjs (they run on Node's loader thread).
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { transformSync } from 'esbuild';
+
+/** `x.js` names `x.ts` in this project's sources (TypeScript's NodeNext imports): relative, absolute or file: URL. */
+export async function resolve(specifier, context, nextResolve) {
+  if (specifier.endsWith('.js') && /^(\.{1,2}\/|\/|file:)/.test(specifier)) {
+    const js = new URL(specifier, context.parentURL ?? pathToFileURL(`${process.cwd()}/`));
+    const ts = new URL(js.href.replace(/\.js$/, '.ts'));
+    if (js.protocol === 'file:' && !existsSync(js) && existsSync(ts)) return { url: ts.href, shortCircuit: true };
+  }
+  return nextResolve(specifier, context);
+}
+
+export async function load(url, context, nextLoad) {
+  if (!url.startsWith('file:') || !/\.m?ts$/.test(url)) return nextLoad(url, context);
+  const path = fileURLToPath(url);
+  const { code } = transformSync(readFileSync(path, 'utf8'), {
+    loader: 'ts',
+    format: 'esm',
+    target: 'es2022', // as tsconfig.json's: the same class-field semantics as the build
+    sourcefile: path,
+    sourcemap: 'inline',
+    sourcesContent: true,
+  });
+  return { format: 'module', source: code, shortCircuit: true };
+}
