@@ -4,38 +4,30 @@
 // fill in as a chain ends; within a chain, files never compete with each other.
 //
 // The split is deterministic: longest first, each file onto the chain with less work so far,
-// by the seconds below (measured under load). A file not listed counts one minute: list a
+// by the rough minutes below (measured under load). A file not listed counts one minute: list a
 // heavy new file here.
 import { readdirSync } from 'node:fs';
 
 const SECONDS: Record<string, number> = {
-  // Measured 2026-12-05 in `make test` beside a CPU hog: the sum of each file's tests in its chain.
-  'matrix.test.ts': 170,
-  'feed-server-clients.test.ts': 100,
-  'chaos-server.test.ts': 90,
-  'feed.test.ts': 85,
-  'grade-hostile.test.ts': 80,
-  'grade.test.ts': 36,
-  'grade-server.test.ts': 35,
-  'feed-server.test.ts': 30,
-  'chaos.test.ts': 27,
-  'grade-replay.test.ts': 25,
-  'grade-validity.test.ts': 20,
-  'feed-server-fanout.test.ts': 16,
-  'grading-examples.test.ts': 16,
-  'ack-crash.test.ts': 15,
-  'sealed.test.ts': 12,
-  'store-integrity.test.ts': 12,
-  'other-lab.test.ts': 10,
-  'grade-build-cache.test.ts': 8,
-  'interrupt.test.ts': 8,
-  'hostile.test.ts': 7,
-  'batch.test.ts': 5,
-  'loss.test.ts': 5,
-  'sealed-isolation.test.ts': 5,
-  'bench-fanout.test.ts': 4,
-  'cli.test.ts': 4,
-  'build-native-addon.test.ts': 1,
+  'matrix.test.ts': 420,
+  'feed.test.ts': 150,
+  'chaos.test.ts': 120,
+  'chaos-server.test.ts': 120,
+  'sealed.test.ts': 100,
+  'grade-hostile.test.ts': 130,
+  'grade.test.ts': 80,
+  'grade-validity.test.ts': 45,
+  'grading-examples.test.ts': 75,
+  'interrupt.test.ts': 70,
+  'hostile.test.ts': 60,
+  'loss.test.ts': 60,
+  'batch.test.ts': 45,
+  'ack-crash.test.ts': 35,
+  'cli.test.ts': 30,
+  'bench-fanout.test.ts': 25,
+  'feed-server.test.ts': 40,
+  'grade-server.test.ts': 70,
+  'other-lab.test.ts': 20,
 };
 const DEFAULT_SECONDS = 60;
 
