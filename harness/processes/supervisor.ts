@@ -22,6 +22,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { onCleanup } from '../base/cleanup.js';
+import { atMost } from '../base/at-most.js';
 import { dieWithHarness } from '../base/orphans.js';
 import { OutputCapture, type OutputTail } from './output-capture.js';
 import { HAS_PROC, ProcessTree, TAG_VARIABLE } from './process-tree.js';
@@ -111,13 +112,6 @@ function installExitHook(): void {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Waits for `p` at most `ms`; the timer is cleared when `p` wins, so it does not hold the process open for nothing. */
-async function atMost(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
 
 function checkCwd(options: StartOptions): void {
   let cwdOk = false;

@@ -15,6 +15,7 @@ import { allLabs, labNamed } from '../labs/registry.js';
 import { scenarioFileNames } from '../catalogue/catalogue-files.js';
 import { harnessVersion } from '../base/paths.js';
 import { onAbort } from '../base/interrupt.js';
+import { atMost } from '../base/at-most.js';
 import { fixSocketBuffers } from '../sandbox/socket-buffers.js';
 import { ToxiproxyAdapter } from '../toxiproxy/adapter.js';
 import { startToxiproxy } from '../toxiproxy/server.js';
@@ -208,9 +209,7 @@ export async function untilDoneOrAborted(run: Promise<void>, signal: AbortSignal
   if (first === 'done') return;
   if (first !== 'aborted' && !signal?.aborted) throw first.error;
   await stop();
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, LAB_SETTLE_MS)))]);
-  clearTimeout(timer);
+  await atMost(settled, LAB_SETTLE_MS);
 }
 
 /** The verdict of a run that was not run: it needs what this machine or mode cannot give (skipped, not failed). */

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { onCleanup } from '../base/cleanup.js';
+import { atMost } from '../base/at-most.js';
 import { onAbort } from '../base/interrupt.js';
 import type { JournalEntry } from '../record/journal.js';
 import { allowPorts, installFirewall, readFirewallCounters } from '../sandbox/firewall.js';
@@ -144,14 +145,12 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
   return place;
 }
 
-/** SIGKILLs a running worker and waits for its exit, at most 2 s (a timer left pending would keep a harness with nothing left to do alive). */
+/** SIGKILLs a running worker and waits for its exit, at most 2 s. */
 async function killWorker(worker: ChildProcess): Promise<void> {
   if (worker.exitCode !== null || worker.signalCode !== null) return;
   const exited = new Promise((resolve) => worker.once('exit', resolve));
   worker.kill('SIGKILL');
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
-  clearTimeout(timer);
+  await atMost(exited, 2000);
 }
 
 /**

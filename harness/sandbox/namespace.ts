@@ -16,6 +16,7 @@
 
 import { spawn } from 'node:child_process';
 import { onCleanup } from '../base/cleanup.js';
+import { atMost } from '../base/at-most.js';
 import { isAlive, namespaceOf, pidsInNamespace, readStat, sleep } from './proc.js';
 import { requireTool, runTool, type ToolResult } from './tools.js';
 
@@ -199,10 +200,7 @@ class Namespace implements RunNamespace {
           process.kill(this.holderPid, 'SIGKILL');
         } catch {}
       }
-      // The timer is cleared once the holder is gone: a pending one would keep the harness alive for seconds.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.holderExited, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, until - Date.now()))))]);
-      clearTimeout(timer);
+      await atMost(this.holderExited, Math.max(0, until - Date.now()));
       holders.delete(this);
       this.unregister();
       return { killed: killed.size, leftover };

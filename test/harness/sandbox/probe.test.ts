@@ -39,7 +39,7 @@ t.test('as root with namespaces: sealing is available', { skip: isRoot ? false :
   t.ok(probe.ipv6, 'the namespace loopback has ::1');
 });
 
-/** The child needs to read the project (and tap's loader) as the other uid. */
+/** The child needs to read the project (and the test loader) as the other uid. */
 function unreadableForUid(uid: number): string | undefined {
   for (const path of [root, process.execPath, ...tsLoaderFiles()]) {
     const problem = checkAccess(path, uid, uid, 'read');
