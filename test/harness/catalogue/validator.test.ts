@@ -52,17 +52,26 @@ t.test('standalone and run-time validators agree on the catalogue and on bad fil
     const runtime = compileValidator(schema);
     let accepted = 0;
     let rejected = 0;
+    // One assertion per lab, listing every input they disagree on: some 2 000 assertions a lab
+    // with their messages cost tap 25 s, the validators themselves 0.2 s.
+    const disagreements: { input: string; standalone: unknown; runtime: unknown }[] = [];
     for (const { name, data } of catalogue) {
       for (const [what, spoil] of [['as written', (d: Record<string, unknown>) => d] as const, ...spoilers]) {
         const input = spoil(structuredClone(data));
-        const a = standalone(input);
-        const b = runtime(input);
-        t.equal(a, b, `${lab.name}: ${name}, ${what}: same verdict`);
-        t.same(standalone.errors ?? null, runtime.errors ?? null, `${lab.name}: ${name}, ${what}: same errors`);
-        if (a) accepted++;
+        const a = { valid: standalone(input), errors: standalone.errors ?? null };
+        const b = { valid: runtime(input), errors: runtime.errors ?? null };
+        if (JSON.stringify(a) !== JSON.stringify(b)) disagreements.push({ input: `${name}, ${what}`, standalone: a, runtime: b });
+        if (a.valid) accepted++;
         else rejected++;
       }
     }
+    t.same(
+      disagreements.map((d) => d.input),
+      [],
+      `${lab.name}: the same verdict and the same errors on ${accepted + rejected} inputs`,
+    );
+    const [first] = disagreements;
+    if (first) t.same(first.standalone, first.runtime, `${lab.name}: the first of them, ${first.input}`);
     t.ok(accepted > 0 && rejected > 0, `${lab.name}: some accepted (${accepted}), some rejected (${rejected})`);
   }
 });

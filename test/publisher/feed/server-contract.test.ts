@@ -33,6 +33,28 @@ const everyEvent = (chain: SimChain, topics: readonly string[]) => chainEvents(c
 /** The client holds every event of `topics` up to the chain's head. */
 const atHead = (chain: SimChain, topics: readonly string[]) => (c: FeedClient) => applyFrames(c.frames, topics).cursor === everyEvent(chain, topics).at(-1);
 
+/**
+ * Cheap where `atHead` is not: the last event frame is the chain's last event of `topics`. Only for
+ * streams without a reorganisation (an abandoned branch's last event can have the same cursor),
+ * and only to wait: the rows themselves are asserted afterwards. `atHead` replays every frame
+ * at each 5 ms poll, which over the tens of thousands of rows below cost minutes of CPU.
+ */
+function lastEventReached(chain: SimChain, topics: readonly string[]): (c: FeedClient) => boolean {
+  const followed = new Set(topics);
+  let last: string | undefined;
+  for (let n = chain.head.number; n >= 0 && last === undefined; n--) {
+    const logs = chain.canonicalAt(n)!.logs.filter((l) => followed.has(l.from) || followed.has(l.to));
+    if (logs.length > 0) last = cursorOf(chain, n, logs.at(-1)!.logIndex);
+  }
+  return (c) => {
+    for (let i = c.frames.length - 1; i >= 0; i--) {
+      const frame = c.frames[i]!;
+      if ('op' in frame && frame.op === 'event') return frame.cursor === last;
+    }
+    return false;
+  };
+}
+
 /** Waits until the server closed the connection, or sent something other than a reset (a wrong answer: no need to wait for a close). */
 async function closedOrAnswered(c: FeedClient): Promise<void> {
   const wrong = () => c.data.some((f) => !('op' in f) || f.op !== 'reset');
@@ -41,7 +63,6 @@ async function closedOrAnswered(c: FeedClient): Promise<void> {
 
 forEachServer('a bad environment: exit 64, the variable named on stderr, nothing listened on', async (t, server) => {
   const { path } = startOutbox(t, { initialBlocks: 2 });
-  const port = await freePort();
   const cases: { bad: Record<string, string | undefined>; named: RegExp }[] = [
     { bad: { CHAOSLAB_OUTBOX_DB: undefined }, named: /CHAOSLAB_OUTBOX_DB/ },
     { bad: { CHAOSLAB_PORT: '0' }, named: /CHAOSLAB_PORT/ },
@@ -56,12 +77,20 @@ forEachServer('a bad environment: exit 64, the variable named on stderr, nothing
     { bad: { CHAOSLAB_FAULT: 'stop@snapshot:1, exit@event:2' }, named: /CHAOSLAB_FAULT/ },
     { bad: { CHAOSLAB_OUTBOX_DB: `${path}.missing` }, named: /outbox\.db\.missing/ },
   ];
-  for (const { bad, named } of cases) {
-    const what = JSON.stringify(bad);
-    const result = await runToExit(server, serverEnv(path, port, bad), port);
-    t.equal(result.code, 64, `${what}: exit 64`);
-    t.match(result.stderr, named, `${what}: named on stderr`);
-    t.equal(result.listened, false, `${what}: nothing listened on`);
+  // A few at a time, each on a port of its own: short-lived processes that read their environment and exit.
+  for (let first = 0; first < cases.length; first += 4) {
+    const batch = await Promise.all(
+      cases.slice(first, first + 4).map(async ({ bad, named }) => {
+        const port = await freePort();
+        return { bad, named, result: await runToExit(server, serverEnv(path, port, bad), port) };
+      }),
+    );
+    for (const { bad, named, result } of batch) {
+      const what = JSON.stringify(bad);
+      t.equal(result.code, 64, `${what}: exit 64`);
+      t.match(result.stderr, named, `${what}: named on stderr`);
+      t.equal(result.listened, false, `${what}: nothing listened on`);
+    }
   }
 });
 
@@ -390,7 +419,8 @@ forEachServer('a client that catches up while it pings, reading nothing for a wh
     await sleep(300); // pacing, as a client's heartbeat is: no condition to wait for
   }
   c.socket.resume();
-  await c.waitFrames('every row, or a reset', (c) => atHead(chain, topics)(c) || c.ofOp('reset').length > 0 || c.isClosed, 120_000);
+  const reached = lastEventReached(chain, topics);
+  await c.waitFrames('every row, or a reset', (c) => reached(c) || c.ofOp('reset').length > 0 || c.isClosed, 120_000);
   t.same(c.ofOp('reset'), [], 'never reset');
   t.same(eventCursors(c), chainEvents(chain, topics, from), 'every row above its cursor, in order');
   t.same(
@@ -416,7 +446,7 @@ forEachServer('a client that stops reading gets reset slow-consumer after a gap-
   const rows = 30_000;
   for (let written = 0; written < rows; written += 100) {
     producer.mine(10); // 100 rows, no more than the queue holds: a client that reads keeps up
-    await reader.waitFrames(`row ${written + 100} of ${rows}`, atHead(chain, topics), 60_000);
+    await reader.waitFrames(`row ${written + 100} of ${rows}`, lastEventReached(chain, topics), 60_000);
   }
   t.same(reader.ofOp('reset'), [], 'the client that reads was never reset');
   t.equal(reader.isClosed, false, 'and is still connected');
