@@ -11,7 +11,8 @@
 // names long functions not split yet, one `path name` a line: they are tolerated, and a line
 // that names no long function any more fails, so the list only shrinks.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
 const MAX_LINES = 80;
@@ -101,7 +102,7 @@ function bodyLines(node, source) {
   return end - start + 1;
 }
 
-function longFunctions(path) {
+function longFunctions(path, cwd) {
   const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
   const found = [];
   const visit = (node) => {
@@ -111,7 +112,7 @@ function longFunctions(path) {
       // An anonymous callback (`items.map((x) => ...)`) is part of the function that holds it.
       if (name !== undefined && lines > MAX_LINES && !hasReason(node, source)) {
         const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
-        found.push({ path: relative(process.cwd(), path), line, name, lines });
+        found.push({ path: relative(cwd, path), line, name, lines });
       }
     }
     ts.forEachChild(node, visit);
@@ -131,20 +132,31 @@ function knownList(file) {
   );
 }
 
-const { roots, skip, known } = parseArgs(process.argv.slice(2));
-const skipped = (path) => skip.some((folder) => path === folder || path.startsWith(`${folder}/`));
-const tolerated = knownList(known);
-const long = roots
-  .flatMap((root) => [...typeScriptFiles(root)])
-  .filter((path) => !skipped(relative(process.cwd(), path)))
-  .flatMap(longFunctions);
-const failures = long.filter((f) => !tolerated.has(`${f.path} ${f.name}`)).map((f) => `${f.path}:${f.line} ${f.name} ${f.lines} lines`);
-const stillLong = new Set(long.map((f) => `${f.path} ${f.name}`));
-const stale = [...tolerated]
-  .filter((entry) => !stillLong.has(entry))
-  .map((entry) => `${known}: ${entry} is not over ${MAX_LINES} lines any more: take it off the list`);
-for (const failure of [...failures, ...stale]) console.log(failure);
-if (failures.length > 0) {
-  console.error(`${failures.length} function(s) over ${MAX_LINES} lines without a "Long because" line in the comment above them`);
+/**
+ * The check over `argv` (the command line's arguments) with paths relative to `cwd`: its exit
+ * code and the lines it prints (stdout), then what it says on stderr. Exported so that its tests
+ * run it in their own process, where TypeScript is loaded once.
+ */
+export function checkFunctionLength(argv, cwd = process.cwd()) {
+  const { roots, skip, known } = parseArgs(argv);
+  const skipped = (path) => skip.some((folder) => path === folder || path.startsWith(`${folder}/`));
+  const tolerated = knownList(known && resolve(cwd, known));
+  const long = roots
+    .flatMap((root) => [...typeScriptFiles(resolve(cwd, root))])
+    .filter((path) => !skipped(relative(cwd, path)))
+    .flatMap((path) => longFunctions(path, cwd));
+  const failures = long.filter((f) => !tolerated.has(`${f.path} ${f.name}`)).map((f) => `${f.path}:${f.line} ${f.name} ${f.lines} lines`);
+  const stillLong = new Set(long.map((f) => `${f.path} ${f.name}`));
+  const stale = [...tolerated]
+    .filter((entry) => !stillLong.has(entry))
+    .map((entry) => `${known}: ${entry} is not over ${MAX_LINES} lines any more: take it off the list`);
+  const stderr = failures.length > 0 ? [`${failures.length} function(s) over ${MAX_LINES} lines without a "Long because" line in the comment above them`] : [];
+  return { code: failures.length > 0 || stale.length > 0 ? 1 : 0, stdout: [...failures, ...stale], stderr };
 }
-if (failures.length > 0 || stale.length > 0) process.exit(1);
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const { code, stdout, stderr } = checkFunctionLength(process.argv.slice(2));
+  for (const line of stdout) console.log(line);
+  for (const line of stderr) console.error(line);
+  process.exitCode = code;
+}

@@ -6,6 +6,7 @@ import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import t, { type Test } from 'tap';
+import { toolEnv } from './helpers/tool-env.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const CONFIG = join(ROOT, '.dependency-cruiser.cjs');
@@ -22,7 +23,7 @@ function violationsIn(t: Test, files: Record<string, string>): string[] {
     mkdirSync(join(dir, file, '..'), { recursive: true });
     writeFileSync(join(dir, file), source);
   }
-  const out = spawnSync(DEPCRUISE, ['--config', CONFIG, 'harness', '--output-type', 'json'], { cwd: dir, encoding: 'utf8' });
+  const out = spawnSync(DEPCRUISE, ['--config', CONFIG, 'harness', '--output-type', 'json'], { cwd: dir, encoding: 'utf8', env: toolEnv() });
   const report = JSON.parse(out.stdout) as { summary: { violations: { rule: { name: string }; from: string; to: string }[] } };
   return report.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`);
 }
@@ -48,7 +49,7 @@ t.test('the import graph check fails on a circle and on an import up a layer, an
 });
 
 t.test('the real tree passes it', async (t) => {
-  const out = spawnSync(DEPCRUISE, ['harness', 'publisher', 'consumer', 'protocol', '--output-type', 'err'], { cwd: ROOT, encoding: 'utf8' });
+  const out = spawnSync(DEPCRUISE, ['harness', 'publisher', 'consumer', 'protocol', '--output-type', 'err'], { cwd: ROOT, encoding: 'utf8', env: toolEnv() });
   t.equal(out.status, 0, out.stdout + out.stderr);
 });
 
