@@ -187,20 +187,14 @@ const INVALID_ENVS: [string, (e: Record<string, string>) => void][] = [
 forEachConsumer(t, 'invalid environment: exit 64, nothing connected, no store created', async (t, c) => {
   const dir = t.testdir();
   const server = await startServer(t, (conn) => conn.end());
-  // A few at a time: each is a short-lived process that starts, reads its environment and exits.
-  for (let first = 0; first < INVALID_ENVS.length; first += 6) {
-    const batch = INVALID_ENVS.slice(first, first + 6).map(([name, breakIt], j) => {
-      const db = join(dir, `consumer-${first + j}.db`);
-      const env = contractEnv({ port: server.port, db, timeoutMs: 2000 });
-      breakIt(env);
-      return { name, db, exit: startConsumer(t, c, env).exit };
-    });
-    for (const { name, db, exit } of batch) {
-      const e = await exit;
-      t.equal(e.code, 64, `${name}: exit 64`);
-      t.match(e.stderr, /CHAOSLAB_/, `${name}: stderr names the variable`);
-      t.notOk(existsSync(db), `${name}: no store created`);
-    }
+  for (const [i, [name, breakIt]] of INVALID_ENVS.entries()) {
+    const db = join(dir, `consumer-${i}.db`);
+    const env = contractEnv({ port: server.port, db, timeoutMs: 2000 });
+    breakIt(env);
+    const exit = await startConsumer(t, c, env).exit;
+    t.equal(exit.code, 64, `${name}: exit 64`);
+    t.match(exit.stderr, /CHAOSLAB_/, `${name}: stderr names the variable`);
+    t.notOk(existsSync(db), `${name}: no store created`);
   }
   t.equal(server.conns.length, 0, 'no connection attempted');
   // The same environment, repaired, does connect: the server above was reachable.
