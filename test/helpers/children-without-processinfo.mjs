@@ -6,13 +6,17 @@
 // children keep it: the reference consumers, the mutants and the sealed worker are covered by the
 // processes unit files start.) Loaded after tap's own loaders by .taprc's node-arg, so this
 // process-on-spawn listener runs after tap's, which added it.
+
+/** `env` with tap's processinfo loader taken out of its NODE_OPTIONS (and NODE_OPTIONS dropped when nothing is left), in place. */
+export function dropProcessinfo(env) {
+  const options = env.NODE_OPTIONS;
+  if (!options?.includes('@tapjs/processinfo')) return env;
+  const kept = options.split(/\s+/).filter((option) => option && !option.includes('@tapjs/processinfo'));
+  if (kept.length > 0) env.NODE_OPTIONS = kept.join(' ');
+  else delete env.NODE_OPTIONS;
+  return env;
+}
+
 const endToEnd = /(^|\/)test\/(e2e\/[^/]+|_end-to-end-\d)\.test\.ts$/.test(process.argv[1] ?? '');
 const spawnHooks = globalThis[Symbol.for('process-on-spawn@*:singletonId')];
-if (endToEnd)
-  spawnHooks?.listeners.push((child) => {
-    const options = child.env.NODE_OPTIONS;
-    if (!options?.includes('@tapjs/processinfo')) return;
-    const kept = options.split(/\s+/).filter((option) => option && !option.includes('@tapjs/processinfo'));
-    if (kept.length > 0) child.env.NODE_OPTIONS = kept.join(' ');
-    else delete child.env.NODE_OPTIONS;
-  });
+if (endToEnd) spawnHooks?.listeners.push((child) => dropProcessinfo(child.env));
