@@ -114,7 +114,9 @@ async function judgeMatrices(opts: MutantsOptions, signal: AbortSignal): Promise
       },
     };
     // The consumers' commands are relative to the project root, so the runs start there.
-    const { batchDir, results, notStarted } = await runBatch(batchName, items, batchOptions);
+    const { batchDir, runs, notStarted } = await runBatch(batchName, items, batchOptions);
+    // One per item, in item order, unless interrupted: then no matrix is judged.
+    const results = runs.map((run) => run.result);
     await rerunHarnessErrors(batchName, items, results, batchOptions, signal);
     if (signal.aborted) {
       process.stdout.write(
@@ -198,7 +200,7 @@ export async function rerunHarnessErrors(
   results: RunResult[],
   options: Parameters<typeof runBatch>[2],
   signal: AbortSignal,
-  run: (name: string, items: BatchItem[], options: Parameters<typeof runBatch>[2]) => Promise<{ results: RunResult[] }> = runBatch,
+  run: (name: string, items: BatchItem[], options: Parameters<typeof runBatch>[2]) => Promise<{ runs: { item: BatchItem; result: RunResult }[] }> = runBatch,
 ): Promise<void> {
   for (let round = 1; round <= HARNESS_ERROR_RERUNS && !signal.aborted; round++) {
     const again = results.flatMap((result, i) => (result?.status === 'error' ? [i] : []));
@@ -209,9 +211,7 @@ export async function rerunHarnessErrors(
       again.map((i) => items[i]!),
       options,
     );
-    again.forEach((i, k) => {
-      if (rerun.results[k]) results[i] = rerun.results[k];
-    });
+    for (const { item, result } of rerun.runs) results[items.indexOf(item)] = result;
   }
 }
 

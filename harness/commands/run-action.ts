@@ -82,7 +82,7 @@ export async function runAction({ items, batch, batchName, note }: Selection, op
       return;
     }
     const outcomes: ScenarioOutcome[] = [];
-    const { results, view } = await runBatch(batchName, items, {
+    const { runs, view } = await runBatch(batchName, items, {
       ...common,
       jobs: opts.jobs,
       onStart: (item, index, total) => reporter.scenarioStarted(item.label, { index, total }),
@@ -91,8 +91,8 @@ export async function runAction({ items, batch, batchName, note }: Selection, op
       onFinish: (item, result) => outcomes.push(reporter.scenarioFinished(item.label, result)),
     });
     reporter.batchFinished(outcomes, view, { verbose: opts.verbose === true });
-    if (json) printJson(results.map((r, i) => runJson(r.view, r.runDir, { label: items[i]!.label })));
-    process.exitCode = EXIT[combinedStatus(results.map((r) => r.status))];
+    if (json) printJson(runs.map(({ item, result }) => runJson(result.view, result.runDir, { label: item.label })));
+    process.exitCode = EXIT[combinedStatus(runs.map(({ result }) => result.status))];
   } finally {
     reporter.close();
     stop.dispose();

@@ -234,7 +234,7 @@ async function gradeRuns(setup: GradeSetup, source: SubmissionSource, staffDir: 
       });
     if (items.length === 0) break;
     if (round > 1) setup.log?.(`  ${source.name}: re-running ${items.length} run(s): ${[...new Set(items.map((i) => i.test))].join(', ')}`);
-    const { results } = await runBatch(`grade-${source.name}${round > 1 ? `-rerun-${round - 1}` : ''}`, items, {
+    const { runs } = await runBatch(`grade-${source.name}${round > 1 ? `-rerun-${round - 1}` : ''}`, items, {
       jobs: setup.jobs,
       cwd,
       reportsDir: join(staffDir, 'runs'),
@@ -247,9 +247,7 @@ async function gradeRuns(setup: GradeSetup, source: SubmissionSource, staffDir: 
         setup.progress?.finished(items[index]!.test, outcomeOf(result), how);
       },
     });
-    results.forEach((result, i) => {
-      outcomes.get(items[i]!.test)!.push(outcomeOf(result));
-    });
+    for (const { item, result } of runs) outcomes.get(item.test)!.push(outcomeOf(result));
   }
   const score = scoreSubmission(source.name, rubric, outcomes, how, unrun);
   return { score, harnessError: score.scenarios.some((s) => s.status === 'not graded') };

@@ -160,6 +160,12 @@ export interface Lab<Plan = unknown> {
   /** The verdict, from what the harness itself saw (`ctx.journal.entries`) and the stores, read independently. */
   check(ctx: RunContext<Plan>): Verdict;
   vocabulary: Vocabulary;
+  /**
+   * The real time a run of this plan lasts by its script alone, in ms, where the lab runs at a set
+   * pace (feed: blocks at a period, the storm's rounds); absent or 0: it is bound by the CPU.
+   * Batches start their longest runs first, so that no long run starts last beside idle jobs.
+   */
+  scriptMs?(plan: Plan): number;
   /** The largest consumer store (file + WAL) the checker reads; default DEFAULT_STORE_LIMIT_BYTES (64 MiB); `--store-limit` overrides it. */
   storeLimitBytes?: number;
   /**

@@ -7,6 +7,7 @@ import { type BatchView, batchViewOf, ownCommandLine } from '../report/batch-vie
 import { renderBatchFiles } from '../report/render-batch.js';
 import { ensureDir, switchLatest } from '../report/run-folder.js';
 import { closeFolder, makePassable } from '../report/staff-only.js';
+import { labNamed } from '../labs/registry.js';
 import { type RunOptions, type RunResult, newRunId, runScenario } from './runner.js';
 import type { Scenario } from '../catalogue/load.js';
 import type { SealMode } from './sealing.js';
@@ -26,20 +27,25 @@ export interface BatchHooks {
   onFinish?(item: BatchItem, result: RunResult, index: number): void;
 }
 
-export interface BatchResult {
+export interface BatchResult<I extends BatchItem = BatchItem> {
   batchDir: string;
-  /** The runs that started, in item order (all items, unless interrupted). */
-  results: RunResult[];
-  /** The items never started because of an interrupt (the tail of `items`). */
-  notStarted: BatchItem[];
+  /** The runs that started, each with its item, in item order (all items, unless interrupted). */
+  runs: { item: I; result: RunResult }[];
+  /** The items never started because of an interrupt, in item order. */
+  notStarted: I[];
   /** The batch as its index.html, summary.md and results.json show it. */
   view: BatchView;
 }
 
-/** Runs `items` in order, `jobs` at a time, each into its own folder under a new batch folder. */
-export async function runBatch(
+/**
+ * Runs `items`, `jobs` at a time, each into its own folder under a new batch folder: the longest
+ * by script first (Lab.scriptMs), then in item order, so that a run that waits for its script
+ * most of a minute (the feed lab's storm) does not start last beside idle jobs. Results and
+ * reports keep item order.
+ */
+export async function runBatch<I extends BatchItem>(
   name: string,
-  items: BatchItem[],
+  items: I[],
   options: {
     jobs: number;
     cwd: string;
@@ -53,18 +59,19 @@ export async function runBatch(
     invokedAs?: string;
     signal?: AbortSignal;
   } & BatchHooks,
-): Promise<BatchResult> {
+): Promise<BatchResult<I>> {
   const startedAt = new Date().toISOString().slice(0, 19);
   const batchDir = join(options.reportsDir, newRunId(name));
   // Passable but not listable while its runs are live: no consumer reads the names of its
   // siblings' run folders (under grading they name hidden scenarios); closed at the end.
   makePassable(ensureDir(options.reportsDir));
   makePassable(ensureDir(batchDir));
-  const results: RunResult[] = new Array(items.length);
+  const results: (RunResult | undefined)[] = new Array(items.length);
+  const order = startOrder(items);
   let next = 0;
   // Each worker is a job slot: sealed runs of different slots run as different uids.
   const worker = async (slot: number) => {
-    for (let index = next++; index < items.length && !options.signal?.aborted; index = next++) {
+    for (let index = order[next++]; index !== undefined && !options.signal?.aborted; index = order[next++]) {
       const item = items[index]!;
       options.onStart?.(item, index, items.length);
       results[index] = await runScenario({
@@ -87,9 +94,8 @@ export async function runBatch(
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.jobs, items.length)) }, (_, slot) => worker(slot)));
-  // Items are taken in order, so those started are a prefix.
-  const started = results.filter(Boolean);
-  const notStarted = items.slice(started.length);
+  const runs = items.flatMap((item, i) => (results[i] ? [{ item, result: results[i] }] : []));
+  const notStarted = items.filter((_, i) => !results[i]);
   const meta = {
     name,
     startedAt,
@@ -100,12 +106,18 @@ export async function runBatch(
   const view = batchViewOf(
     batchDir,
     meta,
-    started.map((r, i) => ({ label: items[i]!.label, runDir: r.runDir, view: r.view })),
+    runs.map(({ item, result }) => ({ label: item.label, runDir: result.runDir, view: result.view })),
   );
   renderBatchFiles(view);
   closeFolder(batchDir);
   switchLatest(options.reportsDir, batchDir);
-  return { batchDir, results: started, notStarted, view };
+  return { batchDir, runs, notStarted, view };
+}
+
+/** Item indices, the longest script first; equal ones (every CPU-bound run: 0) in item order. */
+export function startOrder(items: BatchItem[]): number[] {
+  const scriptMs = items.map((item) => labNamed(item.scenario.protocol)?.scriptMs?.(item.scenario.lab) ?? 0);
+  return items.map((_, i) => i).sort((a, b) => scriptMs[b]! - scriptMs[a]! || a - b);
 }
 
 /** A scenario file as the reports show it: relative to the working directory when inside it. */

@@ -60,6 +60,8 @@ export const feedLab = defineLab<FeedPlan>({
               return store;
             },
           }),
+  // A bad environment's script never runs; the storm's rounds are its script.
+  scriptMs: (plan: FeedPlan) => (plan.consumer.badEnvironment ? 0 : plan.storm ? plan.storm.rounds * plan.storm.roundMs : plan.time.scriptMs),
   vocabulary: feedVocabulary,
   scenariosDir: join(projectRoot, 'scenarios', 'feed'),
   consumerDir: join(projectRoot, 'consumer', 'feed'),

@@ -271,7 +271,7 @@ t.test('runBatch: after an interrupt nothing new starts; the batch junit.xml lis
   );
   t.same(started, ['ack-crash'], 'only the first started');
   t.same(
-    batch.results.map((r) => r.status),
+    batch.runs.map((r) => r.result.status),
     ['interrupted'],
   );
   t.same(

@@ -15,7 +15,7 @@ t.test('only harness errors are run again, and their new results take their plac
   const batches: string[][] = [];
   await rerunHarnessErrors('m', items, results, options, new AbortController().signal, async (name, again) => {
     batches.push([name, ...again.map((i) => i.label)]);
-    return { results: again.map((i) => result('pass', `${i.label}2`)) };
+    return { runs: again.map((i) => ({ item: i, result: result('pass', `${i.label}2`) })) };
   });
   t.same(batches, [['m-rerun-1', 'b']], 'one batch, of the errored run alone');
   t.same(
@@ -30,7 +30,7 @@ t.test('a run that errs every time is tried twice more and stays an error', asyn
   let rounds = 0;
   await rerunHarnessErrors('m', [item('x')], results, options, new AbortController().signal, async (_name, again) => {
     rounds++;
-    return { results: again.map(() => result('error', `x${rounds + 1}`)) };
+    return { runs: again.map((i) => ({ item: i, result: result('error', `x${rounds + 1}`) })) };
   });
   t.equal(rounds, 2);
   t.equal(results[0]!.status, 'error');
@@ -43,7 +43,7 @@ t.test('nothing is run again once the matrix is interrupted', async (t) => {
   let called = false;
   await rerunHarnessErrors('m', [item('x')], [result('error', 'x1')], options, stop.signal, async () => {
     called = true;
-    return { results: [] };
+    return { runs: [] };
   });
   t.notOk(called);
 });

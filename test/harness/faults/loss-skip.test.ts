@@ -100,7 +100,8 @@ t.test('unsealed: SKIPPED with the reason, nothing started, every report says so
 t.test('a batch: totals, results.json, index.html and the console count skipped runs apart', async (t) => {
   const reportsDir = t.testdir();
   const items = ['lossy-link', 'feed-acceptance-loss'].map((name) => ({ scenario: load(name), label: name }));
-  const { results, view, batchDir } = await runBatch('loss-skip', items, { jobs: 1, cwd: process.cwd(), reportsDir, seal: 'off' });
+  const { runs, view, batchDir } = await runBatch('loss-skip', items, { jobs: 1, cwd: process.cwd(), reportsDir, seal: 'off' });
+  const results = runs.map((run) => run.result);
   t.same(
     results.map((r) => r.status),
     ['skipped', 'skipped'],
