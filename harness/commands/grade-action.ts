@@ -34,7 +34,7 @@ export interface GradeOptions {
   rubric?: string[];
   /** Without --rubric: whose rubric (default: the lab the manifests name or imply, else the registry's first lab); with it: must be the rubric's lab. */
   lab?: string;
-  /** Absent: the machine's processors, at most a submission's runs (jobsFor). */
+  /** Absent: the machine's processors × the rubric's jobs_per_processor, at most a submission's runs (jobsFor). */
   jobs?: number;
   shard?: string;
   out: string;
@@ -145,7 +145,9 @@ function sayHeader(
         ? "chaoslab grade: builds have the host's network (--build-network)"
         : "chaoslab grade: builds run without network (a network namespace of their own; --build-network gives them the host's)",
     );
-  const jobs = `${h.opts.jobs} run(s) at a time${h.defaultJobs ? " (by default: the machine's processors, at most the rubric's runs)" : ''}`;
+  const perProcessor = h.rubric.jobsPerProcessor ?? 1;
+  const processors = perProcessor === 1 ? "the machine's processors" : `the machine's processors × ${perProcessor} (the rubric's jobs_per_processor)`;
+  const jobs = `${h.opts.jobs} run(s) at a time${h.defaultJobs ? ` (by default: ${processors}, at most the rubric's runs)` : ''}`;
   say(
     `chaoslab grade: ${h.submissions} submission(s)${h.shard ? ` (shard ${h.shard.index}/${h.shard.count})` : ''}, rubric ${relative(process.cwd(), h.rubric.file)} (${h.rubric.tests.length} scenarios), ${jobs}`,
   );
@@ -272,11 +274,11 @@ function rubricScenarios(rubric: Rubric): Map<string, Scenario> {
 /**
  * A submission's runs at the same time when --jobs is not given: as many as the machine has
  * processors for this process (os.availableParallelism(): cgroup and affinity limits included),
- * and no more than the rubric has runs (more would only wait).
+ * times the rubric's jobs_per_processor, and no more than the rubric has runs (more would only wait).
  */
-export function jobsFor(rubric: Pick<Rubric, 'tests'>, processors = availableParallelism()): number {
+export function jobsFor(rubric: Pick<Rubric, 'tests' | 'jobsPerProcessor'>, processors = availableParallelism()): number {
   const runs = rubric.tests.reduce((sum, test) => sum + test.repeat, 0);
-  return Math.max(1, Math.min(processors, runs));
+  return Math.max(1, Math.min(processors * (rubric.jobsPerProcessor ?? 1), runs));
 }
 
 /**

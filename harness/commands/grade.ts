@@ -25,7 +25,7 @@ export function register(program: Command): void {
     )
     .option(
       '--jobs <n>',
-      "a submission's runs at the same time (default: the machine's processors, os.availableParallelism(), at most the rubric's runs)",
+      "a submission's runs at the same time (default: the machine's processors, os.availableParallelism(), times the rubric's jobs_per_processor, at most the rubric's runs)",
       positiveInt,
     )
     .option('--shard <i/n>', "grade only shard i of n (1-based; a stable hash of each submission's folder name)")

@@ -47,6 +47,11 @@ export interface Rubric {
   files?: string[];
   lab: string;
   tests: RubricTest[];
+  /**
+   * A submission's runs at once per processor when --jobs is not given (default 1). Runs that
+   * mostly wait for a script's set pace (the feed lab's consumer scenarios) leave a core idle at 1.
+   */
+  jobsPerProcessor?: number;
 }
 
 /** Every file a rubric was read from. */
@@ -68,7 +73,9 @@ export function mergeRubrics(rubrics: readonly Rubric[]): Rubric {
       tests.push(test);
     }
   }
-  return { file: first.file, files: rubrics.flatMap(rubricFiles), lab: first.lab, tests };
+  // Graded together, the runs go at the pace of the rubric that allows the fewest.
+  const jobsPerProcessor = Math.min(...rubrics.map((r) => r.jobsPerProcessor ?? 1));
+  return { file: first.file, files: rubrics.flatMap(rubricFiles), lab: first.lab, tests, ...(jobsPerProcessor === 1 ? {} : { jobsPerProcessor }) };
 }
 
 export class RubricError extends Error {
@@ -102,6 +109,12 @@ export function checkRubric(doc: unknown, file: string, knownLabs: readonly stri
   if (!Array.isArray(top.scenarios) || top.scenarios.length === 0) fail('scenarios', 'must be a non-empty list');
   const defaultRate = rateOf(top.rate, DEFAULT_RATE, 'rate', fail);
   const defaultReruns = rerunsOf(top.reruns, DEFAULT_RERUNS, 'reruns', fail);
+  const jobsPerProcessor = top.jobs_per_processor;
+  if (
+    jobsPerProcessor !== undefined &&
+    (typeof jobsPerProcessor !== 'number' || !Number.isInteger(jobsPerProcessor) || jobsPerProcessor < 1 || jobsPerProcessor > 8)
+  )
+    fail('jobs_per_processor', `must be a whole number 1..8 (a submission's runs at once per processor), not ${JSON.stringify(jobsPerProcessor)}`);
   const seen = new Set<string>();
   const tests = (top.scenarios as unknown[]).map((entry, i): RubricTest => {
     const at = `scenarios[${i}]`;
@@ -147,10 +160,10 @@ export function checkRubric(doc: unknown, file: string, knownLabs: readonly stri
       reruns: rate === 'all' ? 0 : reruns,
     };
   });
-  return { file, lab: lab as string, tests };
+  return { file, lab: lab as string, tests, ...(jobsPerProcessor === undefined ? {} : { jobsPerProcessor: jobsPerProcessor as number }) };
 }
 
-const TOP_FIELDS = ['lab', 'rate', 'reruns', 'scenarios'];
+const TOP_FIELDS = ['lab', 'rate', 'reruns', 'jobs_per_processor', 'scenarios'];
 const TEST_FIELDS = ['name', 'file', 'points', 'visibility', 'feedback', 'repeat', 'rate', 'reruns'];
 
 function rateOf(value: unknown, fallback: Rate, field: string, fail: (field: string, what: string) => never): Rate {

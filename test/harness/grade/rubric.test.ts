@@ -50,6 +50,9 @@ t.test("a server rubric (rubrics/<lab>-server.yaml) grades only its lab's server
     [...consumer.tests, ...serverRubric.tests].map((x) => x.name),
   );
   t.equal(maxScore(both), maxScore(consumer) + maxScore(serverRubric));
+  t.equal(consumer.jobsPerProcessor, 2, 'the feed consumer rubric runs two at once per processor');
+  t.equal(serverRubric.jobsPerProcessor, undefined, 'the server rubric one');
+  t.equal(both.jobsPerProcessor, undefined, 'graded together: the fewer');
   t.equal(mergeRubrics([consumer]), consumer, 'one rubric is itself');
   t.same(rubricFiles(consumer), [consumer.file]);
   const ledger = loadRubric(join(projectRoot, 'rubrics', 'ledger.yaml'), LABS);
@@ -143,6 +146,8 @@ t.test('mistakes name the file and the field', async (t) => {
   bad({ lab: 'ledger', reruns: -1, scenarios: [ok] }, /reruns: must be a whole number 0\.\.100/);
   bad({ lab: 'ledger', scenarios: [{ ...ok, reruns: 1.5 }] }, /scenarios\[0\]\.reruns: must be a whole number 0\.\.100/);
   bad({ lab: 'ledger', scenarios: [{ ...ok, file: 3 }] }, /scenarios\[0\]\.file: must be a path/);
+  bad({ lab: 'ledger', jobs_per_processor: 0, scenarios: [ok] }, /^rubrics\/x\.yaml: jobs_per_processor: must be a whole number 1\.\.8/);
+  bad({ lab: 'ledger', jobs_per_processor: 1.5, scenarios: [ok] }, /jobs_per_processor: must be a whole number 1\.\.8/);
 });
 
 t.test('a missing file and bad YAML are named', async (t) => {
