@@ -12,6 +12,9 @@ import { loadScenario } from '../../../../../harness/catalogue/load.js';
 import { survivors } from '../../../../helpers/cli.js';
 
 t.setTimeout(600_000);
+// Two at a time: the mutant waits out its converge_ms and the silent server the contract's 10 s;
+// each run has its own server, probes, proxy and ports (unsealed: no uid slot is shared).
+t.jobs = 2;
 
 const ROOT = join(import.meta.dirname, '../../../../..');
 const scenario = loadScenario(join(ROOT, 'scenarios', 'feed', 'feed-server-snapshot-race.yaml'));

@@ -12,6 +12,11 @@ import { runScenario } from '../../../../../harness/run/runner.js';
 import { survivors } from '../../../../helpers/cli.js';
 
 t.setTimeout(900_000);
+// Two scenes at a time: they mostly wait (blocks at 250 ms; a mutant's run waits out its
+// converge_ms with a store that will never converge), each run has its own server, probes,
+// proxies and ports (unsealed: no uid slot is shared), and each checks only the processes its
+// own journal started.
+t.jobs = 2;
 
 const ROOT = join(import.meta.dirname, '../../../../..');
 const index = parse(readFileSync(join(ROOT, 'publisher', 'feed', 'mutants', 'index.yaml'), 'utf8')) as {
