@@ -85,7 +85,7 @@ export async function runAction({ items, batch, batchName, note }: Selection, op
     const { runs, view } = await runBatch(batchName, items, {
       ...common,
       jobs: opts.jobs,
-      onStart: (item, index, total) => reporter.scenarioStarted(item.label, { index, total }),
+      onStart: (item, nth, total) => reporter.scenarioStarted(item.label, { index: nth, total }),
       // Live step lines follow one run at a time; with several jobs only start/finish lines.
       ...(opts.jobs === 1 ? { onJournal: reporter.onJournal } : {}),
       onFinish: (item, result) => outcomes.push(reporter.scenarioFinished(item.label, result)),

@@ -22,7 +22,8 @@ export interface BatchItem {
 }
 
 export interface BatchHooks {
-  onStart?(item: BatchItem, index: number, total: number): void;
+  /** `nth`: how many runs of the batch started before this one (the console's [n/total]; the longest start first). */
+  onStart?(item: BatchItem, nth: number, total: number): void;
   onJournal?: RunOptions['onJournal'];
   onFinish?(item: BatchItem, result: RunResult, index: number): void;
 }
@@ -73,7 +74,7 @@ export async function runBatch<I extends BatchItem>(
   const worker = async (slot: number) => {
     for (let index = order[next++]; index !== undefined && !options.signal?.aborted; index = order[next++]) {
       const item = items[index]!;
-      options.onStart?.(item, index, items.length);
+      options.onStart?.(item, next - 1, items.length);
       results[index] = await runScenario({
         scenario: item.scenario,
         cwd: options.cwd,
