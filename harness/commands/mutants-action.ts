@@ -2,7 +2,7 @@
 // its judgement, and whether every run's reports agree with its verdict.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BatchItem, runBatch } from '../run/batch.js';
+import { type BatchItem, type BatchResult, runBatch } from '../run/batch.js';
 import type { RunResult } from '../run/runner.js';
 import { interruptible } from '../base/interrupt.js';
 import { allLabs, labNamed, labNames, testsServer } from '../labs/registry.js';
@@ -200,7 +200,7 @@ export async function rerunHarnessErrors(
   results: RunResult[],
   options: Parameters<typeof runBatch>[2],
   signal: AbortSignal,
-  run: (name: string, items: BatchItem[], options: Parameters<typeof runBatch>[2]) => Promise<{ runs: { item: BatchItem; result: RunResult }[] }> = runBatch,
+  run: (name: string, items: BatchItem[], options: Parameters<typeof runBatch>[2]) => Promise<Pick<BatchResult, 'runs'>> = runBatch,
 ): Promise<void> {
   for (let round = 1; round <= HARNESS_ERROR_RERUNS && !signal.aborted; round++) {
     const again = results.flatMap((result, i) => (result?.status === 'error' ? [i] : []));
