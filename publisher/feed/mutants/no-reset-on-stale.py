@@ -9,13 +9,16 @@ retention deleted a followed account's row above it ... `reset stale-cursor`, th
 serve a partial history as if it were complete". A cursor of another chain or an unknown hash
 is still reset.
 
-Only `plan_resume` is replaced. Killed by feed-server-stale-cursor: a probe away longer than
-the window resubscribes with its old cursor; the wire check finds events where `reset
-stale-cursor` was due.
+Only `open_outbox` is replaced: its outbox never reports what retention deleted, so neither the
+subscribe's answer nor the catch-up's own check sees it. (Replacing only `plan_resume` left that
+check in place: on a busy machine a block whose retention deleted a row between the two reads
+turned the replay into the right reset, and the mutant passed its killer.)
+
+Killed by feed-server-stale-cursor: a probe away longer than the window resubscribes with its
+old cursor; the wire check finds events where `reset stale-cursor` was due.
 Run: python3 publisher/feed/mutants/no-reset-on-stale.py
 """
 
-import dataclasses
 import os
 import sys
 
@@ -23,25 +26,18 @@ sys.dont_write_bytecode = True  # leave no __pycache__ next to the reference
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import server  # noqa: E402  the reference, publisher/feed/python/server.py
 
-reference_plan_resume = server.plan_resume
+
+class ForgetfulOutbox(server.Outbox):
+    def pruned_after(self, after, accounts):
+        # BUG: retention is never consulted; whatever it left above the cursor is served as the history.
+        return None
 
 
-def plan_resume(outbox, cursor, block_hash, topics):
-    plan = reference_plan_resume(outbox, cursor, block_hash, topics)
-    if plan.stale is None or not plan.stale.startswith("retention deleted"):
-        return plan
-    # BUG: retention deleted rows above the cursor; replay what is left as if nothing were missing
-    # (from the last deleted position on, so catching up meets no deleted row either).
-    with outbox.read():
-        start = server.parse_cursor(cursor)[1]
-        pruned = outbox.pruned_after(start, topics)
-        while pruned is not None:
-            start = pruned[1]
-            pruned = outbox.pruned_after(start, topics)
-        return dataclasses.replace(plan, stale=None, start=start, reorg_seen=outbox.latest_reorg_id())
+def open_outbox(path):
+    return ForgetfulOutbox(path)
 
 
-server.plan_resume = plan_resume
+server.open_outbox = open_outbox
 
 if __name__ == "__main__":
     server.main()
