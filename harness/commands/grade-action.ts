@@ -36,6 +36,8 @@ export interface GradeOptions {
   lab?: string;
   /** Absent: the machine's processors × the rubric's jobs_per_processor, at most a submission's runs (jobsFor). */
   jobs?: number;
+  /** The processors the default `jobs` counts (absent: os.availableParallelism()). */
+  processors?: number;
   shard?: string;
   out: string;
   unsealed?: boolean;
@@ -52,7 +54,7 @@ export interface GradeOptions {
 export async function gradeAction(dir: string | undefined, given: GradeOptions): Promise<void> {
   const shard = checkedUsage(dir, given);
   const rubric = onlyScenarios(classRubric(given, dir, resolve(given.out)), given.only);
-  const opts = { ...given, jobs: given.jobs ?? jobsFor(rubric) };
+  const opts = { ...given, jobs: given.jobs ?? jobsFor(rubric, given.processors) };
   const clash = csvColumnClash(rubric.tests.map((t) => t.name));
   if (clash) throw new UsageError(`${rubric.file}: ${clash}`);
   const scenarios = rubricScenarios(rubric);
@@ -146,7 +148,8 @@ function sayHeader(
         : "chaoslab grade: builds run without network (a network namespace of their own; --build-network gives them the host's)",
     );
   const perProcessor = h.rubric.jobsPerProcessor ?? 1;
-  const processors = perProcessor === 1 ? "the machine's processors" : `the machine's processors × ${perProcessor} (the rubric's jobs_per_processor)`;
+  const counted = h.opts.processors === undefined ? "the machine's processors" : `${h.opts.processors} processor(s) (--processors)`;
+  const processors = perProcessor === 1 ? counted : `${counted} × ${perProcessor} (the rubric's jobs_per_processor)`;
   const jobs = `${h.opts.jobs} run(s) at a time${h.defaultJobs ? ` (by default: ${processors}, at most the rubric's runs)` : ''}`;
   say(
     `chaoslab grade: ${h.submissions} submission(s)${h.shard ? ` (shard ${h.shard.index}/${h.shard.count})` : ''}, rubric ${relative(process.cwd(), h.rubric.file)} (${h.rubric.tests.length} scenarios), ${jobs}`,
@@ -273,8 +276,9 @@ function rubricScenarios(rubric: Rubric): Map<string, Scenario> {
 
 /**
  * A submission's runs at the same time when --jobs is not given: as many as the machine has
- * processors for this process (os.availableParallelism(): cgroup and affinity limits included),
- * times the rubric's jobs_per_processor, and no more than the rubric has runs (more would only wait).
+ * processors for this process (--processors, else os.availableParallelism(): the affinity mask
+ * always, a container's CPU quota not on every Node version), times the rubric's
+ * jobs_per_processor, and no more than the rubric has runs (more would only wait).
  */
 export function jobsFor(rubric: Pick<Rubric, 'tests' | 'jobsPerProcessor'>, processors = availableParallelism()): number {
   const runs = rubric.tests.reduce((sum, test) => sum + test.repeat, 0);

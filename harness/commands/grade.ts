@@ -28,6 +28,11 @@ export function register(program: Command): void {
       "a submission's runs at the same time (default: the machine's processors, os.availableParallelism(), times the rubric's jobs_per_processor, at most the rubric's runs)",
       positiveInt,
     )
+    .option(
+      '--processors <n>',
+      "the processors the default --jobs counts (default: os.availableParallelism(), which does not see a container's CPU quota on every Node version)",
+      positiveInt,
+    )
     .option('--shard <i/n>', "grade only shard i of n (1-based; a stable hash of each submission's folder name)")
     .option('--out <dir>', 'where results are written: <out>/<submission>/results.json …, <out>/grades.csv, <out>/index.html', 'grades')
     .option('--unsealed', 'grade even where sealing is unavailable (every output then says the run was not sealed)')

@@ -54,17 +54,19 @@ const resultsOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'results', 
 const FEED = { lab: 'feed', command: 'python3 client.py' };
 const ONE_SCENARIO = 'lab: feed\nscenarios:\n  - { name: feed-happy-path, points: 2, visibility: visible, feedback: "§2–§4" }\n';
 
-t.test('a feed submission gets the rubric’s points; the deadline and jobs follow the timeout and the machine', async (t) => {
+t.test('a feed submission gets the rubric’s points; the deadline follows the timeout, the grader counts the container’s processors', async (t) => {
   const dir = autograder(t, 'lab=feed\ntimeout=600\nrubric=rubric.yaml\n', FEED, ONE_SCENARIO);
   const r = await execa('bash', [runAutograder], { env: env(dir), reject: false, timeout: 200_000 });
   t.equal(r.exitCode, 0, `${r.stdout}\n${r.stderr}`);
   // 600 s: stop at 600 − (30 + 30 + 15) = 525 s; build 600/4 = 150 s; runs 525 − 150 − 15 = 360 s.
-  const line = r.stdout.match(/lab feed, timeout 600s: grading stops at 525s \(build 150s, runs 360s\), (\d+) job\(s\)/);
+  const line = r.stdout.match(/lab feed, timeout 600s: grading stops at 525s \(build 150s, runs 360s\), (\d+) processor\(s\)/);
   t.ok(line, `the derived limits\n${r.stdout}`);
   if (sealable) t.notMatch(r.stdout, /NOT SEALED/, 'sealed where this machine allows');
   else t.match(r.stdout, /NOT SEALED/);
-  const jobs = Number(line?.[1]);
-  t.ok(jobs >= 1 && jobs <= availableParallelism(), `${jobs} job(s) on ${availableParallelism()} processors`);
+  const processors = Number(line?.[1]);
+  t.ok(processors >= 1 && processors <= availableParallelism(), `${processors} processor(s) counted of ${availableParallelism()}`);
+  // The grader's own default follows them: processors × the rubric's jobs_per_processor, at most its one run.
+  t.match(r.stdout, `1 run(s) at a time (by default: ${processors} processor(s) (--processors), at most the rubric's runs)`);
   const results = resultsOf(dir);
   t.equal(results.score, 2, results.output);
   t.same(
