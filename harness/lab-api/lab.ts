@@ -157,8 +157,12 @@ export interface Lab<Plan = unknown> {
   faultPoints: Record<string, FaultPointSpec>;
   /** The lab's process model: starts the publisher, the control and the consumer processes, drives them to the end. */
   run(ctx: RunContext<Plan>): Promise<void>;
-  /** The verdict, from what the harness itself saw (`ctx.journal.entries`) and the stores, read independently. */
-  check(ctx: RunContext<Plan>): Verdict;
+  /**
+   * The verdict, from what the harness itself saw (`ctx.journal.entries`) and the stores, read
+   * independently. May be async, so that a lab imports its checkers only for a run (and can fetch
+   * them while the run goes on).
+   */
+  check(ctx: RunContext<Plan>): Verdict | Promise<Verdict>;
   vocabulary: Vocabulary;
   /**
    * The real time a run of this plan lasts by its script alone, in ms, where the lab runs at a set

@@ -133,7 +133,7 @@ async function runAndJudge(request: RunRequest, hooks: RunHooks, lab: Lab, body:
   // Faults end before the verdict: a loss fault's counters are evidence (labs stop theirs already).
   for (const engine of parts.engines) await engine.stop();
   await journalEvidence(request, hooks, parts, journal);
-  const verdict = ending.decided ?? withCoverage(withCoreFindings(lab.check(ctx), coreFindings(journal.entries), coreTables(journal.entries)));
+  const verdict = ending.decided ?? withCoverage(withCoreFindings(await lab.check(ctx), coreFindings(journal.entries), coreTables(journal.entries)));
   journal.write({ type: 'verdict', verdict });
   return { status: verdict.status, verdict };
 }

@@ -7,17 +7,14 @@ import { join } from 'node:path';
 import type { ChaosModel } from '../../lab-api/chaos-model.js';
 import { defineLab, type RunContext } from '../../lab-api/lab.js';
 import { projectRoot, shellQuote } from '../../base/paths.js';
-import { checkFeedRun } from './check/checker.js';
 import { type FeedPlan, feedScenario } from './scenario/load.js';
 import { REQUIRED_ENV_VARS } from './scenario/schema.js';
 import { FEED_FAULT_POINTS } from './scenario/fault-points.js';
-import { feedRowBound, readFeedStore } from './check/store-reader.js';
-import { checkStorm } from './storm/checker.js';
-import { checkServerRun } from './server/check.js';
-import { checkSceneRun } from './server/scene/check-scene.js';
-import { lockedOutboxFirst } from './server/server-problems.js';
-import { probeOfStore } from './server/probe.js';
 import { feedVocabulary } from './report/vocabulary.js';
+
+// The checkers (a third of the harness's start-up) load while the run's processes start: the
+// run fetches them, the verdict awaits them.
+const checker = () => import('./check-run.js');
 
 export const feedLab = defineLab<FeedPlan>({
   name: 'feed',
@@ -26,40 +23,12 @@ export const feedLab = defineLab<FeedPlan>({
   faultPoints: FEED_FAULT_POINTS,
   // Imported when a run starts: loading and listing scenarios need none of the publisher.
   run: async (ctx: RunContext<FeedPlan>) => {
+    void checker().catch(() => {}); // a checker that cannot load is the verdict's error
     const { storm, serverUnderTest } = ctx.scenario.lab;
     if (serverUnderTest) return (await import('./server/run.js')).runServerScenario(ctx, serverUnderTest);
     return storm ? (await import('./storm/run.js')).runStorm(ctx, storm) : (await import('./run/run.js')).runFeed(ctx);
   },
-  check: (ctx: RunContext<FeedPlan>) =>
-    ctx.scenario.lab.serverUnderTest
-      ? lockedOutboxFirst(
-          ctx.journal.entries,
-          (ctx.scenario.lab.serverUnderTest.scene ? checkSceneRun : checkServerRun)({
-            journal: ctx.journal.entries,
-            plan: ctx.scenario,
-            under: ctx.scenario.lab.serverUnderTest,
-            read: (db) => {
-              const store = readFeedStore(db, { writerGone: true });
-              const incarnation = probeOfStore(ctx.journal.entries, db);
-              ctx.journal.write({ type: 'store-read', role: 'control', ...(incarnation === undefined ? {} : { incarnation }), when: 'final', db, store });
-              return store;
-            },
-          }),
-        )
-      : ctx.scenario.lab.storm
-        ? checkStorm(ctx.journal.entries, ctx.scenario.lab, ctx.scenario.lab.storm)
-        : checkFeedRun({
-            journal: ctx.journal.entries,
-            plan: ctx.scenario,
-            read: (role, db) => {
-              const store =
-                role === 'consumer'
-                  ? readFeedStore(db, { writerGone: true, guard: ctx.consumerStore, maxRows: feedRowBound(ctx.scenario.lab.chain) })
-                  : readFeedStore(db, { writerGone: true });
-              ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
-              return store;
-            },
-          }),
+  check: async (ctx: RunContext<FeedPlan>) => (await checker()).checkRun(ctx),
   // A bad environment's script never runs; the storm's rounds are its script.
   scriptMs: (plan: FeedPlan) => (plan.consumer.badEnvironment ? 0 : plan.storm ? plan.storm.rounds * plan.storm.roundMs : plan.time.scriptMs),
   vocabulary: feedVocabulary,

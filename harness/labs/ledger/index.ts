@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import type { ChaosModel } from '../../lab-api/chaos-model.js';
 import { defineLab, type RunContext } from '../../lab-api/lab.js';
 import { projectRoot, shellQuote } from '../../base/paths.js';
-import { checkLedgerRun } from './check/checker.js';
 import { LEDGER_FAULT_POINTS } from './scenario/fault-points.js';
 import { type LedgerPlan, ledgerScenario } from './scenario/load.js';
-import { ledgerRowBound, readStore } from './check/store-reader.js';
 import { ledgerVocabulary } from './report/vocabulary.js';
+
+// The checker loads while the run's processes start: the run fetches it, the verdict awaits it.
+const checker = () => import('./check-run.js');
 
 export const ledgerLab = defineLab<LedgerPlan>({
   name: 'ledger',
@@ -17,16 +18,11 @@ export const ledgerLab = defineLab<LedgerPlan>({
   scenario: ledgerScenario,
   faultPoints: LEDGER_FAULT_POINTS,
   // Imported when a run starts: loading and listing scenarios need none of the publisher.
-  run: async (ctx) => (await import('./run/run.js')).runLedger(ctx),
-  check: (ctx: RunContext<LedgerPlan>) =>
-    checkLedgerRun(ctx.journal.entries, ctx.scenario, (role, db) => {
-      const store =
-        role === 'consumer'
-          ? readStore(db, { writerGone: true, guard: ctx.consumerStore, maxRows: ledgerRowBound(ctx.scenario.lab.events.length) })
-          : readStore(db, { writerGone: true });
-      ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
-      return store;
-    }),
+  run: async (ctx) => {
+    void checker().catch(() => {}); // a checker that cannot load is the verdict's error
+    return (await import('./run/run.js')).runLedger(ctx);
+  },
+  check: async (ctx: RunContext<LedgerPlan>) => (await checker()).checkRun(ctx),
   vocabulary: ledgerVocabulary,
   isDefault: true,
   scenariosDir: join(projectRoot, 'scenarios', 'ledger'),
