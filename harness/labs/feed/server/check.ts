@@ -27,7 +27,7 @@ import { checkClients } from './clients/check.js';
 import { type ServerFacts, serverFactsOf, serverProblems } from './server-problems.js';
 import { probeWireProblems } from './wire/wire-checks.js';
 import { deliveryTable } from './wire/tally.js';
-import { clientStream } from './clients/run.js';
+import { clientStream } from './clients/streams.js';
 import { lagVerdict } from './wire/lag-verdict.js';
 import { checkCrowd } from './clients/crowds/crowd-check.js';
 import { clientCoverage } from './clients/coverage.js';

@@ -14,20 +14,7 @@ import { type StormAttempt, stormAttempts } from './attempts.js';
 import { BIN_MS, simulateCrowd } from './crowd.js';
 import { jitteredBelowStep, KS_ALPHA, KS_TOLERANCE, type KsResult, ksTest, quantile, shapeOf } from './ks.js';
 import { preCapSteps } from './scenario.js';
-
-export const STORM_FIGURE = 'feed-storm';
-
-/** The data behind the storm's picture (storm/figure.ts draws it). */
-export interface StormFigureData {
-  binMs: number;
-  processes: number;
-  /** Attempts per bin and process, sparse: [bin, process index (0-based), count]. */
-  cells: [number, number, number][];
-  bins: number;
-  /** Bins where a restart began. */
-  restarts: number[];
-  crowd: { clients: number; spanMs: number; jittered: number[]; unjittered: number[]; peakJittered: number; peakUnjittered: number };
-}
+import { STORM_FIGURE, type StormFigureData } from './figure-data.js';
 
 const ms = (x: number): string => `${Math.round(x)} ms`;
 const fixed = (x: number, d = 2): string => (Number.isFinite(x) ? x.toFixed(d) : '—');

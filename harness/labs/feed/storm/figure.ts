@@ -5,7 +5,7 @@
 
 import { escapeMarkup } from '../../../text/format.js';
 import type { Figure } from '../../../findings/verdict.js';
-import { STORM_FIGURE, type StormFigureData } from './checker.js';
+import { STORM_FIGURE, type StormFigureData } from './figure-data.js';
 
 // The panel's frame is shared with the server run's lag plot (report/lag-plot.ts).
 export const W = 560;

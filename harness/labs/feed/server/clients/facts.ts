@@ -5,7 +5,7 @@
 
 import type { JournalEntry } from '../../../../record/journal.js';
 import type { CloseParty } from '../../../../../publisher/transcript.js';
-import { clientStream, SCENE_OVER_NOTE } from './run.js';
+import { clientStream, SCENE_OVER_NOTE } from './streams.js';
 import { SUBSCRIBED_NOTE } from './crowds/subscribers.js';
 
 export interface ReadLine {

@@ -10,10 +10,8 @@ import type { SimulatedChain } from '../../scenario/chain-script.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../../scenario/plan.js';
 import { type DrivenClient, driveClient } from './behaviours.js';
 import { type ClientPlan, QUIET_ACCOUNT } from './schema.js';
+import { clientStream, SCENE_OVER_NOTE } from './streams.js';
 
-export const clientStream = (name: string): string => `client:${name}`;
-/** The journal's note on each client's stream when the script is over (what it had read by then is its backlog's yardstick). */
-export const SCENE_OVER_NOTE = 'scene over';
 /** Beyond the server's idle time, how long the harness waits for the server to close the clients it must close. */
 const CLOSE_WAIT_SLACK_MS = 3000;
 

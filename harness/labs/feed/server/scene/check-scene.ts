@@ -19,7 +19,7 @@ import { simulate } from '../../scenario/chain-script.js';
 import { chainSnapshotAt, probeErrors, type ServerCheckInput, storeFindings } from '../check.js';
 import { instanceProblems, instancesTable } from './instances.js';
 import { checkClients } from '../clients/check.js';
-import { clientStream } from '../clients/run.js';
+import { clientStream } from '../clients/streams.js';
 import { probeDone } from '../wire/probe-wire.js';
 import { probeConnsOf, probeWireProblems } from '../wire/wire-checks.js';
 import { deliveryTable } from '../wire/tally.js';

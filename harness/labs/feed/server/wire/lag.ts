@@ -8,7 +8,7 @@
 
 import type { JournalEntry } from '../../../../record/journal.js';
 import { quantile } from '../../storm/ks.js';
-import { clientStream } from '../clients/run.js';
+import { clientStream } from '../clients/streams.js';
 
 export interface LagSummary {
   samples: number;

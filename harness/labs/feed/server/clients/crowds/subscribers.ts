@@ -12,7 +12,7 @@ import type { RunContext } from '../../../../../lab-api/lab.js';
 import { sleep } from '../../../run/state.js';
 import type { FeedPlan } from '../../../scenario/plan.js';
 import { RawClient } from '../client.js';
-import { clientStream } from '../run.js';
+import { clientStream } from '../streams.js';
 
 /** A subscriber's name: its wire stream is `client:<name>`. */
 export const subscriberName = (n: number): string => `sub-${n}`;
