@@ -12,8 +12,8 @@ import { REQUIRED_ENV_VARS } from './scenario/schema.js';
 import { FEED_FAULT_POINTS } from './scenario/fault-points.js';
 import { feedVocabulary } from './report/vocabulary.js';
 
-// The checkers (a third of the harness's start-up) load while the run's processes start: the
-// run fetches them, the verdict awaits them.
+// The checkers (a third of what loading the labs cost) load while the run's processes start:
+// the run fetches them, the verdict awaits them.
 const checker = () => import('./check-run.js');
 
 export const feedLab = defineLab<FeedPlan>({
