@@ -16,8 +16,10 @@ const ROLES: Role[] = ['consumer', 'control'];
 
 /**
  * Polls both stores until they hold the chain's end, the store is refused, converge_ms passes or
- * the run ends. The first and the last read of the wait are journaled: the last one is what a
- * "did not converge" finding shows.
+ * the run ends, or the control's store holds it and no consumer will run again (its restarts are
+ * used up: nothing can change its store any more, so waiting would only cost the run time). The
+ * first and the last read of the wait are journaled: the last one is what a "did not converge"
+ * finding shows.
  */
 export async function awaitConvergence(ctx: RunContext<FeedPlan>, stores: FeedStores, sent: Record<Role, SentSnapshot[]>, state: FeedRunState): Promise<void> {
   const plan = ctx.scenario.lab;
@@ -27,10 +29,13 @@ export async function awaitConvergence(ctx: RunContext<FeedPlan>, stores: FeedSt
   const firstShown: Record<Role, boolean> = { consumer: false, control: false };
   for (;;) {
     const reads = { consumer: stores.read('consumer', MID_RUN_READ), control: stores.read('control', MID_RUN_READ) };
-    const done = ROLES.every((role) => judgeStore(role, viewOf(reads[role]), expected, sent[role]).problems.length === 0);
+    const converged = (role: Role) => judgeStore(role, viewOf(reads[role]), expected, sent[role]).problems.length === 0;
+    const controlDone = converged('control');
+    const done = controlDone && converged('consumer');
     // A store the harness refused to read decides the verdict alone: waiting cannot change it.
     const refused = reads.consumer.refused !== undefined;
-    const last = done || refused || performance.now() >= deadline || state.loopError !== undefined || ctx.signal.aborted;
+    const consumerFinal = controlDone && state.consumersOver;
+    const last = done || consumerFinal || refused || performance.now() >= deadline || state.loopError !== undefined || ctx.signal.aborted;
     // A read that met a lock held longer than its wait (a commit's sync on a loaded disk) says
     // nothing about the store: the next poll reads again, and only the last read stands as it is.
     for (const role of ROLES) {
