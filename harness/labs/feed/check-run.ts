@@ -6,6 +6,7 @@ import type { RunContext } from '../../lab-api/lab.js';
 import type { Verdict } from '../../findings/verdict.js';
 import { checkFeedRun } from './check/checker.js';
 import { feedRowBound, readFeedStore } from './check/store-reader.js';
+import { journalRead } from './run/stores.js';
 import type { FeedPlan } from './scenario/load.js';
 import { checkServerRun } from './server/check.js';
 import { probeOfStore } from './server/probe.js';
@@ -24,8 +25,7 @@ export function checkRun(ctx: RunContext<FeedPlan>): Verdict {
         under: lab.serverUnderTest,
         read: (db) => {
           const store = readFeedStore(db, { writerGone: true });
-          const incarnation = probeOfStore(ctx.journal.entries, db);
-          ctx.journal.write({ type: 'store-read', role: 'control', ...(incarnation === undefined ? {} : { incarnation }), when: 'final', db, store });
+          journalRead(ctx, 'control', probeOfStore(ctx.journal.entries, db), 'final', db, store);
           return store;
         },
       }),
@@ -39,7 +39,7 @@ export function checkRun(ctx: RunContext<FeedPlan>): Verdict {
         role === 'consumer'
           ? readFeedStore(db, { writerGone: true, guard: ctx.consumerStore, maxRows: feedRowBound(lab.chain) })
           : readFeedStore(db, { writerGone: true });
-      ctx.journal.write({ type: 'store-read', role, when: 'final', db, store });
+      journalRead(ctx, role, undefined, 'final', db, store);
       return store;
     },
   });
