@@ -183,7 +183,7 @@ test: setup browser lint
 	node scripts/check-coverage.mjs 95 80
 
 clean:
-	rm -rf dist .tap
+	rm -rf dist .tap node_modules/.cache/chaoslab-ts
 
 # The Japanese pages stay in step with their English sources (docs/staff.md "Translations"):
 # each names the SHA-256 of every source section it translates. test/scripts/translations.test.ts
