@@ -146,8 +146,13 @@ export function misbehaviour(
  */
 function resendable(produced: SimulatedChain['produced'], canonical: (j: number) => boolean, placed: readonly Placed[]): (j: number) => boolean {
   const retention = placed.some((p) => p.layer === 'stale-cursor');
-  const blockAt = (j: number) => blockOf(produced[j]!.cursor);
-  return (j) => produced.some((_, k) => k < j && canonical(k) && (!retention || blockAt(k) === blockAt(j)));
+  // The first canonical event, of the whole list or (beside a retention window) of each block: asked once per event, not per call.
+  const firstCanonical = new Map<number | 'any', number>();
+  for (const [k, e] of produced.entries()) {
+    const where = retention ? blockOf(e.cursor) : 'any';
+    if (!firstCanonical.has(where) && canonical(k)) firstCanonical.set(where, k);
+  }
+  return (j) => (firstCanonical.get(retention ? blockOf(produced[j]!.cursor) : 'any') ?? j) < j;
 }
 
 /**

@@ -3,7 +3,7 @@
 // through no fault of its own never turns up. test/harness/chaos/model.test.ts checks that they load.
 import fc from 'fast-check';
 import t from 'tap';
-import { simulate } from '../../../../harness/labs/feed/scenario/chain-script.js';
+import { type SimulatedChain, simulate } from '../../../../harness/labs/feed/scenario/chain-script.js';
 import { feedChaos } from '../../../../harness/labs/feed/chaos/chaos.js';
 import { chainPlanOf } from '../../../../harness/labs/feed/scenario/load.js';
 import type { FeedFile } from '../../../../harness/labs/feed/scenario/schema.js';
@@ -23,6 +23,13 @@ const drawn = fc
   .filter((s) => s.kind === 'stream')
   .map((s) => feedChaos.scenario(s, { sealed: true }) as unknown as Drawn);
 
+/** The chain a drawn scenario's file makes, simulated here from the file alone (once: many rules below read it). */
+const simulations = new WeakMap<Drawn, SimulatedChain>();
+const simulated = (f: Drawn): SimulatedChain => {
+  let sim = simulations.get(f);
+  if (!sim) simulations.set(f, (sim = simulate(chainPlanOf(f), f.consumer.topics)));
+  return sim;
+};
 const hooksOf = (f: Drawn) => f.consumer.processes?.[0]?.fault?.split(',') ?? [];
 const lossy = (x: Fault) => x.network?.down === true || ['timeout', 'reset_peer', 'limit_data'].includes(x.network?.toxic ?? '') || x.loss !== undefined;
 const deepOrStale = (f: Drawn) => f.chain.retention_ms !== undefined || (f.chain.reorgs ?? []).some((r) => r.deep);
@@ -68,7 +75,7 @@ t.test('an exit hook only where it must fire; one stop at most', async (t) => {
       const items = hooksOf(f);
       if (items.filter((h) => h.startsWith('stop@')).length > 1) return `two stops: ${items}`;
       // The events process 1 surely applies: above block 9 (the first snapshot, at most two blocks late).
-      const sim = simulate(chainPlanOf(f), f.consumer.topics);
+      const sim = simulated(f);
       const applied = sim.events.filter((e) => Number(e.cursor.split(':')[1]) > f.chain.initial_blocks! - 1).length;
       for (const h of items.filter((x) => x.startsWith('exit@'))) {
         const [, point, n] = /^exit@(\w+):(\d+)$/.exec(h)!;
@@ -126,7 +133,7 @@ t.test("each misbehaviour's event is the first with its cursor (the server finds
     breaking((f) => {
       const rules = (f.server as { misbehave?: Rule[] } | undefined)?.misbehave ?? [];
       if (rules.length === 0) return undefined;
-      const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
+      const { produced } = simulated(f);
       for (const rule of rules) {
         const e = produced[rule.event! - 1];
         if (!e) return `${rule.action} at event ${rule.event}: no such event`;
@@ -145,10 +152,15 @@ const down = (f: Drawn) => (f.faults ?? []).filter((x) => x.network?.down === tr
 const quietAccount = (f: Drawn) => f.consumer.topics.length === 1 && f.chain.retention_ms !== undefined && f.chain.accounts === 12;
 /** The blocks of the events the consumer was sent that a reorganisation then abandoned. */
 function abandonedEvents(f: Drawn): number[] {
-  const sim = simulate(chainPlanOf(f), f.consumer.topics);
+  const sim = simulated(f);
   return sim.produced.filter((e) => e.payload.blockHash !== sim.canonicalHash(blockOf(e.cursor))).map((e) => blockOf(e.cursor));
 }
 const blockOf = (cursor: string) => Number(cursor.split(':')[1]);
+/** The highest block among the events produced up to each one: the block the script had reached when it produced it. */
+const reachedBlocks = (produced: readonly { cursor: string }[]): number[] => {
+  let highest = 0;
+  return produced.map((e) => (highest = Math.max(highest, blockOf(e.cursor))));
+};
 
 t.test('a reorganisation abandons blocks the subscribed consumer was sent, while connected or cut off after one of them', async (t) => {
   let connected = 0;
@@ -221,7 +233,7 @@ t.test("a toxic on what the server sends lasts where lines flow: outside a stall
     if (toxics.length === 0 || (stalls.length === 0 && down(f).length === 0)) return undefined;
     beside++;
     const period = f.chain.block_interval_ms! * f.time_scale!;
-    const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
+    const { produced } = simulated(f);
     const silences = [
       ...stalls.map((m) => {
         const from = blockOf(produced[m.event - 1]!.cursor);
@@ -302,7 +314,7 @@ t.test('a hook on a point process 1 reaches: a revoke only where a reorganisatio
         return 'a revoke hook, no revoke';
       const kills = (f.faults ?? []).filter((x) => x.process?.signal === 'SIGKILL').map((x) => x.start.before_block!);
       if (kills.length === 0 || deepOrStale(f)) return undefined;
-      const sim = simulate(chainPlanOf(f), f.consumer.topics);
+      const sim = simulated(f);
       const before = sim.events.filter((e) => blockOf(e.cursor) > f.chain.initial_blocks! - 1 && blockOf(e.cursor) < Math.min(...kills) - 1).length;
       const late = items.find((h) => /@(apply|commit):/.test(h) && Number(h.split(':')[1]) > Math.max(1, before));
       return late ? `${late}: ${before} events before the first SIGKILL` : undefined;
@@ -337,9 +349,9 @@ t.test(
           (f.faults ?? []).some((x) => lossy(x) || x.process?.signal === 'SIGKILL' || x.name.startsWith('slow-reader')) ||
           deepOrStale(f) ||
           hooksOf(f).some((h) => !h.startsWith('stop@'));
-        const sim = simulate(chainPlanOf(f), f.consumer.topics);
+        const sim = simulated(f);
         const { produced } = sim;
-        const reached = produced.map((_, j) => Math.max(...produced.slice(0, j + 1).map((e) => blockOf(e.cursor))));
+        const reached = reachedBlocks(produced);
         // Connection 1 has surely ended from: a cut (stale, away), a SIGKILL, a half-open link, a slow reader's overflow.
         const sureFrom = (f.faults ?? []).flatMap((x) => {
           if (x.name.startsWith('slow-reader')) return [x.start.before_block! + Math.ceil(1500 / (f.chain.block_interval_ms! * f.time_scale!))];
@@ -382,7 +394,7 @@ t.test(
     let resends = 0;
     t.same(
       breaking((f) => {
-        const sim = simulate(chainPlanOf(f), f.consumer.topics);
+        const sim = simulated(f);
         const canonical = (j: number) => sim.canonicalHash(blockOf(sim.produced[j]!.cursor)) === sim.produced[j]!.payload.blockHash;
         for (const m of rulesOf(f).filter((x) => x.action === 'resend')) {
           resends++;
@@ -444,9 +456,9 @@ t.test('a bad frame, resend or stall on connection 1 rides an event produced bef
     const stall = rulesOf(f).find((m) => m.action === 'stall' && (m as { ms?: number }).ms !== undefined && mayTakeFirst(m));
     const onFirst = rulesOf(f).filter((m) => mayTakeFirst(m) && !(stall && m.event > stall.event));
     if (closing.length === 0 || onFirst.length === 0) continue;
-    const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
+    const { produced } = simulated(f);
     // The block the script had reached when it produced an event: a reorganisation's new branch comes after its block.
-    const reached = produced.map((_, j) => Math.max(...produced.slice(0, j + 1).map((e) => blockOf(e.cursor))));
+    const reached = reachedBlocks(produced);
     for (const m of onFirst) {
       rules++;
       if (reached[m.event - 1]! >= Math.min(...closing) - 1) late.push(`#${i}: ${m.action} at event ${m.event}`);
@@ -529,7 +541,7 @@ t.test('an apply or commit hook beside a stale cursor or a deep reorganisation: 
         x.process?.signal === 'SIGKILL' || (x.name.startsWith('stale-cursor') && !quietAccount(f)) ? [x.start.before_block! - 1] : [],
       );
       for (const r of f.chain.reorgs ?? []) if (r.deep) ends.push(r.after_block - 1);
-      const sim = simulate(chainPlanOf(f), f.consumer.topics);
+      const sim = simulated(f);
       const before = sim.events.filter((e) => blockOf(e.cursor) > f.chain.initial_blocks! - 1 && blockOf(e.cursor) < Math.min(...ends)).length;
       const late = items.find((h) => Number(h.split(':')[1]) > before);
       return late ? `${late}: ${before} events before a SIGKILL, a stale cut or a deep reorganisation` : undefined;
@@ -547,7 +559,7 @@ t.test("no stall on a slow reader's connection before its queue overflows", asyn
       const rules = rulesOf(f);
       const stop = (f.faults ?? []).find((x) => x.name.startsWith('slow-reader'))!.start.before_block!;
       const stretch = Math.ceil(1500 / (f.chain.block_interval_ms! * f.time_scale!));
-      const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
+      const { produced } = simulated(f);
       for (const m of rules.filter((r) => r.action === 'stall')) {
         stalls++;
         if (mayTakeFirst(m)) return `a stall at event ${m.event} that may take connection 1`;
@@ -625,7 +637,7 @@ t.test("a stall's silence keeps clear of a connected reorganisation's abandoned 
     if (stalls.length === 0 || connected.length === 0) return undefined;
     beside++;
     const period = f.chain.block_interval_ms! * f.time_scale!;
-    const { produced } = simulate(chainPlanOf(f), f.consumer.topics);
+    const { produced } = simulated(f);
     for (const m of stalls) {
       const from = blockOf(produced[m.event - 1]!.cursor);
       const to = from + Math.ceil((m.ms ?? 4000) / period) + 2;
