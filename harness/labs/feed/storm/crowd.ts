@@ -60,10 +60,13 @@ export function simulateCrowd(spec: CrowdSpec, clients = CROWD): CrowdResult {
     if (t >= spec.spanMs) break;
     unjittered[Math.floor(t / BIN_MS)]! += clients;
   }
+  // Each attempt's step and pool, once: the loop below runs up to CROWD × MAX_ATTEMPTS times.
+  const steps = Array.from({ length: MAX_ATTEMPTS }, (_, n) => step(n));
+  const pools = Array.from({ length: MAX_ATTEMPTS }, (_, n) => (capped(n) ? spec.atCap : spec.preCap));
   for (let c = 0; c < clients; c++) {
     // Bounded: a crowd that retries at once would never leave the span.
     for (let n = 0, t = 0; n < MAX_ATTEMPTS; n++) {
-      t += step(n) * Math.max(0, draw(capped(n) ? spec.atCap : spec.preCap));
+      t += steps[n]! * Math.max(0, draw(pools[n]!));
       if (t >= spec.spanMs) break;
       jittered[Math.floor(t / BIN_MS)]!++;
     }
