@@ -1,4 +1,4 @@
-// Rig for the black-box server contract suite (test/publisher/feed/server-contract.test.ts): an
+// Rig for the black-box server contract suite (test/publisher/feed/server-contract*.test.ts): an
 // outbox written by the project's own chain, indexer and producer, in the test's folder; a
 // push server started as an OS process the way chaoslab starts one (`bash -c`, from the
 // project root, everything in the environment); and what a test needs to see of that process

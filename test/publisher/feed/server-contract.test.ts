@@ -2,58 +2,17 @@
 // checked from outside: every server command below is started as an OS process on an outbox
 // the project's own chain and indexer write, and talked to over raw TCP (no Toxiproxy, no
 // harness). Whatever the language, a server passes or fails on what it sends, when it closes
-// and how it exits. Add a command to SERVERS to hold another server to the same rules.
+// and how it exits. The servers are test/helpers/feed-server-contract.ts's SERVERS; its clients
+// that read slowly or not at all are ./server-contract-slow-clients.test.ts's (a file of its own:
+// 30 s of waiting, run beside this one).
 
 import t, { type Test } from 'tap';
 import { formatCursor } from '../../../protocol/feed/cursor.js';
 import { encodePing, encodeSubscribe } from '../../../protocol/feed/encode.js';
-import type { SimChain } from '../../../publisher/feed/chain/chain.js';
-import { FeedClient, applyFrames, chainBalances, chainEvents, sleep, waitFor } from '../../helpers/feed-lab.js';
+import { FeedClient, applyFrames, chainBalances, chainEvents, waitFor, within } from '../../helpers/feed-lab.js';
+import { atHead, cursorOf, eventCursors, everyEvent, forEachServer, lastCursorOfBlock } from '../../helpers/feed-server-contract.js';
 import { type ServerUnderTest, runToExit, serverEnv, startOutbox, startServer } from '../../helpers/feed-server-rig.js';
 import { freePort } from '../../../harness/base/free-port.js';
-
-const SERVERS: readonly ServerUnderTest[] = [
-  { name: 'python', command: 'python3 publisher/feed/python/server.py' },
-  { name: 'typescript', command: 'node dist/publisher/feed/server/main.js' },
-];
-
-/** Runs `fn` once per server, as subtests named `<name> [<server>]`. */
-function forEachServer(name: string, fn: (t: Test, server: ServerUnderTest) => Promise<void>): void {
-  for (const server of SERVERS)
-    t.test(`${name} [${server.name}]`, (tt) => {
-      tt.setTimeout(240_000);
-      return fn(tt, server);
-    });
-}
-
-const cursorOf = (chain: SimChain, block: number, logIndex: number) => formatCursor({ chainId: chain.chainId, blockNumber: block, logIndex });
-const lastCursorOfBlock = (chain: SimChain, n: number) => cursorOf(chain, n, Math.max(0, chain.canonicalAt(n)!.logs.length - 1));
-const eventCursors = (client: FeedClient) => client.ofOp('event').map((e) => e.cursor);
-const everyEvent = (chain: SimChain, topics: readonly string[]) => chainEvents(chain, topics, cursorOf(chain, 0, 0));
-/** The client holds every event of `topics` up to the chain's head. */
-const atHead = (chain: SimChain, topics: readonly string[]) => (c: FeedClient) => applyFrames(c.frames, topics).cursor === everyEvent(chain, topics).at(-1);
-
-/**
- * Cheap where `atHead` is not: the last event frame is the chain's last event of `topics`. Only for
- * streams without a reorganisation (an abandoned branch's last event can have the same cursor),
- * and only to wait: the rows themselves are asserted afterwards. `atHead` replays every frame
- * at each 5 ms poll: over the 20 000 and 30 000 rows below, 37 s of CPU where this takes 11.
- */
-function lastEventReached(chain: SimChain, topics: readonly string[]): (c: FeedClient) => boolean {
-  const followed = new Set(topics);
-  let last: string | undefined;
-  for (let n = chain.head.number; n >= 0 && last === undefined; n--) {
-    const logs = chain.canonicalAt(n)!.logs.filter((l) => followed.has(l.from) || followed.has(l.to));
-    if (logs.length > 0) last = cursorOf(chain, n, logs.at(-1)!.logIndex);
-  }
-  return (c) => {
-    for (let i = c.frames.length - 1; i >= 0; i--) {
-      const frame = c.frames[i]!;
-      if ('op' in frame && frame.op === 'event') return frame.cursor === last;
-    }
-    return false;
-  };
-}
 
 /** Waits until the server closed the connection, or sent something other than a reset (a wrong answer: no need to wait for a close). */
 async function closedOrAnswered(c: FeedClient): Promise<void> {
@@ -263,7 +222,7 @@ forEachServer('invalid frames: the connection is closed with nothing sent', asyn
   for (const [what, bytes] of cases) {
     const c = await FeedClient.open(proc.port);
     c.send(bytes as string);
-    await Promise.race([c.closed, sleep(60_000)]);
+    await within(c.closed, 60_000);
     t.ok(c.isClosed, `${what}: closed`);
     t.same(c.lines, [], `${what}: nothing sent`);
   }
@@ -271,7 +230,7 @@ forEachServer('invalid frames: the connection is closed with nothing sent', asyn
   const twice = await FeedClient.subscribe(proc.port, [chain.accounts[0]!]);
   await twice.waitFrames('the snapshot', (c) => c.ofOp('snapshot').length === 1, 60_000);
   twice.send(subscribe);
-  await Promise.race([twice.closed, sleep(60_000)]);
+  await within(twice.closed, 60_000);
   t.ok(twice.isClosed, 'a second subscribe: closed');
   t.same(twice.ofOp('reset'), [], 'a second subscribe: no reset, nothing said');
 });
@@ -308,7 +267,7 @@ forEachServer('heartbeats: a ping after PING_MS without sending; a silent client
     ids.every((id) => Number.isInteger(id) && id >= 0),
     'ping ids are JSON integers >= 0',
   );
-  await Promise.race([silent.closed, sleep(60_000)]);
+  await within(silent.closed, 60_000);
   t.ok(silent.isClosed, 'the silent client is closed');
   t.ok(Date.now() - subscribedAt >= 2400, 'not before IDLE_MS');
   t.same(silent.ofOp('reset'), [], 'an idle close says nothing');
@@ -326,14 +285,14 @@ forEachServer('SIGTERM: reset shutdown on every connection, then exit 0', async 
   await live.waitFrames('the snapshot', (c) => c.ofOp('snapshot').length === 1, 60_000);
   const started = Date.now();
   proc.signal('SIGTERM');
-  const exit = await Promise.race([proc.exited, sleep(60_000).then(() => undefined)]);
+  const exit = await within(proc.exited, 60_000);
   t.same(exit, { code: 0, signal: null }, 'exit 0');
   t.ok(Date.now() - started < 20_000, `exited in ${Date.now() - started} ms (2 s on a quiet machine)`);
   for (const [what, c] of [
     ['subscribed', live],
     ['not yet subscribed', idle],
   ] as const) {
-    await Promise.race([c.closed, sleep(10_000)]);
+    await within(c.closed, 10_000);
     t.same(c.data.at(-1), { op: 'reset', reason: 'shutdown' }, `${what}: reset shutdown, the last frame`);
     t.ok(c.isClosed, `${what}: closed`);
   }
@@ -397,68 +356,4 @@ t.test('the snapshot-then-subscribe mutant loses the rows committed while it is 
     'none of the rows committed while it was stopped arrived',
   );
   t.ok(got.length > 0 && got.every((cursor) => due.includes(cursor)), 'what it did send is right: the loss is all it gets wrong');
-});
-
-forEachServer('a client that catches up while it pings, reading nothing for a while, is never reset: the replay is paced by it', async (t, server) => {
-  // A replay that waits for the queue never overflows by itself (contract §10.6), but the
-  // client's pings are answered into the same queue (§4: every frame counts): a page that fills
-  // the queue to its limit leaves no place for the pong. 20 000 rows of about 350 bytes are past
-  // what loopback's kernel buffers absorb, so the replay fills the queue while the client reads
-  // nothing; its pings (at most a tenth of the queue) must still be answered, and it then gets
-  // every row. Without room for them the Python reference reset such a probe as slow in the
-  // slow-reader scene, again at each resume, and the probe never caught up.
-  const { path, chain } = startOutbox(t, { chain: { logsPerBlock: { min: 10, max: 10 } }, initialBlocks: 2000 });
-  const proc = await startServer(t, server, path, { CHAOSLAB_QUEUE_LIMIT: '200' });
-  const topics = [...chain.accounts];
-  const from = lastCursorOfBlock(chain, 1);
-  const c = await FeedClient.subscribe(proc.port, topics, from, chain.canonicalAt(1)!.hash);
-  c.socket.pause(); // reads nothing: the kernel's buffers fill, then the server's queue
-  const pings = 15;
-  for (let id = 1; id <= pings; id++) {
-    c.send(encodePing(id));
-    await sleep(300); // pacing, as a client's heartbeat is: no condition to wait for
-  }
-  c.socket.resume();
-  const reached = lastEventReached(chain, topics);
-  await c.waitFrames('every row, or a reset', (c) => reached(c) || c.ofOp('reset').length > 0 || c.isClosed, 120_000);
-  t.same(c.ofOp('reset'), [], 'never reset');
-  t.same(eventCursors(c), chainEvents(chain, topics, from), 'every row above its cursor, in order');
-  t.same(
-    c.ofOp('pong').map((p) => p.id),
-    Array.from({ length: pings }, (_, i) => i + 1),
-    'every ping answered',
-  );
-  c.destroy();
-});
-
-forEachServer('a client that stops reading gets reset slow-consumer after a gap-free prefix; a client that reads is unaffected', async (t, server) => {
-  // The kernel absorbs some 3-4 MB for a client that reads nothing (the server's send buffer
-  // grows that large on loopback, whatever the client's receive buffer): 30 000 rows of about
-  // 350 bytes are well past it and the queue of 100 together.
-  const { path, chain, producer } = startOutbox(t, { chain: { logsPerBlock: { min: 10, max: 10 } }, initialBlocks: 5 });
-  const proc = await startServer(t, server, path, { CHAOSLAB_QUEUE_LIMIT: '100' });
-  const topics = [...chain.accounts];
-  const reader = await FeedClient.subscribe(proc.port, topics);
-  const stalled = await FeedClient.subscribe(proc.port, topics);
-  await stalled.waitFrames('the snapshot', (c) => c.ofOp('snapshot').length === 1, 60_000);
-  await reader.waitFrames('the head', atHead(chain, topics), 60_000);
-  stalled.socket.pause(); // reads nothing more: the kernel's buffers fill, then the server's queue
-  const rows = 30_000;
-  for (let written = 0; written < rows; written += 100) {
-    producer.mine(10); // 100 rows, no more than the queue holds: a client that reads keeps up
-    await reader.waitFrames(`row ${written + 100} of ${rows}`, lastEventReached(chain, topics), 60_000);
-  }
-  t.same(reader.ofOp('reset'), [], 'the client that reads was never reset');
-  t.equal(reader.isClosed, false, 'and is still connected');
-  t.same(eventCursors(reader), chainEvents(chain, topics, reader.ofOp('snapshot')[0]!.cursor), 'and has every row, in order');
-  reader.destroy();
-
-  stalled.socket.resume();
-  await stalled.waitFrames('the reset', (c) => c.ofOp('reset').length > 0 || c.isClosed, 120_000);
-  t.same(stalled.data.at(-1), { op: 'reset', reason: 'slow-consumer' }, 'the stalled client: reset slow-consumer, its last frame');
-  const got = eventCursors(stalled);
-  const due = chainEvents(chain, topics, stalled.ofOp('snapshot')[0]!.cursor);
-  t.ok(got.length < due.length, `it got ${got.length} of ${due.length} rows: the server did not buffer them all`);
-  t.same(got, due.slice(0, got.length), 'what it got is a gap-free prefix: nothing dropped in silence');
-  stalled.destroy();
 });
