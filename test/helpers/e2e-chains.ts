@@ -1,7 +1,7 @@
 // The end-to-end files (test/e2e/*.test.ts) split into two chains, each one process that runs
 // its files one after another (test/_end-to-end-1.test.ts, test/_end-to-end-2.test.ts). Two
 // chains keep both cores on end-to-end work, the longest part of `make test`, and the unit files
-// run on tap's third job beside them (.taprc); within a chain, files never compete with each other.
+// run on tap's other jobs beside them (.taprc); within a chain, files never compete with each other.
 //
 // The split is deterministic: longest first, each file onto the chain with less work so far,
 // by the rough minutes below (measured under load). A file not listed counts one minute: list a
