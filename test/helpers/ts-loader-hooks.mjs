@@ -3,8 +3,8 @@
 //
 // What esbuild makes of a file is kept on disk by its content (node_modules/.cache/chaoslab-ts/):
 // every test file's process, and every node process a unit test starts from TypeScript, loads much
-// the same modules, and transforming them again cost each some 0.3 s of CPU (an esbuild worker
-// thread, its Go process and the transforms) out of a 1.3 s floor. A hit starts none of them.
+// the same modules, and transforming them again cost each some 0.4 s of CPU (an esbuild worker
+// thread, its Go process and the transforms) of a 1.4 s floor. A hit starts none of them.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
