@@ -1,8 +1,19 @@
 // Waiting for something with a bound on the wait.
 
-/** Waits for `p` at most `ms`; the timer is cleared when `p` wins, so it does not keep a process with nothing left to do alive. */
-export async function atMost(p: Promise<unknown>, ms: number): Promise<void> {
+/**
+ * `p`'s value, or undefined once `ms` pass first. The timer is cleared however `p` settles, so it
+ * does not keep a process with nothing left to do alive.
+ */
+export async function atMost<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([p, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
+  try {
+    return await Promise.race([
+      p,
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -16,25 +16,6 @@ import type { TranscriptEntry } from '../../publisher/transcript.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/**
- * `promise`'s value, or undefined after `ms`, whichever comes first. The timer is cleared when
- * the promise wins: a `Promise.race` with `sleep(60_000)` kept its test file's process alive for
- * the rest of the minute after its last test.
- */
-export async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Polls `condition` until true; fails with `what` after `ms` (generous: these are liveness checks, not timings). */
 export async function waitFor(condition: () => boolean, what: string, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;

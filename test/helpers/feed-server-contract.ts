@@ -33,7 +33,8 @@ export const atHead = (chain: SimChain, topics: readonly string[]) => (c: FeedCl
  * Cheap where `atHead` is not: the last event frame is the chain's last event of `topics`. Only for
  * streams without a reorganisation (an abandoned branch's last event can have the same cursor),
  * and only to wait: the rows themselves are asserted afterwards. `atHead` replays every frame
- * at each 5 ms poll: over the 20 000 and 30 000 rows of ../publisher/feed/server-contract-slow-clients.test.ts, 37 s of CPU where this takes 11.
+ * at each 5 ms poll: over the 20 000 and 30 000 rows of the slow clients' tests
+ * (test/publisher/feed/server-contract-slow-clients.test.ts), 37 s of CPU where this takes 11.
  */
 export function lastEventReached(chain: SimChain, topics: readonly string[]): (c: FeedClient) => boolean {
   const followed = new Set(topics);

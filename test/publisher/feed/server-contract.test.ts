@@ -9,7 +9,8 @@
 import t, { type Test } from 'tap';
 import { formatCursor } from '../../../protocol/feed/cursor.js';
 import { encodePing, encodeSubscribe } from '../../../protocol/feed/encode.js';
-import { FeedClient, applyFrames, chainBalances, chainEvents, waitFor, within } from '../../helpers/feed-lab.js';
+import { FeedClient, applyFrames, chainBalances, chainEvents, waitFor } from '../../helpers/feed-lab.js';
+import { atMost } from '../../../harness/base/at-most.js';
 import { atHead, cursorOf, eventCursors, everyEvent, forEachServer, lastCursorOfBlock } from '../../helpers/feed-server-contract.js';
 import { type ServerUnderTest, runToExit, serverEnv, startOutbox, startServer } from '../../helpers/feed-server-rig.js';
 import { freePort } from '../../../harness/base/free-port.js';
@@ -222,7 +223,7 @@ forEachServer('invalid frames: the connection is closed with nothing sent', asyn
   for (const [what, bytes] of cases) {
     const c = await FeedClient.open(proc.port);
     c.send(bytes as string);
-    await within(c.closed, 60_000);
+    await atMost(c.closed, 60_000);
     t.ok(c.isClosed, `${what}: closed`);
     t.same(c.lines, [], `${what}: nothing sent`);
   }
@@ -230,7 +231,7 @@ forEachServer('invalid frames: the connection is closed with nothing sent', asyn
   const twice = await FeedClient.subscribe(proc.port, [chain.accounts[0]!]);
   await twice.waitFrames('the snapshot', (c) => c.ofOp('snapshot').length === 1, 60_000);
   twice.send(subscribe);
-  await within(twice.closed, 60_000);
+  await atMost(twice.closed, 60_000);
   t.ok(twice.isClosed, 'a second subscribe: closed');
   t.same(twice.ofOp('reset'), [], 'a second subscribe: no reset, nothing said');
 });
@@ -267,7 +268,7 @@ forEachServer('heartbeats: a ping after PING_MS without sending; a silent client
     ids.every((id) => Number.isInteger(id) && id >= 0),
     'ping ids are JSON integers >= 0',
   );
-  await within(silent.closed, 60_000);
+  await atMost(silent.closed, 60_000);
   t.ok(silent.isClosed, 'the silent client is closed');
   t.ok(Date.now() - subscribedAt >= 2400, 'not before IDLE_MS');
   t.same(silent.ofOp('reset'), [], 'an idle close says nothing');
@@ -285,14 +286,14 @@ forEachServer('SIGTERM: reset shutdown on every connection, then exit 0', async 
   await live.waitFrames('the snapshot', (c) => c.ofOp('snapshot').length === 1, 60_000);
   const started = Date.now();
   proc.signal('SIGTERM');
-  const exit = await within(proc.exited, 60_000);
+  const exit = await atMost(proc.exited, 60_000);
   t.same(exit, { code: 0, signal: null }, 'exit 0');
   t.ok(Date.now() - started < 20_000, `exited in ${Date.now() - started} ms (2 s on a quiet machine)`);
   for (const [what, c] of [
     ['subscribed', live],
     ['not yet subscribed', idle],
   ] as const) {
-    await within(c.closed, 10_000);
+    await atMost(c.closed, 10_000);
     t.same(c.data.at(-1), { op: 'reset', reason: 'shutdown' }, `${what}: reset shutdown, the last frame`);
     t.ok(c.isClosed, `${what}: closed`);
   }
