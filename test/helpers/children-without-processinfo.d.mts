@@ -1,2 +1,0 @@
-// Types of children-without-processinfo.mjs for the TypeScript helpers that import it.
-export function dropProcessinfo(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
