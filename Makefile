@@ -9,6 +9,8 @@ export SERVER
 NPM_STAMP := node_modules/.chaoslab-npm-ci
 BUILD_STAMP := dist/.chaoslab-built
 SOURCES := $(shell find harness publisher consumer protocol -name '*.ts' 2>/dev/null) tsconfig.json
+SCENARIOS := $(shell find scenarios -name '*.yaml' -o -type d 2>/dev/null)
+CATALOGUE_INDEX := dist/harness/catalogue/catalogue-index.json
 
 .PHONY: help setup deps build toxiproxy test scenario catalogue mutants clean check-tools browser bench bench-full bench-render lint format sandbox-tools bench-sandbox schema node-versions chaos chaos-proof server-proof translations-check translations-stamp
 
@@ -46,12 +48,16 @@ $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
-build: $(BUILD_STAMP)
-$(BUILD_STAMP): $(NPM_STAMP) $(SOURCES) scripts/build-validators.mjs scripts/build-catalogue-index.mjs
+build: $(BUILD_STAMP) $(CATALOGUE_INDEX)
+$(BUILD_STAMP): $(NPM_STAMP) $(SOURCES) scripts/build-validators.mjs
 	npx tsc -p tsconfig.json
 	node scripts/build-validators.mjs
-	node scripts/build-catalogue-index.mjs
 	@touch $@
+
+# Remade when a scenario file (or folder: one added or removed) changes, not only the code: a
+# stale index is still right, but `chaoslab list` then parses every file it no longer vouches for.
+$(CATALOGUE_INDEX): $(BUILD_STAMP) $(SCENARIOS) scripts/build-catalogue-index.mjs
+	node scripts/build-catalogue-index.mjs
 
 # Quick and quiet when Toxiproxy is already there (or TOXIPROXY_URL / PATH provide one).
 toxiproxy:
