@@ -414,6 +414,9 @@ process.stdin.once('data', () => { // the parent has seen the tree alive: end no
   if (mode === 'exit') process.exit(0);
   if (mode === 'throw') throw new Error('boom');
 }); // 'signal': wait to be terminated
+// The test process gone without a word (a file timed out, or was killed): end, and the tree with
+// it, rather than wait for a line that never comes.
+process.stdin.once('end', () => process.exit(0));
 `;
 const scriptPath = join(workDir, 'harness-child.mts');
 writeFileSync(scriptPath, harnessScript);
