@@ -30,10 +30,9 @@ function dropProcessinfo(env) {
 
 /** `env` with tap's processinfo loader replaced by coverage-preload.cjs in its NODE_OPTIONS, in place. */
 function processinfoInThread(env) {
-  const options = env.NODE_OPTIONS;
-  if (!options || !isProcessinfo(options)) return env;
-  const kept = options.split(/\s+/).filter((option) => option && !isProcessinfo(option));
-  env.NODE_OPTIONS = [...kept, `"--require=${PRELOAD}"`].join(' ');
+  if (!env.NODE_OPTIONS || !isProcessinfo(env.NODE_OPTIONS)) return env;
+  dropProcessinfo(env);
+  env.NODE_OPTIONS = [env.NODE_OPTIONS, `"--require=${PRELOAD}"`].filter(Boolean).join(' ');
   return env;
 }
 
