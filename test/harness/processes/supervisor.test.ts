@@ -286,13 +286,17 @@ t.test('kill(): children, grandchildren and setsid escapees all die', async (t) 
 
 t.test('kill() during a storm of forks that setsid() and orphan themselves', async (t) => {
   // Each iteration: a subshell starts an escapee and exits at once; the storm is still going
-  // when kill() runs. Bounded, so a broken kill cannot exhaust the pid space.
-  const p = start('echo go; i=0; while [ $i -lt 2000 ]; do (setsid sh -c "sleep 1000" &); i=$((i+1)); done; wait');
+  // when kill() runs. 2 000 iterations were not always enough: beside a CPU hog, counting the
+  // escapees (every process's environment read) outlasted the storm, whose shell then ended on
+  // its own as kill() came. Bounded, so a broken kill cannot exhaust the pid space (32 768 here):
+  // by 8 000 escapees, and by the file the test writes as soon as kill() has returned.
+  const over = join(workDir, 'storm-over');
+  const p = start(`echo go; i=0; while [ $i -lt 8000 ] && [ ! -e "${over}" ]; do (setsid sh -c "sleep 1000" &); i=$((i+1)); done; wait`);
   await waitFor('storm started', () => p.outputTail().stdout === 'go\n');
   await new Promise((resolve) => setTimeout(resolve, 300));
   const before = markedAlive();
   t.ok(before.length > 10, `storm produced escapees (${before.length} running)`);
-  const info = await within('kill', p.kill());
+  const info = await within('kill', p.kill()).finally(() => writeFileSync(over, ''));
   t.equal(info.killedBy, 'harness', 'the storm was still going when kill() ran');
   t.equal(info.signal, 'SIGKILL');
   t.same(markedAlive(), [], 'no marked process alive after kill()');
