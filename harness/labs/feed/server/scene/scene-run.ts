@@ -3,7 +3,8 @@
 // probe-wire.ts) and a proxy per instance it is led to. Once every probe holds a snapshot, the
 // script plays in compressed time and each step is taken just before its block; then the
 // confirmation blocks, every probe's store awaited until it holds the chain's end, SIGTERM to
-// the probes, then to every instance still running (each must exit 0 within 2 s).
+// the probes, then to every instance still running (each must exit 0 within 2 s). An instance
+// that exits with nothing asking it to ends the script there: that is the run's finding.
 
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -40,6 +41,8 @@ interface Instance {
   n: number;
   port: number;
   server?: ServerProcess;
+  /** The harness signalled its current process to end (a kill or SIGTERM step, or the run's end). */
+  asked?: boolean;
 }
 
 interface SceneProbe {
@@ -56,6 +59,21 @@ class Scene {
   private incarnations = 0;
   /** An instance did not come up: the script stops. */
   broken = false;
+
+  /**
+   * An instance's process ended with nothing asking it to: a finding whatever follows
+   * (instances.ts, server-exited-early), so the script stops and the run goes on to its verdict,
+   * as a lone server's run does once its server is gone. Waiting out converge_ms for the probes
+   * it left changed no verdict and cost each such run 10-15 s (chaos --server shrinks on them).
+   */
+  exitedUnasked(): boolean {
+    return this.instances.some((i) => i.server?.gone() === true && !i.asked);
+  }
+
+  /** Whether the script stops: an instance did not come up, or one exited unasked. */
+  over(): boolean {
+    return this.broken || this.exitedUnasked();
+  }
 
   constructor(
     readonly ctx: RunContext<FeedPlan>,
@@ -80,6 +98,7 @@ class Scene {
     nameServer(ctx, ++this.incarnations, n);
     const started = ctx.processes.start('server', this.incarnations, ctx.serverCommand!, env, sealServerProcess(ctx, env));
     const exit = ctx.processes.exit(started);
+    inst.asked = false;
     let gone = false;
     const finished = ctx.processes.finish(started, exit).finally(() => {
       gone = true;
@@ -98,6 +117,7 @@ class Scene {
         ? 'SIGKILL: a crash, mid-stream'
         : `SIGTERM${how === 'end' ? ' (the run is over)' : ''}: it must send reset shutdown to every connection, close and exit 0 within ${SERVER_SIGTERM_EXIT_MS / 1000} s`;
     this.fault(instanceSignal(how, n), `${words}, to server instance ${n} (pid ${proc.pid})`, { role: 'server', incarnation: server.started.incarnation });
+    this.instances[n - 1]!.asked = true;
     if (how === 'kill') proc.signal('SIGKILL');
     else {
       proc.signal('SIGTERM');
@@ -193,7 +213,12 @@ async function startSceneProbe(scene: Scene, n: number, spec: ScenePlan['probes'
   return { n, instance: spec.instance, relay, proxies, probe: { started, db, finished, gone: () => gone }, oneShot };
 }
 
-/** Until every probe holds a snapshot of this chain, start_ms passes, or one is gone. */
+/**
+ * Until every probe holds a snapshot of this chain, start_ms passes, or one is gone. Not cut short
+ * when an instance exits unasked: the probes get SIGTERM at the end, and one signalled while it
+ * is still starting (before its handler is in place) dies of it, a harness error that would hide
+ * the server's finding.
+ */
 async function awaitSnapshots(ctx: RunContext<FeedPlan>, probes: readonly SceneProbe[], chainId: number): Promise<void> {
   const from = performance.now();
   const has = (p: SceneProbe) => p.oneShot || viewOf(readFeedStore(p.probe.db, MID_RUN_READ)).snapshotCursor?.startsWith(`${chainId}:`) === true;
@@ -207,7 +232,7 @@ async function playScene(scene: Scene, side: ChainSide, steps: readonly SceneSte
   let t0 = performance.now();
   let tick = 0;
   let next = 0;
-  for (let step = side.script.next(); step && !scene.broken; step = side.script.next()) {
+  for (let step = side.script.next(); step && !scene.over(); step = side.script.next()) {
     ctx.signal.throwIfAborted();
     if (step.kind === 'block') {
       tick++;
@@ -219,7 +244,7 @@ async function playScene(scene: Scene, side: ChainSide, steps: readonly SceneSte
     commitChange(ctx, side.indexer, side.script.perform(step));
   }
   for (const block of confirmationBlocks(side.chain, side.chain.head, ctx.scenario.lab.chain.confirmations)) {
-    if (scene.broken) return;
+    if (scene.over()) return;
     ctx.signal.throwIfAborted();
     tick++;
     await sleep(t0 + tick * period - performance.now());
@@ -260,7 +285,7 @@ export async function runScene(ctx: RunContext<FeedPlan>, under: ServerUnderTest
           p.probe,
           expected,
           (cursor) => chainSnapshotAt(sim, cursor),
-          () => !anyServer(),
+          () => !anyServer() || scene.exitedUnasked(),
         );
     })();
     await Promise.all([converged, ...clients.map((c) => c.windUp())]);

@@ -104,3 +104,21 @@ t.test('feed-server-sigterm: reset shutdown to every probe, exit 0 within 2 s; a
   t.ok(codes.includes('server-sigterm-ignored'), codes.join(', '));
   t.ok(codes.includes('no-shutdown-reset'), 'the probes heard no reset shutdown');
 });
+
+t.test('a scene instance that exits with nothing asking it to ends the script there: that exit is the finding', async (t) => {
+  // The reference, exiting 3 by itself 1.2 s after it started: mid-script on a quiet machine (the
+  // probes hold their snapshots after about 1 s, the script's 13 blocks take 1.3 s). On a slow one
+  // it may come before the snapshots; the script then stops before its first block.
+  const main = join(ROOT, 'dist/publisher/feed/server/main.js');
+  const crashes = `node --input-type=module -e "await import('${main}'); setTimeout(() => process.exit(3), 1200);"`;
+  const { result, journal } = await run(t, 'feed-server-two-instances', crashes);
+  t.equal(result.status, 'fail', explain(result));
+  t.equal(result.verdict?.findings[0]?.code, 'server-exited-early', 'the unasked exit leads');
+  const killStep = journal.find((e) => e.type === 'fault' && /kill/.test(e.name) && e.role === 'server');
+  const unasked = journal.find(
+    (e) => e.type === 'process-exit' && e.role === 'server' && !(killStep?.type === 'fault' && e.incarnation === killStep.incarnation),
+  )!;
+  // The script commits a block at a time and looks before each; one may be on its way as the exit comes.
+  const after = journal.filter((e) => e.type === 'outbox-commit' && e.t > unasked.t);
+  t.ok(after.length <= 1, `at most the block on its way is committed after the exit, not the rest of the script (${after.length})`);
+});
