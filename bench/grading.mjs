@@ -1,12 +1,12 @@
 // make bench §10: grading one submission, each lab's TypeScript reference, with the lab's
 // rubric at `chaoslab grade`'s own default --jobs, sealed where the machine allows, as staff run
-// it (no build step: the manifest's command is the built reference; `--unsealed` where this
+// it (no build step: `--consumer` names the built reference; `--unsealed` where this
 // machine cannot seal, as staff would have to, and the note says so). Its floor is the rubric's
 // scenarios as one `chaoslab run` batch at the same --jobs: the runs alone, so the ratio is what
 // grading adds (workspace, build cache, outputs). One sample each: they take 20–70 s.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobsFor } from '../dist/harness/commands/grade-action.js';
+import { readClassReport } from '../dist/harness/grade/class/class-data.js';
 import { loadRubric } from '../dist/harness/grade/rubric.js';
 import { probeSealing } from '../dist/harness/sandbox/probe.js';
 import { summarize } from '../dist/harness/bench/figures.js';
@@ -16,15 +16,6 @@ const CASES = [
   { lab: 'ledger', consumer: TS_REFERENCE, goalSeconds: 20 },
   { lab: 'feed', consumer: ['node', join(root, 'dist', 'consumer', 'feed', 'typescript', 'client.js')], goalSeconds: 45 },
 ];
-
-/** The one row of a one-submission grades.csv, by column. */
-function gradeRow(out) {
-  const [header, row] = readFileSync(join(out, 'grades.csv'), 'utf8').split('\n');
-  // The columns read here (score, max, sealed) come before the first quoted field.
-  const names = header.split(',');
-  const values = row.split(',');
-  return Object.fromEntries(names.map((name, i) => [name, values[i]]));
-}
 
 /** `fresh(name)`: a new folder for one run's output; `quick`: skip (a row that says so). */
 export async function gradingFigures({ quick, fresh, log }) {
@@ -43,12 +34,13 @@ export async function gradingFigures({ quick, fresh, log }) {
     const scenarios = rubric.tests.map((test) => test.name);
     const command = c.consumer.join(' ');
     log(`§10 grading one ${c.lab} submission (--jobs ${jobs} by default), and its ${scenarios.length} scenarios as a batch`);
-    let row = {};
+    /** What the grading wrote (class.json), once it exited 0. */
+    let report;
     const [graded, batch] = await inTurns(1, [
       async () => {
         const out = fresh('grade');
         const r = await timed(['node', cli, 'grade', '--consumer', command, '--lab', c.lab, '--out', out, ...sealFlags]);
-        if (r.code === 0) row = gradeRow(out);
+        if (r.code === 0) report = readClassReport(out);
         return r;
       },
       () => timed(['node', cli, 'run', ...scenarios, '--consumer', command, '--jobs', String(jobs), '-q', '--out', fresh('grade-floor')]),
@@ -59,6 +51,7 @@ export async function gradingFigures({ quick, fresh, log }) {
       figures.push({ section: '10 grading', name, unit: 's', goals, note: `grade exited ${graded[0].code}: ${why}` });
       continue;
     }
+    const [submission] = report.submissions;
     figures.push({
       section: '10 grading',
       name,
@@ -66,7 +59,7 @@ export async function gradingFigures({ quick, fresh, log }) {
       value: summarize(graded.map((r) => r.seconds)),
       floor: { name: `its rubric's ${scenarios.length} scenarios as one run batch, --jobs ${jobs}`, value: summarize(batch.map((r) => r.seconds)) },
       goals,
-      note: `one run each (long); --jobs ${jobs}; sealed: ${row.sealed}; score ${row.score} of ${row.max}; the batch exited ${batch[0].code}`,
+      note: `one run each (long); --jobs ${jobs}; sealed: ${report.sealing.sealed ? 'yes' : 'no'}; score ${submission.score} of ${submission.max}; the batch exited ${batch[0].code}`,
     });
   }
   return figures;
