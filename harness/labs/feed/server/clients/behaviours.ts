@@ -26,16 +26,18 @@ export interface ClientSettings {
 
 export interface DrivenClient {
   readonly client: RawClient;
+  /** The last event frame it read: its cursor, and when (performance.now()). */
+  readonly lastEvent: { cursor: string; at: number } | undefined;
   /** The script is over: a client holding back reads everything now (its backlog is judged). */
   sceneOver(): void;
   /** The run is over: timers stop, the connection is closed if still open. */
   windUp(): void;
 }
 
-const opOf = (line: string): { op?: unknown; id?: unknown } => {
+const opOf = (line: string): { op?: unknown; id?: unknown; cursor?: unknown } => {
   try {
     const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null ? (value as { op?: unknown; id?: unknown }) : {};
+    return typeof value === 'object' && value !== null ? (value as { op?: unknown; id?: unknown; cursor?: unknown }) : {};
   } catch {
     return {};
   }
@@ -58,10 +60,12 @@ export async function driveClient(kind: ClientKind, settings: ClientSettings): P
   const client = await RawClient.open(settings.host, settings.port, settings.record, readModeOf(kind, settings));
   const timers: NodeJS.Timeout[] = [];
   let nextPing = 1;
+  let lastEvent: DrivenClient['lastEvent'];
   const ping = () => client.send(`${JSON.stringify({ op: 'ping', id: nextPing++ })}\n`);
   client.onLine = (line) => {
     if (kind === 'half-open') return; // reads, answers nothing, never closes: its peer is as good as gone
     const frame = opOf(line);
+    if (frame.op === 'event' && typeof frame.cursor === 'string') lastEvent = { cursor: frame.cursor, at: performance.now() };
     if (frame.op === 'ping') client.send(`${JSON.stringify({ op: 'pong', id: frame.id })}\n`);
     if (frame.op === 'reset') client.close('read the reset: closing its side');
   };
@@ -71,6 +75,9 @@ export async function driveClient(kind: ClientKind, settings: ClientSettings): P
   if (kind === 'pinger') timers.push(setInterval(ping, Math.max(50, Math.floor(settings.serverPingMs / 2))));
   return {
     client,
+    get lastEvent() {
+      return lastEvent;
+    },
     sceneOver: () => {
       if (kind === 'slow-reader' || kind === 'never-reads') client.read({ kind: 'flowing' });
     },

@@ -14,6 +14,28 @@ import { clientStream, SCENE_OVER_NOTE } from './streams.js';
 
 /** Beyond the server's idle time, how long the harness waits for the server to close the clients it must close. */
 const CLOSE_WAIT_SLACK_MS = 3000;
+/** How long a slow reader that has read the chain's last event still waits for a reset written just behind it. */
+const CAUGHT_UP_GRACE_MS = 1000;
+
+/**
+ * Whether the wind-up still waits for the server to close this client. A pinger is heard all
+ * along: the server has no reason to close it. Nor idleness a slow reader (it pings), and once it
+ * has read the chain's last event (`lastCursor`) it has no backlog left to be reset for: a server
+ * that never reset it was waited for until idle + ping + slack for nothing (9 s of a mutant's
+ * feed-server-slow-reader run). Its grace is for a reset written just behind that last event.
+ */
+export function awaitedAtWindUp(
+  c: Pick<ClientPlan, 'kind' | 'quiet'>,
+  isOpen: boolean,
+  lastEvent: DrivenClient['lastEvent'],
+  lastCursor: string | undefined,
+  now: number,
+): boolean {
+  if (!isOpen || c.kind === 'pinger') return false;
+  if (c.kind !== 'slow-reader') return true;
+  const caughtUp = c.quiet || lastCursor === undefined || (lastEvent?.cursor === lastCursor && now - lastEvent.at >= CAUGHT_UP_GRACE_MS);
+  return !caughtUp;
+}
 
 /** Events of the followed accounts a second of real time, over the script: a slow reader's yardstick. */
 export function eventRate(sim: SimulatedChain, plan: FeedPlan): number {
@@ -64,10 +86,10 @@ export async function startClients(
       }
     },
     windUp: async () => {
-      // A pinger is heard all along: the server has no reason to close it.
-      const due = driven.filter(({ plan: c }) => c.kind !== 'pinger');
+      const lastCursor = sim.events.at(-1)?.cursor;
       const until = performance.now() + plan.server.idleMs + plan.server.pingMs + CLOSE_WAIT_SLACK_MS;
-      while (due.some(({ client }) => client.client.isOpen) && performance.now() < until && !ctx.signal.aborted) await sleep(50);
+      const awaited = () => driven.some(({ plan: c, client }) => awaitedAtWindUp(c, client.client.isOpen, client.lastEvent, lastCursor, performance.now()));
+      while (awaited() && performance.now() < until && !ctx.signal.aborted) await sleep(50);
       for (const { client } of driven) client.windUp();
     },
   };

@@ -8,6 +8,7 @@ import t, { type Test } from 'tap';
 import type { TranscriptEvent } from '../../../../../../publisher/transcript.js';
 import { RawClient } from '../../../../../../harness/labs/feed/server/clients/client.js';
 import { driveClient, GARBAGE_LINE, OVERSIZED_BYTES } from '../../../../../../harness/labs/feed/server/clients/behaviours.js';
+import { awaitedAtWindUp } from '../../../../../../harness/labs/feed/server/clients/run.js';
 
 async function server(t: Test, onSocket: (socket: Socket) => void): Promise<{ port: number; received: () => string }> {
   let text = '';
@@ -98,7 +99,7 @@ t.test('an RST from the server is told apart from its FIN; what had arrived is s
 
 t.test('behaviours: the slow reader answers a ping and closes on a reset; its first line is a subscribe', async (t) => {
   const { port, received } = await server(t, (socket) => {
-    socket.write('{"op":"ping","id":7}\n');
+    socket.write('{"op":"event","cursor":"1:00000000000011:0002","type":"transfer","payload":{}}\n{"op":"ping","id":7}\n');
     setTimeout(() => socket.write('{"op":"reset","reason":"slow-consumer"}\n'), 100);
   });
   const r = recorder();
@@ -118,6 +119,7 @@ t.test('behaviours: the slow reader answers a ping and closes on a reset; its fi
   t.match(JSON.parse(sent[0]!), { op: 'subscribe', client: 'c', cursor: null, blockHash: null });
   t.ok(sent.includes('{"op":"pong","id":7}'), 'pong with the ping’s id');
   t.match(r.events.at(-1), { kind: 'close', by: 'consumer', reason: /read the reset/ });
+  t.equal(driven.lastEvent?.cursor, '1:00000000000011:0002', 'the last event it read, for the wind-up');
   driven.windUp();
 });
 
@@ -153,4 +155,20 @@ t.test('behaviours: the half-open client answers nothing; the bad ones send thei
   t.ok(big.received().length > OVERSIZED_BYTES, 'a line past 2 MiB');
   t.equal(big.received().indexOf('\n'), big.received().length - 1, 'one line');
   o.windUp();
+});
+
+t.test('wind-up: waits for what the server must still close, not for a slow reader with nothing left to reset it for', async (t) => {
+  const last = '1:00000000000160:0011';
+  const reader = { kind: 'slow-reader', quiet: false } as const;
+  const read = (cursor: string, at: number) => ({ cursor, at });
+  t.notOk(awaitedAtWindUp(reader, false, undefined, last, 0), 'a closed client is not waited for');
+  t.notOk(awaitedAtWindUp({ kind: 'pinger', quiet: false }, true, undefined, last, 0), 'a pinger is heard all along');
+  for (const kind of ['half-open', 'never-reads', 'garbage', 'oversized'] as const)
+    t.ok(awaitedAtWindUp({ kind, quiet: false }, true, read(last, 0), last, 60_000), `${kind}: the server may still close it (idle, reset)`);
+  t.ok(awaitedAtWindUp(reader, true, read('1:00000000000100:0003', 0), last, 60_000), 'a slow reader still behind: its reset may be on its way');
+  t.ok(awaitedAtWindUp(reader, true, undefined, last, 60_000), 'a slow reader that read no event yet');
+  t.ok(awaitedAtWindUp(reader, true, read(last, 10_000), last, 10_500), 'the last event read half a second ago: a reset may be just behind it');
+  t.notOk(awaitedAtWindUp(reader, true, read(last, 10_000), last, 11_000), 'the last event read a second ago: no backlog left to reset it for');
+  t.notOk(awaitedAtWindUp({ kind: 'slow-reader', quiet: true }, true, undefined, last, 0), 'a quiet slow reader has no events to fall behind on');
+  t.notOk(awaitedAtWindUp(reader, true, undefined, undefined, 0), 'a chain with no event of its accounts');
 });
