@@ -4,49 +4,63 @@
 // run on tap's other jobs beside them (.taprc); within a chain, files never compete with each other.
 //
 // The split is deterministic: longest first, each file onto the chain with less work so far,
-// by the rough minutes below (measured under load). A file not listed counts one minute: list a
-// heavy new file here. These weights are stale as measurements (matrix.test.ts takes some 170 s
-// since it runs one mutant per killer), but the split they give keeps matrix.test.ts and
-// feed-server-clients.test.ts in one chain. The weights measured on 2026-12-05 put them in two,
-// side by side: feed-server-slow-reader's reference run took 28.6 s instead of 8.6 s, its chain
-// 488 s instead of 395 s, and `make test` 22m30s instead of 21m02s. Re-weigh with that in mind.
+// by the seconds below: each file's time in a clean clone's `make test` beside a CPU hog
+// (2026-12-06, 2 cores; feed-server-clients less the 9 s each of its two mutant runs no longer
+// waits). A file not listed counts DEFAULT_SECONDS: list a heavy new file here.
+//
+// matrix.test.ts and feed-server-clients.test.ts go together, in one chain: side by side in two
+// (2026-12-05) feed-server-slow-reader's reference run took 28.6 s instead of 8.6 s beside the
+// matrix's CPU, its chain 488 s instead of 395 s, and `make test` 22m30s instead of 21m02s.
 import { readdirSync } from 'node:fs';
 
 const SECONDS: Record<string, number> = {
-  'matrix.test.ts': 420,
-  'feed.test.ts': 150,
-  'chaos.test.ts': 120,
-  'chaos-server.test.ts': 120,
-  'sealed.test.ts': 100,
-  'grade-hostile.test.ts': 130,
-  'grade.test.ts': 80,
-  'grade-validity.test.ts': 45,
-  'grading-examples.test.ts': 75,
-  'interrupt.test.ts': 70,
-  'hostile.test.ts': 60,
-  'loss.test.ts': 60,
-  'batch.test.ts': 45,
-  'ack-crash.test.ts': 35,
-  'cli.test.ts': 30,
-  'bench-fanout.test.ts': 25,
-  'feed-server.test.ts': 40,
-  'grade-server.test.ts': 70,
-  'other-lab.test.ts': 20,
+  'matrix.test.ts': 166,
+  'feed-server-clients.test.ts': 140,
+  'grade-hostile.test.ts': 119,
+  'feed.test.ts': 69,
+  'grade.test.ts': 58,
+  'grade-server.test.ts': 34,
+  'grade-validity.test.ts': 33,
+  'chaos.test.ts': 32,
+  'chaos-server.test.ts': 25,
+  'feed-server.test.ts': 25,
+  'grading-examples.test.ts': 24,
+  'sealed.test.ts': 23,
+  'ack-crash.test.ts': 20,
+  'feed-server-fanout.test.ts': 18,
+  'hostile.test.ts': 16,
+  'store-integrity.test.ts': 16,
+  'batch.test.ts': 12,
+  'grade-replay.test.ts': 10,
+  'grade-build-cache.test.ts': 9,
+  'bench-fanout.test.ts': 8,
+  'cli.test.ts': 7,
+  'other-lab.test.ts': 7,
+  'loss.test.ts': 6,
+  'sealed-isolation.test.ts': 4,
+  'interrupt.test.ts': 3,
+  'build-native-addon.test.ts': 1,
 };
-const DEFAULT_SECONDS = 60;
+const DEFAULT_SECONDS = 30;
+const TOGETHER: readonly (readonly string[])[] = [['matrix.test.ts', 'feed-server-clients.test.ts']];
 
 export const e2eDir = new URL('../e2e/', import.meta.url);
 
 /** The files of chain `which` (0 or 1), in name order. */
 export function chainFiles(which: 0 | 1, files = readdirSync(e2eDir).filter((f) => f.endsWith('.test.ts'))): string[] {
   const weight = (f: string) => SECONDS[f] ?? DEFAULT_SECONDS;
-  const byWeight = [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
+  const grouped = new Set(TOGETHER.flat());
+  const units = [...TOGETHER.map((group) => group.filter((f) => files.includes(f))), ...files.filter((f) => !grouped.has(f)).map((f) => [f])].filter(
+    (unit) => unit.length > 0,
+  );
+  const unitWeight = (unit: readonly string[]) => unit.reduce((sum, f) => sum + weight(f), 0);
+  units.sort((a, b) => unitWeight(b) - unitWeight(a) || a[0]!.localeCompare(b[0]!));
   const load = [0, 0];
   const chains: string[][] = [[], []];
-  for (const file of byWeight) {
+  for (const unit of units) {
     const to = load[0]! <= load[1]! ? 0 : 1;
-    chains[to]!.push(file);
-    load[to]! += weight(file);
+    chains[to]!.push(...unit);
+    load[to]! += unitWeight(unit);
   }
   return chains[which]!.sort();
 }
