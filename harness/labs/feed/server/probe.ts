@@ -1,9 +1,9 @@
 // The server's probe: the project's reference feed consumer (the lab's control command, trusted,
 // never confined), on an empty store of the harness's own, subscribing through its own Toxiproxy
 // proxy to the server under test. Started like the consumer run's control (its environment, its
-// exit journaled), and waited on until its store holds the chain's end.
+// exit journaled), and waited on until its store holds the chain's end. Its store is written on
+// a tmpfs while the run goes on and kept in the run folder once it is done (probeStores).
 
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { RunContext } from '../../../lab-api/lab.js';
 import type { StartedProcess } from '../../../processes/processes.js';
@@ -15,6 +15,7 @@ import { sleep } from '../run/state.js';
 import { journalRead, MID_RUN_READ } from '../run/stores.js';
 import type { FeedPlan } from '../scenario/plan.js';
 import type { JournalEntry } from '../../../record/journal.js';
+import { type ScratchStores, scratchStores } from '../../../sandbox/scratch-stores.js';
 
 const POLL_MS = 250;
 /** The probe's stream in the journal (its proxy's port, its store). */
@@ -22,22 +23,43 @@ export const PROBE_STREAM = 'probe';
 
 export interface Probe {
   started: StartedProcess;
+  /** Its store while the run goes on (a tmpfs's: harness/sandbox/scratch-stores.ts). */
   db: string;
+  /** Where its store is kept once the run's probes are done (the run folder's), as the journal names it. */
+  keptDb: string;
   finished: Promise<unknown>;
   gone: () => boolean;
 }
 
+const storesOfRun = new WeakMap<RunContext<FeedPlan>, ScratchStores>();
+
+/**
+ * The run's probe stores. Kept when the run ends however it ends; a run whose probes are done
+ * keeps them at once (`keep()`), before its checks read them from the run folder.
+ */
+export function probeStores(ctx: RunContext<FeedPlan>): ScratchStores {
+  let stores = storesOfRun.get(ctx);
+  if (!stores) {
+    const made = scratchStores(ctx.runDir, ctx.runId);
+    ctx.defer(() => made.keep());
+    storesOfRun.set(ctx, (stores = made));
+  }
+  return stores;
+}
+
 export function startProbe(ctx: RunContext<FeedPlan>, proxyHost: string, proxyPort: number): Probe {
   const plan = ctx.scenario.lab;
-  const db = join(ctx.runDir, 'probe.db');
+  const stores = probeStores(ctx);
+  const db = stores.live('probe.db');
+  const keptDb = stores.kept('probe.db');
   nameProbe(ctx, 1, true, PROBE_STREAM);
-  ctx.journal.write({ type: 'stream', role: 'control', stream: PROBE_STREAM, host: proxyHost, port: proxyPort, db });
+  ctx.journal.write({ type: 'stream', role: 'control', stream: PROBE_STREAM, host: proxyHost, port: proxyPort, db: keptDb });
   const started = ctx.processes.start('control', 1, ctx.controlCommand, consumerEnv(plan, proxyPort, db, `${plan.consumer.clientId}-probe`));
   let gone = false;
   const finished = ctx.processes.finish(started).finally(() => {
     gone = true;
   });
-  return { started, db, finished, gone: () => gone };
+  return { started, db, keptDb, finished, gone: () => gone };
 }
 
 /**
@@ -69,7 +91,7 @@ export async function awaitProbeConverged(
     const view = viewOf(store);
     const done = judgeStore('the probe', view, expected, snapshotsFor(view.snapshotCursor)).problems.length === 0;
     if (done || performance.now() >= deadline || probe.gone() || serverGone() || ctx.signal.aborted) {
-      journalRead(ctx, 'control', probe.started.incarnation, 'converging', probe.db, store);
+      journalRead(ctx, 'control', probe.started.incarnation, 'converging', probe.keptDb, store);
       return;
     }
     await sleep(POLL_MS);

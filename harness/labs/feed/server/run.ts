@@ -18,7 +18,7 @@ import { sigtermAtEnd } from '../run/terminate.js';
 import { simulate } from '../scenario/chain-script.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../scenario/plan.js';
 import { chainSnapshotAt } from './check.js';
-import { awaitProbeConverged, awaitProbeSnapshot, probeName, startProbe } from './probe.js';
+import { awaitProbeConverged, awaitProbeSnapshot, probeName, probeStores, startProbe } from './probe.js';
 import { awaitListening, LONE_SERVER, nameServer, serverEnv, startServer, terminateServer } from './process.js';
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
 import { startClients } from './clients/run.js';
@@ -88,6 +88,7 @@ async function runOneServer(ctx: RunContext<FeedPlan>, under: ServerUnderTestPla
 
   sigtermAtEnd(ctx, 'control', probe.started, !probe.gone(), probeName(1, true));
   await probe.finished;
+  probeStores(ctx).keep();
   await terminateServer(ctx, server, LONE_SERVER);
   await stop.watching;
   stop.throwIfFailed();

@@ -23,7 +23,7 @@ import { sigtermAtEnd } from '../../run/terminate.js';
 import { confirmationBlocks, simulate } from '../../scenario/chain-script.js';
 import type { FeedPlan, SceneAction, ScenePlan, SceneStep, ServerUnderTestPlan } from '../../scenario/plan.js';
 import { chainSnapshotAt } from '../check.js';
-import { awaitProbeConverged, nameProbe, type Probe, probeName } from '../probe.js';
+import { awaitProbeConverged, nameProbe, type Probe, probeName, probeStores } from '../probe.js';
 import { seedOtherChainStore } from './probe-store.js';
 import { probeDone, probeStream, probeWireSink } from '../wire/probe-wire.js';
 import { awaitListening, nameServer, SERVER_SIGTERM_EXIT_MS, type ServerProcess, serverEnv } from '../process.js';
@@ -178,7 +178,9 @@ class Scene {
 async function startSceneProbe(scene: Scene, n: number, spec: ScenePlan['probes'][number], reader: OutboxReader): Promise<SceneProbe> {
   const { ctx } = scene;
   const plan = ctx.scenario.lab;
-  const db = join(ctx.runDir, n === 1 ? 'probe.db' : `probe-${n}.db`);
+  const name = n === 1 ? 'probe.db' : `probe-${n}.db`;
+  const db = probeStores(ctx).live(name);
+  const keptDb = probeStores(ctx).kept(name);
   if (spec.store === 'other-chain') seedOtherChainStore(db, reader.chainId);
   const proxies = new Map<number, ProxyHandle>();
   const proxy = await scene.proxyFor({ n, proxies }, spec.instance);
@@ -190,7 +192,7 @@ async function startSceneProbe(scene: Scene, n: number, spec: ScenePlan['probes'
   );
   ctx.defer(() => relay.close());
   nameProbe(ctx, n, false, probeStream(n));
-  ctx.journal.write({ type: 'stream', role: 'control', stream: probeStream(n), host: HOST, port: relay.port, db });
+  ctx.journal.write({ type: 'stream', role: 'control', stream: probeStream(n), host: HOST, port: relay.port, db: keptDb });
   const started = ctx.processes.start('control', n, ctx.controlCommand, consumerEnv(plan, relay.port, db, `${plan.consumer.clientId}-probe-${n}`));
   let gone = false;
   const finished = ctx.processes.finish(started).finally(() => {
@@ -210,7 +212,7 @@ async function startSceneProbe(scene: Scene, n: number, spec: ScenePlan['probes'
       });
       started.proc.signal('SIGTERM');
     };
-  return { n, instance: spec.instance, relay, proxies, probe: { started, db, finished, gone: () => gone }, oneShot };
+  return { n, instance: spec.instance, relay, proxies, probe: { started, db, keptDb, finished, gone: () => gone }, oneShot };
 }
 
 /**
@@ -292,5 +294,6 @@ export async function runScene(ctx: RunContext<FeedPlan>, under: ServerUnderTest
   }
   for (const p of scene.probes) sigtermAtEnd(ctx, 'control', p.probe.started, !p.probe.gone(), probeName(p.n, false));
   await Promise.all(scene.probes.map((p) => p.probe.finished));
+  probeStores(ctx).keep();
   for (const inst of instances) await scene.stop(inst.n, 'end');
 }

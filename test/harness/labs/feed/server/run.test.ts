@@ -3,8 +3,8 @@
 // mutant is caught with the events it lost named; a server that exits at once, or never listens,
 // is a prompt failure naming it; --server and --consumer on the wrong kind of scenario are refused;
 // nothing the runs started is left running.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { JournalEntry } from '../../../../../harness/record/journal.js';
 import { programsUnderTest, runScenario } from '../../../../../harness/run/runner.js';
@@ -59,6 +59,16 @@ t.test('the reference server, as a process, passes the snapshot race', async (t)
     'exit 0 on SIGTERM, its stderr captured',
   );
   t.match(result.verdict?.headline, /blocks 11\.\.13 \(committed while the server was stopped after the snapshot\) included/);
+  // Its store, written on a tmpfs while the run went on (harness/sandbox/scratch-stores.ts), is kept in the run folder.
+  const probeStart = journal.find((e) => e.type === 'process-start' && e.role === 'control');
+  t.not(probeStart?.type === 'process-start' && probeStart.env?.CHAOSLAB_DB, join(result.runDir, 'probe.db'), 'the probe wrote its store elsewhere');
+  t.match(
+    journal.find((e) => e.type === 'stream' && e.stream === 'probe'),
+    { db: join(result.runDir, 'probe.db') },
+    'the journal names the kept store',
+  );
+  t.ok(existsSync(join(result.runDir, 'probe.db')), 'the probe’s store is in the run folder');
+  t.notOk(existsSync(dirname(String(probeStart?.type === 'process-start' && probeStart.env?.CHAOSLAB_DB))), 'its scratch folder is gone');
   const summary = readFileSync(join(result.runDir, 'summary.md'), 'utf8');
   t.match(summary, /- server under test: `node .*main\.js'?`/);
   t.match(summary, /- probes: `node .*client\.js'?`/);
