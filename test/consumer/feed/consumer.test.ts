@@ -3,9 +3,11 @@
 // Every subtest runs once per language. Timing checks use loose bounds: they tell "waits with
 // jitter" from "does not", they are not speed measurements.
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { EnvError, parseEnv } from '../../../consumer/feed/typescript/environment.js';
 import { startConsumer, waitForState } from '../../helpers/consumer-rig.js';
 import {
   A,
@@ -47,6 +49,9 @@ const MAX = 2n ** 256n - 1n;
 /** A journal file exists while the consumer's write transaction is open (rollback-journal mode). */
 const inTransaction = (db: string): boolean => existsSync(`${db}-journal`);
 
+/** The Python reference's package folder (consumer/feed/python/feed_consumer's parent). */
+const PYTHON_FEED_DIR = join(import.meta.dirname, '..', '..', '..', 'consumer', 'feed', 'python');
+
 // ---------------------------------------------------------------- environment
 
 const BAD_ENVS: [string, string, (e: Record<string, string>) => void][] = [
@@ -84,23 +89,70 @@ const BAD_ENVS: [string, string, (e: Record<string, string>) => void][] = [
   ['FAULT with a space', 'CHAOSLAB_FAULT', (e) => (e.CHAOSLAB_FAULT = 'exit@apply: 1')],
 ];
 
+/**
+ * What each consumer's own environment parser (the one its main loop calls before anything is
+ * opened or connected) says of each environment: its error's message, or null when it accepts it.
+ * TypeScript's in this process; Python's in one python3 process for all of them.
+ */
+function parserVerdicts(c: { name: string }, envs: Record<string, string>[]): (string | null)[] {
+  if (c.name === 'ts')
+    return envs.map((env) => {
+      try {
+        parseEnv(env);
+        return null;
+      } catch (error) {
+        return error instanceof EnvError ? error.message : `not an EnvError: ${String(error)}`;
+      }
+    });
+  const script = [
+    'import json, sys',
+    'sys.path.insert(0, sys.argv[1])',
+    'from feed_consumer.environment import EnvError, parse_env',
+    'for env in json.load(sys.stdin):',
+    '    try:',
+    '        parse_env(env)',
+    '        print(json.dumps(None))',
+    '    except EnvError as err:',
+    '        print(json.dumps(str(err)))',
+  ].join('\n');
+  const out = execFileSync('python3', ['-c', script, PYTHON_FEED_DIR], { input: JSON.stringify(envs), encoding: 'utf8' });
+  return out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as string | null);
+}
+
+forEachFeedConsumer(t, `bad environment: its parser names the variable of each of ${BAD_ENVS.length} bad ones, and accepts the good one`, async (t, c) => {
+  const good = feedEnv({ port: 4000, db: '/nonexistent/c.db', baseMs: 20, capMs: 100 });
+  const envs = BAD_ENVS.map(([, , breakIt]) => {
+    const env = { ...good };
+    breakIt(env);
+    return env;
+  });
+  const verdicts = parserVerdicts(c, [good, ...envs]);
+  t.equal(verdicts[0], null, 'the good environment is accepted');
+  for (const [i, [name, variable]] of BAD_ENVS.entries()) t.match(verdicts[i + 1], variable, `${name}: refused, naming ${variable}`);
+});
+
+// The process's side of a bad environment, for a few of them: the parser's refusal above is exit 64
+// before anything is opened or connected.
+const BAD_ENVS_AS_PROCESSES = ['PORT missing', 'TOPICS uppercase', 'BACKOFF_CAP_MS below BASE', 'FAULT unknown point'];
+
 forEachFeedConsumer(t, 'bad environment: exit 64 naming the variable, nothing connected, no store created', async (t, c) => {
   const dir = t.testdir({ 'not-sqlite.db': 'this is a text file, not an SQLite database, and it is long enough to have a header\n'.repeat(4) });
   const server = await startFeedServer(t, (conn) => conn.end());
-  // A few at a time: each is a short-lived process.
-  for (let first = 0; first < BAD_ENVS.length; first += 6) {
-    const batch = BAD_ENVS.slice(first, first + 6).map(([name, variable, breakIt], j) => {
-      const db = join(dir, `c-${first + j}.db`);
-      const env = feedEnv({ port: server.port, db, baseMs: 20, capMs: 100 });
-      breakIt(env);
-      return { name, variable, db, exit: startConsumer(t, c, env, 30000).exit };
-    });
-    for (const { name, variable, db, exit } of batch) {
-      const e = await exit;
-      t.equal(e.code, 64, `${name}: exit 64`);
-      t.match(e.stderr, variable, `${name}: stderr names ${variable}`);
-      t.notOk(existsSync(db), `${name}: no store created`);
-    }
+  const batch = BAD_ENVS.filter(([name]) => BAD_ENVS_AS_PROCESSES.includes(name)).map(([name, variable, breakIt], j) => {
+    const db = join(dir, `c-${j}.db`);
+    const env = feedEnv({ port: server.port, db, baseMs: 20, capMs: 100 });
+    breakIt(env);
+    return { name, variable, db, exit: startConsumer(t, c, env, 30000).exit };
+  });
+  t.equal(batch.length, BAD_ENVS_AS_PROCESSES.length, 'every one named is in BAD_ENVS');
+  for (const { name, variable, db, exit } of batch) {
+    const e = await exit;
+    t.equal(e.code, 64, `${name}: exit 64`);
+    t.match(e.stderr, variable, `${name}: stderr names ${variable}`);
+    t.notOk(existsSync(db), `${name}: no store created`);
   }
   // Stores that cannot be opened: CHAOSLAB_DB is named, exit 64, nothing connected.
   const foreign = join(dir, 'foreign.db');
