@@ -104,6 +104,7 @@ function parserVerdicts(c: { name: string }, envs: Record<string, string>[]): (s
         return error instanceof EnvError ? error.message : `not an EnvError: ${String(error)}`;
       }
     });
+  if (c.name !== 'python') throw new Error(`no parser to ask for consumer ${c.name}`);
   const script = [
     'import json, sys',
     'sys.path.insert(0, sys.argv[1])',

@@ -2,8 +2,10 @@
 // (raise/exit/stop at apply/ack), the environment check, and the per-await timeout.
 import t from 'tap';
 import net from 'node:net';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { EnvError, parseEnv } from '../../../consumer/ledger/typescript/ledger-client.js';
 import {
   EMPTY,
   contractEnv,
@@ -16,6 +18,9 @@ import {
   waitForState,
   windowed,
 } from '../../helpers/consumer-rig.js';
+
+/** The Python reference's folder (client.py's). */
+const PYTHON_LEDGER_DIR = join(import.meta.dirname, '..', '..', '..', 'consumer', 'ledger', 'python');
 
 forEachConsumer(t, 'raise@apply:1 rolls back (independent read: pre-event state), exit non-zero', async (t, c) => {
   const db = join(t.testdir(), 'consumer.db');
@@ -184,16 +189,67 @@ const INVALID_ENVS: [string, (e: Record<string, string>) => void][] = [
   ['CHAOSLAB_FAULT negative seq', (e) => (e.CHAOSLAB_FAULT = 'stop@apply:-1')],
 ];
 
+/**
+ * What each reference's own environment parser (the one it calls before anything is opened or
+ * connected) says of each environment: its error's message, or null when it accepts it.
+ * TypeScript's in this process; Python's in one python3 process for all of them.
+ */
+function parserVerdicts(c: { name: string }, envs: Record<string, string>[]): (string | null)[] {
+  if (c.name === 'ts')
+    return envs.map((env) => {
+      try {
+        parseEnv(env);
+        return null;
+      } catch (error) {
+        return error instanceof EnvError ? error.message : `not an EnvError: ${String(error)}`;
+      }
+    });
+  if (c.name !== 'python') throw new Error(`no parser to ask for consumer ${c.name}`);
+  const script = [
+    'import json, sys',
+    'sys.path.insert(0, sys.argv[1])',
+    'from client import EnvError, parse_env',
+    'for env in json.load(sys.stdin):',
+    '    try:',
+    '        parse_env(env)',
+    '        print(json.dumps(None))',
+    '    except EnvError as err:',
+    '        print(json.dumps(str(err)))',
+  ].join('\n');
+  const out = execFileSync('python3', ['-c', script, PYTHON_LEDGER_DIR], { input: JSON.stringify(envs), encoding: 'utf8' });
+  return out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as string | null);
+}
+
+forEachConsumer(t, `invalid environment: its parser refuses each of ${INVALID_ENVS.length}, naming the variable, and accepts the good one`, async (t, c) => {
+  const good = contractEnv({ port: 4000, db: '/nonexistent/c.db', timeoutMs: 2000 });
+  const envs = INVALID_ENVS.map(([, breakIt]) => {
+    const env = { ...good };
+    breakIt(env);
+    return env;
+  });
+  const verdicts = parserVerdicts(c, [good, ...envs]);
+  t.equal(verdicts[0], null, 'the good environment is accepted');
+  for (const [i, [name]] of INVALID_ENVS.entries()) t.match(verdicts[i + 1], name.split(' ')[0]!, `${name}: refused, naming the variable`);
+});
+
+// The process's side, for a few of them: the parser's refusal above is exit 64 before anything is opened or connected.
+const INVALID_ENVS_AS_PROCESSES = ['CHAOSLAB_PORT missing', 'CHAOSLAB_TIMEOUT_MS 1.5', 'CHAOSLAB_FAULT unknown point'];
+
 forEachConsumer(t, 'invalid environment: exit 64, nothing connected, no store created', async (t, c) => {
   const dir = t.testdir();
   const server = await startServer(t, (conn) => conn.end());
-  for (const [i, [name, breakIt]] of INVALID_ENVS.entries()) {
+  const chosen = INVALID_ENVS.filter(([name]) => INVALID_ENVS_AS_PROCESSES.includes(name));
+  t.equal(chosen.length, INVALID_ENVS_AS_PROCESSES.length, 'every one named is in INVALID_ENVS');
+  for (const [i, [name, breakIt]] of chosen.entries()) {
     const db = join(dir, `consumer-${i}.db`);
     const env = contractEnv({ port: server.port, db, timeoutMs: 2000 });
     breakIt(env);
     const exit = await startConsumer(t, c, env).exit;
     t.equal(exit.code, 64, `${name}: exit 64`);
-    t.match(exit.stderr, /CHAOSLAB_/, `${name}: stderr names the variable`);
+    t.match(exit.stderr, name.split(' ')[0]!, `${name}: stderr names the variable`);
     t.notOk(existsSync(db), `${name}: no store created`);
   }
   t.equal(server.conns.length, 0, 'no connection attempted');
