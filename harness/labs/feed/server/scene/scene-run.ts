@@ -280,16 +280,22 @@ export async function runScene(ctx: RunContext<FeedPlan>, under: ServerUnderTest
     for (const c of clients) c.sceneOver();
     const expected = expectedOf(sim);
     const anyServer = () => instances.some((i) => i.server && !i.server.gone());
-    const converged = (async () => {
-      for (const p of scene.probes.filter((q) => !q.oneShot))
-        await awaitProbeConverged(
-          ctx,
-          p.probe,
-          expected,
-          (cursor) => chainSnapshotAt(sim, cursor),
-          () => !anyServer() || scene.exitedUnasked(),
-        );
-    })();
+    // Side by side, each with converge_ms from now: one after the other, a probe that never
+    // converges (a mutant's) cost converge_ms once per probe (feed-server-reorg's insertion-order
+    // mutant: 37 s, its script 7 s).
+    const converged = Promise.all(
+      scene.probes
+        .filter((q) => !q.oneShot)
+        .map((p) =>
+          awaitProbeConverged(
+            ctx,
+            p.probe,
+            expected,
+            (cursor) => chainSnapshotAt(sim, cursor),
+            () => !anyServer() || scene.exitedUnasked(),
+          ),
+        ),
+    );
     await Promise.all([converged, ...clients.map((c) => c.windUp())]);
   }
   for (const p of scene.probes) sigtermAtEnd(ctx, 'control', p.probe.started, !p.probe.gone(), probeName(p.n, false));
