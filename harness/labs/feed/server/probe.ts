@@ -18,6 +18,8 @@ import type { JournalEntry } from '../../../record/journal.js';
 import { type ScratchStores, scratchStores } from '../../../sandbox/scratch-stores.js';
 
 const POLL_MS = 250;
+/** How long a store holds the chain's last event with something wrong before the wait for it ends. */
+const SETTLED_WRONG_MS = 1000;
 /** The probe's stream in the journal (its proxy's port, its store). */
 export const PROBE_STREAM = 'probe';
 
@@ -77,6 +79,9 @@ export async function awaitProbeSnapshot(ctx: RunContext<FeedPlan>, probe: Probe
 /**
  * Polls the probe's store (an independent read-only connection) until it holds the chain's end,
  * converge_ms passes, the probe or the server is gone, or the run ends; the last read is journaled.
+ * A store that has held the chain's last event (its cursor and block hash) for a second with
+ * something else wrong ends the wait too: the chain is final, so nothing a server may still send
+ * can put it right, and a mutant's run waited out converge_ms for nothing (15 s a run).
  */
 export async function awaitProbeConverged(
   ctx: RunContext<FeedPlan>,
@@ -86,11 +91,16 @@ export async function awaitProbeConverged(
   serverGone: () => boolean,
 ): Promise<void> {
   const deadline = performance.now() + ctx.scenario.lab.time.convergeMs;
+  const last = expected.events.at(-1);
+  let wrongAtEndSince: number | undefined;
   for (;;) {
     const store = readFeedStore(probe.db, MID_RUN_READ);
     const view = viewOf(store);
     const done = judgeStore('the probe', view, expected, snapshotsFor(view.snapshotCursor)).problems.length === 0;
-    if (done || performance.now() >= deadline || probe.gone() || serverGone() || ctx.signal.aborted) {
+    const atEnd = last !== undefined && view.cursor === last.cursor && view.blockHash === last.payload.blockHash;
+    wrongAtEndSince = !done && atEnd ? (wrongAtEndSince ?? performance.now()) : undefined;
+    const settledWrong = wrongAtEndSince !== undefined && performance.now() - wrongAtEndSince >= SETTLED_WRONG_MS;
+    if (done || settledWrong || performance.now() >= deadline || probe.gone() || serverGone() || ctx.signal.aborted) {
       journalRead(ctx, 'control', probe.started.incarnation, 'converging', probe.keptDb, store);
       return;
     }
