@@ -7,7 +7,8 @@
 import { performance } from 'node:perf_hooks';
 import type { RunContext } from '../../../lab-api/lab.js';
 import type { StartedProcess } from '../../../processes/processes.js';
-import type { Expected, SentSnapshot } from '../check/state.js';
+import type { Expected, SentSnapshot, StoreView } from '../check/state.js';
+import type { RealEvent } from '../../../../publisher/feed/server/misbehaviour.js';
 import { judgeStore, viewOf } from '../check/state.js';
 import { readFeedStore } from '../check/store-reader.js';
 import { consumerEnv } from '../run/consumers.js';
@@ -91,21 +92,32 @@ export async function awaitProbeConverged(
   serverGone: () => boolean,
 ): Promise<void> {
   const deadline = performance.now() + ctx.scenario.lab.time.convergeMs;
-  const last = expected.events.at(-1);
-  let wrongAtEndSince: number | undefined;
+  const settled = settledStore(expected.events.at(-1));
   for (;;) {
     const store = readFeedStore(probe.db, MID_RUN_READ);
     const view = viewOf(store);
-    const done = judgeStore('the probe', view, expected, snapshotsFor(view.snapshotCursor)).problems.length === 0;
-    const atEnd = last !== undefined && view.cursor === last.cursor && view.blockHash === last.payload.blockHash;
-    wrongAtEndSince = !done && atEnd ? (wrongAtEndSince ?? performance.now()) : undefined;
-    const settledWrong = wrongAtEndSince !== undefined && performance.now() - wrongAtEndSince >= SETTLED_WRONG_MS;
-    if (done || settledWrong || performance.now() >= deadline || probe.gone() || serverGone() || ctx.signal.aborted) {
+    const right = judgeStore('the probe', view, expected, snapshotsFor(view.snapshotCursor)).problems.length === 0;
+    if (settled(view, right, performance.now()) || performance.now() >= deadline || probe.gone() || serverGone() || ctx.signal.aborted) {
       journalRead(ctx, 'control', probe.started.incarnation, 'converging', probe.keptDb, store);
       return;
     }
     await sleep(POLL_MS);
   }
+}
+
+/**
+ * Fed each read of a probe's store (its view, whether it is right, when), says whether it is
+ * settled: right, or holding the chain's last event (`last`: its cursor and block hash) with
+ * something wrong for SETTLED_WRONG_MS.
+ */
+export function settledStore(last: RealEvent | undefined): (view: StoreView, right: boolean, now: number) => boolean {
+  let wrongAtEndSince: number | undefined;
+  return (view, right, now) => {
+    if (right) return true;
+    const atEnd = last !== undefined && view.cursor === last.cursor && view.blockHash === last.payload.blockHash;
+    wrongAtEndSince = atEnd ? (wrongAtEndSince ?? now) : undefined;
+    return wrongAtEndSince !== undefined && now - wrongAtEndSince >= SETTLED_WRONG_MS;
+  };
 }
 
 /** Probe `n`'s name in the reports: "probe" alone, "probe <n>" in a scene. */
