@@ -3,11 +3,11 @@
 // Every subtest runs once per language. Timing checks use loose bounds: they tell "waits with
 // jitter" from "does not", they are not speed measurements.
 import t from 'tap';
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { EnvError, parseEnv } from '../../../consumer/feed/typescript/environment.js';
+import { type EnvParsers, parserVerdicts } from '../../helpers/env-parsers.js';
 import { startConsumer, waitForState } from '../../helpers/consumer-rig.js';
 import {
   A,
@@ -89,39 +89,7 @@ const BAD_ENVS: [string, string, (e: Record<string, string>) => void][] = [
   ['FAULT with a space', 'CHAOSLAB_FAULT', (e) => (e.CHAOSLAB_FAULT = 'exit@apply: 1')],
 ];
 
-/**
- * What each consumer's own environment parser (the one its main loop calls before anything is
- * opened or connected) says of each environment: its error's message, or null when it accepts it.
- * TypeScript's in this process; Python's in one python3 process for all of them.
- */
-function parserVerdicts(c: { name: string }, envs: Record<string, string>[]): (string | null)[] {
-  if (c.name === 'ts')
-    return envs.map((env) => {
-      try {
-        parseEnv(env);
-        return null;
-      } catch (error) {
-        return error instanceof EnvError ? error.message : `not an EnvError: ${String(error)}`;
-      }
-    });
-  if (c.name !== 'python') throw new Error(`no parser to ask for consumer ${c.name}`);
-  const script = [
-    'import json, sys',
-    'sys.path.insert(0, sys.argv[1])',
-    'from feed_consumer.environment import EnvError, parse_env',
-    'for env in json.load(sys.stdin):',
-    '    try:',
-    '        parse_env(env)',
-    '        print(json.dumps(None))',
-    '    except EnvError as err:',
-    '        print(json.dumps(str(err)))',
-  ].join('\n');
-  const out = execFileSync('python3', ['-c', script, PYTHON_FEED_DIR], { input: JSON.stringify(envs), encoding: 'utf8' });
-  return out
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as string | null);
-}
+const PARSERS: EnvParsers = { ts: { parse: parseEnv, refusal: EnvError }, python: { dir: PYTHON_FEED_DIR, module: 'feed_consumer.environment' } };
 
 forEachFeedConsumer(t, `bad environment: its parser names the variable of each of ${BAD_ENVS.length} bad ones, and accepts the good one`, async (t, c) => {
   const good = feedEnv({ port: 4000, db: '/nonexistent/c.db', baseMs: 20, capMs: 100 });
@@ -130,7 +98,7 @@ forEachFeedConsumer(t, `bad environment: its parser names the variable of each o
     breakIt(env);
     return env;
   });
-  const verdicts = parserVerdicts(c, [good, ...envs]);
+  const verdicts = parserVerdicts(c, [good, ...envs], PARSERS);
   t.equal(verdicts[0], null, 'the good environment is accepted');
   for (const [i, [name, variable]] of BAD_ENVS.entries()) t.match(verdicts[i + 1], variable, `${name}: refused, naming ${variable}`);
 });

@@ -2,10 +2,10 @@
 // (raise/exit/stop at apply/ack), the environment check, and the per-await timeout.
 import t from 'tap';
 import net from 'node:net';
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EnvError, parseEnv } from '../../../consumer/ledger/typescript/ledger-client.js';
+import { type EnvParsers, parserVerdicts } from '../../helpers/env-parsers.js';
 import {
   EMPTY,
   contractEnv,
@@ -189,39 +189,7 @@ const INVALID_ENVS: [string, (e: Record<string, string>) => void][] = [
   ['CHAOSLAB_FAULT negative seq', (e) => (e.CHAOSLAB_FAULT = 'stop@apply:-1')],
 ];
 
-/**
- * What each reference's own environment parser (the one it calls before anything is opened or
- * connected) says of each environment: its error's message, or null when it accepts it.
- * TypeScript's in this process; Python's in one python3 process for all of them.
- */
-function parserVerdicts(c: { name: string }, envs: Record<string, string>[]): (string | null)[] {
-  if (c.name === 'ts')
-    return envs.map((env) => {
-      try {
-        parseEnv(env);
-        return null;
-      } catch (error) {
-        return error instanceof EnvError ? error.message : `not an EnvError: ${String(error)}`;
-      }
-    });
-  if (c.name !== 'python') throw new Error(`no parser to ask for consumer ${c.name}`);
-  const script = [
-    'import json, sys',
-    'sys.path.insert(0, sys.argv[1])',
-    'from client import EnvError, parse_env',
-    'for env in json.load(sys.stdin):',
-    '    try:',
-    '        parse_env(env)',
-    '        print(json.dumps(None))',
-    '    except EnvError as err:',
-    '        print(json.dumps(str(err)))',
-  ].join('\n');
-  const out = execFileSync('python3', ['-c', script, PYTHON_LEDGER_DIR], { input: JSON.stringify(envs), encoding: 'utf8' });
-  return out
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as string | null);
-}
+const PARSERS: EnvParsers = { ts: { parse: parseEnv, refusal: EnvError }, python: { dir: PYTHON_LEDGER_DIR, module: 'client' } };
 
 forEachConsumer(t, `invalid environment: its parser refuses each of ${INVALID_ENVS.length}, naming the variable, and accepts the good one`, async (t, c) => {
   const good = contractEnv({ port: 4000, db: '/nonexistent/c.db', timeoutMs: 2000 });
@@ -230,7 +198,7 @@ forEachConsumer(t, `invalid environment: its parser refuses each of ${INVALID_EN
     breakIt(env);
     return env;
   });
-  const verdicts = parserVerdicts(c, [good, ...envs]);
+  const verdicts = parserVerdicts(c, [good, ...envs], PARSERS);
   t.equal(verdicts[0], null, 'the good environment is accepted');
   for (const [i, [name]] of INVALID_ENVS.entries()) t.match(verdicts[i + 1], name.split(' ')[0]!, `${name}: refused, naming the variable`);
 });
