@@ -3,10 +3,10 @@
 //
 // Why: a probe is the reference consumer, which commits each event on its own. On a disk each
 // commit waits for its sync, and on a busy machine every such wait then waits its turn for the
-// CPU again: feed-server-slow-reader (1 800 events at 250 a second) took 35.6 s beside two CPU
-// hogs with the probe's store on the disk and 9.1 s on a tmpfs, 8.6 s either way on a quiet
-// machine. A tmpfs keeps what a killed process wrote; only a machine crash would lose it, and no
-// run simulates one. The consumer under test keeps its own store where it was (its room).
+// CPU again: feed-server-slow-reader (1 800 events at 250 a second) took 33-36 s beside CPU hogs
+// (one per core or more) with the probe's store on the disk and 9.1 s on a tmpfs, 8.6 s either
+// way on a quiet machine. A tmpfs keeps what a killed process wrote; only a machine crash would
+// lose it, and no run simulates one. The consumer under test keeps its store where it was.
 //
 // The folder is /dev/shm/chaoslab-stores-<pid>-<start time>-<run id>, mode 0700: a harness killed
 // with SIGKILL leaves it, and the next one removes those whose owner is gone, as room-fs.ts does
