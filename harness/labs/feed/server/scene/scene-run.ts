@@ -179,8 +179,9 @@ async function startSceneProbe(scene: Scene, n: number, spec: ScenePlan['probes'
   const { ctx } = scene;
   const plan = ctx.scenario.lab;
   const name = n === 1 ? 'probe.db' : `probe-${n}.db`;
-  const db = probeStores(ctx).live(name);
-  const keptDb = probeStores(ctx).kept(name);
+  const stores = probeStores(ctx);
+  const db = stores.live(name);
+  const keptDb = stores.kept(name);
   if (spec.store === 'other-chain') seedOtherChainStore(db, reader.chainId);
   const proxies = new Map<number, ProxyHandle>();
   const proxy = await scene.proxyFor({ n, proxies }, spec.instance);

@@ -61,14 +61,16 @@ t.test('the reference server, as a process, passes the snapshot race', async (t)
   t.match(result.verdict?.headline, /blocks 11\.\.13 \(committed while the server was stopped after the snapshot\) included/);
   // Its store, written on a tmpfs while the run went on (harness/sandbox/scratch-stores.ts), is kept in the run folder.
   const probeStart = journal.find((e) => e.type === 'process-start' && e.role === 'control');
-  t.not(probeStart?.type === 'process-start' && probeStart.env?.CHAOSLAB_DB, join(result.runDir, 'probe.db'), 'the probe wrote its store elsewhere');
+  const written = probeStart?.type === 'process-start' ? probeStart.env.CHAOSLAB_DB : undefined;
+  t.type(written, 'string', 'the probe was started with a store');
+  t.not(written, join(result.runDir, 'probe.db'), 'the probe wrote its store elsewhere');
   t.match(
     journal.find((e) => e.type === 'stream' && e.stream === 'probe'),
     { db: join(result.runDir, 'probe.db') },
     'the journal names the kept store',
   );
   t.ok(existsSync(join(result.runDir, 'probe.db')), 'the probe’s store is in the run folder');
-  t.notOk(existsSync(dirname(String(probeStart?.type === 'process-start' && probeStart.env?.CHAOSLAB_DB))), 'its scratch folder is gone');
+  t.notOk(existsSync(dirname(written ?? '')), 'its scratch folder is gone');
   const summary = readFileSync(join(result.runDir, 'summary.md'), 'utf8');
   t.match(summary, /- server under test: `node .*main\.js'?`/);
   t.match(summary, /- probes: `node .*client\.js'?`/);
