@@ -7,8 +7,12 @@ import { decideSealing, probeSealing, type SealingDecision, type SealMode, sealM
 let decided: Promise<SealingDecision> | undefined;
 let decidedFor: string | undefined;
 
-/** The decision for `mode` (default: CHAOSLAB_SEAL, else auto). An external Toxiproxy cannot serve a run's own namespace. */
-export function sealing(mode: SealMode = sealModeFromEnv(), toxiproxyUrl?: string): Promise<SealingDecision> {
+/**
+ * The decision for `mode` (default: CHAOSLAB_SEAL, else auto). An external Toxiproxy (the
+ * `--toxiproxy-url` given, else TOXIPROXY_URL) cannot serve a run's own namespace.
+ */
+export function sealing(mode: SealMode = sealModeFromEnv(), given?: string): Promise<SealingDecision> {
+  const toxiproxyUrl = given ?? (process.env.TOXIPROXY_URL || undefined);
   const key = `${mode} ${toxiproxyUrl ?? ''}`;
   if (decided && decidedFor === key) return decided;
   decidedFor = key;

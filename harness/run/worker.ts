@@ -66,7 +66,7 @@ const ALIVE_MS = 1000;
 
 // A sealed run always starts its own Toxiproxy (an external one cannot serve its namespace): it
 // starts while this worker waits for its run, which takes it (execute.ts RunHooks.toxiproxy).
-const toxiproxy = startToxiproxy();
+const toxiproxy = startToxiproxy({ own: true });
 toxiproxy.catch(() => {}); // the run awaits it, and reports its failure as before
 
 process.umask(0o077);

@@ -158,6 +158,20 @@ export function holdsListener(pid: number, address: string, port: number): boole
   return readTcpTable().some((r) => r.local === local && r.state === '0A' && r.inode !== 0 && holds(pid, `socket:[${r.inode}]`));
 }
 
+const LOCAL_LISTEN = new Set(['127.0.0.1', '0:0:0:0:0:0:0:1', '0.0.0.0', '0:0:0:0:0:0:0:0']);
+
+/**
+ * Pids holding a socket that listens on `port` of this machine's loopback (or every address),
+ * lowest first: the server that answers at http://127.0.0.1:<port>. Empty when none can be seen
+ * (no /proc, or held by a process we may not read).
+ */
+export function loopbackListenerPids(port: number): number[] {
+  const inodes = readTcpTable()
+    .filter((r) => r.state === '0A' && r.inode !== 0 && r.local.endsWith(` ${port}`) && LOCAL_LISTEN.has(r.local.slice(0, -` ${port}`.length)))
+    .map((r) => r.inode);
+  return [...new Set(inodes.flatMap((inode) => socketHolders(inode)))].sort((a, b) => a - b);
+}
+
 /** findPeerProcess for an accepted (or connected) net.Socket. */
 export function peerOfSocket(socket: Socket, options: { candidates?: Iterable<number> } = {}): PeerProcess | undefined {
   const { localAddress, localPort, remoteAddress, remotePort } = socket;

@@ -15,7 +15,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { freePort } from '../base/free-port.js';
 import { delimiter, join, resolve } from 'node:path';
 import { dieWithHarness } from '../base/orphans.js';
-import { holdsListener } from '../sandbox/peer.js';
+import { holdsListener, loopbackListenerPids } from '../sandbox/peer.js';
 import { readStat } from '../sandbox/proc.js';
 import { onCleanup } from '../base/cleanup.js';
 import { toolsBinDir } from '../base/paths.js';
@@ -28,7 +28,10 @@ export interface ToxiproxyServer {
   version: string;
   /** true when this process started the server (and stop() ends it). */
   owned: boolean;
-  /** Process id of an owned server. */
+  /**
+   * Process id of the server: an owned server's, or an external one's on this machine's loopback
+   * (the process holding its API port when it was first asked), which carries the consumer's traffic.
+   */
   pid?: number;
   /** The last lines the server logged (owned servers only; empty otherwise). */
   logTail(): string[];
@@ -49,6 +52,8 @@ export interface ToxiproxyServer {
 export interface StartToxiproxyOptions {
   /** Use the server already running at this URL (takes precedence over everything else). */
   url?: string;
+  /** Start a server of our own even when TOXIPROXY_URL is set (a sealed run: an external one cannot serve its namespace). */
+  own?: boolean;
   /** Path of the toxiproxy-server binary to start. */
   binary?: string;
   /** Receives every line the server logs. */
@@ -81,7 +86,7 @@ const HOW_TO_GET_ONE = [
 
 /** Starts (or connects to) the real Toxiproxy server; see the module comment for the order. */
 export async function startToxiproxy(options: StartToxiproxyOptions = {}): Promise<ToxiproxyServer> {
-  const external = options.url ?? nonEmpty(process.env.TOXIPROXY_URL);
+  const external = options.url ?? (options.own ? undefined : nonEmpty(process.env.TOXIPROXY_URL));
   if (external !== undefined) return useRunningServer(external, options.url !== undefined ? 'url option' : 'TOXIPROXY_URL');
 
   const logLevel = options.logLevel ?? nonEmpty(process.env.TOXIPROXY_LOG_LEVEL) ?? 'info';
@@ -135,15 +140,31 @@ async function useRunningServer(rawUrl: string, from: string): Promise<Toxiproxy
   } catch (error) {
     throw new Error(`Toxiproxy at ${url} (from ${from}) does not answer GET /version: ${describe(error)}`);
   }
+  // Its process carries the consumer's traffic: an unsealed run tells that traffic from a
+  // stranger's by it (run/attribute.ts). Found once, by the API port it listens on.
+  const port = loopbackPort(url);
+  const pid = port === undefined ? undefined : loopbackListenerPids(port)[0];
+  const found =
+    pid !== undefined
+      ? `; its process is pid ${pid}, which listened on its API port when the run started`
+      : "; its process could not be found on this machine (not on the loopback, or not ours to read): connections through it cannot be told from a stranger's, so an unsealed run will not be judged";
   return {
     url,
     version,
     owned: false,
+    pid,
     logTail: () => [],
     stop: async () => {},
     identityProblem: () => undefined,
-    identity: `not checked: a server run by the user (${from}); whatever answers at ${url} is taken for it`,
+    identity: `not checked: a server run by the user (${from}); whatever answers at ${url} is taken for it${found}`,
   };
+}
+
+/** The port of a URL on this machine's loopback (127.0.0.1, localhost, [::1]), else undefined. */
+function loopbackPort(url: string): number | undefined {
+  const { hostname, port, protocol } = new URL(url);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(hostname)) return undefined;
+  return Number(port || (protocol === 'https:' ? 443 : 80));
 }
 
 type LaunchResult = { ok: true; server: ToxiproxyServer } | { ok: false; retry: boolean; error: Error };

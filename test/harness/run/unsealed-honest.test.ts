@@ -14,7 +14,8 @@ import { sleepUntilEnded, untilEnded } from '../../../harness/processes/processe
 import { executeRun } from '../../../harness/run/execute.js';
 import { loadScenario } from '../../../harness/catalogue/load.js';
 import { httpRequest } from '../../../harness/toxiproxy/http.js';
-import { root } from '../../helpers/cli.js';
+import { startToxiproxy } from '../../../harness/toxiproxy/server.js';
+import { chaoslab, onlyRun, root } from '../../helpers/cli.js';
 
 t.setTimeout(180_000);
 t.teardown(runCleanups);
@@ -69,6 +70,33 @@ t.test('a stray connection to the publisher is not the consumer’s: the run is 
   t.match(open, { stream: 'consumer', peer: { pid: stray!.pid, via: 'stray' } }, 'journaled as a stray');
   t.notOk(open && 'owner' in open, 'owned by no process of the run');
 });
+
+t.test(
+  'an external Toxiproxy (TOXIPROXY_URL) carries the consumer’s traffic: the run is unsealed and judged, its journal names the server’s process',
+  async (t) => {
+    const theirs = await startToxiproxy();
+    t.teardown(() => theirs.stop());
+    const out = t.testdir();
+    const run = await chaoslab(['run', 'ack-crash', '--out', out], { env: { TOXIPROXY_URL: theirs.url } });
+    t.equal(run.exitCode, 0, `PASS, not an ERROR over its own proxy's connections\n${run.stdout}${run.stderr}`);
+    const { journal } = onlyRun(out);
+    t.match(
+      journal.find((e) => e.type === 'run-start'),
+      { sealing: /^sealed mode not used: an external Toxiproxy \(http:\/\/127\.0\.0\.1:\d+\)/ },
+    );
+    t.match(
+      journal.find((e) => e.type === 'toxiproxy'),
+      { owned: false, pid: theirs.pid, identity: new RegExp(`its process is pid ${theirs.pid}`) },
+    );
+    const opens = journal.filter((e) => e.type === 'wire' && e.kind === 'open' && e.stream === 'consumer');
+    t.ok(opens.length >= 2, 'both incarnations connected');
+    t.ok(
+      opens.every((e) => e.type === 'wire' && e.peer?.via === 'proxy' && e.peer.pid === theirs.pid),
+      'every consumer connection came through that server',
+    );
+    t.doesNotThrow(() => process.kill(theirs.pid!, 0), 'the run left the external server running');
+  },
+);
 
 t.test('a ledger run whose Toxiproxy API was tampered with ends at once: ERROR, no consumer started after', async (t) => {
   const dir = t.testdir({

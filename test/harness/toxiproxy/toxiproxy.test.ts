@@ -231,7 +231,12 @@ t.test('TOXIPROXY_URL: uses the running server, owned=false, stop does nothing',
     t.equal(used.owned, false);
     t.equal(used.url, theirs.url, 'trailing slash dropped');
     t.equal(used.version, '2.12.0');
-    t.equal(used.pid, undefined);
+    t.equal(used.pid, theirs.pid, 'its process found by the API port it listens on');
+    t.match(used.identity, new RegExp(`its process is pid ${theirs.pid}`));
+    const own = await start({ own: true });
+    t.equal(own.owned, true, 'own: true starts a server of its own all the same (a sealed run)');
+    t.not(own.url, theirs.url);
+    await own.stop();
     await used.stop();
     t.ok(isAlive(theirs.pid!), 'server still running after stop()');
     t.equal(await new ToxiproxyAdapter(theirs.url).version(), '2.12.0', 'still answers');
