@@ -14,6 +14,7 @@ import { renderMarkdown, renderTable, summarize, withNotes } from '../dist/harne
 import { loadScenario } from '../dist/harness/catalogue/load.js';
 import { contractFigures, fanOutFigures } from '../dist/harness/bench/fanout-figures.js';
 import { slowClientFigures } from '../dist/harness/bench/slow-client-figures.js';
+import { startToxiproxy } from '../dist/harness/toxiproxy/server.js';
 import { directRun } from './direct.mjs';
 import { PY_SERVER, TS_SERVER } from './server-process.mjs';
 import { slowClientSamples } from './slow-client.mjs';
@@ -181,14 +182,17 @@ async function throughput() {
   const reps = Math.min(REPS, 3);
   // A tmpfs for the stores whose sync must cost nothing; none (not Linux) leaves those rows out.
   const shm = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/chaoslab-bench-') : undefined;
+  // One Toxiproxy for direct runs through a proxy (no harness): what Toxiproxy alone costs a stream.
+  const toxiproxy = await startToxiproxy({ own: true });
   try {
-    await throughputOf(plan, file, reps, shm);
+    await throughputOf(plan, file, reps, shm, toxiproxy.url);
   } finally {
+    await toxiproxy.stop();
     if (shm) rmSync(shm, { recursive: true, force: true });
   }
 }
 
-async function throughputOf(plan, file, reps, shm) {
+async function throughputOf(plan, file, reps, shm, toxiproxyUrl) {
   const floorArgv = {
     'TypeScript reference': ['node', join(root, 'bench', 'sqlite-floor.mjs')],
     'Python reference': ['python3', join(root, 'bench', 'sqlite-floor.py')],
@@ -204,13 +208,13 @@ async function throughputOf(plan, file, reps, shm) {
         ]);
         return STREAM_EVENTS / mine;
       };
-      const directIn = (base) => async () => {
+      const directIn = (base, toxiproxy) => async () => {
         const dir = fresh('direct', base);
         // WAL is a property of the file: made so before the consumers open theirs.
         if (durability === 'wal')
           for (const db of ['consumer.db', 'control.db'])
             execFileSync('node', [join(root, 'bench', 'sqlite-floor.mjs'), join(dir, db), '0', 'wal'], { cwd: root });
-        const r = await directRun({ plan, consumer: ref.argv, control: TS_REFERENCE, dir });
+        const r = await directRun({ plan, consumer: ref.argv, control: TS_REFERENCE, dir, toxiproxy });
         return r.rate;
       };
       const samplers = { floor: loops(work), direct: directIn(work) };
@@ -218,6 +222,8 @@ async function throughputOf(plan, file, reps, shm) {
         // The same two on a tmpfs, where a commit's sync costs nothing: what is left of direct
         // beyond the loop is the consumer's own work per event (reading the line, its ACK).
         if (shm) Object.assign(samplers, { floorOnTmpfs: loops(shm), directOnTmpfs: directIn(shm) });
+        // Direct with a Toxiproxy proxy (no toxic) in front of the consumer: the proxy's own cost.
+        samplers.directThroughToxiproxy = directIn(work, toxiproxyUrl);
         // The harness makes each database itself: through Toxiproxy is measured at default durability only.
         // Unsealed: a sealed consumer's store is in its room, a tmpfs, where a commit's sync costs
         // nothing, while the floor's and direct's are on the disk (sealed, it streamed 2-3x faster
@@ -236,7 +242,7 @@ async function throughputOf(plan, file, reps, shm) {
       }
       const names = Object.keys(samplers);
       const sampled = await inTurns(reps, Object.values(samplers));
-      const { floor, direct, proxied, floorOnTmpfs, directOnTmpfs } = Object.fromEntries(names.map((n, i) => [n, sampled[i]]));
+      const { floor, direct, proxied, floorOnTmpfs, directOnTmpfs, directThroughToxiproxy } = Object.fromEntries(names.map((n, i) => [n, sampled[i]]));
       const tag = durability === 'default' ? 'default durability' : 'WAL + synchronous=NORMAL';
       const reach = directOnTmpfs && reachable(floor, floorOnTmpfs, directOnTmpfs);
       const ownMicros = directOnTmpfs && (median(ownWork(floorOnTmpfs, directOnTmpfs)) * 1e6).toFixed(0);
@@ -294,6 +300,24 @@ async function throughputOf(plan, file, reps, shm) {
             value: summarize(streamed),
             floor: { name: 'direct', value: summarize(direct) },
             goals: [{ kind: 'ratio-min', limit: 0.95 }],
+            note: `Toxiproxy alone, with no harness, allows ${(median(directThroughToxiproxy) / median(direct)).toFixed(2)} of direct (the next two rows)`,
+          },
+          {
+            section: '4 throughput',
+            name: `${ref.label}, direct through Toxiproxy (no harness)`,
+            unit: 'events/s',
+            value: summarize(directThroughToxiproxy),
+            floor: { name: 'direct', value: summarize(direct) },
+            note: "what Toxiproxy's proxy, with no toxic, costs the stream",
+          },
+          {
+            section: '4 throughput',
+            name: `${ref.label}, via Toxiproxy, against direct through Toxiproxy`,
+            unit: 'events/s',
+            value: summarize(streamed),
+            floor: { name: 'direct through Toxiproxy (no harness)', value: summarize(directThroughToxiproxy) },
+            goals: [{ kind: 'ratio-min', limit: 0.95 }],
+            note: 'what the harness costs beyond its proxy (the publisher in its process, its journal, the fault points)',
           },
         );
     }
@@ -408,6 +432,21 @@ async function checker() {
     unit: 'MiB',
     value: summarize(check.map((c) => c.maxRssMiB)),
     floor: { name: 'reading both stores', value: summarize(floor.map((c) => c.maxRssMiB)) },
+  });
+  // The duties judged from the wire: a run journals an EVENT and an ACK for every event (a check
+  // that scanned every ACK for every seq took 40 s here, and nothing above would show it).
+  const wireRows = 100_000;
+  const wireDir = fresh('checker-wire');
+  const wireChild = (mode) =>
+    JSON.parse(execFileSync('node', [join(root, 'bench', 'checker-child.mjs'), mode, wireDir, String(wireRows)], { cwd: root, encoding: 'utf8' }));
+  wireChild('make');
+  const [wireFloor, wireCheck] = await inTurns(Math.min(REPS, 3), [async () => wireChild('floor'), async () => wireChild('check-wire')]);
+  figures.push({
+    section: '6 checker',
+    name: 'a 100 000-event run: its journal (an EVENT and an ACK an event) and two 100 000-row stores: time',
+    unit: 's',
+    value: seconds(wireCheck),
+    floor: { name: 'reading both stores', value: seconds(wireFloor) },
   });
 }
 

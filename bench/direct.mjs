@@ -5,7 +5,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Publisher } from '../dist/publisher/ledger/server.js';
+import { ToxiproxyAdapter } from '../dist/harness/toxiproxy/adapter.js';
 import { root } from './measure.mjs';
+
+let proxies = 0;
 
 const exitOf = (argv, env) =>
   new Promise((resolve, reject) => {
@@ -19,7 +22,7 @@ const exitOf = (argv, env) =>
  * with the wall time from the first process start to the last exit, and the consumer stream's
  * rate (ACKs per second from its first EVENT to its last ACK).
  */
-export async function directRun({ plan, consumer, control, dir, timeoutMs = 2000 }) {
+export async function directRun({ plan, consumer, control, dir, timeoutMs = 2000, toxiproxy }) {
   let first;
   let last;
   let acks = 0;
@@ -48,9 +51,13 @@ export async function directRun({ plan, consumer, control, dir, timeoutMs = 2000
       },
     },
   );
+  // `toxiproxy` (a running server's URL): the consumer's stream through a proxy of its own, no toxic.
+  const proxy =
+    toxiproxy &&
+    (await new ToxiproxyAdapter(toxiproxy).createProxy(`direct-${process.pid}-${++proxies}`, { host: '127.0.0.1', port: publisher.stream('consumer').port }));
   const envFor = (stream, db) => ({
     CHAOSLAB_HOST: '127.0.0.1',
-    CHAOSLAB_PORT: String(publisher.stream(stream).port),
+    CHAOSLAB_PORT: String(stream === 'consumer' && proxy ? proxy.listen.port : publisher.stream(stream).port),
     CHAOSLAB_DB: join(dir, db),
     CHAOSLAB_TIMEOUT_MS: String(timeoutMs),
   });
@@ -64,6 +71,7 @@ export async function directRun({ plan, consumer, control, dir, timeoutMs = 2000
     const seconds = (performance.now() - t0) / 1000;
     return { seconds, codes, rate: first !== undefined && last > first ? acks / ((last - first) / 1000) : undefined };
   } finally {
+    await proxy?.remove();
     await publisher.close();
   }
 }

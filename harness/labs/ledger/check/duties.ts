@@ -113,15 +113,22 @@ export function unacknowledgedProblems(conns: readonly Connection[], judged: Rea
     if (judged.has(c.incarnation)) continue;
     const conflictAt = c.events.findIndex((s, i) => !consistent(s) && held(c, s.seq, i));
     const judgedEvents = conflictAt < 0 ? c.events : c.events.slice(0, conflictAt);
+    // Counted once per connection: a 100 000-event run's ACKs are not scanned again for every seq.
     const bySeq = new Map<number, Sent[]>();
-    for (const s of judgedEvents) bySeq.set(s.seq, [...(bySeq.get(s.seq) ?? []), s]);
+    for (const s of judgedEvents) {
+      const copies = bySeq.get(s.seq);
+      if (copies) copies.push(s);
+      else bySeq.set(s.seq, [s]);
+    }
+    const acksOf = new Map<number, number>();
+    for (const a of c.acks) acksOf.set(a.seq, (acksOf.get(a.seq) ?? 0) + 1);
+    const firstSent = new Map<number, number>();
+    for (const s of c.events) if (!firstSent.has(s.seq)) firstSent.set(s.seq, s.t);
     for (const [seq, copies] of bySeq) {
       const lastCopy = copies.at(-1)!;
-      const acks = c.acks.filter((a) => a.seq === seq).length;
+      const acks = acksOf.get(seq) ?? 0;
       if (acks >= copies.length) continue;
       // A later EVENT, first sent after the last copy, whose ACK came: every copy was read.
-      const firstSent = new Map<number, number>();
-      for (const s of c.events) if (!firstSent.has(s.seq)) firstSent.set(s.seq, s.t);
       const proof = c.acks.find((a) => a.seq !== seq && (firstSent.get(a.seq) ?? -1) > lastCopy.t);
       if (!proof) continue;
       const name = `incarnation ${c.incarnation}`;
