@@ -12,7 +12,7 @@ let proxies = 0;
 
 const exitOf = (argv, env) =>
   new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { cwd: root, env: { ...process.env, ...env }, stdio: 'ignore' });
+    const child = spawn(argv[0], argv.slice(1), { cwd: root, env, stdio: 'ignore' });
     child.on('error', reject);
     child.on('close', (code) => resolve(code));
   });
@@ -22,7 +22,7 @@ const exitOf = (argv, env) =>
  * with the wall time from the first process start to the last exit, and the consumer stream's
  * rate (ACKs per second from its first EVENT to its last ACK).
  */
-export async function directRun({ plan, consumer, control, dir, timeoutMs = 2000, toxiproxy }) {
+export async function directRun({ plan, consumer, control, dir, timeoutMs = 2000, toxiproxy, cleanEnv = false }) {
   let first;
   let last;
   let acks = 0;
@@ -55,7 +55,11 @@ export async function directRun({ plan, consumer, control, dir, timeoutMs = 2000
   const proxy =
     toxiproxy &&
     (await new ToxiproxyAdapter(toxiproxy).createProxy(`direct-${process.pid}-${++proxies}`, { host: '127.0.0.1', port: publisher.stream('consumer').port }));
+  // `cleanEnv`: only PATH, HOME and TMPDIR beside the contract's variables, as a sealed run gives
+  // its consumer (harness/sandbox/confine.ts); else the bench's own environment, as an unsealed one.
+  const base = cleanEnv ? { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, TMPDIR: dir } : process.env;
   const envFor = (stream, db) => ({
+    ...base,
     CHAOSLAB_HOST: '127.0.0.1',
     CHAOSLAB_PORT: String(stream === 'consumer' && proxy ? proxy.listen.port : publisher.stream(stream).port),
     CHAOSLAB_DB: join(dir, db),

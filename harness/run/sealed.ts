@@ -30,6 +30,18 @@ import type { Executed, RunRequest } from './execute.js';
 import type { ToRunner, ToWorker } from './worker.js';
 
 // Compiled, the worker is next to this module; run from source (the unit tests), it is dist/'s.
+/**
+ * The worker's environment: the harness's, without NODE_EXTRA_CA_CERTS. Node reads and parses that
+ * bundle of certificates as it starts (45 ms of a sealed run's start here, where it names the
+ * system's bundle), and nothing a sealed run starts makes a TLS connection: its network is its own
+ * namespace's loopback. The control and the probes the worker starts go without it too; a sealed
+ * consumer gets a clean environment anyway (sandbox/confine.ts).
+ */
+export function workerEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const { NODE_EXTRA_CA_CERTS: _unused, ...rest } = env;
+  return rest;
+}
+
 const WORKER = [new URL('./worker.js', import.meta.url), new URL('../../dist/harness/run/worker.js', import.meta.url)]
   .map((url) => fileURLToPath(url))
   .find((path) => existsSync(path))!;
@@ -97,7 +109,7 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
     // Detached: a Ctrl-C to the terminal's process group reaches the harness only, which sends `abort`.
     // Started before the firewall is in place, so that its start-up overlaps with it: it runs
     // nothing of the consumer's before it gets `run`.
-    worker = spawn(file!, args, { cwd, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true });
+    worker = spawn(file!, args, { cwd, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], detached: true, env: workerEnv() });
   } catch (error) {
     await close();
     throw error;
