@@ -299,6 +299,11 @@ async function throughputOf(plan, file, reps, shm, toxiproxyUrl) {
             value: summarize(streamed),
             floor: floorFigure,
             goals: [{ kind: 'ratio-min', limit: 0.9 }],
+            ...(directOnTmpfs
+              ? {
+                  note: `what the consumer's own work allows (${(median(reach) / median(floor)).toFixed(2)} of this floor) times what Toxiproxy alone allows (${(median(directThroughToxiproxy) / median(direct)).toFixed(2)} of direct) caps it at ${((median(reach) / median(floor)) * (median(directThroughToxiproxy) / median(direct))).toFixed(2)}`,
+                }
+              : {}),
           },
           {
             section: '4 throughput',
