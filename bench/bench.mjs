@@ -421,15 +421,21 @@ async function grading() {
   figures.push(...(await gradingFigures({ quick, fresh, log })));
 }
 
-// §6: the ledger checker on two 1 000 000-row stores; its floor: reading both stores alone.
-async function checker() {
-  const rows = full ? 1_000_000 : 1_000_000;
-  log(`§6 checker, two ${rows}-row stores`);
-  const dir = fresh('checker');
+/** Two stores of `rows` rows made in a fresh folder, and `check` (a checker-child mode) in turns with reading them alone. */
+async function checkerSamples(name, rows, check) {
+  const dir = fresh(name);
   const child = (mode) =>
     JSON.parse(execFileSync('node', [join(root, 'bench', 'checker-child.mjs'), mode, dir, String(rows)], { cwd: root, encoding: 'utf8' }));
   child('make');
-  const [floor, check] = await inTurns(Math.min(REPS, 3), [async () => child('floor'), async () => child('check')]);
+  const [floor, checked] = await inTurns(Math.min(REPS, 3), [async () => child('floor'), async () => child(check)]);
+  return { floor, check: checked };
+}
+
+// §6: the ledger checker on two 1 000 000-row stores; its floor: reading both stores alone.
+async function checker() {
+  const rows = 1_000_000;
+  log(`§6 checker, two ${rows}-row stores`);
+  const { floor, check } = await checkerSamples('checker', rows, 'check');
   figures.push({
     section: '6 checker',
     name: 'two 1 000 000-row stores: time',
@@ -447,18 +453,13 @@ async function checker() {
   });
   // The duties judged from the wire: a run journals an EVENT and an ACK for every event (a check
   // that scanned every ACK for every seq took 40 s here, and nothing above would show it).
-  const wireRows = 100_000;
-  const wireDir = fresh('checker-wire');
-  const wireChild = (mode) =>
-    JSON.parse(execFileSync('node', [join(root, 'bench', 'checker-child.mjs'), mode, wireDir, String(wireRows)], { cwd: root, encoding: 'utf8' }));
-  wireChild('make');
-  const [wireFloor, wireCheck] = await inTurns(Math.min(REPS, 3), [async () => wireChild('floor'), async () => wireChild('check-wire')]);
+  const wire = await checkerSamples('checker-wire', 100_000, 'check-wire');
   figures.push({
     section: '6 checker',
     name: 'a 100 000-event run: its journal (an EVENT and an ACK an event) and two 100 000-row stores: time',
     unit: 's',
-    value: seconds(wireCheck),
-    floor: { name: 'reading both stores', value: seconds(wireFloor) },
+    value: seconds(wire.check),
+    floor: { name: 'reading both stores', value: seconds(wire.floor) },
   });
 }
 
