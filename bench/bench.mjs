@@ -30,6 +30,7 @@ const full = args.includes('--full');
 const only = process.env.BENCH_ONLY?.split(',').map((n) => n.trim());
 const REPS = Number(process.env.BENCH_REPS ?? 5);
 const STREAM_EVENTS = Number(process.env.BENCH_EVENTS ?? 5000);
+const LONG_STREAM_EVENTS = 30_000;
 /** §5's subscribers outside --full (BENCH_CONNECTIONS=100: a smoke run on a busy machine). */
 const SUBSCRIBERS = Number(process.env.BENCH_CONNECTIONS ?? 1000);
 /** §8's CHAOSLAB_QUEUE_LIMIT: large enough that the queue's memory stands out of RSS noise. */
@@ -193,10 +194,50 @@ async function throughput() {
   const toxiproxy = await startToxiproxy({ own: true });
   try {
     await throughputOf(plan, file, reps, shm, toxiproxy.url);
+    if (shm) await harnessCpu(reps, shm);
   } finally {
     await toxiproxy.stop();
     if (shm) rmSync(shm, { recursive: true, force: true });
   }
+}
+
+// A long stream (30 000 events, the TypeScript reference, stores on the tmpfs): the harness
+// process's CPU an event against the publisher's alone (direct, the same stream). Whatever grows
+// faster than the stream in the harness (a publisher that copied its queue at every event did,
+// as did a check that scanned every ACK for every seq) shows here and not at 5 000 events.
+async function harnessCpu(reps, shm) {
+  const events = LONG_STREAM_EVENTS;
+  log(`§4 ${events} events, the harness's CPU an event`);
+  const file = join(fresh('long-stream'), 'long-stream.yaml');
+  writeFileSync(
+    file,
+    `name: long-stream\ndescription: ${events} events, no faults (make bench).\nevents:\n  generate: { count: ${events}, seed: 1 }\nconsumer:\n  incarnations:\n    - {}\n`,
+  );
+  const plan = { ...loadScenario(file).lab };
+  const cpuFile = join(work, 'harness-cpu.txt');
+  const [harness, publisher] = await inTurns(reps, [
+    async () => {
+      rmSync(cpuFile, { force: true });
+      const env = { ...process.env, NODE_OPTIONS: `--require ${join(root, 'bench', 'cpu-at-exit.cjs')}`, BENCH_CPU_FILE: cpuFile };
+      const r = await timed(['node', cli, 'run', file, '-q', '--no-seal', '--out', fresh('long', shm)], { env });
+      if (r.code !== 0) throw new Error(`§4 the ${events}-event run did not pass (exit ${r.code}):\n${r.stderr}`);
+      return Number(readFileSync(cpuFile, 'utf8').trim()) / events;
+    },
+    async () => {
+      const before = process.cpuUsage();
+      await directRun({ plan, consumer: TS_REFERENCE, control: TS_REFERENCE, dir: fresh('long-direct', shm) });
+      const { user, system } = process.cpuUsage(before);
+      return (user + system) / 1e6 / events;
+    },
+  ]);
+  figures.push({
+    section: '4 throughput',
+    name: `TypeScript reference, via Toxiproxy, ${events / 1000} 000 events, stores on a tmpfs: the harness process's CPU an event`,
+    unit: 'µs',
+    value: summarize(harness.map((s) => s * 1e6)),
+    floor: { name: "the publisher's alone, direct, the same stream", value: summarize(publisher.map((s) => s * 1e6)) },
+    note: 'both streams (consumer and control); the harness also journals every line, checks and writes its report',
+  });
 }
 
 async function throughputOf(plan, file, reps, shm, toxiproxyUrl) {
