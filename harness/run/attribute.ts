@@ -49,7 +49,9 @@ export function attributor(
       own !== undefined
         ? `this run's ${own.role === 'consumer' ? `consumer incarnation ${own.incarnation}` : 'control'}`
         : found.comm === 'toxiproxy-serve' || found.cmdline[0]?.endsWith('toxiproxy-server')
-          ? 'a toxiproxy-server of another run'
+          ? proxyPid === undefined
+            ? "a toxiproxy-server, but this run's own server is one whose process the harness could not see (TOXIPROXY_URL: docs/sandbox.md)"
+            : 'a toxiproxy-server of another run'
           : 'not a process of this run';
     cannotJudge(`a connection from ${describePeer(found)}, ${who}, reached ${where}: the run cannot be judged`);
     return { peer: { ...peer, via: 'stray' }, owner: undefined };

@@ -74,4 +74,18 @@ t.test('attributor: proxy, direct, stray and unknown far ends', async (t) => {
     "this run's Toxiproxy (pid 200) connected to the publisher's control port 4000, where only the control's own process connects: its proxy was changed, so the run cannot be judged",
     "a connection from 127.0.0.1:50000 reached the publisher's consumer port 4000, and no process held its other end any more: the harness cannot tell whose it was, so the run cannot be judged",
   ]);
+
+  // An external server (TOXIPROXY_URL) whose process the harness could not see: no pid to tie it to.
+  const unseen: string[] = [];
+  const external = attributor(
+    undefined,
+    { ownerOf: () => undefined },
+    () => 'consumer',
+    (reason) => unseen.push(reason),
+    () => peer(700, 'toxiproxy-serve', ['/opt/toxiproxy-server']),
+  );
+  t.same(external(ends, 'consumer', guess), { peer: { pid: 700, comm: 'toxiproxy-serve', via: 'stray' }, owner: undefined });
+  t.same(unseen, [
+    "a connection from pid 700 (/opt/toxiproxy-server), a toxiproxy-server, but this run's own server is one whose process the harness could not see (TOXIPROXY_URL: docs/sandbox.md), reached the publisher's consumer port 4000: the run cannot be judged",
+  ]);
 });
