@@ -152,12 +152,17 @@ async function catalogueTime() {
   }
 }
 
-/** What a lab's catalogue takes by script alone: the sum of its scenarios' real script time (feed: blocks × interval × time_scale). */
+/**
+ * What a lab's catalogue takes by script alone: the sum of its scenarios' real script time (feed:
+ * blocks × interval × time_scale). The restart storm runs no script: its rounds are its real
+ * time (each lasts `round_ms` at least, as its backoff statistics need).
+ */
 function scriptedSeconds(lab) {
   const dir = join(root, 'scenarios', lab);
+  const realMs = ({ time, storm }) => (storm ? storm.rounds * storm.roundMs : time.scriptMs);
   const times = readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
-    .map((f) => loadScenario(join(dir, f)).lab.time.scriptMs / 1000);
+    .map((f) => realMs(loadScenario(join(dir, f)).lab) / 1000);
   return { count: times.length, seconds: times.reduce((a, b) => a + b, 0), longest: Math.max(...times) };
 }
 
