@@ -29,7 +29,6 @@ import { leaseUid, type UidLease } from '../sandbox/uids.js';
 import type { Executed, RunRequest } from './execute.js';
 import type { ToRunner, ToWorker } from './worker.js';
 
-// Compiled, the worker is next to this module; run from source (the unit tests), it is dist/'s.
 /**
  * The worker's environment: the harness's, without NODE_EXTRA_CA_CERTS. Node reads and parses that
  * bundle of certificates as it starts (45 ms of a sealed run's start here, where it names the
@@ -42,6 +41,7 @@ export function workerEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessE
   return rest;
 }
 
+// Compiled, the worker is next to this module; run from source (the unit tests), it is dist/'s.
 const WORKER = [new URL('./worker.js', import.meta.url), new URL('../../dist/harness/run/worker.js', import.meta.url)]
   .map((url) => fileURLToPath(url))
   .find((path) => existsSync(path))!;
