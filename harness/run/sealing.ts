@@ -2,6 +2,7 @@
 // sandbox.md) and the asked mode (`--seal`, `--no-seal`, CHAOSLAB_SEAL), and said in every
 // run's journal and report.
 
+import { externalToxiproxyUrl } from '../toxiproxy/server.js';
 import { decideSealing, probeSealing, type SealingDecision, type SealMode, sealModeFromEnv } from '../sandbox/probe.js';
 
 let decided: Promise<SealingDecision> | undefined;
@@ -12,7 +13,7 @@ let decidedFor: string | undefined;
  * `--toxiproxy-url` given, else TOXIPROXY_URL) cannot serve a run's own namespace.
  */
 export function sealing(mode: SealMode = sealModeFromEnv(), given?: string): Promise<SealingDecision> {
-  const toxiproxyUrl = given ?? (process.env.TOXIPROXY_URL || undefined);
+  const toxiproxyUrl = externalToxiproxyUrl(given);
   const key = `${mode} ${toxiproxyUrl ?? ''}`;
   if (decided && decidedFor === key) return decided;
   decidedFor = key;

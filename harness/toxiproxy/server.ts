@@ -84,9 +84,17 @@ const HOW_TO_GET_ONE = [
   '  - install Go >= 1.22 and run scripts/install-toxiproxy.sh.',
 ].join('\n');
 
+/**
+ * The URL of a server the user runs: `given` (`--toxiproxy-url`), else TOXIPROXY_URL when it is
+ * set and not blank; undefined when a run starts its own. The sealing decision asks the same.
+ */
+export function externalToxiproxyUrl(given?: string): string | undefined {
+  return given ?? nonEmpty(process.env.TOXIPROXY_URL);
+}
+
 /** Starts (or connects to) the real Toxiproxy server; see the module comment for the order. */
 export async function startToxiproxy(options: StartToxiproxyOptions = {}): Promise<ToxiproxyServer> {
-  const external = options.url ?? (options.own ? undefined : nonEmpty(process.env.TOXIPROXY_URL));
+  const external = options.own ? options.url : externalToxiproxyUrl(options.url);
   if (external !== undefined) return useRunningServer(external, options.url !== undefined ? 'url option' : 'TOXIPROXY_URL');
 
   const logLevel = options.logLevel ?? nonEmpty(process.env.TOXIPROXY_LOG_LEVEL) ?? 'info';
