@@ -158,7 +158,8 @@ export function holdsListener(pid: number, address: string, port: number): boole
   return readTcpTable().some((r) => r.local === local && r.state === '0A' && r.inode !== 0 && holds(pid, `socket:[${r.inode}]`));
 }
 
-const LOCAL_LISTEN = new Set(['127.0.0.1', '0:0:0:0:0:0:0:1', '0.0.0.0', '0:0:0:0:0:0:0:0']);
+/** Where a server answering at 127.0.0.1 may listen: the loopback (IPv4, IPv6) or every address. */
+const LOOPBACK_LISTEN = ['127.0.0.1', '0:0:0:0:0:0:0:1', '0.0.0.0', '0:0:0:0:0:0:0:0'];
 
 /**
  * Pids holding a socket that listens on `port` of this machine's loopback (or every address),
@@ -166,8 +167,10 @@ const LOCAL_LISTEN = new Set(['127.0.0.1', '0:0:0:0:0:0:0:1', '0.0.0.0', '0:0:0:
  * (no /proc, or held by a process we may not read).
  */
 export function loopbackListenerPids(port: number): number[] {
+  const locals = new Set(LOOPBACK_LISTEN.map((address) => `${address} ${port}`));
+  // 0A: TCP_LISTEN.
   const inodes = readTcpTable()
-    .filter((r) => r.state === '0A' && r.inode !== 0 && r.local.endsWith(` ${port}`) && LOCAL_LISTEN.has(r.local.slice(0, -` ${port}`.length)))
+    .filter((r) => r.state === '0A' && r.inode !== 0 && locals.has(r.local))
     .map((r) => r.inode);
   return [...new Set(inodes.flatMap((inode) => socketHolders(inode)))].sort((a, b) => a - b);
 }
