@@ -14,6 +14,8 @@ import { reproduceOf } from '../record/reproduce.js';
 import type { RunRequest } from './execute.js';
 import { runSealed } from './sealed.js';
 import { handBackRooms } from '../sandbox/room.js';
+import { sealedOutProblem } from '../sandbox/out-folder.js';
+import { UsageError } from '../base/exit-status.js';
 import { lossFaultOf } from '../scenario/faults.js';
 import type { Scenario } from '../scenario/types.js';
 import { type SealMode, sealing } from './sealing.js';
@@ -76,6 +78,9 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   makePassable(reportsDir);
   const runDir = join(reportsDir, runId);
   const decision = await sealing(options.seal, options.toxiproxyUrl);
+  // Refused before anything starts: a store the harness cannot reach would FAIL an honest consumer.
+  const unreachable = decision.sealed ? sealedOutProblem(reportsDir) : undefined;
+  if (unreachable) throw new UsageError(`refusing to run sealed here: ${unreachable}, or run with --no-seal`);
   const request: RunRequest = {
     scenario,
     runId,

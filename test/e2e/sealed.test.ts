@@ -3,7 +3,8 @@
 // slot uids, no namespace holder). Unsealed, the one thing still caught is going around the proxy,
 // through /proc. Skips with the probe's reason where this machine cannot seal (not root, no
 // namespaces, no nftables or tini).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { readJournal } from '../../harness/record/journal.js';
@@ -155,4 +156,32 @@ t.test('sealed: a command the consumer uid cannot start fails the run at once, n
     journal.find((e) => e.type === 'verdict'),
     { verdict: { status: 'fail', findings: [{ code: 'cannot-start' }] } },
   );
+});
+
+t.test('sealed: an output folder the consumer uid cannot pass is refused before any run, with its reason', { skip: sealedOnly }, async (t) => {
+  // A mktemp -d folder (0700) above --out: the store, read with the consumer's uid, would be
+  // unreadable, and an honest consumer would FAIL (SQLITE_CANTOPEN). Refused instead, as grade does.
+  const closed = mkdtempSync(join(tmpdir(), 'chaoslab-out-'));
+  t.teardown(() => rmSync(closed, { recursive: true, force: true }));
+  for (const args of [
+    ['run', 'ack-crash'],
+    ['run', 'ack-crash', 'ack-lost', '--jobs', '2'],
+    ['chaos', '--runs', '1'],
+  ]) {
+    const result = await chaoslab([...args, '--seal', '--reports', join(closed, 'out')]);
+    t.equal(result.exitCode, 2, `${args.join(' ')}: exit 2`);
+    t.match(
+      result.stderr,
+      `chaoslab: refusing to run sealed here: uid 61000 cannot reach the output folder ${join(closed, 'out')}`,
+      `${args.join(' ')}: names the folder`,
+    );
+    t.match(result.stderr, `${closed} is not searchable by it (owner 0:0, mode 0700)`);
+    t.match(result.stderr, 'or run with --no-seal');
+    t.notOk(
+      readdirSync(closed, { recursive: true }).some((f) => String(f).endsWith('journal.jsonl')),
+      'no run was started',
+    );
+  }
+  const unsealed = await chaoslab(['run', 'ack-crash', '--no-seal', '--reports', join(closed, 'out')]);
+  t.equal(unsealed.exitCode, 0, 'unsealed, the same folder serves: the harness reads as itself');
 });

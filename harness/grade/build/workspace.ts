@@ -19,6 +19,7 @@ import { onCleanup } from '../../base/cleanup.js';
 import { PASSABLE } from '../../report/staff-only.js';
 import { isAlive, readStat } from '../../sandbox/proc.js';
 import { checkAccess } from '../../sandbox/room.js';
+import { sealedOutProblem } from '../../sandbox/out-folder.js';
 import { uidForSlot } from '../../sandbox/uids.js';
 
 export const SEALED_WORKSPACES = '/var/lib/chaoslab/grade';
@@ -84,10 +85,9 @@ function sweepStale(root: string): void {
  * submission's build or consumer would read the others').
  */
 export function placesProblem(outDir: string, classDir: string | undefined): string | undefined {
+  const out = sealedOutProblem(outDir);
+  if (out) return out;
   const uid = uidForSlot(0);
-  const out = checkAccess(outDir, uid, uid, 'search', `the output folder ${outDir}`);
-  if (out)
-    return `${out.message}: sealed consumers keep their database in a room under it; give an --out every user can pass through (no 0700 folder above it, as mktemp -d makes)`;
   if (classDir !== undefined && !checkAccess(resolve(classDir), uid, uid, 'search'))
     return `the class folder ${resolve(classDir)} can be reached by the sandbox uids (uid ${uid} passes through it): a submission's build or consumer could read the other submissions; make it root's alone (chmod 700 ${resolve(classDir)})`;
   return undefined;
