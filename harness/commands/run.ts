@@ -44,12 +44,17 @@ export function register(program: Command): void {
     // mistake in the scenario names stay quick.
     .action(async (names: string[], opts: RunCommandOptions) => {
       // The sealing probe (a trial namespace: child processes) runs while the scenarios load;
-      // the runner awaits the same answer later (harness/run/sealing.ts), errors and all. Sealed,
-      // the first run's namespace and worker are made meanwhile too (harness/run/sealed.ts).
+      // the runner awaits the same answer later (harness/run/sealing.ts), errors and all. Where
+      // runs may be sealed, the first run's namespace and worker are made meanwhile too, beside
+      // the probe, and closed if it says no (harness/run/sealed.ts).
       const cwd = process.cwd();
-      void import('../run/sealing.js')
-        .then(({ sealing }) => sealing(sealModeOf(opts.seal), opts.toxiproxyUrl))
-        .then(async (decision) => decision.sealed && (await import('../run/sealed.js')).prewarmSealedPlace(cwd))
+      const mode = sealModeOf(opts.seal);
+      void Promise.all([import('../run/sealing.js'), import('../run/sealed.js')])
+        .then(async ([{ mightSeal, sealing }, { discardPrewarmedPlace, prewarmSealedPlace }]) => {
+          if (mightSeal(mode, opts.toxiproxyUrl)) prewarmSealedPlace(cwd);
+          const decision = await sealing(mode, opts.toxiproxyUrl).catch(() => undefined);
+          if (!decision?.sealed) await discardPrewarmedPlace();
+        })
         .catch(() => {});
       try {
         const selection = (await import('./select.js')).selectItems(names, opts);

@@ -33,4 +33,12 @@ export function sealing(mode: SealMode = sealModeFromEnv(), given?: string): Pro
   return decided;
 }
 
+/**
+ * Whether runs may be sealed, as far as is known without the probe: root, sealing not asked off,
+ * no external Toxiproxy. The run command opens the first run's place on this, while the probe runs.
+ */
+export function mightSeal(mode: SealMode = sealModeFromEnv(), given?: string): boolean {
+  return mode !== 'off' && externalToxiproxyUrl(given) === undefined && process.getuid?.() === 0;
+}
+
 export type { SealMode };

@@ -9,7 +9,7 @@
 
 import type { JournalEntry } from '../record/journal.js';
 import { startToxiproxy } from '../toxiproxy/server.js';
-import { type Executed, executeRun, type FirewallCounters, type RunRequest } from './execute.js';
+import type { Executed, FirewallCounters, RunRequest } from './execute.js';
 
 export type ToRunner =
   | { type: 'entries'; entries: JournalEntry[] }
@@ -68,6 +68,10 @@ const ALIVE_MS = 1000;
 // starts while this worker waits for its run, which takes it (execute.ts RunHooks.toxiproxy).
 const toxiproxy = startToxiproxy({ own: true });
 toxiproxy.catch(() => {}); // the run awaits it, and reports its failure as before
+// The run's module graph (some 60 ms to load here) loads while Toxiproxy starts, not before:
+// imported statically, it held Toxiproxy's start back until it had loaded, and the run then
+// waited for Toxiproxy.
+const execute = import('./execute.js');
 
 process.umask(0o077);
 process.on('message', (message: ToWorker) => {
@@ -86,13 +90,16 @@ process.on('message', (message: ToWorker) => {
   setInterval(() => {
     if (process.connected) process.send?.({ type: 'alive' } satisfies ToRunner);
   }, ALIVE_MS).unref();
-  void executeRun(message.request, {
-    onJournal: sendEntry,
-    allowPort: async (port) => void (await ask({ what: 'allow-port', port })),
-    firewall: async () => (await ask({ what: 'firewall' })) as FirewallCounters | undefined,
-    signal: stop.signal,
-    toxiproxy,
-  })
+  void execute
+    .then(({ executeRun }) =>
+      executeRun(message.request, {
+        onJournal: sendEntry,
+        allowPort: async (port) => void (await ask({ what: 'allow-port', port })),
+        firewall: async () => (await ask({ what: 'firewall' })) as FirewallCounters | undefined,
+        signal: stop.signal,
+        toxiproxy,
+      }),
+    )
     .then(
       ({ entries: _entries, ...executed }): Executed => executed,
       (error: unknown): Executed => ({
