@@ -123,6 +123,57 @@ export function otherLabWatch(
 }
 
 /**
+ * otherLabWatch without the other labs loaded until an entry could show one: a consumer's line
+ * that is not its own lab's first line, or its exit 64 (a sealed worker begins its run with its
+ * own lab only, and an honest consumer never shows another). Then `loadOthers` runs and every
+ * entry written so far is replayed to the watch, so it finds what a watch that saw each entry live
+ * finds. `found` hears each finding (the first ends the run); the verdict awaits `settled()`.
+ */
+export function otherLabWatchOnceLoaded(
+  scenario: { name: string; lab: string },
+  own: ConsumerSignature,
+  loadOthers: () => Promise<readonly LabSigned[]>,
+  entries: () => readonly JournalEntry[],
+  found: (finding: Finding) => void,
+): { see: (entry: JournalEntry) => void; settled: () => Promise<void> } {
+  let watch: ((entry: JournalEntry) => Finding | undefined) | undefined;
+  let loading: Promise<void> | undefined;
+  const mayShowOtherLab = otherLabHint(own);
+  const look = (entry: JournalEntry): void => {
+    const finding = watch?.(entry);
+    if (finding) found(finding);
+  };
+  const load = (): void => {
+    loading = loadOthers().then((others) => {
+      watch = others.length > 0 ? otherLabWatch(scenario, own, others) : () => undefined;
+      for (const written of entries()) look(written);
+    });
+    loading.catch(() => {}); // the verdict awaits it and reports its failure
+  };
+  const see = (entry: JournalEntry): void => {
+    if (watch) look(entry);
+    else if (mayShowOtherLab(entry) && !loading) load();
+  };
+  return { see, settled: () => loading ?? Promise.resolve() };
+}
+
+/**
+ * Whether otherLabWatch could find anything in an entry, fed every entry in order: a consumer
+ * connection's first line that is not its own lab's, or a consumer's exit 64.
+ */
+function otherLabHint(own: ConsumerSignature): (entry: JournalEntry) => boolean {
+  const unheard = new Set<string>();
+  return (entry) => {
+    if (entry.type === 'wire') {
+      const key = `${entry.stream}/${entry.conn}`;
+      if (entry.kind === 'open' && entry.owner?.role === 'consumer') unheard.add(key);
+      return entry.kind === 'recv' && unheard.delete(key) && !own.opens(entry.line);
+    }
+    return entry.type === 'process-exit' && entry.role === 'consumer' && entry.code === EXIT_ENV;
+  };
+}
+
+/**
  * The verdict of a run ended by that finding: it alone (the lab's checker is not asked: every
  * other observation is a consequence of the wrong protocol), nothing compared.
  */

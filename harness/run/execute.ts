@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { cannotStartFinding, coreFindings, coreTables, isShellCannotRun, withCoreFindings } from '../judge/core-findings.js';
 import { JOURNAL_SCHEMA, type JournalEntry, JournalWriter } from '../record/journal.js';
 import type { Lab } from '../lab-api/lab.js';
-import { allLabs, labNamed } from '../labs/registry.js';
+import { loadAllLabs, loadLab } from '../labs/lab-folders.js';
 import { scenarioFileNames } from '../catalogue/catalogue-files.js';
 import { harnessVersion } from '../base/paths.js';
 import { onAbort } from '../base/interrupt.js';
@@ -21,7 +21,7 @@ import { ToxiproxyAdapter } from '../toxiproxy/adapter.js';
 import { startToxiproxy } from '../toxiproxy/server.js';
 import type { Finding, Verdict } from '../findings/verdict.js';
 import { withCoverage } from '../findings/coverage.js';
-import { otherLabVerdict, otherLabWatch } from '../judge/other-lab.js';
+import { otherLabVerdict, otherLabWatchOnceLoaded } from '../judge/other-lab.js';
 import { type Executed, RunEnding } from './run-ending.js';
 import { RunParts } from './run-parts.js';
 import type { RunHooks, RunRequest } from './run-request.js';
@@ -34,18 +34,23 @@ export const LAB_SETTLE_MS = 5000;
 
 export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Promise<Executed & { entries: readonly JournalEntry[] }> {
   const { scenario, runDir } = request;
-  const lab = labNamed(scenario.protocol);
+  // Its own lab only: the others load only if the watch below needs them.
+  const lab = await loadLab(scenario.protocol);
   if (!lab) throw new Error(`scenario ${scenario.name}: no lab named "${scenario.protocol}"`);
   const log = hooks.log ?? (() => {});
   const t0 = performance.now();
   const clock = () => performance.now() - t0;
-  // A consumer that shows it speaks another lab's protocol ends the run with that one finding.
-  const otherLab = otherLabWatchOf(scenario, lab);
   let ending: RunEnding | undefined;
-  const journal = new JournalWriter(join(runDir, 'journal.jsonl'), clock, (entry) => {
+  // A consumer that shows it speaks another lab's protocol ends the run with that one finding.
+  const otherLab = otherLabWatchOf(
+    scenario,
+    lab,
+    () => journal.entries,
+    (finding) => ending?.decide(otherLabVerdict(finding)),
+  );
+  const journal: JournalWriter = new JournalWriter(join(runDir, 'journal.jsonl'), clock, (entry) => {
     hooks.onJournal?.(entry);
-    const finding = otherLab?.(entry);
-    if (finding) ending?.decide(otherLabVerdict(finding));
+    otherLab.see(entry);
     // The shell could not run the command (126, 127): every restart would fail the same way.
     const notRun = isShellCannotRun(entry) ? cannotStartFinding(journal.entries) : undefined;
     if (notRun) ending?.decide(cannotStart(notRun, 'Not compared: the command could not be run, so the run was stopped at its first try.'));
@@ -55,7 +60,7 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
   ending = new RunEnding(hooks.signal, journal, clock);
   let outcome: Executed = { status: 'error' };
   try {
-    outcome = await runAndJudge(request, hooks, lab, { journal, parts, ending, clock, log });
+    outcome = await runAndJudge(request, hooks, lab, { journal, parts, ending, clock, log, otherLabSettled: otherLab.settled });
   } catch (caught) {
     outcome = ending.outcomeOf(caught);
   } finally {
@@ -67,15 +72,25 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
   return { ...outcome, entries: journal.entries };
 }
 
-/** The watch for a consumer of another lab (harness/judge/other-lab.ts), when the labs say how their consumers show themselves. */
-function otherLabWatchOf(scenario: RunRequest['scenario'], lab: Lab): ((entry: JournalEntry) => Finding | undefined) | undefined {
+/**
+ * The watch for a consumer of another lab, when the labs say how their consumers show themselves;
+ * the other labs load only if an entry could show one (harness/judge/other-lab.ts).
+ */
+function otherLabWatchOf(
+  scenario: RunRequest['scenario'],
+  lab: Lab,
+  entries: () => readonly JournalEntry[],
+  found: (finding: Finding) => void,
+): { see: (entry: JournalEntry) => void; settled: () => Promise<void> } {
   const own = lab.consumerSignature;
-  const others = allLabs().flatMap((other) =>
-    other !== lab && other.consumerSignature
-      ? [{ name: other.name, signature: other.consumerSignature, happyPath: other.happyPath, scenarioNames: () => scenarioFileNames(other.scenariosDir) }]
-      : [],
-  );
-  return own && others.length > 0 ? otherLabWatch({ name: scenario.name, lab: lab.name }, own, others) : undefined;
+  if (!own) return { see: () => {}, settled: () => Promise.resolve() };
+  const loadOthers = async () =>
+    (await loadAllLabs()).flatMap((other) =>
+      other !== lab && other.consumerSignature
+        ? [{ name: other.name, signature: other.consumerSignature, happyPath: other.happyPath, scenarioNames: () => scenarioFileNames(other.scenariosDir) }]
+        : [],
+    );
+  return otherLabWatchOnceLoaded({ name: scenario.name, lab: lab.name }, own, loadOthers, entries, found);
 }
 
 /** The run's first entries: what runs, with what, where; then the scenario as loaded. */
@@ -102,6 +117,8 @@ function journalRunStart(journal: JournalWriter, request: RunRequest, lab: Lab):
 }
 
 interface RunBody {
+  /** Once the watch for another lab's consumer has seen every entry so far (it may load the other labs). */
+  otherLabSettled: () => Promise<void>;
   journal: JournalWriter;
   parts: RunParts;
   ending: RunEnding;
@@ -133,6 +150,7 @@ async function runAndJudge(request: RunRequest, hooks: RunHooks, lab: Lab, body:
   // Faults end before the verdict: a loss fault's counters are evidence (labs stop theirs already).
   for (const engine of parts.engines) await engine.stop();
   await journalEvidence(request, hooks, parts, journal);
+  await body.otherLabSettled();
   const verdict = ending.decided ?? withCoverage(withCoreFindings(await lab.check(ctx), coreFindings(journal.entries), coreTables(journal.entries)));
   journal.write({ type: 'verdict', verdict });
   return { status: verdict.status, verdict };

@@ -2,7 +2,17 @@
 // exit 64, names its lab; the finding quotes it inert and names the scenario to run instead.
 import t from 'tap';
 import type { JournalEntry } from '../../../harness/record/journal.js';
-import { type ConsumerSignature, counterpart, type LabSigned, OTHER_LAB, otherLabVerdict, otherLabWatch, quoteLine } from '../../../harness/judge/other-lab.js';
+import {
+  type ConsumerSignature,
+  counterpart,
+  type LabSigned,
+  OTHER_LAB,
+  otherLabVerdict,
+  otherLabWatch,
+  otherLabWatchOnceLoaded,
+  quoteLine,
+} from '../../../harness/judge/other-lab.js';
+import type { Finding } from '../../../harness/findings/verdict.js';
 import { labNamed } from '../../../harness/labs/registry.js';
 
 const ledger: ConsumerSignature = { opens: (l) => /^RESUME\b/.test(l), variables: ['CHAOSLAB_PORT', 'CHAOSLAB_TIMEOUT_MS'] };
@@ -105,4 +115,66 @@ t.test("the real labs' signatures tell each other's reference first lines apart"
   t.ok(feedLab.opens('{ "client": "c", "op" : "subscribe" }'), 'members in any order, spaces allowed');
   t.ok(ledgerLab.variables.includes('CHAOSLAB_TIMEOUT_MS') && !feedLab.variables.includes('CHAOSLAB_TIMEOUT_MS'));
   t.ok(feedLab.variables.includes('CHAOSLAB_CLIENT_ID') && !ledgerLab.variables.includes('CHAOSLAB_CLIENT_ID'));
+});
+
+t.test('the other labs are loaded only once an entry could show one; then what was written is replayed, in order', async (t) => {
+  const written: JournalEntry[] = [];
+  const found: Finding[] = [];
+  let loads = 0;
+  let loaded!: (labs: readonly LabSigned[]) => void;
+  const { see, settled } = otherLabWatchOnceLoaded(
+    scenario,
+    ledger,
+    () => {
+      loads++;
+      return new Promise((resolve) => (loaded = resolve));
+    },
+    () => written,
+    (finding) => found.push(finding),
+  );
+  const write = (entry: JournalEntry) => {
+    written.push(entry);
+    see(entry);
+  };
+  // An honest run: the control's lines, the consumer's RESUME and ACKs, a clean exit.
+  for (const entry of [open(1, 'control'), recv(1, 'RESUME -1\n', 'control'), open(1, 'consumer'), recv(1, 'RESUME -1\n'), recv(1, 'ACK 0\n'), exit(0, '')])
+    write(entry);
+  t.equal(loads, 0, 'an honest consumer never loads the other labs');
+  await settled();
+  // Another consumer connection whose first line is the feed lab's: now they load.
+  for (const entry of [open(2, 'consumer', 2), recv(2, '{"op":"subscribe","client":"c1","topics":[]}\n'), recv(2, '{"op":"pong"}\n')]) write(entry);
+  t.equal(loads, 1);
+  t.same(found, [], 'nothing said before they are in');
+  loaded([feed]);
+  await settled();
+  t.same(found, judge(written), 'the replay finds what a watch that saw every entry live finds');
+  t.equal(found.length, 1);
+  write(recv(3, '{"op":"subscribe","client":"c1","topics":[]}\n'));
+  write(exit(64, 'missing CHAOSLAB_CLIENT_ID', 3));
+  t.equal(loads, 1, 'loaded once');
+});
+
+t.test('the hint: a consumer exit 64 before any line loads them too; a lab that cannot load fails the verdict', async (t) => {
+  const found: Finding[] = [];
+  const written = [exit(64, 'chaoslab: CHAOSLAB_CLIENT_ID is not set')];
+  const asking = otherLabWatchOnceLoaded(
+    scenario,
+    ledger,
+    async () => [feed],
+    () => written,
+    (f) => found.push(f),
+  );
+  asking.see(written[0]!);
+  await asking.settled();
+  t.same(found, judge(written));
+  t.match(found[0]?.text, /CHAOSLAB_CLIENT_ID/);
+  const broken = otherLabWatchOnceLoaded(
+    scenario,
+    ledger,
+    () => Promise.reject(new Error('feed/index.js must export exactly one lab')),
+    () => written,
+    () => {},
+  );
+  broken.see(written[0]!);
+  await t.rejects(broken.settled(), /must export exactly one lab/, 'a lab that cannot load fails what awaits it (the verdict)');
 });
