@@ -60,6 +60,8 @@ const journalIn = (out) => {
 // §1: ack-crash end to end, as a user runs it (Toxiproxy started by the run, sealed where the probe allows).
 async function scenarioOverhead() {
   const plan = loadScenario(join(root, 'scenarios', 'ledger', 'ack-crash.yaml')).lab;
+  const incarnations = plan.consumer.incarnations.length;
+  const sandbox = await sandboxCost();
   for (const ref of refs) {
     log(`§1 ack-crash, ${ref.label}`);
     let sealing = '';
@@ -89,9 +91,61 @@ async function scenarioOverhead() {
         { kind: 'ratio-max', limit: 2 },
         { kind: 'max', limit: 0.5 },
       ],
-      note: `${sealing}; exit ${[...new Set(runs.map((r) => r.code))].join('/')}; node -e 0 takes ${median(bare.map((r) => r.seconds)).toFixed(3)} s in the bench's environment (the harness's own), ${median(bareClean.map((r) => r.seconds)).toFixed(3)} s in a clean one`,
+      note: `${sealing}; exit ${[...new Set(runs.map((r) => r.code))].join('/')}; node -e 0 takes ${median(bare.map((r) => r.seconds)).toFixed(3)} s in the bench's environment (the harness's own), ${median(bareClean.map((r) => r.seconds)).toFixed(3)} s in a clean one${sandbox && sealed() ? `; ${leastNote(floors, bare, bareClean, sandbox, incarnations)}` : ''}`,
     });
+    if (sandbox && sealed()) figures.push(leastSealedRun(ref, floors, bare, bareClean, sandbox, incarnations));
   }
+}
+
+/**
+ * What sealing itself costs here (harness/sandbox/cost.ts, as `make bench-sandbox` prints it):
+ * a consumer process's sealed chain with its cgroups, beyond a plain one, and the run's network
+ * namespace. Undefined where the machine cannot seal.
+ */
+async function sandboxCost() {
+  const { probeSealing } = await import('../dist/harness/sandbox/probe.js');
+  if (!(await probeSealing()).available) return undefined;
+  const { measureSealingCost } = await import('../dist/harness/sandbox/cost.js');
+  const { leaseUid } = await import('../dist/harness/sandbox/uids.js');
+  const lease = leaseUid(0);
+  try {
+    const cost = await measureSealingCost({ uid: lease.uid, cwd: work, runs: 15 });
+    return { perProcessSeconds: cost.perProcess.at(-1).addedMs / 1000, namespaceSeconds: cost.perRun.namespaceMs / 1000 };
+  } finally {
+    lease.release();
+  }
+}
+
+/**
+ * The least a sealed run can take, turn by turn: the consumers' floor, plus what no harness of
+ * this design can take away: its own Node start in your environment, a second Node start in the
+ * run's namespace (clean; Node cannot enter a namespace by itself), the namespace, and each
+ * incarnation's sealed chain (one after another; the control runs beside them, unsealed). Left
+ * out, so it is a lower bound: the firewall, the room's mount, Toxiproxy, the harness's modules.
+ */
+function leastSamples(floors, bare, bareClean, sandbox, incarnations) {
+  const fixed = sandbox.namespaceSeconds + incarnations * sandbox.perProcessSeconds;
+  return floors.map((f, i) => f.seconds + bare[i].seconds + bareClean[i].seconds + fixed);
+}
+
+function leastNote(floors, bare, bareClean, sandbox, incarnations) {
+  const least = median(leastSamples(floors, bare, bareClean, sandbox, incarnations));
+  const ratio = least / median(floors.map((f) => f.seconds));
+  return `sealing alone makes the least a sealed run can take ${least.toFixed(3)} s = ${ratio.toFixed(2)}× this floor (next row)${ratio > 2 ? ': ≤ 2× cannot be met on this machine' : ''}`;
+}
+
+function leastSealedRun(ref, floors, bare, bareClean, sandbox, incarnations) {
+  return {
+    section: '1 scenario overhead',
+    name: `ack-crash, ${ref.label}: the least a sealed run can take`,
+    unit: 's',
+    value: summarize(leastSamples(floors, bare, bareClean, sandbox, incarnations)),
+    floor: { name: 'its 3 consumer processes, no harness, in the environment a sealed run gives them', value: seconds(floors) },
+    note:
+      `the floor + node -e 0 in the bench's environment (the harness's start) + node -e 0 in a clean one (the worker in the run's namespace) + ` +
+      `the namespace (${(sandbox.namespaceSeconds * 1000).toFixed(1)} ms) + ${incarnations} incarnations × their sealed chain with its cgroups ` +
+      `(${(sandbox.perProcessSeconds * 1000).toFixed(1)} ms each beyond a plain process), turn by turn; a lower bound: no firewall, room, Toxiproxy or harness module in it`,
+  };
 }
 
 // §2: start-up of `list` and `validate <one file>` against bare Node.
