@@ -12,7 +12,7 @@ import type { RunContext } from '../../../lab-api/lab.js';
 import { type StartedProcess, sleepUntilEnded, untilEnded } from '../../../processes/processes.js';
 import { stallError, watchLoopLag } from '../../../record/loop-lag.js';
 import type { LedgerPlan } from '../scenario/load.js';
-import { ledgerRowBound, readStore } from '../check/store-reader.js';
+import { ledgerRowBound, loadStoreReaderSoon, readStore } from '../check/store-reader.js';
 import { STOPPED_READ_TIMEOUT_MS } from '../../../judge/stopped-lock.js';
 
 /** What the run's steps share: the consumer process running now, and the fault engine once the proxy exists. */
@@ -131,6 +131,7 @@ async function runIncarnation(
     readStore(db, { writerGone, timeoutMs, guard: ctx.consumerStore, maxRows: ledgerRowBound(ctx.scenario.lab.events.length) });
   const started = ctx.processes.start('consumer', n, ctx.consumerCommand, run.env, run.room);
   state.current = started;
+  if (n === 1) loadStoreReaderSoon();
   const exit = ctx.processes.exit(started);
   if (run.fault?.includes('stop@')) {
     await ctx.processes.observeSelfStops(started, exit, () => {
