@@ -4,6 +4,14 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
+/** What `chaoslab list` shows of a scenario. */
+export interface ListedScenario {
+  name: string;
+  description: string;
+  file: string;
+  lab: string;
+}
+
 export interface CatalogueEntry {
   name: string;
   /** The lab folder it sits in. */

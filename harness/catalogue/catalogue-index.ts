@@ -1,23 +1,28 @@
-// `chaoslab list` without parsing the catalogue. The build (scripts/build-catalogue-index.mjs,
-// after tsc and the validators) loads every scenario once and writes what list shows of each,
-// with the SHA-256 of the file, to dist/harness/catalogue/catalogue-index.json, together with the
-// size and mtime of every module loading goes through (load.js and its static imports, the
-// generated validators, the yaml package). A file the index vouches for (the same bytes, the same
-// loader) loads to exactly what the index says, so list takes that; any other file is loaded as
-// before, with the same errors. A plain `tsc` rewrites the modules, and the index vouches for none.
+// `chaoslab list` and `run` without parsing the catalogue. The build (scripts/build-catalogue-index.mjs,
+// after tsc and the validators) loads every scenario once and writes what list shows of each and
+// what loading gave, with the SHA-256 of the file, to dist/harness/catalogue/catalogue-index.json,
+// together with the size and mtime of every module loading goes through (load.js and its static
+// imports, each lab's, the generated validators, the yaml package). A file the index vouches for
+// (the same bytes, the same loader) loads to exactly what the index says, so list shows that and
+// loadScenario returns it without loading YAML (some 50 ms of a run's start); any other file is
+// loaded as before, with the same errors. A plain `tsc` rewrites the modules, and the index
+// vouches for none.
 
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CatalogueEntry } from './catalogue-files.js';
-import type { ListedScenario } from './catalogue.js';
+import type { CatalogueEntry, ListedScenario } from './catalogue-files.js';
+import type { Scenario } from '../scenario/types.js';
+
+/** A scenario as loadScenario returns it, less what depends on where and how it is read: its path and its text. */
+export type LoadedScenario = Omit<Scenario, 'file' | 'source'>;
 
 export interface CatalogueIndex {
   /** Path from the project root -> "<size>:<mtimeMs>", for each module loading depends on. */
   loader: Record<string, string>;
   /** Path from the catalogue's root -> the file's SHA-256 and what list shows of it. */
-  scenarios: Record<string, { sha256: string; name: string; description: string; lab: string }>;
+  scenarios: Record<string, { sha256: string; name: string; description: string; lab: string; loaded?: LoadedScenario }>;
 }
 
 /** Beside this module in dist/ (none beside the source: tap's runs load every file). */
@@ -40,8 +45,17 @@ function sha256Of(file: string): string | undefined {
   }
 }
 
-/** The index of `listed` (what listScenarios just loaded from `root`), for the loader made of `loaderFiles`. */
-export function makeIndex(listed: readonly ListedScenario[], root: string, projectRoot: string, loaderFiles: readonly string[]): CatalogueIndex {
+/**
+ * The index of `listed` (what listScenarios just loaded from `root`), for the loader made of
+ * `loaderFiles`; with `load`, what it gives for each file too (loadScenario, with no index to read).
+ */
+export function makeIndex(
+  listed: readonly ListedScenario[],
+  root: string,
+  projectRoot: string,
+  loaderFiles: readonly string[],
+  load?: (file: string) => Scenario,
+): CatalogueIndex {
   const loader: CatalogueIndex['loader'] = {};
   for (const file of loaderFiles) {
     const stamp = stampOf(file);
@@ -49,8 +63,45 @@ export function makeIndex(listed: readonly ListedScenario[], root: string, proje
     loader[relative(projectRoot, file)] = stamp;
   }
   const scenarios: CatalogueIndex['scenarios'] = {};
-  for (const s of listed) scenarios[relative(root, s.file)] = { sha256: sha256Of(s.file)!, name: s.name, description: s.description, lab: s.lab };
+  for (const s of listed) {
+    const entry: CatalogueIndex['scenarios'][string] = { sha256: sha256Of(s.file)!, name: s.name, description: s.description, lab: s.lab };
+    if (load) {
+      const { file: _file, source: _source, ...loaded } = load(s.file);
+      entry.loaded = loaded;
+    }
+    scenarios[relative(root, s.file)] = entry;
+  }
   return { loader, scenarios };
+}
+
+/** Parsed once per process (per file): a run or a batch looks up a file or many. */
+const parsed = new Map<string, CatalogueIndex | undefined>();
+
+/** The index in `indexFile` while every module of its loader is the one it was made with; else undefined. */
+function validIndex(indexFile: string, projectRoot: string): CatalogueIndex | undefined {
+  if (!parsed.has(indexFile)) {
+    try {
+      parsed.set(indexFile, JSON.parse(readFileSync(indexFile, 'utf8')) as CatalogueIndex);
+    } catch {
+      parsed.set(indexFile, undefined);
+    }
+  }
+  const index = parsed.get(indexFile);
+  if (!index) return undefined;
+  for (const [file, stamp] of Object.entries(index.loader ?? {})) if (stampOf(join(projectRoot, file)) !== stamp) return undefined;
+  return index;
+}
+
+/**
+ * What loadScenario gives for the file at `absolute` whose text is `source`, when the index
+ * vouches for it (a file of the catalogue at `root`, its bytes and the loader unchanged, no extra
+ * lab folders that could change which lab is the default); else undefined.
+ */
+export function vouchedLoad(absolute: string, source: string, root: string, projectRoot: string, indexFile = INDEX_FILE): Scenario | undefined {
+  if (process.env.CHAOSLAB_LAB_DIRS) return undefined;
+  const item = validIndex(indexFile, projectRoot)?.scenarios?.[relative(root, absolute)];
+  if (!item?.loaded || createHash('sha256').update(source, 'utf8').digest('hex') !== item.sha256) return undefined;
+  return { file: absolute, source, ...item.loaded };
 }
 
 /**
@@ -59,13 +110,8 @@ export function makeIndex(listed: readonly ListedScenario[], root: string, proje
  */
 export function vouchedScenarios(entries: readonly CatalogueEntry[], root: string, projectRoot: string, indexFile = INDEX_FILE): Map<string, ListedScenario> {
   const known = new Map<string, ListedScenario>();
-  let index: CatalogueIndex;
-  try {
-    index = JSON.parse(readFileSync(indexFile, 'utf8')) as CatalogueIndex;
-  } catch {
-    return known;
-  }
-  for (const [file, stamp] of Object.entries(index.loader ?? {})) if (stampOf(join(projectRoot, file)) !== stamp) return known;
+  const index = validIndex(indexFile, projectRoot);
+  if (!index) return known;
   for (const entry of entries) {
     const item = index.scenarios?.[relative(root, entry.file)];
     if (item && sha256Of(entry.file) === item.sha256)

@@ -3,20 +3,12 @@
 
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { catalogue, scenarioFileNames } from './catalogue-files.js';
+import { catalogue, type ListedScenario, scenarioFileNames } from './catalogue-files.js';
 import { loadScenario, type Scenario } from './load.js';
 import { closest, displayPath, ScenarioError, type ScenarioProblem } from '../scenario/problems.js';
 import { NAME_PATTERN } from '../scenario/schema-problems.js';
 
-export { type CatalogueEntry, catalogue } from './catalogue-files.js';
-
-/** What `chaoslab list` shows of a scenario. */
-export interface ListedScenario {
-  name: string;
-  description: string;
-  file: string;
-  lab: string;
-}
+export { type CatalogueEntry, catalogue, type ListedScenario } from './catalogue-files.js';
 
 /** Scenario names of the catalogue (of one lab, when given). */
 export function scenarioNames(root: string, lab?: string): string[] {

@@ -1,7 +1,8 @@
 // Where a problem is in the YAML text: follows a path of keys and indexes through the parsed
 // document to the node, so every error can name file:line:col.
 
-import { type Document, isMap, isPair, isScalar, isSeq, type Node, type Pair } from 'yaml';
+import type { Document, Node, Pair } from 'yaml';
+import { yamlModule } from './yaml-lazy.js';
 import { fieldOf, type Segment } from './problems.js';
 
 interface Located {
@@ -11,6 +12,7 @@ interface Located {
 
 /** Follows `segments` through the YAML tree as far as it goes. */
 export function locate(doc: Document, segments: readonly Segment[]): Located {
+  const { isMap, isScalar, isSeq } = yamlModule();
   let node: unknown = doc.contents;
   let keyNode: Node | null = null;
   for (const s of segments) {
@@ -31,6 +33,7 @@ export function locate(doc: Document, segments: readonly Segment[]): Located {
 }
 
 export function offsetOf(located: Located, at: 'key' | 'value'): number {
+  const { isScalar } = yamlModule();
   const value = located.node?.range?.[0];
   const key = located.keyNode?.range?.[0];
   // An empty value (`events:` and nothing) has no useful position of its own: use the key.
@@ -41,6 +44,7 @@ export function offsetOf(located: Located, at: 'key' | 'value'): number {
 
 /** The dotted path of the key at `offset` (for duplicate-key errors). */
 export function fieldAtOffset(doc: Document, offset: number): string {
+  const { isMap, isPair, isScalar, isSeq } = yamlModule();
   const segments: Segment[] = [];
   let node: unknown = doc.contents;
   const inside = (n: unknown): boolean => {

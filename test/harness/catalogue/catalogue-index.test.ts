@@ -1,11 +1,15 @@
-// The build's catalogue index (harness/catalogue/catalogue-index.ts): `chaoslab list` takes a
-// file's entry only while the file's bytes and the loader's modules are those it was made from.
-import { utimesSync, writeFileSync } from 'node:fs';
+// The build's catalogue index (harness/catalogue/catalogue-index.ts): `chaoslab list` and
+// loadScenario take a file's entry only while the file's bytes and the loader's modules are those
+// it was made from.
+import { spawnSync } from 'node:child_process';
+import { readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import util from 'node:util';
 import t from 'tap';
 import { listScenarios } from '../../../harness/catalogue/catalogue.js';
 import { catalogue } from '../../../harness/catalogue/catalogue-files.js';
-import { makeIndex, vouchedScenarios } from '../../../harness/catalogue/catalogue-index.js';
+import { makeIndex, vouchedLoad, vouchedScenarios } from '../../../harness/catalogue/catalogue-index.js';
 
 const HEAD = 'description: >-\n  Listed\n  from the index.\nevents: { deltas: [1] }\n';
 
@@ -38,4 +42,47 @@ t.test('an index vouches for unchanged files of an unchanged loader only', async
   utimesSync(module, new Date(), new Date(Date.now() + 5000));
   t.equal(vouchedScenarios(catalogue(root), root, dir, indexFile).size, 0, 'a rebuilt loader module: nothing is vouched for');
   t.equal(vouchedScenarios(catalogue(root), root, dir, path.join(dir, 'absent.json')).size, 0, 'no index: nothing');
+});
+
+t.test('loading a file the index vouches for: what loadScenario gives, for every catalogue scenario, without YAML', async (t) => {
+  const { loadScenario } = await import('../../../harness/catalogue/load.js');
+  const { scenariosDir, projectRoot } = await import('../../../harness/base/paths.js');
+  const dir = t.testdir({ loader: { 'load.js': '// a loader module\n' } });
+  const module = path.join(dir, 'loader', 'load.js');
+  const indexFile = path.join(dir, 'index.json');
+  const listed = listScenarios(scenariosDir);
+  writeFileSync(indexFile, JSON.stringify(makeIndex(listed, scenariosDir, dir, [module], loadScenario)));
+  const vouched = (file: string, source = readFileSync(file, 'utf8')) => vouchedLoad(file, source, scenariosDir, dir, indexFile);
+  t.ok(listed.length > 50, `${listed.length} scenarios`);
+  const differ = listed.filter((s) => !util.isDeepStrictEqual(vouched(s.file), loadScenario(s.file))).map((s) => s.name);
+  t.same(differ, [], 'each as loading gives it (a plan that JSON cannot carry would differ here)');
+
+  const one = listed[0]!.file;
+  t.equal(vouched(one, `${readFileSync(one, 'utf8')}\n`), undefined, 'other bytes: loaded as before');
+  t.equal(
+    vouched(path.join(projectRoot, 'elsewhere', path.basename(one)), readFileSync(one, 'utf8')),
+    undefined,
+    'a file outside the catalogue: loaded as before',
+  );
+  process.env.CHAOSLAB_LAB_DIRS = dir;
+  t.teardown(() => void delete process.env.CHAOSLAB_LAB_DIRS);
+  t.equal(vouched(one), undefined, 'extra lab folders (which could change the default lab): loaded as before');
+  delete process.env.CHAOSLAB_LAB_DIRS;
+  t.ok(vouched(one));
+  utimesSync(module, new Date(), new Date(Date.now() + 5000));
+  t.equal(vouched(one), undefined, 'a rebuilt loader module: loaded as before');
+});
+
+t.test('the build: a catalogue scenario loads from its index, and the yaml package is never loaded', async (t) => {
+  // The compiled tree, as `chaoslab run` uses it (the index sits beside dist/'s modules only).
+  const load = pathToFileURL(path.resolve(import.meta.dirname, '../../../dist/harness/catalogue/load.js')).href;
+  const script = `
+    import { createRequire } from 'node:module';
+    const { loadScenario } = await import(${JSON.stringify(load)});
+    const s = loadScenario('scenarios/ledger/ack-crash.yaml');
+    const yaml = Object.keys(createRequire(import.meta.url).cache).filter((f) => f.includes('/node_modules/yaml/'));
+    console.log(JSON.stringify({ name: s.name, source: s.source.length, yaml: yaml.length }));`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: path.resolve(import.meta.dirname, '../../..'), encoding: 'utf8' });
+  t.equal(r.status, 0, r.stderr);
+  t.same(JSON.parse(r.stdout), { name: 'ack-crash', source: readFileSync('scenarios/ledger/ack-crash.yaml', 'utf8').length, yaml: 0 });
 });
