@@ -59,6 +59,6 @@ export function writeValidityClass(dir: string, lab: string, submissions: readon
     if (existsSync(folder)) throw new Error(`${folder} exists already: give the proof an empty folder`);
     mkdirSync(folder);
     const manifest = s.program === 'server' ? { lab, server: s.command } : { lab, command: s.command };
-    writeFileSync(join(folder, s.manifest), s.manifest === 'chaoslab.json' ? `${JSON.stringify(manifest, null, 2)}\n` : stringify(manifest));
+    writeFileSync(join(folder, s.manifest), s.manifest === 'chaoslab.json' ? `${JSON.stringify(manifest, null, 2)}\n` : stringify(manifest, { lineWidth: 0 }));
   }
 }

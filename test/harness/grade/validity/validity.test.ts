@@ -258,6 +258,10 @@ t.test('the class: every matrix consumer a submission, manifests JSON and YAML i
   t.same(JSON.parse(readFileSync(join(dir, 'class', 'ref-typescript', 'chaoslab.json'), 'utf8')), { lab: 'ledger', command: subs[0]!.command });
   t.equal(readFileSync(join(dir, 'class', 'gap-skip-py', 'chaoslab.yaml'), 'utf8'), `lab: ledger\ncommand: ${subs[3]!.command}\n`);
   t.throws(() => writeValidityClass(join(dir, 'class'), 'ledger', subs), /exists already/);
+  // A checkout deep in the file system: the command stays on its line, as staff would copy it.
+  const deep = { ...subs[3]!, command: `python3 ${join(dir, 'a'.repeat(40), 'b'.repeat(40), 'consumer', 'ledger', 'mutants', 'gap_skip.py')}` };
+  writeValidityClass(join(dir, 'deep'), 'ledger', [deep]);
+  t.equal(readFileSync(join(dir, 'deep', 'gap-skip-py', 'chaoslab.yaml'), 'utf8'), `lab: ledger\ncommand: ${deep.command}\n`, 'a long command is not folded');
 });
 
 t.test("a class of servers: the lab's server matrix rows, each manifest naming a `server`", async (t) => {
