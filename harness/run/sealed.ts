@@ -78,13 +78,14 @@ export const STALL_MS = 30_000;
 /** After `abort`, the worker winds the run down (its lab gets LAB_SETTLE_MS); not ended after this long, it is killed. */
 export const ABORT_GRACE_MS = 15_000;
 
-/** What a harness killed with SIGKILL left (rooms still mounted, cgroup folders): swept once per process, before its first place. */
+/** What a harness killed with SIGKILL left (rooms still mounted, cgroup folders): swept once per process, before its first place is ready (while it opens). */
 let swept: Promise<unknown> | undefined;
 const sweepOnce = (): Promise<unknown> => (swept ??= Promise.all([sweepStaleRoomMounts(), sweepStaleCgroups()]).catch(() => {}));
 
 async function openPlace(slot: number, loss: boolean, cwd: string): Promise<SealedPlace> {
   void worldWritableDirs().catch(() => {}); // found while the place opens; each run's leftover scan looks there
-  await sweepOnce();
+  // While the place opens: nothing of its uid runs before its run, which waits for `ready`.
+  const swept = sweepOnce();
   const lease = leaseUid(slot);
   // A run with packet loss needs a loopback that carries real packets (loss.ts).
   const ns = await createRunNamespace({ label: `slot ${slot}`, ...(loss ? { loopback: LOOPBACK_LINK_ARGS } : {}) }).catch((error: unknown) => {
@@ -123,7 +124,7 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
     loss,
     cwd,
     lease,
-    ready: installFirewall(ns, [{ uid: lease.uid, allowTcpPorts: [] }]),
+    ready: Promise.all([swept, installFirewall(ns, [{ uid: lease.uid, allowTcpPorts: [] }])]).then(() => {}),
     ended: new Promise<Executed>((resolve, reject) => {
       child.on('message', (message: ToRunner) => {
         place.lastHeard = performance.now();
