@@ -1,12 +1,12 @@
 // `chaoslab list` and `run` without parsing the catalogue. The build (scripts/build-catalogue-index.mjs,
 // after tsc and the validators) loads every scenario once and writes what list shows of each and
 // what loading gave, with the SHA-256 of the file, to dist/harness/catalogue/catalogue-index.json,
-// together with the size and mtime of every module loading goes through (load.js and its static
-// imports, each lab's, the generated validators, the yaml package). A file the index vouches for
-// (the same bytes, the same loader) loads to exactly what the index says, so list shows that and
-// loadScenario returns it without loading YAML (some 50 ms of a run's start); any other file is
-// loaded as before, with the same errors. A plain `tsc` rewrites the modules, and the index
-// vouches for none.
+// together with the size, mtime and SHA-256 of every module loading goes through (load.js and its
+// static imports, each lab's, the generated validators, the yaml package). A file the index
+// vouches for (the same bytes, the same loader) loads to exactly what the index says, so list
+// shows that and loadScenario returns it without loading YAML (some 50 ms of a run's start); any
+// other file is loaded as before, with the same errors. A module whose mtime moved (a plain `tsc`
+// rewrites them all) counts as unchanged only when its bytes are.
 
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
@@ -19,8 +19,8 @@ import type { Scenario } from '../scenario/types.js';
 export type LoadedScenario = Omit<Scenario, 'file' | 'source'>;
 
 export interface CatalogueIndex {
-  /** Path from the project root -> "<size>:<mtimeMs>", for each module loading depends on. */
-  loader: Record<string, string>;
+  /** Path from the project root -> "<size>:<mtimeMs>" and SHA-256, for each module loading depends on. */
+  loader: Record<string, { stamp: string; sha256: string }>;
   /** Path from the catalogue's root -> the file's SHA-256 and what list shows of it. */
   scenarios: Record<string, { sha256: string; name: string; description: string; lab: string; loaded?: LoadedScenario }>;
 }
@@ -60,7 +60,7 @@ export function makeIndex(
   for (const file of loaderFiles) {
     const stamp = stampOf(file);
     if (stamp === undefined) throw new Error(`catalogue index: cannot stat ${file}`);
-    loader[relative(projectRoot, file)] = stamp;
+    loader[relative(projectRoot, file)] = { stamp, sha256: sha256Of(file)! };
   }
   const scenarios: CatalogueIndex['scenarios'] = {};
   for (const s of listed) {
@@ -88,7 +88,11 @@ function validIndex(indexFile: string, projectRoot: string): CatalogueIndex | un
   }
   const index = parsed.get(indexFile);
   if (!index) return undefined;
-  for (const [file, stamp] of Object.entries(index.loader ?? {})) if (stampOf(join(projectRoot, file)) !== stamp) return undefined;
+  for (const [file, made] of Object.entries(index.loader ?? {})) {
+    const path = join(projectRoot, file);
+    if (typeof made !== 'object' || made === null) return undefined; // an index of another format
+    if (stampOf(path) !== made.stamp && sha256Of(path) !== made.sha256) return undefined;
+  }
   return index;
 }
 
