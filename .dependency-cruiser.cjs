@@ -5,7 +5,7 @@
 
 /** The harness's layers, top first: data flows down the list (scenario → run → record → judge). */
 const LAYERS = [
-  { name: 'entry', path: '^harness/cli\\.ts$' },
+  { name: 'entry', path: '^harness/cli(-main)?\\.ts$' },
   { name: 'commands', path: '^harness/commands/' },
   { name: 'grade, chaos, bench', path: '^harness/(grade|chaos|bench)/' },
   { name: 'run', path: '^harness/run/' },

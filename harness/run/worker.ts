@@ -7,6 +7,7 @@
 // says it is alive every second: a worker stuck in a call that cannot be interrupted (SQLite
 // opening a named pipe a consumer swapped in) falls silent, and the runner kills it.
 
+import { enableCompileCache } from '../base/compile-cache.js';
 import type { JournalEntry } from '../record/journal.js';
 import { startToxiproxy } from '../toxiproxy/server.js';
 import type { Executed, FirewallCounters, RunRequest } from './execute.js';
@@ -66,6 +67,7 @@ const ALIVE_MS = 1000;
 
 // A sealed run always starts its own Toxiproxy (an external one cannot serve its namespace): it
 // starts while this worker waits for its run, which takes it (execute.ts RunHooks.toxiproxy).
+enableCompileCache(); // before the run's modules load, below
 const toxiproxy = startToxiproxy({ own: true });
 toxiproxy.catch(() => {}); // the run awaits it, and reports its failure as before
 // The run's module graph (some 60 ms to load here) loads while Toxiproxy starts, not before:
