@@ -81,6 +81,7 @@ async function scenarioOverhead() {
       () => timed(['node', '-e', '0']),
       () => timed(['env', '-i', `PATH=${process.env.PATH}`, 'node', '-e', '0']),
     ]);
+    const least = sandbox && sealed() ? leastSamples(floors, bare, bareClean, sandbox, incarnations) : undefined;
     figures.push({
       section: '1 scenario overhead',
       name: `ack-crash, ${ref.label}`,
@@ -91,9 +92,9 @@ async function scenarioOverhead() {
         { kind: 'ratio-max', limit: 2 },
         { kind: 'max', limit: 0.5 },
       ],
-      note: `${sealing}; exit ${[...new Set(runs.map((r) => r.code))].join('/')}; node -e 0 takes ${median(bare.map((r) => r.seconds)).toFixed(3)} s in the bench's environment (the harness's own), ${median(bareClean.map((r) => r.seconds)).toFixed(3)} s in a clean one${sandbox && sealed() ? `; ${leastNote(floors, bare, bareClean, sandbox, incarnations)}` : ''}`,
+      note: `${sealing}; exit ${[...new Set(runs.map((r) => r.code))].join('/')}; node -e 0 takes ${median(bare.map((r) => r.seconds)).toFixed(3)} s in the bench's environment (the harness's own), ${median(bareClean.map((r) => r.seconds)).toFixed(3)} s in a clean one${least ? `; ${leastNote(least, floors)}` : ''}`,
     });
-    if (sandbox && sealed()) figures.push(leastSealedRun(ref, floors, bare, bareClean, sandbox, incarnations));
+    if (least) figures.push(leastSealedRun(ref, least, floors, sandbox, incarnations));
   }
 }
 
@@ -128,18 +129,18 @@ function leastSamples(floors, bare, bareClean, sandbox, incarnations) {
   return floors.map((f, i) => f.seconds + bare[i].seconds + bareClean[i].seconds + fixed);
 }
 
-function leastNote(floors, bare, bareClean, sandbox, incarnations) {
-  const least = median(leastSamples(floors, bare, bareClean, sandbox, incarnations));
-  const ratio = least / median(floors.map((f) => f.seconds));
-  return `sealing alone makes the least a sealed run can take ${least.toFixed(3)} s = ${ratio.toFixed(2)}× this floor (next row)${ratio > 2 ? ': ≤ 2× cannot be met on this machine' : ''}`;
+function leastNote(least, floors) {
+  const total = median(least);
+  const ratio = total / median(floors.map((f) => f.seconds));
+  return `sealing alone makes the least a sealed run can take ${total.toFixed(3)} s = ${ratio.toFixed(2)}× this floor (next row)${ratio > 2 ? ': ≤ 2× cannot be met on this machine' : ''}`;
 }
 
-function leastSealedRun(ref, floors, bare, bareClean, sandbox, incarnations) {
+function leastSealedRun(ref, least, floors, sandbox, incarnations) {
   return {
     section: '1 scenario overhead',
     name: `ack-crash, ${ref.label}: the least a sealed run can take`,
     unit: 's',
-    value: summarize(leastSamples(floors, bare, bareClean, sandbox, incarnations)),
+    value: summarize(least),
     floor: { name: 'its 3 consumer processes, no harness, in the environment a sealed run gives them', value: seconds(floors) },
     note:
       `the floor + node -e 0 in the bench's environment (the harness's start) + node -e 0 in a clean one (the worker in the run's namespace) + ` +

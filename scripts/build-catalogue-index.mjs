@@ -41,7 +41,6 @@ let listed;
 try {
   listed = listScenarios(scenariosDir);
 } catch (error) {
-  rmSync(INDEX_FILE, { force: true });
   console.error(`note: no catalogue index (chaoslab list loads every file): ${error.message.split('\n')[0]}`);
   process.exit(0);
 }

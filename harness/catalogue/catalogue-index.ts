@@ -37,9 +37,11 @@ export function stampOf(file: string): string | undefined {
   }
 }
 
+const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
+
 function sha256Of(file: string): string | undefined {
   try {
-    return createHash('sha256').update(readFileSync(file)).digest('hex');
+    return sha256(readFileSync(file));
   } catch {
     return undefined;
   }
@@ -104,7 +106,7 @@ function validIndex(indexFile: string, projectRoot: string): CatalogueIndex | un
 export function vouchedLoad(absolute: string, source: string, root: string, projectRoot: string, indexFile = INDEX_FILE): Scenario | undefined {
   if (process.env.CHAOSLAB_LAB_DIRS) return undefined;
   const item = validIndex(indexFile, projectRoot)?.scenarios?.[relative(root, absolute)];
-  if (!item?.loaded || createHash('sha256').update(source, 'utf8').digest('hex') !== item.sha256) return undefined;
+  if (!item?.loaded || sha256(source) !== item.sha256) return undefined;
   return { file: absolute, source, ...item.loaded };
 }
 

@@ -1,9 +1,9 @@
 // Labs found by folder: every `harness/labs/<name>/index.{ts,js}` beside this module, then every
 // `<name>/index.{ts,js}` in the folders CHAOSLAB_LAB_DIRS names (colon-separated; how the test
 // fixtures add a lab without touching a file outside its folder). No list names the labs: adding
-// one is adding its folder. A lab's name is its folder's, so one lab can be loaded alone: a sealed
-// worker begins its run with its own lab only (the feed lab's modules are some 25 ms of a
-// ledger run's start), and the rest load beside the run (harness/run/execute.ts).
+// one is adding its folder. A lab's name is its folder's, so one lab can be loaded alone: a run
+// loads its own lab only (the feed lab's modules were some 25 ms of a sealed ledger run's start),
+// and the others only if its watch for another lab's consumer needs them (harness/run/execute.ts).
 // With registry.ts, the only module that imports labs (test/harness/labs/boundary.test.ts).
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
