@@ -1,5 +1,8 @@
-// The run's journal: JSON Lines, one synchronous append per entry, so a crash or Ctrl-C
-// still leaves everything up to that moment readable. The writer also keeps every entry in
+// The run's journal: JSON Lines, appended synchronously, so a crash or Ctrl-C still leaves
+// everything up to that moment readable. Only the stream's own lines (a wire send or recv, two
+// an event) wait, for at most the rest of the event loop's turn, to go out in one append with
+// the others of that turn: one write(2) a line cost the harness more than its publisher did.
+// Any other entry, the writer's close and the process's exit write them at once. The writer also keeps every entry in
 // memory: the checker judges from that record — what the harness itself saw — never from the
 // file, which is the harness's output, not its input. Schema: docs/journal.md.
 
@@ -182,15 +185,24 @@ export type JournalEntry = { t: number } & JournalEvent;
  */
 export type StoreReadWhen = 'after-exit' | 'while-stopped' | 'final' | 'at-subscribe' | 'converging';
 
+/** Writers with lines waiting: the process's exit writes them (a crash loses none). */
+const waiting = new Set<JournalWriter>();
+let exitHooked = false;
+
+/** Characters of waiting lines that make the writer append at once. */
+const WAITING_CHARS = 64 * 1024;
+
 export class JournalWriter {
   private fd: number | undefined;
+  private waitingLines: string[] = [];
+  private waitingChars = 0;
   /** Everything written, in order: the harness's own record of the run. */
   readonly entries: JournalEntry[] = [];
 
   constructor(
     readonly path: string,
     private readonly clock: () => number,
-    /** Sees every entry right after it is on disk (e.g. the live console). */
+    /** Sees every entry as it is written (e.g. the live console). */
     private readonly listener?: (entry: JournalEntry) => void,
   ) {
     this.fd = openSync(path, 'a');
@@ -199,15 +211,46 @@ export class JournalWriter {
   write(event: JournalEvent): void {
     if (this.fd === undefined) return;
     const entry = { t: Math.round(this.clock() * 1000) / 1000, ...event } as JournalEntry;
-    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+    const line = `${JSON.stringify(entry)}\n`;
+    this.waitingLines.push(line);
+    this.waitingChars += line.length;
+    if (!isStreamLine(event) || this.waitingChars >= WAITING_CHARS) this.flush();
+    else if (this.waitingLines.length === 1) this.flushSoon();
     this.entries.push(entry);
     this.listener?.(entry);
   }
 
+  /** Appends the waiting lines in one write. */
+  flush(): void {
+    if (this.fd === undefined || this.waitingLines.length === 0) return;
+    const text = this.waitingLines.join('');
+    this.waitingLines = [];
+    this.waitingChars = 0;
+    waiting.delete(this);
+    writeSync(this.fd, text);
+  }
+
   close(): void {
+    this.flush();
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
+
+  private flushSoon(): void {
+    waiting.add(this);
+    if (!exitHooked) {
+      exitHooked = true;
+      process.on('exit', () => {
+        for (const writer of waiting) writer.flush();
+      });
+    }
+    setImmediate(() => this.flush());
+  }
+}
+
+/** A line of the stream itself (what the publisher sent and received), the bulk of a journal. */
+function isStreamLine(event: JournalEvent): boolean {
+  return event.type === 'wire' && (event.kind === 'send' || event.kind === 'recv');
 }
 
 /**
