@@ -1,8 +1,13 @@
 #!/usr/bin/env node
 // chaoslab command line entry point: Node's compile cache first (base/compile-cache.ts), so that
 // the command line's modules (harness/cli-main.ts), loaded after it, are compiled from the cache.
+// For `chaoslab run`, the first sealed run's place opens beside them (run/early-place.ts).
 
 import { enableCompileCache } from './base/compile-cache.js';
 
 enableCompileCache();
+const early =
+  process.argv[2] === 'run' ? import('./run/early-place.js').then(({ openEarlyPlace }) => openEarlyPlace(process.argv.slice(2), process.cwd())) : undefined;
 await import('./cli-main.js');
+// The command closes a place it did not take; a command line that never reached it leaves it here.
+if (early) await early.then(async () => (await import('./run/sealed.js')).discardPrewarmedPlace());

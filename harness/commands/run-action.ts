@@ -1,11 +1,10 @@
 // `chaoslab run`'s work, loaded only when a run starts (harness/commands/run.ts defines the
 // command): one run, or a batch; the console on stdout, or on stderr under one JSON document.
-import { runBatch } from '../run/batch.js';
 import { interruptible } from '../base/interrupt.js';
 import { reportsDirOf, reportsPathShower } from '../base/paths.js';
 import { type ScenarioOutcome, createConsoleReporter } from '../report/console.js';
 import { jsonText } from '../text/inert.js';
-import { type RunJson, resultsJson, runJson } from '../report/run-json.js';
+import type { RunView } from '../report/view.js';
 import { typedCommand } from '../record/reproduce.js';
 import { runScenario } from '../run/runner.js';
 import { EXIT, EXIT_SIGNAL, combinedStatus } from '../base/exit-status.js';
@@ -77,11 +76,12 @@ export async function runAction({ items, batch, batchName, note }: Selection, op
         onJournal: reporter.onJournal,
       });
       reporter.finalTable([reporter.scenarioFinished(item!.label, result)]);
-      if (json) printJson([runJson(result.view, result.runDir, { label: item!.label })]);
+      if (json) await printJson([{ view: result.view, runDir: result.runDir, label: item!.label }]);
       process.exitCode = EXIT[combinedStatus([result.status])];
       return;
     }
     const outcomes: ScenarioOutcome[] = [];
+    const { runBatch } = await import('../run/batch.js');
     const { runs, view } = await runBatch(batchName, items, {
       ...common,
       jobs: opts.jobs,
@@ -91,7 +91,7 @@ export async function runAction({ items, batch, batchName, note }: Selection, op
       onFinish: (item, result) => outcomes.push(reporter.scenarioFinished(item.label, result)),
     });
     reporter.batchFinished(outcomes, view, { verbose: opts.verbose === true });
-    if (json) printJson(runs.map(({ item, result }) => runJson(result.view, result.runDir, { label: item.label })));
+    if (json) await printJson(runs.map(({ item, result }) => ({ view: result.view, runDir: result.runDir, label: item.label })));
     process.exitCode = EXIT[combinedStatus(runs.map(({ result }) => result.status))];
   } finally {
     reporter.close();
@@ -105,6 +105,9 @@ export async function runAction({ items, batch, batchName, note }: Selection, op
   }
 }
 
-const printJson = (runs: RunJson[]): void => {
-  process.stdout.write(jsonText(resultsJson(runs)));
-};
+// The JSON document's modules, and a batch's, load only where they are needed: a single run
+// starts once every module imported before it has loaded (its sealed worker waits for it).
+async function printJson(runs: { view: RunView; runDir: string; label: string }[]): Promise<void> {
+  const { resultsJson, runJson } = await import('../report/run-json.js');
+  process.stdout.write(jsonText(resultsJson(runs.map(({ view, runDir, label }) => runJson(view, runDir, { label })))));
+}

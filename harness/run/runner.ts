@@ -6,7 +6,6 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JournalEntry } from '../record/journal.js';
 import { labNamed, testsServer } from '../labs/registry.js';
-import { renderRunFolder } from '../report/render-all.js';
 import { ensureDir } from '../report/run-folder.js';
 import { closeFolder, makePassable } from '../report/staff-only.js';
 import type { RunStatus, RunView } from '../report/view.js';
@@ -67,6 +66,23 @@ export function newRunId(name: string, now = new Date()): string {
   return `${stamp}-${name}-${Math.random().toString(36).slice(2, 6)}`;
 }
 
+type Executed = Awaited<ReturnType<typeof runSealed>>;
+
+/** A worker that died before the end of its run left a journal without one: it is ended here. */
+function endUnended(entries: JournalEntry[], executed: Executed, runDir: string, signal: AbortSignal | undefined): Executed {
+  if (entries.some((e) => e.type === 'run-end')) return executed;
+  const t = entries.at(-1)?.t ?? 0;
+  const ending: JournalEntry[] = signal?.aborted
+    ? [{ t, type: 'run-end', status: 'interrupted', interrupted: { by: String(signal.reason), at: t } }]
+    : [
+        { t, type: 'harness-error', message: executed.error ?? 'the run ended without a run-end entry' },
+        { t, type: 'run-end', status: 'error' },
+      ];
+  entries.push(...ending);
+  appendFileSync(join(runDir, 'journal.jsonl'), ending.map((e) => `${JSON.stringify(e)}\n`).join(''));
+  return signal?.aborted ? { status: 'interrupted' } : executed;
+}
+
 export async function runScenario(options: RunOptions): Promise<RunResult> {
   const { scenario, cwd } = options;
   const lab = labNamed(scenario.protocol);
@@ -94,11 +110,15 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     reproduce: reproduceOf(options, options.invokedAs),
   };
   const entries: JournalEntry[] = [];
+  // The report's modules load from the run's first entry on, while it runs: loaded before it,
+  // they held back its start (a sealed worker waits for its request).
+  let reportModules: Promise<typeof import('../report/render-all.js')> | undefined;
   const record = (entry: JournalEntry) => {
+    reportModules ??= import('../report/render-all.js');
     entries.push(entry);
     options.onJournal?.(entry);
   };
-  let executed: Awaited<ReturnType<typeof runSealed>>;
+  let executed: Executed;
   if (decision.sealed) {
     // The sandbox could not be set up (its namespace gone, nft refused): this run's harness error,
     // journaled and reported below like a worker that died, never the end of a whole batch.
@@ -106,20 +126,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       status: 'error' as const,
       error: `the sealed run could not be set up: ${(error as Error).message}`,
     }));
-    // A worker that died before the end of its run left a journal without one: end it here.
-    if (!entries.some((e) => e.type === 'run-end')) {
-      const t = entries.at(-1)?.t ?? 0;
-      const signal = options.signal;
-      if (signal?.aborted) executed = { status: 'interrupted' };
-      const ending: JournalEntry[] = signal?.aborted
-        ? [{ t, type: 'run-end', status: 'interrupted', interrupted: { by: String(signal.reason), at: t } }]
-        : [
-            { t, type: 'harness-error', message: executed.error ?? 'the run ended without a run-end entry' },
-            { t, type: 'run-end', status: 'error' },
-          ];
-      entries.push(...ending);
-      appendFileSync(join(runDir, 'journal.jsonl'), ending.map((e) => `${JSON.stringify(e)}\n`).join(''));
-    }
+    executed = endUnended(entries, executed, runDir, options.signal);
   } else {
     mkdirSync(runDir);
     // Never run without its loss or its small buffers: both need the sealed run's own namespace.
@@ -135,6 +142,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   // root's again and its folder closed before a report is written in it.
   if (decision.sealed) handBackRooms(runDir);
   closeFolder(runDir);
+  const { renderRunFolder } = await (reportModules ?? import('../report/render-all.js'));
   const { view } = renderRunFolder(runDir, { ...(options.latest === false ? {} : { latestIn: options.reportsDir }), entries });
   closeFolder(runDir);
   return {

@@ -3,7 +3,7 @@
 // slot uids, no namespace holder). Unsealed, the one thing still caught is going around the proxy,
 // through /proc. Skips with the probe's reason where this machine cannot seal (not root, no
 // namespaces, no nftables or tini).
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -184,4 +184,29 @@ t.test('sealed: an output folder the consumer uid cannot pass is refused before 
   }
   const unsealed = await chaoslab(['run', 'ack-crash', '--no-seal', '--reports', join(closed, 'out')]);
   t.equal(unsealed.exitCode, 0, 'unsealed, the same folder serves: the harness reads as itself');
+});
+
+/** Processes whose working folder is `dir` (a place the CLI opened there and left: its worker, Toxiproxy, namespace holder). */
+function runningIn(dir: string): string[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .flatMap((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`) === dir ? [`${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ')}`] : [];
+      } catch {
+        return []; // gone meanwhile, or not ours to read
+      }
+    });
+}
+
+t.test('sealed: a run command line that never runs closes the place its entry point opened early', { skip: sealedOnly }, async (t) => {
+  // The entry point opens the first run's namespace and worker before the command line is
+  // parsed (harness/run/early-place.ts); a usage error or --help must not leave them, nor hang.
+  const cwd = t.testdir();
+  const bad = await chaoslab(['run', 'ack-crash', '--seal', '--no-such-option'], { cwd, timeout: 60_000 });
+  t.equal(bad.exitCode, 2, bad.stderr);
+  t.match(bad.stderr, "unknown option '--no-such-option'");
+  const unknown = await chaoslab(['run', 'no-such-scenario', '--seal'], { cwd, timeout: 60_000 });
+  t.equal(unknown.exitCode, 2, unknown.stderr);
+  t.same(runningIn(cwd), [], 'no worker, Toxiproxy or namespace holder left running in its folder');
 });
