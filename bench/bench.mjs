@@ -132,7 +132,8 @@ function leastSamples(floors, bare, bareClean, sandbox, incarnations) {
 function leastNote(least, floors) {
   const total = median(least);
   const ratio = total / median(floors.map((f) => f.seconds));
-  return `sealing alone makes the least a sealed run can take ${total.toFixed(3)} s = ${ratio.toFixed(2)}× this floor (next row)${ratio > 2 ? ': ≤ 2× cannot be met on this machine' : ''}`;
+  const unreachable = [ratio > 2 && '≤ 2×', total > 0.5 && '≤ 0.5 s'].filter(Boolean).join(' nor ');
+  return `sealing alone makes the least a sealed run can take ${total.toFixed(3)} s = ${ratio.toFixed(2)}× this floor (next row)${unreachable ? `: ${unreachable} cannot be met on this machine` : ''}`;
 }
 
 function leastSealedRun(ref, least, floors, sandbox, incarnations) {
