@@ -2,9 +2,10 @@
 // everything up to that moment readable. Only the stream's own lines (a wire send or recv, two
 // an event) wait, for at most the rest of the event loop's turn, to go out in one append with
 // the others of that turn: one write(2) a line cost the harness more than its publisher did.
-// Any other entry, the writer's close and the process's exit write them at once. The writer also keeps every entry in
-// memory: the checker judges from that record — what the harness itself saw — never from the
-// file, which is the harness's output, not its input. Schema: docs/journal.md.
+// Any other entry, the writer's close and the process's exit write them at once. The writer
+// also keeps every entry in memory: the checker judges from that record — what the harness
+// itself saw — never from the file, which is the harness's output, not its input. Schema:
+// docs/journal.md.
 
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { TranscriptEvent } from '../../publisher/transcript.js';
