@@ -6,8 +6,11 @@
 import { enableCompileCache } from './base/compile-cache.js';
 
 enableCompileCache();
+// A place that cannot open early is no error: the command opens its own as before.
 const early =
-  process.argv[2] === 'run' ? import('./run/early-place.js').then(({ openEarlyPlace }) => openEarlyPlace(process.argv.slice(2), process.cwd())) : undefined;
+  process.argv[2] === 'run'
+    ? import('./run/early-place.js').then(({ openEarlyPlace }) => openEarlyPlace(process.argv.slice(2), process.cwd())).catch(() => {})
+    : undefined;
 await import('./cli-main.js');
 // The command closes a place it did not take; a command line that never reached it leaves it here.
 if (early) await early.then(async () => (await import('./run/sealed.js')).discardPrewarmedPlace());
