@@ -201,7 +201,7 @@ function runningIn(dir: string): string[] {
 
 t.test('sealed: a run command line that never runs closes the place its entry point opened early', { skip: sealedOnly }, async (t) => {
   // The entry point opens the first run's namespace and worker before the command line is
-  // parsed (harness/run/early-place.ts); a usage error or --help must not leave them, nor hang.
+  // parsed (harness/run/early-place.ts); a usage error must not leave them, nor hang.
   const cwd = t.testdir();
   const bad = await chaoslab(['run', 'ack-crash', '--seal', '--no-such-option'], { cwd, timeout: 60_000 });
   t.equal(bad.exitCode, 2, bad.stderr);
