@@ -7,13 +7,8 @@ import { CommanderError } from 'commander';
 import { runCleanups } from './base/cleanup.js';
 import { EXIT } from './base/exit-status.js';
 import { buildProgram } from './commands/program.js';
-import { STAFF_UMASK } from './report/staff-only.js';
 import { terminalText } from './text/inert.js';
 import { exitWithParent } from './sandbox/orphan.js';
-
-// Whatever chaoslab writes (reports, batch and class outputs, grades) is its user's alone: a
-// sealed consumer runs as another uid and must read no report of another run (docs/sandbox.md).
-process.umask(STAFF_UMASK);
 
 /** A closed stdout or stderr (`chaoslab list | head -1`) ends the process quietly: no stack trace, cleanups still run. */
 function endQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {

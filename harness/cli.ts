@@ -4,8 +4,13 @@
 // For `chaoslab run`, the first sealed run's place opens beside them (run/early-place.ts).
 
 import { enableCompileCache } from './base/compile-cache.js';
+import { STAFF_UMASK } from './report/staff-only.js';
 
 enableCompileCache();
+// Whatever chaoslab writes (reports, batch and class outputs, grades, a sealed place's lease) is
+// its user's alone: a sealed consumer runs as another uid and must read no report of another run
+// (docs/sandbox.md). Set first, before the early place below opens.
+process.umask(STAFF_UMASK);
 // A place that cannot open early is no error: the command opens its own as before.
 const early =
   process.argv[2] === 'run'

@@ -3,7 +3,7 @@
 // and nothing else: every folder on that way is passable but not listable (0711), and a run
 // folder (a batch folder, a grading's staff folder) is closed (0700, its files 0600) the moment
 // it is done, so a later consumer, or one of another slot, reads no report of another run even
-// by name. The CLI's umask (077, harness/cli-main.ts) makes every other file the harness writes 0600.
+// by name. The CLI's umask (077, harness/cli.ts) makes every other file the harness writes 0600.
 
 import { chmodSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';

@@ -4,7 +4,6 @@
 // guess from the arguments only: the command (commands/run.ts) decides as ever, and closes the
 // place if its runs are not sealed, or if it never runs (a usage error: cli.ts).
 
-import { STAFF_UMASK } from '../report/staff-only.js';
 import { prewarmSealedPlace } from './sealed.js';
 import { mightSeal } from './sealing.js';
 
@@ -18,8 +17,6 @@ export function sealingAsked(args: readonly string[]): { mode?: 'on'; toxiproxyU
 
 export function openEarlyPlace(args: readonly string[], cwd: string): void {
   const asked = sealingAsked(args);
-  if (!asked || !mightSeal(asked.mode, asked.toxiproxyUrl)) return;
-  // What the place writes (its uid's lease) is root's alone, as everything chaoslab writes (cli-main.ts).
-  process.umask(STAFF_UMASK);
-  prewarmSealedPlace(cwd);
+  // What the place writes (its uid's lease) is root's alone: cli.ts set the umask before this.
+  if (asked && mightSeal(asked.mode, asked.toxiproxyUrl)) prewarmSealedPlace(cwd);
 }
