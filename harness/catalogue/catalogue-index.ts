@@ -76,6 +76,19 @@ export function makeIndex(
   return { loader, scenarios };
 }
 
+/**
+ * A loader module's SHA-256 by its stamp: a module whose mtime moved is hashed once per process
+ * while it stays as it is, not at every lookup of a batch.
+ */
+const hashedAt = new Map<string, { stamp: string | undefined; sha256: string | undefined }>();
+function moduleSha256(path: string, stamp: string | undefined): string | undefined {
+  const known = hashedAt.get(path);
+  if (known && known.stamp === stamp) return known.sha256;
+  const sha = sha256Of(path);
+  hashedAt.set(path, { stamp, sha256: sha });
+  return sha;
+}
+
 /** Parsed once per process (per file): a run or a batch looks up a file or many. */
 const parsed = new Map<string, CatalogueIndex | undefined>();
 
@@ -93,7 +106,8 @@ function validIndex(indexFile: string, projectRoot: string): CatalogueIndex | un
   for (const [file, made] of Object.entries(index.loader ?? {})) {
     const path = join(projectRoot, file);
     if (typeof made !== 'object' || made === null) return undefined; // an index of another format
-    if (stampOf(path) !== made.stamp && sha256Of(path) !== made.sha256) return undefined;
+    const stamp = stampOf(path);
+    if (stamp !== made.stamp && moduleSha256(path, stamp) !== made.sha256) return undefined;
   }
   return index;
 }
