@@ -51,6 +51,12 @@ function againIfMidCommit<T>(read: () => T): T {
 export class OutboxReader {
   private readonly db: Database.Database;
   readonly chainId: number;
+  /**
+   * Every connection asks the same few queries at every outbox change: compiled once, not per
+   * call (at 1 000 connections, compiling was a quarter of the server's CPU time).
+   */
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly inTransaction: (fn: () => unknown) => unknown;
 
   constructor(path: string) {
     this.db = new Database(path, { readonly: true, fileMustExist: true });
@@ -60,11 +66,19 @@ export class OutboxReader {
     const chain = this.db.prepare('SELECT chain_id FROM chain').get() as { chain_id: number } | undefined;
     if (!chain) throw new Error(`${path} has no chain row: not an outbox database`);
     this.chainId = chain.chain_id;
+    this.inTransaction = this.db.transaction((fn: () => unknown) => fn());
+  }
+
+  /** The statement of `sql`, compiled on its first use. */
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
+    return statement;
   }
 
   /** Runs `fn` in one read transaction (a consistent snapshot of the database; `fn` only reads). */
   read<T>(fn: () => T): T {
-    return againIfMidCommit(() => this.db.transaction(fn)());
+    return againIfMidCommit(() => this.inTransaction(fn) as T);
   }
 
   /**
@@ -73,7 +87,7 @@ export class OutboxReader {
    * connection would see a later commit than `head()` does).
    */
   rowsOf<T>(sql: string, ...params: unknown[]): T[] {
-    return this.db.prepare(sql).all(...params) as T[];
+    return this.statement(sql).all(...params) as T[];
   }
 
   /** Changes whenever another connection commits: the cheap "did anything happen" poll. */
@@ -82,26 +96,26 @@ export class OutboxReader {
   }
 
   head(): { number: number; hash: string } {
-    return this.db.prepare('SELECT number, hash FROM blocks WHERE chain_id = ? AND canonical = 1 ORDER BY number DESC LIMIT 1').get(this.chainId) as {
+    return this.statement('SELECT number, hash FROM blocks WHERE chain_id = ? AND canonical = 1 ORDER BY number DESC LIMIT 1').get(this.chainId) as {
       number: number;
       hash: string;
     };
   }
 
   safeSnapshot(accounts: readonly string[]): SafeSnapshot {
-    const point = this.db.prepare('SELECT block_number, block_hash, log_index FROM safe_point WHERE chain_id = ?').get(this.chainId) as {
+    const point = this.statement('SELECT block_number, block_hash, log_index FROM safe_point WHERE chain_id = ?').get(this.chainId) as {
       block_number: number;
       block_hash: string;
       log_index: number;
     };
-    const get = this.db.prepare('SELECT amount FROM safe_balances WHERE chain_id = ? AND account = ?').pluck();
+    const get = this.statement('SELECT amount FROM safe_balances WHERE chain_id = ? AND account = ?').pluck();
     const balances = accounts.map((account): [string, bigint] => [account, BigInt((get.get(this.chainId, account) as string | undefined) ?? '0')]);
     return { blockNumber: point.block_number, blockHash: point.block_hash, logIndex: point.log_index, balances };
   }
 
   /** Follows parent links from `hash` until the canonical chain. */
   locate(hash: string): HashLocation {
-    const byHash = this.db.prepare('SELECT number, parent_hash, canonical FROM blocks WHERE chain_id = ? AND hash = ?');
+    const byHash = this.statement('SELECT number, parent_hash, canonical FROM blocks WHERE chain_id = ? AND hash = ?');
     const start = byHash.get(this.chainId, hash) as { number: number; parent_hash: string; canonical: number } | undefined;
     if (!start) return { kind: 'unknown' };
     if (start.canonical) return { kind: 'canonical', number: start.number };
@@ -117,36 +131,32 @@ export class OutboxReader {
   /** Rows after `after` that involve one of `accounts`, in chain order: one replay page. */
   eventsAfter(after: Position, accounts: readonly string[], limit: number): OutboxRow[] {
     const topics = JSON.stringify(accounts);
-    return this.db
-      .prepare(
-        `SELECT * FROM outbox
+    return this.statement(
+      `SELECT * FROM outbox
          WHERE chain_id = ? AND (block_number, log_index) > (?, ?)
            AND (from_account IN (SELECT value FROM json_each(?)) OR to_account IN (SELECT value FROM json_each(?)))
          ORDER BY block_number, log_index LIMIT ?`,
-      )
-      .all(this.chainId, after.block, after.logIndex, topics, topics, limit) as OutboxRow[];
+    ).all(this.chainId, after.block, after.logIndex, topics, topics, limit) as OutboxRow[];
   }
 
   /** The last `count` rows before `before` that involve one of `accounts`, in chain order. */
   eventsBefore(before: Position, accounts: readonly string[], count: number): OutboxRow[] {
     const topics = JSON.stringify(accounts);
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM outbox
+    const rows = this.statement(
+      `SELECT * FROM outbox
          WHERE chain_id = ? AND (block_number, log_index) < (?, ?)
            AND (from_account IN (SELECT value FROM json_each(?)) OR to_account IN (SELECT value FROM json_each(?)))
          ORDER BY block_number DESC, log_index DESC LIMIT ?`,
-      )
-      .all(this.chainId, before.block, before.logIndex, topics, topics, count) as OutboxRow[];
+    ).all(this.chainId, before.block, before.logIndex, topics, topics, count) as OutboxRow[];
     return rows.reverse();
   }
 
   latestReorgId(): number {
-    return this.db.prepare('SELECT coalesce(max(id), 0) FROM reorgs WHERE chain_id = ?').pluck().get(this.chainId) as number;
+    return this.statement('SELECT coalesce(max(id), 0) FROM reorgs WHERE chain_id = ?').pluck().get(this.chainId) as number;
   }
 
   reorgsAfter(id: number): ReorgRecord[] {
-    const rows = this.db.prepare('SELECT id, fork_number, depth, added, deep FROM reorgs WHERE chain_id = ? AND id > ? ORDER BY id').all(this.chainId, id) as {
+    const rows = this.statement('SELECT id, fork_number, depth, added, deep FROM reorgs WHERE chain_id = ? AND id > ? ORDER BY id').all(this.chainId, id) as {
       id: number;
       fork_number: number;
       depth: number;
@@ -158,13 +168,11 @@ export class OutboxReader {
 
   /** The greatest cursor retention deleted for one of `accounts`, when it lies after `after`: a row that reader never saw. */
   prunedAfter(after: Position, accounts: readonly string[]): { account: string; position: Position } | undefined {
-    const row = this.db
-      .prepare(
-        `SELECT account, block_number, log_index FROM pruned
+    const row = this.statement(
+      `SELECT account, block_number, log_index FROM pruned
          WHERE chain_id = ? AND account IN (SELECT value FROM json_each(?)) AND (block_number, log_index) > (?, ?)
          ORDER BY block_number DESC, log_index DESC LIMIT 1`,
-      )
-      .get(this.chainId, JSON.stringify(accounts), after.block, after.logIndex) as { account: string; block_number: number; log_index: number } | undefined;
+    ).get(this.chainId, JSON.stringify(accounts), after.block, after.logIndex) as { account: string; block_number: number; log_index: number } | undefined;
     return row && { account: row.account, position: { block: row.block_number, logIndex: row.log_index } };
   }
 

@@ -392,3 +392,16 @@ t.test("reader: a query of one's own (rowsOf) inside read() sees the snapshot he
   t.same(seen, { head: 4, top: 4 }, 'the commit made during the read is not in it: one snapshot for the page and the head');
   t.equal(reader.rowsOf<{ n: number }>('SELECT max(block_number) AS n FROM outbox')[0]!.n, 5, 'a later read sees it');
 });
+
+t.test('reader: the same queries asked again, in read() or not, see every later commit (each is compiled once)', async (t) => {
+  const { chain, path, mine } = lab(t, 5, { logs: { min: 2, max: 2 } });
+  mine(2);
+  const reader = new OutboxReader(path);
+  t.teardown(() => reader.close());
+  const look = () => reader.read(() => ({ head: reader.head().number, events: reader.eventsAfter({ block: 0, logIndex: -1 }, chain.accounts, 100).length }));
+  t.same(look(), { head: 2, events: 4 });
+  mine(1);
+  t.same(look(), { head: 3, events: 6 }, 'the next read sees block 3');
+  mine(2);
+  t.same([reader.head().number, look().head], [5, 5], 'outside read() too');
+});

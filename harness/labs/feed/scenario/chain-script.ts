@@ -120,6 +120,15 @@ export interface SimulatedChain {
 
 const involves = (topics: ReadonlySet<string>, log: ChainLog): boolean => topics.has(log.from) || topics.has(log.to);
 
+/** The cursor of the last event for `topics` that `change` committed (a block's, or a reorganisation's new blocks'), if any. */
+export function lastEventOf(chainId: number, change: ChainChange, topics: readonly string[]): string | undefined {
+  const followed = new Set(topics);
+  const blocks = change.kind === 'block' ? [change.block] : change.added;
+  let last: string | undefined;
+  for (const block of blocks) for (const log of block.logs) if (involves(followed, log)) last = eventOfLog(chainId, block, log).cursor;
+  return last;
+}
+
 /** Runs the whole script on a fresh chain, as the run will; `topicIndexes` out of range are ignored. */
 export function simulate(plan: ChainPlan, topicIndexes: readonly number[]): SimulatedChain {
   const chain = new SimChain(chainConfig(plan));

@@ -22,7 +22,7 @@ import { awaitProbeConverged, awaitProbeSnapshot, probeName, probeStores, startP
 import { awaitListening, LONE_SERVER, nameServer, serverEnv, startServer, terminateServer } from './process.js';
 import { awaitStopCommitted, commitWhileStopped, playRest } from './script.js';
 import { startClients } from './clients/run.js';
-import { startCrowd } from './clients/crowds/crowd.js';
+import { crowdPace, startCrowd } from './clients/crowds/crowd.js';
 import { startSubscribers } from './clients/crowds/subscribers.js';
 import { sampleServerMemory } from './memory.js';
 import { OutboxReader } from '../../../../publisher/feed/outbox/reader.js';
@@ -73,7 +73,7 @@ async function runOneServer(ctx: RunContext<FeedPlan>, under: ServerUnderTestPla
   const subscribers = under.subscribers
     ? startSubscribers(ctx, (await ctx.proxy('subscribers', { host: HOST, port })).listen, under.subscribers, () => reader.read(() => reader.head().number))
     : undefined;
-  await playRest(ctx, side, over);
+  await playRest(ctx, side, over, crowd && crowdPace(crowd, side.chain.chainId, plan.topics, under.maxLagP99Ms ?? plan.time.convergeMs));
   clients.sceneOver();
   await subscribers?.started;
   await Promise.all([

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { FEED_SCENARIO_HEAD as HEAD } from '../../../helpers/feed-lab.js';
 import t, { type Test } from 'tap';
 import { SimChain } from '../../../../publisher/feed/chain/chain.js';
-import { ChainScript, chainConfig, confirmationBlocks, simulate } from '../../../../harness/labs/feed/scenario/chain-script.js';
+import { ChainScript, chainConfig, confirmationBlocks, lastEventOf, simulate } from '../../../../harness/labs/feed/scenario/chain-script.js';
 import { parseFaultPlan } from '../../../../harness/labs/feed/scenario/fault-plan.js';
 import { HALF_OPEN_SLACK_MS } from '../../../../harness/labs/feed/check/half-open.js';
 import type { FeedPlan } from '../../../../harness/labs/feed/scenario/plan.js';
@@ -453,4 +453,18 @@ t.test('the chain script: the run and the checker get the same chain', async (t)
     sim.produced.some((e) => sim.events.every((c) => c.cursor !== e.cursor || c.payload.blockHash !== e.payload.blockHash)),
     'events of the abandoned blocks were produced but are not on the final chain',
   );
+});
+
+t.test("lastEventOf: the cursor of a commit's last event for the topics (the crowd's pace waits for it)", async (t) => {
+  const chain = new SimChain({ seed: 7, accounts: 4 });
+  let change = chain.mine();
+  while (change.kind !== 'block' || change.block.logs.length < 2) change = chain.mine();
+  const { block } = change;
+  const cursorOf = (logIndex: number) => `${chain.chainId}:${String(block.number).padStart(14, '0')}:${String(logIndex).padStart(4, '0')}`;
+  t.equal(lastEventOf(chain.chainId, change, chain.accounts), cursorOf(block.logs.at(-1)!.logIndex), 'every account followed: the last log');
+  for (const account of chain.accounts) {
+    const mine = block.logs.filter((l) => l.from === account || l.to === account);
+    t.equal(lastEventOf(chain.chainId, change, [account]), mine.length ? cursorOf(mine.at(-1)!.logIndex) : undefined, `only ${account.slice(0, 8)}… followed`);
+  }
+  t.equal(lastEventOf(chain.chainId, change, ['0x' + '00'.repeat(20)]), undefined, 'none when the block holds no event of the topics');
 });

@@ -1,11 +1,13 @@
 // The commit made while the server under test is stopped at its hook: when the outbox is locked
 // against it (OutboxLocked, the server's doing), the run must end on it where it waits, and the
 // watch's promise must never reject unawaited (that took a whole sealed worker down under load).
+// The rest of the script with a delivery gate (the fan-out's crowd): a late delivery holds the
+// next block and shifts the rest, and after a miss the clock alone paces the script.
 import t from 'tap';
 import type { RunContext } from '../../../../../harness/lab-api/lab.js';
 import { OutboxLocked } from '../../../../../harness/labs/feed/server/guard/outbox-lock.js';
 import type { ServerProcess } from '../../../../../harness/labs/feed/server/process.js';
-import { awaitStopCommitted, type ChainSide, commitWhileStopped } from '../../../../../harness/labs/feed/server/script.js';
+import { type AwaitDelivered, awaitStopCommitted, type ChainSide, commitWhileStopped, playRest } from '../../../../../harness/labs/feed/server/script.js';
 import type { FeedPlan, ServerUnderTestPlan } from '../../../../../harness/labs/feed/scenario/plan.js';
 
 /** A run context whose server "stops itself" once, at once, and whose journal is kept. */
@@ -73,4 +75,38 @@ t.test('a commit that succeeds while the server is stopped is journaled and the 
   t.equal(mined, 3, 'the three blocks were committed');
   t.doesNotThrow(() => stop.throwIfFailed());
   t.match(run.journal, [{ type: 'outbox-commit' }, { type: 'outbox-commit' }, { type: 'outbox-commit' }, { type: 'fault', name: 'commit-while-stopped' }]);
+});
+
+t.test('playRest with a delivery gate: a block waits for the one before it, the rest shifts, a miss ends the wait', async (t) => {
+  const period = 20;
+  const logs: string[] = [];
+  const ctx = {
+    scenario: { lab: { chain: { confirmations: 0 }, time: { blockPeriodMs: period } } },
+    journal: { write: () => {} },
+    log: (line: string) => logs.push(line),
+    signal: new AbortController().signal,
+  } as unknown as RunContext<FeedPlan>;
+  const committedAt: number[] = [];
+  let left = 5;
+  const side = {
+    chain: { head: { number: 15 } },
+    script: { next: () => (left-- > 0 ? { kind: 'block' } : undefined), perform: () => ({ kind: 'block', block: { number: 16 - left, logs: [] } }) },
+    indexer: { apply: () => committedAt.push(performance.now()) },
+  } as unknown as ChainSide;
+  // The first block takes 100 ms to reach the clients, the second 5 ms; the third never does (30 ms bound).
+  const gateMs = [100, 5, 30];
+  const gated: number[] = [];
+  const delivered: AwaitDelivered = async () => {
+    const ms = gateMs[gated.length]!;
+    gated.push(ms);
+    await new Promise((r) => setTimeout(r, ms));
+    return gated.length < 3;
+  };
+  await playRest(ctx, side, () => false, delivered);
+  t.equal(committedAt.length, 5, 'every block committed');
+  t.same(gated, gateMs, 'the gate held the first three blocks, and none after the miss');
+  const gap = (i: number) => committedAt[i]! - committedAt[i - 1]!;
+  t.ok(gap(1) >= 100, `the second block waited for the first to be delivered (${gap(1).toFixed(0)} ms)`);
+  t.ok(gap(2) >= period - 2, `the third block kept its period after the late one instead of catching up at once (${gap(2).toFixed(0)} ms)`);
+  t.match(logs, [/did not reach every client within the lag bound/], 'the miss is said once');
 });

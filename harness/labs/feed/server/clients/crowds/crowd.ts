@@ -15,6 +15,8 @@ import type { RunContext } from '../../../../../lab-api/lab.js';
 import type { HostPort } from '../../../../../toxiproxy/adapter.js';
 import { sleep } from '../../../run/state.js';
 import type { FeedPlan } from '../../../scenario/plan.js';
+import { lastEventOf } from '../../../scenario/chain-script.js';
+import type { AwaitDelivered } from '../../script.js';
 
 /** Connections opened at once: a wave waits for the previous one (a server's listen backlog may be 100). */
 const CONNECTING_AT_ONCE = 100;
@@ -115,10 +117,22 @@ class CrowdClient {
 export interface Crowd {
   /** Until every client has its snapshot, or has ended, or `withinMs` passed. */
   ready(withinMs: number): Promise<void>;
-  /** Until every open client has read the event at `cursor` (the chain's last one), or `withinMs` passed, or the run ends. */
-  caughtUp(cursor: string | undefined, withinMs: number): Promise<void>;
+  /** Until every open client has read the event at `cursor`, or `withinMs` passed, or the run ends: true when every one had. */
+  caughtUp(cursor: string | undefined, withinMs: number): Promise<boolean>;
   /** Closes every connection still open and journals each client (once). */
   windUp(): void;
+}
+
+/**
+ * The script's pace with a crowd (script.ts `playRest`): a block waits until every crowd client
+ * read the last event committed before it, at most `boundMs` (the lag the run is judged by).
+ */
+export function crowdPace(crowd: Crowd, chainId: number, topics: readonly string[], boundMs: number): AwaitDelivered {
+  let due: string | undefined;
+  return async (change) => {
+    due = lastEventOf(chainId, change, topics) ?? due;
+    return crowd.caughtUp(due, boundMs);
+  };
 }
 
 /** Opens one connection and subscribes; resolves once connected or refused. */
@@ -168,12 +182,16 @@ export async function startCrowd(ctx: RunContext<FeedPlan>, connections: number,
     for (let i = n; i < n + CONNECTING_AT_ONCE && i <= connections; i++) wave.push(open(ctx, i, proxy, every));
     await Promise.all(wave);
   }
-  const until = async (done: (c: CrowdClient) => boolean, withinMs: number) => {
+  const until = async (done: (c: CrowdClient) => boolean, withinMs: number): Promise<boolean> => {
     const from = performance.now();
-    while (!every.every((c) => c.close !== undefined || done(c)) && performance.now() - from < withinMs && !ctx.signal.aborted) await sleep(50);
+    for (;;) {
+      if (every.every((c) => c.close !== undefined || done(c))) return true;
+      if (performance.now() - from >= withinMs || ctx.signal.aborted) return false;
+      await sleep(50);
+    }
   };
   return {
-    ready: (withinMs) => until((c) => c.snapshot !== undefined || c.firstFrame !== undefined, withinMs),
+    ready: async (withinMs) => void (await until((c) => c.snapshot !== undefined || c.firstFrame !== undefined, withinMs)),
     caughtUp: (cursor, withinMs) => until((c) => cursor === undefined || (c.events.at(-1) ?? '') >= cursor, withinMs),
     windUp,
   };
