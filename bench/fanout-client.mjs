@@ -7,6 +7,8 @@
 //   --mode live:   subscribe for a snapshot, say {"ready":true}, then read the publisher's block
 //                  lines on stdin ({"block","t","events"}, then {"mined":true}); the delivery lag
 //                  of each event is its read time minus its block's `t` (one monotonic clock).
+//   A reader that is reset or closed reads no more: once the others have read everything, the
+//   run ends with `incomplete` saying how many (not at --timeout-s).
 //   --stalled k:   k more connections subscribe (live) and stop reading after their snapshot (they
 //                  go on pinging, so they are heard from); when the readers are done they read
 //                  again, up to the server's reset or close: how many events each got, and why
@@ -92,8 +94,9 @@ function onLine(conn, line) {
     if (conn.stalled) conn.socket.pause();
     if (snapshots === n + stalledCount) say({ ready: true });
   } else if (frame.op === 'reset') {
-    if (conn.stalled) conn.reset = frame.reason;
-    else resets[frame.reason] = (resets[frame.reason] ?? 0) + 1;
+    conn.reset = frame.reason;
+    if (!conn.stalled) resets[frame.reason] = (resets[frame.reason] ?? 0) + 1;
+    maybeFinish();
   } else if (frame.op === 'pong') pongs++;
   else other++;
 }
@@ -137,9 +140,20 @@ function open() {
 function maybeFinish() {
   if (finished) return;
   const done = live ? mined && lags.length >= expectedLive * n : completed === n;
+  if (done) return void finish();
+  // A reader that was reset or closed will read no more: once every reader has read all it
+  // will, the run ends (incomplete) instead of waiting for the timeout.
   const readers = conns.slice(0, n);
-  const allGone = conns.length === n + stalledCount && readers.every((c) => !c.open);
-  if (done || allGone) void finish(done ? undefined : 'every connection closed before the stream was read');
+  if (conns.length < n + stalledCount) return;
+  if (readers.every((c) => !c.open)) return void finish('every connection closed before the stream was read');
+  const due = live ? expectedLive : perConnection;
+  const over = (c) => !c.open || c.reset !== undefined;
+  if ((live && !mined) || !readers.every((c) => over(c) || c.events >= due)) return;
+  const reset = readers.filter((c) => c.reset !== undefined).length;
+  const closed = readers.filter((c) => c.reset === undefined && !c.open).length;
+  if (reset + closed === 0) return;
+  const words = [reset ? `${reset} reset` : '', closed ? `${closed} closed` : ''].filter(Boolean).join(' and ');
+  void finish(`${words} of ${n} readers before the stream was read`);
 }
 
 /** The stalled connections read again, each up to its reset, its close or STALLED_DRAIN_MS. */

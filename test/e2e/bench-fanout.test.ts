@@ -1,8 +1,12 @@
 // make bench §5's tooling on a few connections, with real processes and sockets (so an e2e
 // file): the load client speaks the feed protocol to the real feed server
 // (bench/fanout-publisher.mjs) and to the plain floor server, reads every event, joins each live
-// read with its block's time, and leaves nothing behind. Counts only, no timing.
-import { execFileSync } from 'node:child_process';
+// read with its block's time, and leaves nothing behind; a reset reader ends the wait (against a
+// stand-in server). Counts only, no timing.
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
+import { createInterface } from 'node:readline';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,4 +66,47 @@ t.test('a publisher that cannot start: the error names the run and the process, 
     fanout.fanOutRun({ mode: 'replay', connections: 2, events: 20, dir: join(dir, 'no-such-folder') }),
     /^fan-out replay run, 2 connections \(publisher exit 1, client not started\): closed before a line with "port"\npublisher's stderr ended:\n[\s\S]*Cannot open database because the directory does not exist/,
   );
+});
+
+t.test('live: a reader the server resets ends the run once the others have read everything, not at the timeout', async (t) => {
+  // A stand-in server: a snapshot to each subscriber; then, per block the test announces, an
+  // event to the first connection and a reset (left open) to the second.
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => {
+    sockets.push(socket);
+    socket.once('data', () => socket.write('{"op":"snapshot","cursor":"1:00000000000000:0000","blockHash":"0x00","balances":{}}\n'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+  const { port } = server.address() as AddressInfo;
+  const client = spawn('node', [
+    'bench/fanout-client.mjs',
+    '--port',
+    String(port),
+    '--connections',
+    '2',
+    '--topics',
+    'a',
+    '--mode',
+    'live',
+    '--timeout-s',
+    '120',
+  ]);
+  t.teardown(() => client.kill());
+  const lines = createInterface({ input: client.stdout });
+  const next = () => new Promise<string>((resolve) => lines.once('line', resolve));
+  t.same(JSON.parse(await next()), { ready: true }, 'both subscribed');
+  const ms = () => Number(process.hrtime.bigint()) / 1e6;
+  client.stdin.write(`${JSON.stringify({ block: 1, t: ms(), events: 1 })}\n`);
+  sockets[0]!.write('{"op":"event","cursor":"1:00000000000001:0000","type":"Transfer","payload":{}}\n');
+  sockets[1]!.write('{"op":"reset","reason":"slow-consumer"}\n');
+  await new Promise((r) => setTimeout(r, 200));
+  client.stdin.write('{"mined":true}\n');
+  const result = JSON.parse(await next());
+  t.equal(result.incomplete, '1 reset of 2 readers before the stream was read');
+  t.same(result.resets, { 'slow-consumer': 1 });
+  t.equal(result.lag.n, 1, "the other reader's event was timed");
+  const [code] = await once(client, 'exit');
+  t.equal(code, 0);
+  for (const socket of sockets) socket.destroy();
 });
