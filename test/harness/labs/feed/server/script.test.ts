@@ -96,17 +96,23 @@ t.test('playRest with a delivery gate: a block waits for the one before it, the 
   // The first block takes 100 ms to reach the clients, the second 5 ms; the third never does (30 ms bound).
   const gateMs = [100, 5, 30];
   const gated: number[] = [];
+  const gateOver: number[] = [];
   const delivered: AwaitDelivered = async () => {
     const ms = gateMs[gated.length]!;
     gated.push(ms);
     await new Promise((r) => setTimeout(r, ms));
+    gateOver.push(performance.now());
     return gated.length < 3;
   };
   await playRest(ctx, side, () => false, delivered);
   t.equal(committedAt.length, 5, 'every block committed');
   t.same(gated, gateMs, 'the gate held the first three blocks, and none after the miss');
-  const gap = (i: number) => committedAt[i]! - committedAt[i - 1]!;
-  t.ok(gap(1) >= 100, `the second block waited for the first to be delivered (${gap(1).toFixed(0)} ms)`);
-  t.ok(gap(2) >= period - 2, `the third block kept its period after the late one instead of catching up at once (${gap(2).toFixed(0)} ms)`);
+  // Lower bounds only (a timer fires late on a loaded machine, never more than 1 ms early).
+  const waited = committedAt[1]! - committedAt[0]!;
+  t.ok(waited >= 99, `the second block waited for the first to be delivered (${waited.toFixed(0)} ms)`);
+  // The schedule restarts where the late delivery ended: the third block comes a period after
+  // it, not at once (where the old schedule had it, 60 ms after the start).
+  const after = committedAt[2]! - gateOver[0]!;
+  t.ok(after >= period - 1, `the third block kept its period after the late delivery instead of catching up at once (${after.toFixed(0)} ms)`);
   t.match(logs, [/did not reach every client within the lag bound/], 'the miss is said once');
 });
