@@ -136,9 +136,9 @@ export async function playRest(ctx: RunContext<FeedPlan>, side: ChainSide, over:
   };
   for (let step = side.script.next(); step && !over(); step = side.script.next()) {
     ctx.signal.throwIfAborted();
-    const now = step;
-    tick += now.kind === 'block' ? 1 : 0;
-    await commitAt(now.kind === 'block' ? tick : tick + 0.5, () => side.script.perform(now));
+    const current = step;
+    tick += current.kind === 'block' ? 1 : 0;
+    await commitAt(current.kind === 'block' ? tick : tick + 0.5, () => side.script.perform(current));
   }
   for (const block of confirmationBlocks(side.chain, side.chain.head, ctx.scenario.lab.chain.confirmations)) {
     ctx.signal.throwIfAborted();
