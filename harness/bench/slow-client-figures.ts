@@ -45,7 +45,7 @@ export interface SlowClientVerdict {
  * Does one slow client cost the server at most its queue limit of frames? It must have been
  * reset `slow-consumer` in every run (a server that never resets it holds it for ever, whatever
  * RSS says), no reader may have been reset, and the RSS growth it caused must be at most
- * `queueLimit` frames of `frameBytes`.
+ * `queueLimit` frames of `frameBytes`, with no run left out as incomplete.
  */
 export function slowClientVerdict(input: {
   queueLimit: number;
@@ -54,8 +54,10 @@ export function slowClientVerdict(input: {
   /** The slow connection's reset reason in each run (undefined: none came). */
   resets: readonly (string | undefined)[];
   readerResets: number;
+  /** Runs left out as incomplete (a reader reset or closed, a timeout), either side. */
+  incompleteRuns?: number;
 }): SlowClientVerdict {
-  const { queueLimit, frameBytes, growthBytes, resets, readerResets } = input;
+  const { queueLimit, frameBytes, growthBytes, resets, readerResets, incompleteRuns = 0 } = input;
   if (!(queueLimit >= 1 && frameBytes > 0)) throw new RangeError(`slowClientVerdict: queueLimit ${queueLimit} and frameBytes ${frameBytes} must be positive`);
   const limitBytes = queueLimit * frameBytes;
   const growthFrames = growthBytes / frameBytes;
@@ -66,6 +68,13 @@ export function slowClientVerdict(input: {
   if (readerResets > 0) return { ...base, holds: false, words: `${readerResets} reader resets: the slow client cost the others` };
   if (growthBytes > limitBytes)
     return { ...base, holds: false, words: `grew ${Math.round(growthFrames)} frames' worth, over its queue limit of ${queueLimit}` };
+  // Medians of what is left after incomplete runs are dropped are not the runs asked for: no pass on them.
+  if (incompleteRuns > 0)
+    return {
+      ...base,
+      holds: false,
+      words: `not judged: ${incompleteRuns} incomplete run${incompleteRuns === 1 ? '' : 's'} left out, the rest too few to vouch for it`,
+    };
   return { ...base, holds: true, words: `grew ${Math.max(0, Math.round(growthFrames))} frames' worth, within its queue limit of ${queueLimit}` };
 }
 
@@ -90,6 +99,7 @@ export function slowClientFigures(samples: SlowClientSamples, section = '8 slow 
     growthBytes,
     resets: stalled.map((s) => s?.reset),
     readerResets: slow.reduce((sum, r) => sum + Object.values(r.client.resets).reduce((a, b) => a + b, 0), 0),
+    incompleteRuns: samples.withSlow.length - slow.length + samples.without.length - alone.length,
   });
   const buffers = samples.socketBufferBytes
     ? `socket buffers fixed at ${samples.socketBufferBytes} B in a namespace of its own`

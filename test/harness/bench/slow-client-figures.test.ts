@@ -85,3 +85,28 @@ t.test('the figure: medians of peak RSS with and without, the verdict and the bu
   t.equal(none!.value, undefined);
   t.match(none!.note, /not run: needs ulimit/);
 });
+
+t.test('runs left out as incomplete: what would hold is not judged; a definite failure still stands', async (t) => {
+  const incomplete = (maxRssMiB: number): FanOutRun => {
+    const r = run(maxRssMiB, { events: 90, reset: 'slow-consumer' }) as { client: Record<string, unknown> };
+    r.client.incomplete = '5 reset of 10 readers before the stream was read';
+    return r as unknown as FanOutRun;
+  };
+  const samples = {
+    server: 'Python reference server',
+    readers: 10,
+    queueLimit: 5000,
+    events: 20_000,
+    withSlow: [run(81, { events: 90, reset: 'slow-consumer' }), incomplete(90), incomplete(95)],
+    without: [run(80), run(79), incomplete(70)],
+  };
+  const [figure] = slowClientFigures(samples);
+  t.match(figure!.note, /^DOES NOT HOLD: not judged: 3 incomplete runs left out, the rest too few to vouch for it/);
+  t.match(figure!.note, /2 of 3 runs incomplete \(5 reset of 10 readers before the stream was read\)/, 'and the note names them');
+  const [unreset] = slowClientFigures({ ...samples, withSlow: [run(81, { events: 90 }), incomplete(90)] });
+  t.match(unreset!.note, /^DOES NOT HOLD: the slow client was not reset slow-consumer in 1 of 1 runs/);
+  t.match(
+    slowClientVerdict({ queueLimit: 10, frameBytes: 400, growthBytes: 0, resets: ['slow-consumer'], readerResets: 0, incompleteRuns: 1 }).words,
+    /^not judged: 1 incomplete run left out/,
+  );
+});
