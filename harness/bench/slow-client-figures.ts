@@ -66,15 +66,15 @@ export function slowClientVerdict(input: {
   if (resets.length === 0) return { ...base, holds: false, words: 'no run to judge' };
   if (unreset > 0) return { ...base, holds: false, words: `the slow client was not reset slow-consumer in ${unreset} of ${resets.length} runs` };
   if (readerResets > 0) return { ...base, holds: false, words: `${readerResets} reader resets: the slow client cost the others` };
-  if (growthBytes > limitBytes)
-    return { ...base, holds: false, words: `grew ${Math.round(growthFrames)} frames' worth, over its queue limit of ${queueLimit}` };
-  // Medians of what is left after incomplete runs are dropped are not the runs asked for: no pass on them.
+  // Medians of what is left after incomplete runs are dropped are not the runs asked for: no memory verdict on them.
   if (incompleteRuns > 0)
     return {
       ...base,
       holds: false,
       words: `not judged: ${incompleteRuns} incomplete run${incompleteRuns === 1 ? '' : 's'} left out, the rest too few to vouch for it`,
     };
+  if (growthBytes > limitBytes)
+    return { ...base, holds: false, words: `grew ${Math.round(growthFrames)} frames' worth, over its queue limit of ${queueLimit}` };
   return { ...base, holds: true, words: `grew ${Math.max(0, Math.round(growthFrames))} frames' worth, within its queue limit of ${queueLimit}` };
 }
 
