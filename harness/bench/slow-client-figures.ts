@@ -99,7 +99,7 @@ export function slowClientFigures(samples: SlowClientSamples, section = '8 slow 
     growthBytes,
     resets: stalled.map((s) => s?.reset),
     readerResets: slow.reduce((sum, r) => sum + Object.values(r.client.resets).reduce((a, b) => a + b, 0), 0),
-    incompleteRuns: samples.withSlow.length - slow.length + samples.without.length - alone.length,
+    incompleteRuns: [...samples.withSlow, ...samples.without].filter((r) => 'client' in r && r.client.incomplete !== undefined).length,
   });
   const buffers = samples.socketBufferBytes
     ? `socket buffers fixed at ${samples.socketBufferBytes} B in a namespace of its own`
