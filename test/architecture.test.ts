@@ -1,6 +1,7 @@
 // The tree's rules (docs/ARCHITECTURE.md): the import graph check of `make lint` really fails on
 // a circle and on an import up a layer, its allow-list stays short, a lab's folders stay small,
-// and test/ mirrors the source tree.
+// and test/ mirrors the source tree. Whether the real tree passes that check is `make lint`'s
+// to say (and `make test` runs it first), not a second run here.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -46,11 +47,6 @@ t.test('the import graph check fails on a circle and on an import up a layer, an
     [],
     'an import down a layer is fine',
   );
-});
-
-t.test('the real tree passes it', async (t) => {
-  const out = spawnSync(DEPCRUISE, ['harness', 'publisher', 'consumer', 'protocol', '--output-type', 'err'], { cwd: ROOT, encoding: 'utf8', env: toolEnv() });
-  t.equal(out.status, 0, out.stdout + out.stderr);
 });
 
 t.test('every harness folder is in a layer, and at most 2 imports may run up, each with a reason', async (t) => {
