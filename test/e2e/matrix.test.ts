@@ -7,10 +7,14 @@
 // each mutant misbehaves as its index says is its direct test's half
 // (test/consumer/<lab>/mutants.test.ts); every mutant on its killer, the references against every
 // scenario and every mutant against every scenario are `make mutants`.
-// - ledger: both languages;
-// - feed: the TypeScript consumers. The feed's push servers are not run here: every server
-//   mutant is caught by its killer, with the reference passing it, in the server scenes' own
-//   tests (SERVER_SCENE_TESTS below), which check what each run did and not only its verdict.
+// Both labs with their TypeScript consumers only: a killer judges what crossed the wire and what
+// the store holds, not the language that wrote it. That each Python mutant misbehaves as its
+// TypeScript twin does is its direct test's (both languages); the Python references run end to
+// end in ack-crash, sealed, chaos and feed.test.ts, and against every scenario in `make mutants`.
+// (Both languages cost the ledger 46 runs here instead of 23: 79 s of a chain's 459 s on a slow
+// machine.) The feed's push servers are not run here: every server mutant is caught by its
+// killer, with the reference passing it, in the server scenes' own tests (SERVER_SCENE_TESTS
+// below), which check what each run did and not only its verdict.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -82,7 +86,9 @@ async function matrix(t: Test, lab: string, args: string[], folder: string, lang
   t.match(result.stdout, /\n\d+ passed, 0 failed$/);
 }
 
-t.test('ledger: every killer catches its mutant, both languages', (t) => matrix(t, 'ledger', ['--catches', '--jobs', '2'], 'ledger-mutants-catches-some'));
+t.test('ledger: every killer catches its mutant, TypeScript', (t) =>
+  matrix(t, 'ledger', ['--catches', '--language', 'typescript', '--jobs', '2'], 'ledger-mutants-catches-typescript-some', 'typescript'),
+);
 
 // Feed runs mostly wait on their script's real time, so three at a time cost little CPU.
 t.test('feed: every killer catches its mutant, TypeScript', (t) =>

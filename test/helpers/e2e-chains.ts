@@ -4,9 +4,9 @@
 // run on tap's other jobs beside them (.taprc); within a chain, files never compete with each other.
 //
 // The split is deterministic: longest first, each file onto the chain with less work so far,
-// by the seconds below: each file's time in a clean clone's `make test` beside a CPU hog
-// (2026-12-06, 2 cores; feed-server-clients less the 9 s each of its two mutant runs no longer
-// waits). A file not listed counts DEFAULT_SECONDS: list a heavy new file here.
+// by the seconds below: each file's time in a clean clone's `make test` beside a CPU hog on a
+// 2-core AMD EPYC machine of CI's kind (2026-12-07; matrix.test.ts less half of its ledger
+// runs, which it no longer makes). A file not listed counts DEFAULT_SECONDS: list a heavy new file here.
 //
 // matrix.test.ts and feed-server-clients.test.ts go together, in one chain: side by side in two
 // (2026-12-05) feed-server-slow-reader's reference run took 28.6 s instead of 8.6 s beside the
@@ -14,31 +14,31 @@
 import { readdirSync } from 'node:fs';
 
 const SECONDS: Record<string, number> = {
-  'matrix.test.ts': 166,
-  'feed-server-clients.test.ts': 140,
-  'grade-hostile.test.ts': 119,
-  'feed.test.ts': 69,
-  'grade.test.ts': 58,
-  'grade-server.test.ts': 34,
-  'grade-validity.test.ts': 33,
-  'chaos.test.ts': 32,
-  'chaos-server.test.ts': 25,
-  'feed-server.test.ts': 25,
-  'grading-examples.test.ts': 24,
-  'sealed.test.ts': 23,
-  'ack-crash.test.ts': 20,
-  'feed-server-fanout.test.ts': 18,
-  'hostile.test.ts': 16,
-  'store-integrity.test.ts': 16,
-  'batch.test.ts': 12,
-  'grade-replay.test.ts': 10,
-  'grade-build-cache.test.ts': 9,
-  'bench-fanout.test.ts': 8,
-  'cli.test.ts': 7,
-  'other-lab.test.ts': 7,
-  'loss.test.ts': 6,
-  'sealed-isolation.test.ts': 4,
-  'interrupt.test.ts': 3,
+  'matrix.test.ts': 161,
+  'grade-hostile.test.ts': 128,
+  'feed-server-clients.test.ts': 107,
+  'grade.test.ts': 98,
+  'feed.test.ts': 73,
+  'chaos.test.ts': 40,
+  'sealed.test.ts': 39,
+  'grade-validity.test.ts': 37,
+  'chaos-server.test.ts': 28,
+  'feed-server.test.ts': 24,
+  'feed-server-fanout.test.ts': 22,
+  'grading-examples.test.ts': 22,
+  'batch.test.ts': 19,
+  'grade-replay.test.ts': 19,
+  'grade-server.test.ts': 19,
+  'hostile.test.ts': 18,
+  'ack-crash.test.ts': 17,
+  'store-integrity.test.ts': 17,
+  'grade-build-cache.test.ts': 12,
+  'other-lab.test.ts': 11,
+  'bench-fanout.test.ts': 9,
+  'loss.test.ts': 8,
+  'cli.test.ts': 6,
+  'sealed-isolation.test.ts': 6,
+  'interrupt.test.ts': 4,
   'build-native-addon.test.ts': 1,
 };
 const DEFAULT_SECONDS = 30;
