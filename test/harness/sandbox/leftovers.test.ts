@@ -110,5 +110,6 @@ t.test('a planted file, folder, link and message queue of the uid are found, and
   t.same(findLeftovers(uid, dirs), [], 'nothing of the uid is left');
   t.notOk(existsSync(file) || existsSync(folder) || existsSync(link), 'the files are gone');
   t.equal(readFileSync(victim, 'utf8'), 'root keeps this', 'what the link pointed at is untouched');
-  t.ok(scanMs < 50, 'the per-run scan takes milliseconds');
+  // The scan's time is shown above, not asserted (it was: under 50 ms): on a loaded CI machine
+  // such a bound fails on scheduling, not on the scan. Speed is the bench's (§1, a sealed run).
 });
