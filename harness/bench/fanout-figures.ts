@@ -51,6 +51,8 @@ export interface LiveSamples {
 type Measured = Extract<FanOutRun, { client: unknown }>;
 const measured = (runs: readonly FanOutRun[]): Measured[] => runs.filter((r): r is Measured => 'client' in r);
 const complete = (runs: readonly FanOutRun[]): Measured[] => measured(runs).filter((r) => r.client.incomplete === undefined);
+/** The runs that ran but stopped before their stream was read whole (the client says why). */
+export const incompleteOf = (runs: readonly FanOutRun[]): Measured[] => measured(runs).filter((r) => r.client.incomplete !== undefined);
 
 /** Summary of `pick` over the complete runs; undefined when there is none. */
 function over(runs: readonly FanOutRun[], pick: (run: Measured) => number | undefined): Summary | undefined {
@@ -68,7 +70,7 @@ export function troubles(runs: readonly FanOutRun[]): string[] {
   const refusals = new Set(runs.flatMap((r) => ('refused' in r ? [r.refused] : [])));
   for (const why of refusals) said.push(`not run: ${why}`);
   const all = measured(runs);
-  const incomplete = all.filter((r) => r.client.incomplete !== undefined);
+  const incomplete = incompleteOf(runs);
   if (incomplete.length > 0)
     said.push(`${incomplete.length} of ${all.length} runs incomplete (${[...new Set(incomplete.map((r) => r.client.incomplete))].join('; ')})`);
   const resets: Record<string, number> = {};

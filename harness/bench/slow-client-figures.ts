@@ -4,7 +4,7 @@
 // server's peak RSS with the slow client over its peak with the readers alone (medians of runs
 // in turns), counted in frames of the size the readers received. RSS is coarse (a garbage
 // collector's heap grows in steps), so the figure states the baseline's own spread beside it.
-import { type FanOutClientResult, type FanOutRun, troubles } from './fanout-figures.js';
+import { type FanOutClientResult, type FanOutRun, incompleteOf, troubles } from './fanout-figures.js';
 import { type Figure, summarize } from './figures.js';
 
 /** What the slow connection of a run saw, from bench/fanout-client.mjs's `stalled`. */
@@ -99,7 +99,7 @@ export function slowClientFigures(samples: SlowClientSamples, section = '8 slow 
     growthBytes,
     resets: stalled.map((s) => s?.reset),
     readerResets: slow.reduce((sum, r) => sum + Object.values(r.client.resets).reduce((a, b) => a + b, 0), 0),
-    incompleteRuns: [...samples.withSlow, ...samples.without].filter((r) => 'client' in r && r.client.incomplete !== undefined).length,
+    incompleteRuns: incompleteOf([...samples.withSlow, ...samples.without]).length,
   });
   const buffers = samples.socketBufferBytes
     ? `socket buffers fixed at ${samples.socketBufferBytes} B in a namespace of its own`
