@@ -58,8 +58,9 @@ $(NPM_STAMP): package.json package-lock.json
 # 81 s at -O2, SQLite's own default, under which our commits and reads ran as fast (2026-12-07).
 # A CFLAGS of your own wins.
 addon: deps
-	@node -e 'new (require("better-sqlite3"))(":memory:").close()' 2>/dev/null || \
-	 CFLAGS="$${CFLAGS:--O2}" npm rebuild better-sqlite3
+	@node -e 'new (require("better-sqlite3"))(":memory:").close()' 2>/dev/null || { \
+	 echo "better-sqlite3: fetching its prebuilt addon, or compiling SQLite where that fails (about 80 s)"; \
+	 CFLAGS="$${CFLAGS:--O2}" npm rebuild better-sqlite3; }
 
 # tap builds its Test class with the plugins .taprc names. A run that finds that build stale remakes
 # it, but only after it has chosen its test processes' loaders: so the first `make test` after
