@@ -25,6 +25,7 @@ import { halfOpenProblems } from './half-open.js';
 import { describeModel, hookMoments, hookReadProblem, transactionWords } from './hooks.js';
 import type { FeedPlan } from '../scenario/plan.js';
 import {
+  atChainEnd,
   consistencyProblems,
   describeView,
   type Expected,
@@ -549,10 +550,15 @@ function convergenceProblems(
   const view = viewOf(last.store);
   const judged = judgeStore(role, view, expected, sent);
   if (judged.problems.length === 0) return [];
+  const whose = role === 'consumer' ? "consumer's" : "control consumer's";
+  // At the chain's end, the wait may have ended before converge_ms (converge.ts): nothing more could reach that store.
+  const what = atChainEnd(judged)
+    ? `${whose} store stands at the chain's end (cursor ${view.cursor}) but does not match the chain`
+    : `${whose} store did not reach the chain's end within ${seconds(lab.time.convergeMs)} after the script`;
   return [
     {
       code: 'not-converged',
-      text: `the ${role === 'consumer' ? "consumer's" : "control consumer's"} store did not reach the chain's end within ${seconds(lab.time.convergeMs)} after the script: its last read (${seconds(last.t)}) showed ${describeView(view)} — ${judged.summary.line}`,
+      text: `the ${what}: its last read (${seconds(last.t)}) showed ${describeView(view)} — ${judged.summary.line}`,
       subject: { t: last.t, ...(judged.summary.missing.length ? cursorSubject(judged.summary.missing) : {}) },
     },
   ];

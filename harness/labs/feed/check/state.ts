@@ -211,6 +211,10 @@ export function judgeStore(name: string, view: StoreView, expected: Expected, se
   return { problems, summary };
 }
 
+/** Its cursor and block hash are the chain's last (of the events above its snapshot): the server has no frame left to send that store. */
+export const atChainEnd = ({ summary, problems }: Judgement): boolean =>
+  summary.cursor !== null && summary.cursor === summary.wantCursor && !problems.some((p) => p.code === 'wrong-block-hash');
+
 type Problems = Judgement['problems'];
 
 /** The snapshot it stands on: installed, one the server sent, and of a block still canonical. */

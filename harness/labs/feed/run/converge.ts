@@ -6,20 +6,24 @@ import type { Role } from '../../../record/journal.js';
 import type { RunContext } from '../../../lab-api/lab.js';
 import { simulate } from '../scenario/chain-script.js';
 import type { FeedPlan } from '../scenario/plan.js';
-import { expectedOf, judgeStore, type SentSnapshot, viewOf } from '../check/state.js';
+import { atChainEnd, expectedOf, judgeStore, type SentSnapshot, viewOf } from '../check/state.js';
 import type { Heartbeats } from './publisher.js';
 import { type FeedRunState, sleep } from './state.js';
 import { type FeedStores, journalRead, MID_RUN_READ } from './stores.js';
 
 const POLL_MS = 250;
+/** How long a consumer's store that stands at the chain's end without matching it must hold still before the wait ends. */
+export const SETTLED_MS = 1000;
 const ROLES: Role[] = ['consumer', 'control'];
 
 /**
  * Polls both stores until they hold the chain's end, the store is refused, converge_ms passes or
- * the run ends, or the control's store holds it and no consumer will run again (its restarts are
- * used up: nothing can change its store any more, so waiting would only cost the run time). The
- * first and the last read of the wait are journaled: the last one is what a "did not converge"
- * finding shows.
+ * the run ends, or the control's store holds it and nothing will change the consumer's any more:
+ * no consumer will run again (its restarts are used up), or its store stands at the chain's end
+ * (cursor and block hash) without matching it and has held still for SETTLED_MS (the server has
+ * nothing left to send it: a failing consumer's run otherwise waited out converge_ms, 10–15 s).
+ * The first and the last read of the wait are journaled: the last one is what a "did not
+ * converge" finding shows.
  */
 export async function awaitConvergence(ctx: RunContext<FeedPlan>, stores: FeedStores, sent: Record<Role, SentSnapshot[]>, state: FeedRunState): Promise<void> {
   const plan = ctx.scenario.lab;
@@ -27,14 +31,19 @@ export async function awaitConvergence(ctx: RunContext<FeedPlan>, stores: FeedSt
   const deadline = performance.now() + plan.time.convergeMs;
   const journaled: Record<Role, string | undefined> = { consumer: undefined, control: undefined };
   const firstShown: Record<Role, boolean> = { consumer: false, control: false };
+  const still = { text: '', since: performance.now() };
   for (;;) {
     const reads = { consumer: stores.read('consumer', MID_RUN_READ), control: stores.read('control', MID_RUN_READ) };
-    const converged = (role: Role) => judgeStore(role, viewOf(reads[role]), expected, sent[role]).problems.length === 0;
-    const controlDone = converged('control');
-    const done = controlDone && converged('consumer');
+    const judged = (role: Role) => judgeStore(role, viewOf(reads[role]), expected, sent[role]);
+    const consumer = judged('consumer');
+    const controlDone = judged('control').problems.length === 0;
+    const done = controlDone && consumer.problems.length === 0;
     // A store the harness refused to read decides the verdict alone: waiting cannot change it.
     const refused = reads.consumer.refused !== undefined;
-    const consumerFinal = controlDone && state.consumersOver;
+    const text = JSON.stringify(reads.consumer);
+    if (text !== still.text) Object.assign(still, { text, since: performance.now() });
+    const settled = controlDone && atChainEnd(consumer) && performance.now() - still.since >= SETTLED_MS;
+    const consumerFinal = controlDone && (state.consumersOver || settled);
     const last = done || consumerFinal || refused || performance.now() >= deadline || state.loopError !== undefined || ctx.signal.aborted;
     // A read that met a lock held longer than its wait (a commit's sync on a loaded disk) says
     // nothing about the store: the next poll reads again, and only the last read stands as it is.
