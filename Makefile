@@ -54,9 +54,9 @@ $(NPM_STAMP): package.json package-lock.json
 
 # better-sqlite3's native addon, built when it does not load (a fresh install, or another Node than
 # the one it was built for): its install script fetches a prebuilt binary from GitHub, or, where it
-# cannot (no route to GitHub, as on this project's machines), compiles SQLite: one core for 105 s at the package's -O3,
-# 81 s at -O2, SQLite's own default, under which our commits and reads ran as fast (2026-12-07).
-# A CFLAGS of your own wins.
+# cannot (no route to GitHub, as on this project's machines), compiles SQLite: one core for 105 s
+# at the package's -O3, 81 s at -O2, SQLite's own default, under which our commits and reads ran
+# as fast (2026-12-07). A CFLAGS of your own wins.
 addon: deps
 	@node -e 'new (require("better-sqlite3"))(":memory:").close()' 2>/dev/null || { \
 	 echo "better-sqlite3: fetching its prebuilt addon, or compiling SQLite where that fails (about 80 s)"; \
