@@ -60,6 +60,10 @@ t.test('a consumer whose restarts are used up: the wait ends when the control ho
   const { result, journal } = await runUnsealed(t, SCENARIO, 'node -e "process.exit(3)"');
   t.equal(result.status, 'fail', result.verdict?.headline ?? result.error ?? '');
   t.equal(journal.filter((e) => e.type === 'process-start' && e.role === 'consumer').length, 3, 'three consumer processes, then no more');
+  t.ok(
+    journal.some((e) => e.type === 'store-read' && e.when === 'converging'),
+    'the wait for convergence read the stores',
+  );
   const waited = waitLasted(journal);
   t.ok(waited < 60_000, `the wait ended long before converge_ms (600 s): it lasted ${Math.round(waited)} ms`);
   t.notOk(
