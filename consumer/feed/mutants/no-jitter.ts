@@ -4,7 +4,7 @@
 //   "Every later connect attempt ... waits min(BASE × 2^n, CAP) × U, with U drawn uniformly from [0.5, 1.5] for every attempt."
 //
 // Why feed-happy-path misses it: its one connection never ends before SIGTERM, so the process never waits to reconnect.
-// Killed by: feed-restart-storm — the normalised delays before the cap (and at it) have no spread, so the Kolmogorov-Smirnov test fails with "no jitter before the cap".
+// Killed by: feed-restart-storm — the normalised delays at the cap (and before it) have no spread, so the Kolmogorov-Smirnov test fails with "no jitter at the cap".
 // Python twin: consumer/feed/mutants/no-jitter.py.
 import { type Config, main, referenceSteps } from '../typescript/feed-client.js';
 

@@ -160,8 +160,8 @@ t.test('each mutant is caught for its reason', (t) => {
         STORM,
       ),
     ),
-    [/^no jitter before the cap/, /^no jitter at the cap/],
-    'no-jitter',
+    [/^no jitter at the cap/, /^no jitter before the cap/],
+    'no-jitter: the cap’s finding leads, where scheduling cannot hide it',
   );
   t.match(
     texts(
@@ -197,6 +197,12 @@ t.test('each mutant is caught for its reason', (t) => {
     ),
   );
   t.match(stretched, [/^no jitter at the cap: every retry at the cap waits CAP exactly/], 'a jitterless, stretched backoff');
+  const leading = (delay: Delay) => judgeStorm(journalOf(delay, { attempts: 14 }), plan, STORM).findings[0]?.code;
+  t.equal(
+    leading((n) => (n < nCap ? 1.6 * stepOf(BASE, CAP, n) : CAP) + 2),
+    leading((n) => stepOf(BASE, CAP, n) + 2),
+    'the same jitterless backoff leads with the same finding whether or not load stretched its waits before the cap',
+  );
   // The same, each wait stretched by a different amount (a loaded machine: 0 to 80 % longer):
   // spread before the cap, yet none below its step, so still no jitter, not a clamp.
   const noise = uniform(7);
