@@ -158,7 +158,7 @@ function backoffFindings(
   nCap: number,
   norm: (a: StormAttempt) => number,
 ): Finding[] {
-  let preCap: Finding | undefined;
+  let preCapFinding: Finding | undefined;
   let atCapFinding: Finding | undefined;
   let capJitter = false;
   const pre = all.filter((a) => a.n < nCap);
@@ -200,14 +200,14 @@ function backoffFindings(
       shape === 'no-jitter'
         ? `no jitter before the cap: every retry waits its step min(BASE × 2^n, CAP) exactly (the middle half of the normalised delays spans ${fixed(quantile(pre.map(norm), 0.75) - quantile(pre.map(norm), 0.25))}; U(0.5, 1.5) spans 0.50) — ${JITTER_EVERY_TIME}`
         : `the delays before the cap do not grow as min(BASE × 2^n, CAP) × U(0.5, 1.5): median ${medians(pre)} (CONTRACT.md §6)`;
-    preCap = { code: 'storm-backoff-before-cap', text: `${why}; ${ksWords(ks.pre)}` };
+    preCapFinding = { code: 'storm-backoff-before-cap', text: `${why}; ${ksWords(ks.pre)}` };
   }
   // A jitter missing or clamped at the cap leads. The cap's steps are the longest, so scheduling
   // stretches them least: a jitterless backoff fails there in every run, while beside a CPU hog
   // its short pre-cap steps can be stretched to just within the bound (D⁺ 0.28 at 0.28), and
   // with the pre-cap finding first the same consumer's leading finding changed from run to run.
   // Growth is shown best before the cap, where the steps differ: that finding leads otherwise.
-  return (capJitter ? [atCapFinding, preCap] : [preCap, atCapFinding]).filter((f): f is Finding => f !== undefined);
+  return (capJitter ? [atCapFinding, preCapFinding] : [preCapFinding, atCapFinding]).filter((f): f is Finding => f !== undefined);
 }
 
 /**
