@@ -31,7 +31,8 @@ set -euo pipefail
 # One function, called on the last line: bash reads all of it before running any of it.
 main() {
   root=$(cd "$(dirname "$0")/.." && pwd)
-  lines=${NODE_LINES:-24 26}
+  # Each line once: its preparation runs beside the others, in its own folder.
+  lines=$(printf '%s\n' ${NODE_LINES:-24 26} | awk '!seen[$0]++' | tr '\n' ' ')
   jobs=${JOBS:-2}
   runs=${NODE_VERSIONS_RUNS:-full}
   base="$root/.node-versions"
