@@ -40,8 +40,9 @@ export async function awaitConvergence(ctx: RunContext<FeedPlan>, stores: FeedSt
     const done = controlDone && consumer.problems.length === 0;
     // A store the harness refused to read decides the verdict alone: waiting cannot change it.
     const refused = reads.consumer.refused !== undefined;
-    const text = JSON.stringify(reads.consumer);
-    if (text !== still.text) Object.assign(still, { text, since: performance.now() });
+    // The consumer's read as text once a poll: what the settle compares, and what journaling dedupes by.
+    const consumerText = JSON.stringify(reads.consumer);
+    if (consumerText !== still.text) Object.assign(still, { text: consumerText, since: performance.now() });
     const settled = controlDone && atChainEnd(consumer) && performance.now() - still.since >= SETTLED_MS;
     const consumerFinal = controlDone && (state.consumersOver || settled);
     const last = done || consumerFinal || refused || performance.now() >= deadline || state.loopError !== undefined || ctx.signal.aborted;
@@ -51,7 +52,7 @@ export async function awaitConvergence(ctx: RunContext<FeedPlan>, stores: FeedSt
       const busy = reads[role].error?.includes('SQLITE_BUSY') ?? false;
       if (!last && (firstShown[role] || busy)) continue;
       firstShown[role] = true;
-      const text = JSON.stringify(reads[role]);
+      const text = role === 'consumer' ? consumerText : JSON.stringify(reads[role]);
       if (text === journaled[role]) continue;
       journaled[role] = text;
       journalRead(ctx, role, role === 'control' ? 1 : state.current?.incarnation, 'converging', stores.dbs[role], reads[role]);
