@@ -16,7 +16,8 @@
 const { join } = require('node:path');
 
 const PRELOAD = join(__dirname, 'coverage-preload.cjs');
-const isProcessinfo = (option) => option.includes('@tapjs/processinfo');
+// processinfo-no-hooks.mjs (the Makefile's NODE_OPTIONS) is for test files' processes only: out with processinfo.
+const isProcessinfo = (option) => option.includes('@tapjs/processinfo') || option.includes('processinfo-no-hooks.mjs');
 
 /** `env` with tap's processinfo loader taken out of its NODE_OPTIONS (and NODE_OPTIONS dropped when nothing is left), in place. */
 function dropProcessinfo(env) {
