@@ -56,8 +56,10 @@ export function slowClientVerdict(input: {
   readerResets: number;
   /** Runs left out as incomplete (a reader reset or closed, a timeout), either side. */
   incompleteRuns?: number;
+  /** How far apart the baseline's own peaks were (max − min): a growth nearer its limit than this says nothing either way. */
+  baselineSpreadBytes?: number;
 }): SlowClientVerdict {
-  const { queueLimit, frameBytes, growthBytes, resets, readerResets, incompleteRuns = 0 } = input;
+  const { queueLimit, frameBytes, growthBytes, resets, readerResets, incompleteRuns = 0, baselineSpreadBytes = 0 } = input;
   if (!(queueLimit >= 1 && frameBytes > 0)) throw new RangeError(`slowClientVerdict: queueLimit ${queueLimit} and frameBytes ${frameBytes} must be positive`);
   const limitBytes = queueLimit * frameBytes;
   const growthFrames = growthBytes / frameBytes;
@@ -72,6 +74,13 @@ export function slowClientVerdict(input: {
       ...base,
       holds: false,
       words: `not judged: ${incompleteRuns} incomplete run${incompleteRuns === 1 ? '' : 's'} left out, the rest too few to vouch for it`,
+    };
+  // RSS moves in the garbage collector's steps: with its runs that far apart, the side of the limit it fell on is chance.
+  if (Math.abs(growthBytes - limitBytes) < baselineSpreadBytes)
+    return {
+      ...base,
+      holds: false,
+      words: `not judged: grew ${Math.max(0, Math.round(growthFrames))} frames' worth against its queue limit of ${queueLimit}, nearer to it than the baseline's own spread`,
     };
   if (growthBytes > limitBytes)
     return { ...base, holds: false, words: `grew ${Math.round(growthFrames)} frames' worth, over its queue limit of ${queueLimit}` };
@@ -100,6 +109,7 @@ export function slowClientFigures(samples: SlowClientSamples, section = '8 slow 
     resets: stalled.map((s) => s?.reset),
     readerResets: slow.reduce((sum, r) => sum + Object.values(r.client.resets).reduce((a, b) => a + b, 0), 0),
     incompleteRuns: incompleteOf([...samples.withSlow, ...samples.without]).length,
+    baselineSpreadBytes: (peakWithout.max - peakWithout.min) * MiB,
   });
   const buffers = samples.socketBufferBytes
     ? `socket buffers fixed at ${samples.socketBufferBytes} B in a namespace of its own`
