@@ -101,6 +101,7 @@ export function slowClientFigures(samples: SlowClientSamples, section = '8 slow 
   const peakWithout = summarize(alone.map((r) => r.publisher.maxRssMiB));
   const frameBytes = summarize(alone.map((r) => r.client.eventBytes ?? 0)).median;
   const growthBytes = (peakWith.median - peakWithout.median) * MiB;
+  const baselineSpreadBytes = (peakWithout.max - peakWithout.min) * MiB;
   const stalled = slow.map((r) => r.client.stalled?.[0]);
   const verdict = slowClientVerdict({
     queueLimit: samples.queueLimit,
@@ -109,7 +110,7 @@ export function slowClientFigures(samples: SlowClientSamples, section = '8 slow 
     resets: stalled.map((s) => s?.reset),
     readerResets: slow.reduce((sum, r) => sum + Object.values(r.client.resets).reduce((a, b) => a + b, 0), 0),
     incompleteRuns: incompleteOf([...samples.withSlow, ...samples.without]).length,
-    baselineSpreadBytes: (peakWithout.max - peakWithout.min) * MiB,
+    baselineSpreadBytes,
   });
   const buffers = samples.socketBufferBytes
     ? `socket buffers fixed at ${samples.socketBufferBytes} B in a namespace of its own`
@@ -124,7 +125,7 @@ export function slowClientFigures(samples: SlowClientSamples, section = '8 slow 
       floor: { name: 'peak RSS with the readers alone', value: peakWithout },
       note: [
         `${verdict.holds ? 'HOLDS' : 'DOES NOT HOLD'}: ${verdict.words}`,
-        `growth ${mib(growthBytes)} (baseline spread ${mib((peakWithout.max - peakWithout.min) * MiB)}) against ${samples.queueLimit} × ${frameBytes.toFixed(0)} B = ${mib(verdict.limitBytes)}`,
+        `growth ${mib(growthBytes)} (baseline spread ${mib(baselineSpreadBytes)}) against ${samples.queueLimit} × ${frameBytes.toFixed(0)} B = ${mib(verdict.limitBytes)}`,
         `the slow client read ${read.median} events before its reset`,
         buffers,
         ...problems,

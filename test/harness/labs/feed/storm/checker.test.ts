@@ -189,13 +189,12 @@ t.test('each mutant is caught for its reason', (t) => {
   // No jitter anywhere, every wait stretched by a loaded machine: the KS test before the cap
   // (which judges only waits too short) passes, but a flat cap is still no jitter, not a clamp.
   const nCap = preCapSteps(BASE, CAP);
-  const stretchedDelay: Delay = (n) => (n < nCap ? 1.6 * stepOf(BASE, CAP, n) : CAP) + 2;
-  const stretched = texts(judgeStorm(journalOf(stretchedDelay, { attempts: 14 }), plan, STORM));
-  t.match(stretched, [/^no jitter at the cap: every retry at the cap waits CAP exactly/], 'a jitterless, stretched backoff');
-  const leading = (delay: Delay) => judgeStorm(journalOf(delay, { attempts: 14 }), plan, STORM).findings[0]?.code;
+  const judged = (delay: Delay) => judgeStorm(journalOf(delay, { attempts: 14 }), plan, STORM);
+  const stretched = judged((n) => (n < nCap ? 1.6 * stepOf(BASE, CAP, n) : CAP) + 2);
+  t.match(texts(stretched), [/^no jitter at the cap: every retry at the cap waits CAP exactly/], 'a jitterless, stretched backoff');
   t.equal(
-    leading(stretchedDelay),
-    leading((n) => stepOf(BASE, CAP, n) + 2),
+    stretched.findings[0]?.code,
+    judged((n) => stepOf(BASE, CAP, n) + 2).findings[0]?.code,
     'the same jitterless backoff leads with the same finding whether or not load stretched its waits before the cap',
   );
   // The same, each wait stretched by a different amount (a loaded machine: 0 to 80 % longer):
