@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { renderMarkdown, renderTable, summarize, withNotes } from '../dist/harness/bench/figures.js';
+import { renderMarkdown, renderTable, summarize, withFloorVerdict, withNotes } from '../dist/harness/bench/figures.js';
 import { loadScenario } from '../dist/harness/catalogue/load.js';
 import { contractFigures, fanOutFigures } from '../dist/harness/bench/fanout-figures.js';
 import { slowClientFigures } from '../dist/harness/bench/slow-client-figures.js';
@@ -559,14 +559,17 @@ async function checker() {
   const rows = 1_000_000;
   log(`§6 checker, two ${rows}-row stores`);
   const { floor, check } = await checkerSamples('checker', rows, 'check');
-  figures.push({
-    section: '6 checker',
-    name: 'two 1 000 000-row stores: time',
-    unit: 's',
-    value: seconds(check),
-    floor: { name: 'reading both stores', value: seconds(floor) },
-    goals: [{ kind: 'max', limit: 1 }],
-  });
+  // The checker must read both stores: a machine that reads them slower than the goal rules it out.
+  figures.push(
+    withFloorVerdict({
+      section: '6 checker',
+      name: 'two 1 000 000-row stores: time',
+      unit: 's',
+      value: seconds(check),
+      floor: { name: 'reading both stores', value: seconds(floor) },
+      goals: [{ kind: 'max', limit: 1 }],
+    }),
+  );
   figures.push({
     section: '6 checker',
     name: 'two 1 000 000-row stores: peak memory',
@@ -606,14 +609,16 @@ async function rendering() {
       return (performance.now() - t0) / 1000;
     },
   ]);
-  figures.push({
-    section: '7 report',
-    name: '100 000-event journal to HTML: time',
-    unit: 's',
-    value: summarize(render),
-    floor: { name: 'reading and parsing the journal', value: summarize(parse) },
-    goals: [{ kind: 'max', limit: 2 }],
-  });
+  figures.push(
+    withFloorVerdict({
+      section: '7 report',
+      name: '100 000-event journal to HTML: time',
+      unit: 's',
+      value: summarize(render),
+      floor: { name: 'reading and parsing the journal', value: summarize(parse) },
+      goals: [{ kind: 'max', limit: 2 }],
+    }),
+  );
   figures.push({ section: '7 report', name: 'report.html size', unit: 'KiB', value: summarize([html / 1024]), goals: [{ kind: 'max', limit: 5 * 1024 }] });
 }
 

@@ -9,7 +9,7 @@ import { jobsFor } from '../dist/harness/commands/grade-action.js';
 import { readClassReport } from '../dist/harness/grade/class/class-data.js';
 import { loadRubric } from '../dist/harness/grade/rubric.js';
 import { probeSealing } from '../dist/harness/sandbox/probe.js';
-import { summarize } from '../dist/harness/bench/figures.js';
+import { summarize, withFloorVerdict } from '../dist/harness/bench/figures.js';
 import { cli, inTurns, root, timed, TS_REFERENCE } from './measure.mjs';
 
 const CASES = [
@@ -52,15 +52,18 @@ export async function gradingFigures({ quick, fresh, log }) {
       continue;
     }
     const [submission] = report.submissions;
-    figures.push({
-      section: '10 grading',
-      name,
-      unit: 's',
-      value: summarize(graded.map((r) => r.seconds)),
-      floor: { name: `its rubric's ${scenarios.length} scenarios as one run batch, --jobs ${jobs}`, value: summarize(batch.map((r) => r.seconds)) },
-      goals,
-      note: `one run each (long); --jobs ${jobs}; sealed: ${report.sealing.sealed ? 'yes' : 'no'}; score ${submission.score} of ${submission.max}; the batch exited ${batch[0].code}`,
-    });
+    // Grading makes these runs: a batch of them over the goal rules it out on this machine.
+    figures.push(
+      withFloorVerdict({
+        section: '10 grading',
+        name,
+        unit: 's',
+        value: summarize(graded.map((r) => r.seconds)),
+        floor: { name: `its rubric's ${scenarios.length} scenarios as one run batch, --jobs ${jobs}`, value: summarize(batch.map((r) => r.seconds)) },
+        goals,
+        note: `one run each (long); --jobs ${jobs}; sealed: ${report.sealing.sealed ? 'yes' : 'no'}; score ${submission.score} of ${submission.max}; the batch exited ${batch[0].code}`,
+      }),
+    );
   }
   return figures;
 }

@@ -110,6 +110,26 @@ export function showSummary(s: Summary | undefined, unit: Unit): string {
   return `${number(s.median)} ${unit} (${number(s.min)}–${number(s.max)}, n=${s.n})`;
 }
 
+/**
+ * For a figure whose floor is part of its own work (the stores a check must read, the runs a
+ * grading must make): where that floor alone is over a `max` goal, the goal cannot be met on this
+ * machine, whatever chaoslab does; the text says so, for the figure's note. Empty otherwise.
+ */
+function floorRulesOut(figure: Figure): string {
+  const floor = figure.floor?.value.median;
+  if (floor === undefined) return '';
+  const over = (figure.goals ?? []).filter((g) => g.kind === 'max' && floor > g.limit);
+  return over
+    .map((g) => `${goalText({ ...figure, goals: [g] })} cannot be met on this machine: its floor alone takes ${number(floor)} ${figure.unit}`)
+    .join('; ');
+}
+
+/** The figure with floorRulesOut's text at the end of its note (a figure whose floor is part of its work). */
+export function withFloorVerdict(figure: Figure): Figure {
+  const verdict = floorRulesOut(figure);
+  return verdict ? { ...figure, note: figure.note ? `${figure.note}; ${verdict}` : verdict } : figure;
+}
+
 export const markOf = (figure: Figure): string => {
   const met = goalMet(figure);
   return met === undefined ? '' : met ? 'met' : 'MISSED';

@@ -13,6 +13,7 @@ import {
   renderTable,
   showSummary,
   summarize,
+  withFloorVerdict,
   withNotes,
 } from '../../../harness/bench/figures.js';
 import { Command } from 'commander';
@@ -79,6 +80,26 @@ t.test('ratio and goals', async (t) => {
   t.equal(goalMet(skipped), undefined, 'skipped: neither met nor missed');
   t.equal(markOf(skipped), '');
   t.equal(goalMet({ ...rate, goals: undefined }), undefined, 'no goal');
+});
+
+t.test('withFloorVerdict: a max goal that the floor alone is over cannot be met on this machine', async (t) => {
+  const check: Figure = {
+    section: '6',
+    name: 'checker',
+    unit: 's',
+    value: s(1.28, 1.3, 1.27),
+    floor: { name: 'reading both stores', value: s(1.27, 1.25, 1.3) },
+    goals: [{ kind: 'max', limit: 1 }],
+    note: 'measured',
+  };
+  t.equal(withFloorVerdict(check).note, 'measured; ≤ 1 s cannot be met on this machine: its floor alone takes 1.27 s');
+  t.equal(markOf(withFloorVerdict(check)), 'MISSED', 'still missed: the note says why');
+  t.equal(withFloorVerdict({ ...check, note: undefined }).note, '≤ 1 s cannot be met on this machine: its floor alone takes 1.27 s');
+  const reachable = { ...check, floor: { name: 'reading both stores', value: s(0.7) } };
+  t.same(withFloorVerdict(reachable), reachable, 'a floor under the goal: nothing added, missed or not');
+  t.same(withFloorVerdict({ ...check, floor: undefined }), { ...check, floor: undefined }, 'no floor: nothing to say');
+  const ratioGoal = { ...check, goals: [{ kind: 'ratio-max' as const, limit: 1 }] };
+  t.same(withFloorVerdict(ratioGoal), ratioGoal, 'only a max goal is bounded by the floor itself');
 });
 
 t.test('showSummary', async (t) => {
