@@ -8,9 +8,14 @@ import { chaoslab, onlyRun, survivors } from '../helpers/cli.js';
 
 t.setTimeout(1_200_000);
 
+// The TypeScript reference passes feed-happy-path and feed-acceptance in make test's mutant
+// matrix (test/e2e/matrix.test.ts: the references pass the happy path and every killer), and
+// what a consumer does there (a null cursor at first, a pong for each ping) is its direct test's
+// (test/consumer/feed/consumer.test.ts, both languages): those two run the Python reference
+// only here, 26 s of a chain less. What this file checks of the journal holds whichever consumer.
 const consumers = [
-  { name: 'TypeScript reference', args: [] as string[] },
-  { name: 'Python reference', args: ['--consumer', 'python3 consumer/feed/python/client.py'] },
+  { name: 'TypeScript reference', args: [] as string[], inMatrix: true },
+  { name: 'Python reference', args: ['--consumer', 'python3 consumer/feed/python/client.py'], inMatrix: false },
 ];
 
 type Wire = Extract<JournalEntry, { type: 'wire' }>;
@@ -85,59 +90,61 @@ function cutAndReplay(t: Test, journal: JournalEntry[]): void {
 }
 
 for (const consumer of consumers) {
-  t.test(`feed-happy-path passes the ${consumer.name}`, async (t) => {
-    const journal = await run(t, 'feed-happy-path', consumer.args);
-    t.match(subscribeOf(journal, 1), { cursor: null, blockHash: null }, 'a fresh store subscribes with cursor null');
-    t.equal(wire(journal).filter((e) => e.kind === 'open').length, 1, 'one connection, no reconnect');
-    const pings = wire(journal).filter((e) => e.kind === 'send' && lineOf(e).startsWith('{"op":"ping"'));
-    t.equal(pings.length, 0, 'a busy feed and no quiet moment (expect.quiet_ping is off): the server never pinged');
-  });
+  if (!consumer.inMatrix)
+    t.test(`feed-happy-path passes the ${consumer.name}`, async (t) => {
+      const journal = await run(t, 'feed-happy-path', consumer.args);
+      t.match(subscribeOf(journal, 1), { cursor: null, blockHash: null }, 'a fresh store subscribes with cursor null');
+      t.equal(wire(journal).filter((e) => e.kind === 'open').length, 1, 'one connection, no reconnect');
+      const pings = wire(journal).filter((e) => e.kind === 'send' && lineOf(e).startsWith('{"op":"ping"'));
+      t.equal(pings.length, 0, 'a busy feed and no quiet moment (expect.quiet_ping is off): the server never pinged');
+    });
 
   t.test(`feed-cut-30s passes the ${consumer.name}`, async (t) => {
     const journal = await run(t, 'feed-cut-30s', consumer.args);
     cutAndReplay(t, journal);
   });
 
-  t.test(`feed-acceptance passes the ${consumer.name}`, async (t) => {
-    const journal = await run(t, 'feed-acceptance', consumer.args);
-    for (const name of ['latency-down', 'latency-up', 'starved'])
-      t.ok(
-        journal.some((e) => e.type === 'fault' && e.name === name && e.action === 'apply'),
-        `${name} applied`,
+  if (!consumer.inMatrix)
+    t.test(`feed-acceptance passes the ${consumer.name}`, async (t) => {
+      const journal = await run(t, 'feed-acceptance', consumer.args);
+      for (const name of ['latency-down', 'latency-up', 'starved'])
+        t.ok(
+          journal.some((e) => e.type === 'fault' && e.name === name && e.action === 'apply'),
+          `${name} applied`,
+        );
+      cutAndReplay(t, journal);
+      // The quiet moment (expect.quiet_ping): after the last event, the idle server pinged before
+      // SIGTERM, and that ping's id came back in a pong.
+      const sigterm = journal.find((e) => e.type === 'fault' && e.name === 'end-of-run-consumer')?.t ?? Infinity;
+      const lastEvent =
+        wire(journal)
+          .filter((e) => e.kind === 'send' && lineOf(e).startsWith('{"op":"event"'))
+          .at(-1)?.t ?? 0;
+      const idOf = (e: Wire) => (JSON.parse(lineOf(e)) as { id?: string }).id;
+      const quietPings = wire(journal).filter((e) => e.kind === 'send' && lineOf(e).startsWith('{"op":"ping"') && e.t > lastEvent && e.t < sigterm);
+      const pongs = new Set(
+        wire(journal)
+          .filter((e) => e.kind === 'recv' && /"op"\s*:\s*"pong"/.test(lineOf(e)))
+          .map((e) => `${e.conn}:${idOf(e)}`),
       );
-    cutAndReplay(t, journal);
-    // The quiet moment (expect.quiet_ping): after the last event, the idle server pinged before
-    // SIGTERM, and that ping's id came back in a pong.
-    const sigterm = journal.find((e) => e.type === 'fault' && e.name === 'end-of-run-consumer')?.t ?? Infinity;
-    const lastEvent =
-      wire(journal)
-        .filter((e) => e.kind === 'send' && lineOf(e).startsWith('{"op":"event"'))
-        .at(-1)?.t ?? 0;
-    const idOf = (e: Wire) => (JSON.parse(lineOf(e)) as { id?: string }).id;
-    const quietPings = wire(journal).filter((e) => e.kind === 'send' && lineOf(e).startsWith('{"op":"ping"') && e.t > lastEvent && e.t < sigterm);
-    const pongs = new Set(
-      wire(journal)
-        .filter((e) => e.kind === 'recv' && /"op"\s*:\s*"pong"/.test(lineOf(e)))
-        .map((e) => `${e.conn}:${idOf(e)}`),
-    );
-    t.ok(
-      quietPings.some((p) => pongs.has(`${p.conn}:${idOf(p)}`)),
-      `the quiet moment: after the last event the server pinged and the pong came, before SIGTERM (${quietPings.length} pings then)`,
-    );
-    const resends = wire(journal).filter((e) => e.kind === 'send' && /^misbehaviour: resend at /.test(e.note ?? ''));
-    t.ok(
-      resends.some((e) => e.conn === 1),
-      'events resent on the first connection',
-    );
-    t.ok(
-      resends.some((e) => e.conn > 1),
-      'and after the cut',
-    );
-    t.ok(
-      wire(journal).some((e) => e.kind === 'note' && /^misbehaviour: resend at /.test(e.text)),
-      'the resends are marked for the diagram',
-    );
-  });
+      t.ok(
+        quietPings.some((p) => pongs.has(`${p.conn}:${idOf(p)}`)),
+        `the quiet moment: after the last event the server pinged and the pong came, before SIGTERM (${quietPings.length} pings then)`,
+      );
+      const resends = wire(journal).filter((e) => e.kind === 'send' && /^misbehaviour: resend at /.test(e.note ?? ''));
+      t.ok(
+        resends.some((e) => e.conn === 1),
+        'events resent on the first connection',
+      );
+      t.ok(
+        resends.some((e) => e.conn > 1),
+        'and after the cut',
+      );
+      t.ok(
+        wire(journal).some((e) => e.kind === 'note' && /^misbehaviour: resend at /.test(e.text)),
+        'the resends are marked for the diagram',
+      );
+    });
 
   t.test(`feed-crash-apply passes the ${consumer.name}`, async (t) => {
     const journal = await run(t, 'feed-crash-apply', consumer.args);
