@@ -609,6 +609,7 @@ async function rendering() {
       return (performance.now() - t0) / 1000;
     },
   ]);
+  // Rendering must parse the journal: a machine that parses it slower than the goal rules it out.
   figures.push(
     withFloorVerdict({
       section: '7 report',
