@@ -96,7 +96,8 @@ export function listScenarios(root: string, lab?: string, known?: ReadonlyMap<st
 export function loadLabScenarios(dir: string): Scenario[] {
   const out: Scenario[] = [];
   const problems: ScenarioProblem[] = [];
-  for (const name of scenarioFileNames(dir).sort((a, b) => a.localeCompare(b))) {
+  // Code-unit order, as catalogue() sorts (why there).
+  for (const name of scenarioFileNames(dir).sort()) {
     try {
       out.push(loadScenario(path.join(dir, `${name}.yaml`)));
     } catch (error) {

@@ -90,3 +90,21 @@ t.test('the build: a catalogue scenario loads from its index, and the yaml packa
   t.equal(r.status, 0, r.stderr);
   t.same(JSON.parse(r.stdout), { name: 'ack-crash', source: readFileSync('scenarios/ledger/ack-crash.yaml', 'utf8').length, yaml: 0 });
 });
+
+t.test('catalogue(): every lab folder’s yaml files, one list sorted by name as localeCompare sorts scenario names', async (t) => {
+  const names = ['b', 'a-2', 'a10', 'a-1', 'a1', 'z9', 'a', '0-first'];
+  const root = t.testdir({
+    ledger: Object.fromEntries(names.slice(0, 4).map((n) => [`${n}.yaml`, ''])),
+    feed: { ...Object.fromEntries(names.slice(4).map((n) => [`${n}.yaml`, ''])), 'notes.txt': '' },
+    'README.md': '',
+  });
+  const listed = catalogue(root);
+  t.same(
+    listed.map((e) => e.name),
+    [...names].sort((a, b) => a.localeCompare(b)),
+  );
+  t.same(
+    listed.find((e) => e.name === 'a-2'),
+    { name: 'a-2', lab: 'ledger', file: path.join(root, 'ledger', 'a-2.yaml') },
+  );
+});
