@@ -87,19 +87,19 @@ export function goalMet(figure: Figure): boolean | undefined {
   return verdicts.every(Boolean);
 }
 
+/** One goal in words: "≤ 1 s", "≥ 90 % of floor"… */
+function goalWords(goal: Goal, unit: Unit): string {
+  return goal.kind === 'max'
+    ? `≤ ${goal.limit} ${unit}`
+    : goal.kind === 'diff-max'
+      ? `≤ floor + ${goal.limit} ${unit}`
+      : goal.kind === 'ratio-max'
+        ? `≤ ${goal.limit}× floor`
+        : `≥ ${Math.round(goal.limit * 100)} % of floor`;
+}
+
 export function goalText(figure: Figure): string {
-  const unit = figure.unit;
-  return (figure.goals ?? [])
-    .map((g) =>
-      g.kind === 'max'
-        ? `≤ ${g.limit} ${unit}`
-        : g.kind === 'diff-max'
-          ? `≤ floor + ${g.limit} ${unit}`
-          : g.kind === 'ratio-max'
-            ? `≤ ${g.limit}× floor`
-            : `≥ ${Math.round(g.limit * 100)} % of floor`,
-    )
-    .join(', ');
+  return (figure.goals ?? []).map((g) => goalWords(g, figure.unit)).join(', ');
 }
 
 const number = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
@@ -111,23 +111,19 @@ export function showSummary(s: Summary | undefined, unit: Unit): string {
 }
 
 /**
- * For a figure whose floor is part of its own work (the stores a check must read, the runs a
- * grading must make): where that floor alone is over a `max` goal, the goal cannot be met on this
- * machine, whatever chaoslab does; the text says so, for the figure's note. Empty otherwise.
+ * The figure, for one whose floor is part of its own work (the stores a check must read, the runs
+ * a grading must make): where that floor alone is over a `max` goal, the goal cannot be met on
+ * this machine, whatever chaoslab does, and its note ends saying so.
  */
-function floorRulesOut(figure: Figure): string {
-  const floor = figure.floor?.value.median;
-  if (floor === undefined) return '';
-  const over = (figure.goals ?? []).filter((g) => g.kind === 'max' && floor > g.limit);
-  return over
-    .map((g) => `${goalText({ ...figure, goals: [g] })} cannot be met on this machine: its floor alone takes ${number(floor)} ${figure.unit}`)
-    .join('; ');
-}
-
-/** The figure with floorRulesOut's text at the end of its note (a figure whose floor is part of its work). */
 export function withFloorVerdict(figure: Figure): Figure {
-  const verdict = floorRulesOut(figure);
-  return verdict ? { ...figure, note: figure.note ? `${figure.note}; ${verdict}` : verdict } : figure;
+  const floor = figure.floor?.value.median;
+  if (floor === undefined) return figure;
+  const over = (figure.goals ?? []).filter((g) => g.kind === 'max' && floor > g.limit);
+  if (over.length === 0) return figure;
+  const verdict = over
+    .map((g) => `${goalWords(g, figure.unit)} cannot be met on this machine: its floor alone takes ${number(floor)} ${figure.unit}`)
+    .join('; ');
+  return { ...figure, note: figure.note ? `${figure.note}; ${verdict}` : verdict };
 }
 
 export const markOf = (figure: Figure): string => {
