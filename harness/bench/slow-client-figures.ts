@@ -36,7 +36,8 @@ export interface SlowClientVerdict {
   growthBytes: number;
   /** The growth in frames of the readers' mean size. */
   growthFrames: number;
-  holds: boolean;
+  /** Whether the bound holds; undefined: not judged (too little, or too noisy, to say either way). */
+  holds: boolean | undefined;
   /** Why, in a few words. */
   words: string;
 }
@@ -65,27 +66,30 @@ export function slowClientVerdict(input: {
   const growthFrames = growthBytes / frameBytes;
   const base = { limitBytes, growthBytes, growthFrames };
   const unreset = resets.filter((r) => r !== 'slow-consumer').length;
-  if (resets.length === 0) return { ...base, holds: false, words: 'no run to judge' };
+  if (resets.length === 0) return { ...base, holds: undefined, words: 'no run to judge' };
   if (unreset > 0) return { ...base, holds: false, words: `the slow client was not reset slow-consumer in ${unreset} of ${resets.length} runs` };
   if (readerResets > 0) return { ...base, holds: false, words: `${readerResets} reader resets: the slow client cost the others` };
   // Medians of what is left after incomplete runs are dropped are not the runs asked for: no memory verdict on them.
   if (incompleteRuns > 0)
     return {
       ...base,
-      holds: false,
-      words: `not judged: ${incompleteRuns} incomplete run${incompleteRuns === 1 ? '' : 's'} left out, the rest too few to vouch for it`,
+      holds: undefined,
+      words: `${incompleteRuns} incomplete run${incompleteRuns === 1 ? '' : 's'} left out, the rest too few to vouch for it`,
     };
   // RSS moves in the garbage collector's steps: with its runs that far apart, the side of the limit it fell on is chance.
   if (Math.abs(growthBytes - limitBytes) < baselineSpreadBytes)
     return {
       ...base,
-      holds: false,
-      words: `not judged: grew ${Math.max(0, Math.round(growthFrames))} frames' worth against its queue limit of ${queueLimit}, nearer to it than the baseline's own spread`,
+      holds: undefined,
+      words: `grew ${Math.max(0, Math.round(growthFrames))} frames' worth against its queue limit of ${queueLimit}, nearer to it than the baseline's own spread`,
     };
   if (growthBytes > limitBytes)
     return { ...base, holds: false, words: `grew ${Math.round(growthFrames)} frames' worth, over its queue limit of ${queueLimit}` };
   return { ...base, holds: true, words: `grew ${Math.max(0, Math.round(growthFrames))} frames' worth, within its queue limit of ${queueLimit}` };
 }
+
+/** The note's first word, in capitals as the goal column's MISSED: a figure not judged says so, never DOES NOT HOLD. */
+const verdictWord = (holds: boolean | undefined): string => (holds === undefined ? 'NOT JUDGED' : holds ? 'HOLDS' : 'DOES NOT HOLD');
 
 const MiB = 2 ** 20;
 const mib = (bytes: number): string => `${(bytes / MiB).toFixed(2)} MiB`;
@@ -124,7 +128,7 @@ export function slowClientFigures(samples: SlowClientSamples, section = '8 slow 
       value: peakWith,
       floor: { name: 'peak RSS with the readers alone', value: peakWithout },
       note: [
-        `${verdict.holds ? 'HOLDS' : 'DOES NOT HOLD'}: ${verdict.words}`,
+        `${verdictWord(verdict.holds)}: ${verdict.words}`,
         `growth ${mib(growthBytes)} (baseline spread ${mib(baselineSpreadBytes)}) against ${samples.queueLimit} × ${frameBytes.toFixed(0)} B = ${mib(verdict.limitBytes)}`,
         `the slow client read ${read.median} events before its reset`,
         buffers,
