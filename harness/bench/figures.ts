@@ -7,6 +7,11 @@ export interface Summary {
   min: number;
   max: number;
   n: number;
+  /**
+   * Every sample, in the order measured: for a figure measured in turns with its floor, sample i
+   * of each is round i's, so the JSON report allows a ratio round by round (is a gap drift or noise?).
+   */
+  samples: number[];
 }
 
 export type Unit = 's' | 'ms' | 'events/s' | 'MiB' | 'KiB';
@@ -44,7 +49,7 @@ export function summarize(samples: readonly number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   const median = sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  return { median, min: sorted[0]!, max: sorted[sorted.length - 1]!, n: sorted.length };
+  return { median, min: sorted[0]!, max: sorted[sorted.length - 1]!, n: sorted.length, samples: [...samples] };
 }
 
 /**

@@ -46,7 +46,7 @@ t.test('one connection count: throughput, p99 lag and memory, each beside its fl
   const [throughput, p99, memory] = figures;
   t.equal(throughput!.name, 'feed server, 1 000 subscribers, 1 000-event replay: throughput');
   t.equal(throughput!.unit, 'events/s');
-  t.same(throughput!.value, { median: 50_000, min: 40_000, max: 60_000, n: 3 });
+  t.same(throughput!.value, { median: 50_000, min: 40_000, max: 60_000, n: 3, samples: [50_000, 60_000, 40_000] });
   t.equal(throughput!.floor!.name, 'plain socket server, same bytes and client');
   t.equal(ratioOf(throughput!), 50_000 / 900_000);
   t.equal(throughput!.note, undefined, 'nothing went wrong: no note');
@@ -54,7 +54,7 @@ t.test('one connection count: throughput, p99 lag and memory, each beside its fl
   t.equal(p99!.name, 'feed server, 1 000 subscribers, live, 30 blocks of 2 events every 100 ms: p99 delivery lag');
   t.equal(p99!.unit, 'ms');
   t.equal(p99!.value!.median, 300);
-  t.same(p99!.floor, { name: '1 subscriber, same stream', value: { median: 10, min: 8, max: 12, n: 3 } });
+  t.same(p99!.floor, { name: '1 subscriber, same stream', value: { median: 10, min: 8, max: 12, n: 3, samples: [10, 8, 12] } });
   t.equal(p99!.note, 'p50 150.0 ms; blocks mined over 3.50 s (2.90 s scheduled)');
 
   t.equal(memory!.unit, 'MiB');
@@ -84,7 +84,7 @@ t.test('incomplete runs count in no figure and are named; refused cases have no 
     },
   });
   const [throughput, p99, memory] = figures;
-  t.same(throughput!.value, { median: 30_000, min: 30_000, max: 30_000, n: 1 }, 'the timed-out run is left out');
+  t.same(throughput!.value, { median: 30_000, min: 30_000, max: 30_000, n: 1, samples: [30_000] }, 'the timed-out run is left out');
   t.equal(throughput!.floor, undefined, 'no floor was measured');
   t.equal(ratioOf(throughput!), undefined);
   t.equal(

@@ -22,9 +22,9 @@ import { benchArgs, register, runNode } from '../../../harness/commands/bench.js
 const s = (...samples: number[]) => summarize(samples);
 
 t.test('summarize: median, min, max, count', async (t) => {
-  t.same(summarize([3, 1, 2]), { median: 2, min: 1, max: 3, n: 3 });
-  t.same(summarize([4, 1, 3, 2]), { median: 2.5, min: 1, max: 4, n: 4 });
-  t.same(summarize([7]), { median: 7, min: 7, max: 7, n: 1 });
+  t.same(summarize([3, 1, 2]), { median: 2, min: 1, max: 3, n: 3, samples: [3, 1, 2] }, 'the samples kept in the order measured');
+  t.same(summarize([4, 1, 3, 2]), { median: 2.5, min: 1, max: 4, n: 4, samples: [4, 1, 3, 2] });
+  t.same(summarize([7]), { median: 7, min: 7, max: 7, n: 1, samples: [7] });
   t.throws(() => summarize([]), /no samples/);
 });
 
