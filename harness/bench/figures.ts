@@ -131,6 +131,24 @@ export function withFloorVerdict(figure: Figure): Figure {
   return { ...figure, note: figure.note ? `${figure.note}; ${verdict}` : verdict };
 }
 
+/**
+ * The figure, for a ratio goal whose rounds disagree: the bench measures a figure with a ratio
+ * goal in turns with its floor, so sample i of each is round i's. Where the rounds' own ratios lie
+ * on both sides of the goal's limit, the median's verdict is this machine's noise as much as
+ * chaoslab's doing, and the note ends saying so. The mark stays what the medians make it.
+ */
+export function withRoundsNote(figure: Figure): Figure {
+  const value = figure.value?.samples;
+  const floor = figure.floor?.value.samples;
+  if (!value || !floor || value.length !== floor.length || value.length < 3 || floor.some((x) => x === 0)) return figure;
+  const ratios = value.map((v, i) => v / floor[i]!);
+  const [low, high] = [Math.min(...ratios), Math.max(...ratios)];
+  const split = (figure.goals ?? []).filter((g) => (g.kind === 'ratio-min' || g.kind === 'ratio-max') && low < g.limit && g.limit < high);
+  if (split.length === 0) return figure;
+  const words = `round by round its ratio spans ${low.toFixed(2)}–${high.toFixed(2)}, on both sides of ${split.map((g) => goalWords(g, figure.unit)).join(' and ')}: one bench here does not settle it`;
+  return { ...figure, note: figure.note ? `${figure.note}; ${words}` : words };
+}
+
 export const markOf = (figure: Figure): string => {
   const met = goalMet(figure);
   return met === undefined ? '' : met ? 'met' : 'MISSED';

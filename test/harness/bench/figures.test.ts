@@ -15,6 +15,7 @@ import {
   summarize,
   withFloorVerdict,
   withNotes,
+  withRoundsNote,
 } from '../../../harness/bench/figures.js';
 import { Command } from 'commander';
 import { benchArgs, register, runNode } from '../../../harness/commands/bench.js';
@@ -80,6 +81,51 @@ t.test('ratio and goals', async (t) => {
   t.equal(goalMet(skipped), undefined, 'skipped: neither met nor missed');
   t.equal(markOf(skipped), '');
   t.equal(goalMet({ ...rate, goals: undefined }), undefined, 'no goal');
+});
+
+t.test("withRoundsNote: a ratio goal whose rounds' own ratios lie on both sides of its limit says so", async (t) => {
+  // §4 on a 2 × EPYC, 2026-12-07 18:53Z: via Toxiproxy against direct, five rounds.
+  const proxied: Figure = {
+    section: '4 throughput',
+    name: 'via Toxiproxy vs direct',
+    unit: 'events/s',
+    value: s(440, 433, 456, 269, 370),
+    floor: { name: 'direct', value: s(419, 457, 466, 482, 231) },
+    goals: [{ kind: 'ratio-min', limit: 0.95 }],
+    note: 'Toxiproxy alone allows 0.96',
+  };
+  const noted = withRoundsNote(proxied);
+  t.equal(
+    noted.note,
+    'Toxiproxy alone allows 0.96; round by round its ratio spans 0.56–1.60, on both sides of ≥ 95 % of floor: one bench here does not settle it',
+  );
+  t.equal(markOf(noted), markOf(proxied), 'the mark stays what the medians make it');
+  t.equal(
+    withRoundsNote({ ...proxied, note: undefined }).note,
+    'round by round its ratio spans 0.56–1.60, on both sides of ≥ 95 % of floor: one bench here does not settle it',
+  );
+  // Rounds that agree, whichever side: nothing added.
+  const steady = { ...proxied, value: s(400, 410, 420), floor: { name: 'direct', value: s(500, 505, 510) } };
+  t.same(withRoundsNote(steady), steady, 'every round under the limit: missed, and nothing to add');
+  const over = { ...steady, value: s(500, 510, 520), floor: { name: 'direct', value: s(500, 505, 510) } };
+  t.same(withRoundsNote(over), over, 'every round over it: met, and nothing to add');
+  // §1's ratio-max goal, the same way.
+  const run: Figure = {
+    ...proxied,
+    unit: 's',
+    value: s(0.9, 1.05, 0.95),
+    floor: { name: 'consumers', value: s(0.5, 0.5, 0.45) },
+    goals: [{ kind: 'ratio-max', limit: 2 }],
+    note: undefined,
+  };
+  t.equal(withRoundsNote(run).note, 'round by round its ratio spans 1.80–2.11, on both sides of ≤ 2× floor: one bench here does not settle it');
+  // Nothing to pair: unequal counts (a run left out of one side), fewer than three rounds, a max goal.
+  const unpaired = { ...proxied, value: s(440, 433, 456, 269) };
+  t.same(withRoundsNote(unpaired), unpaired, 'a sample left out of one side: rounds no longer line up');
+  const two = { ...proxied, value: s(440, 269), floor: { name: 'direct', value: s(419, 482) } };
+  t.same(withRoundsNote(two), two, 'two rounds say nothing about noise');
+  const timeGoal = { ...proxied, goals: [{ kind: 'max' as const, limit: 1 }] };
+  t.same(withRoundsNote(timeGoal), timeGoal, 'only ratio goals are judged round by round');
 });
 
 t.test('withFloorVerdict: a max goal that the floor alone is over cannot be met on this machine', async (t) => {
