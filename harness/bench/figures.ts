@@ -115,6 +115,9 @@ export function showSummary(s: Summary | undefined, unit: Unit): string {
   return `${number(s.median)} ${unit} (${number(s.min)}–${number(s.max)}, n=${s.n})`;
 }
 
+/** The figure with `words` at the end of its note, after what the note said already. */
+const withNoteEnding = (figure: Figure, words: string): Figure => ({ ...figure, note: figure.note ? `${figure.note}; ${words}` : words });
+
 /**
  * The figure, for one whose floor is part of its own work (the stores a check must read, the runs
  * a grading must make): where that floor alone is over a `max` goal, the goal cannot be met on
@@ -128,7 +131,7 @@ export function withFloorVerdict(figure: Figure): Figure {
   const verdict = over
     .map((g) => `${goalWords(g, figure.unit)} cannot be met on this machine: its floor alone takes ${number(floor)} ${figure.unit}`)
     .join('; ');
-  return { ...figure, note: figure.note ? `${figure.note}; ${verdict}` : verdict };
+  return withNoteEnding(figure, verdict);
 }
 
 /**
@@ -146,7 +149,7 @@ export function withRoundsNote(figure: Figure): Figure {
   const split = (figure.goals ?? []).filter((g) => (g.kind === 'ratio-min' || g.kind === 'ratio-max') && low < g.limit && g.limit < high);
   if (split.length === 0) return figure;
   const words = `round by round its ratio spans ${low.toFixed(2)}–${high.toFixed(2)}, on both sides of ${split.map((g) => goalWords(g, figure.unit)).join(' and ')}: one bench here does not settle it`;
-  return { ...figure, note: figure.note ? `${figure.note}; ${words}` : words };
+  return withNoteEnding(figure, words);
 }
 
 export const markOf = (figure: Figure): string => {
