@@ -142,7 +142,7 @@ t.test('in a run namespace: the chain drops about the asked share, both ways, an
     [],
     `the measured share is within bounds (${evidence.dropped.packets} of ${evidence.dropped.packets + evidence.passed.packets})`,
   );
-  t.rejects(readLossCounters(exec), /packet loss\) failed/, 'the table is gone after the lift');
+  await t.rejects(readLossCounters(exec), /packet loss\) failed/, 'the table is gone after the lift');
   await installLoss(exec, PORT, 5);
   await removeLoss(exec);
   await removeLoss(exec);
