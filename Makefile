@@ -27,7 +27,7 @@ help:
 	@echo "make server-proof [RUNS=20] [JOBS=2] [HOG=1] [ONLY=a,b] [SERVERS=typescript,python] [MUTANTS=all|a,b] [REFERENCES=no] both reference servers on every feed-server-* scenario RUNS times (beside HOG CPU hogs), and MUTANTS on their killers; a table, exit 0 only when all pass and every mutant is caught"
 	@echo "make grade-validity [LAB=<lab>] [PROGRAM=server] [JOBS=2] [MATRIX=..] [ONLY=a,b] [STABILITY=5 HOG=1] chaoslab grade on the references and mutants (consumers, and a lab's push servers) against the full matrix"
 	@echo "make setup                                                                  install everything (done by the targets above)"
-	@echo "make lint                                                                   Biome, a type check of the tests too, the import graph (no circle, no import up a layer) and function length; make format rewrites"
+	@echo "make lint                                                                   Biome (with unawaited promise assertions), a type check of the tests too, the import graph (no circle, no import up a layer) and function length; make format rewrites"
 	@echo "make translations-check                                                     the Japanese pages (*.ja.md) against their English sources, and every doc link (docs/staff.md)"
 	@echo "make translations-stamp FILE=README.ja.md [SECTION='Two commands']          after re-translating: record the source sections' SHA-256 in the translation"
 	@echo "make schema                                                                 regenerate the scenario JSON Schema files in schemas/"
