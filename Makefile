@@ -37,7 +37,12 @@ help:
 	@echo "make bench-render                                                           time report rendering of a 100 000-event run"
 	@echo "make bench-sandbox                                                          what sealed mode adds per consumer process and per run"
 
-setup: check-tools deps addon build toxiproxy sandbox-tools
+# The parts that do not need each other run side by side: better-sqlite3's addon (where it is
+# compiled, one core for about 80 s), the TypeScript build, Toxiproxy's `go install` (about 35 s
+# of two cores where Go's build cache is cold) and the sandbox tools (apt-get, when missing). No
+# output sync: each prints whole lines, and a step's "about 80 s" must show when it starts.
+setup: check-tools deps
+	@$(MAKE) --no-print-directory -j4 addon build toxiproxy sandbox-tools
 
 check-tools:
 	@command -v node >/dev/null || { echo "chaoslab needs Node.js 20 or later (https://nodejs.org)"; exit 1; }
