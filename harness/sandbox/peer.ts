@@ -156,15 +156,21 @@ export function findPeerProcess(ends: SocketEnds, options: { candidates?: Iterab
 }
 
 /**
- * Whether process `pid` holds a socket listening on `address` `port` of this namespace (the
- * server that answers there is that process, not another that took the port first); undefined
- * where /proc/net/tcp cannot be read.
+ * The inode of the socket with which process `pid` listens on `address` `port` of this namespace
+ * (the server that answers there is that process, not another that took the port first);
+ * undefined where it holds none, or /proc/net/tcp cannot be read. Reading /proc/net/tcp walks the
+ * kernel's whole socket table, some milliseconds: a later check asks holdsSocket instead.
  */
-export function holdsListener(pid: number, address: string, port: number): boolean | undefined {
+export function listenerInode(pid: number, address: string, port: number): number | undefined {
   if (!existsSync('/proc/net/tcp')) return undefined;
   const local = `${normaliseAddress(address)} ${port}`;
   // 0A: TCP_LISTEN.
-  return firstRow((r) => r.local === local && r.state === '0A' && r.inode !== 0 && holds(pid, `socket:[${r.inode}]`)) !== undefined;
+  return firstRow((r) => r.local === local && r.state === '0A' && r.inode !== 0 && holds(pid, `socket:[${r.inode}]`))?.inode;
+}
+
+/** Whether process `pid` still holds socket `inode` (its own fds only). */
+export function holdsSocket(pid: number, inode: number): boolean {
+  return holds(pid, `socket:[${inode}]`);
 }
 
 /** Where a server answering at 127.0.0.1 may listen: the loopback (IPv4, IPv6) or every address. */

@@ -15,7 +15,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { freePort } from '../base/free-port.js';
 import { delimiter, join, resolve } from 'node:path';
 import { dieWithHarness } from '../base/orphans.js';
-import { holdsListener, loopbackListenerPids } from '../sandbox/peer.js';
+import { holdsSocket, listenerInode, loopbackListenerPids } from '../sandbox/peer.js';
 import { readStat } from '../sandbox/proc.js';
 import { onCleanup } from '../base/cleanup.js';
 import { toolsBinDir } from '../base/paths.js';
@@ -205,8 +205,8 @@ async function launch(binary: string, port: number, logLevel: string, options: S
   const deadline = Date.now() + timeoutMs;
   let lastProbeError = 'not probed yet';
   let confirmations = 0;
-  /** Seen holding its listening socket: later checks can ask the same (not where a wrapper forks the server). */
-  let heldListener = false;
+  /** The listening socket it was seen holding: later checks ask whether it still holds that one (not where a wrapper forks the server). */
+  let listener: number | undefined;
   // Once the server says it is starting its HTTP server, it answers within a few milliseconds.
   let quickProbes = 25;
   for (;;) {
@@ -222,12 +222,11 @@ async function launch(binary: string, port: number, logLevel: string, options: S
       // holds the listening socket; otherwise (no /proc, a wrapper that forks the server) when a
       // later probe still sees no bind error.
       const started = log.httpStarted && !log.bindFailed;
-      if (started && child.pid !== undefined && holdsListener(child.pid, '127.0.0.1', port) === true) {
-        confirmations = 2;
-        heldListener = true;
-      } else if (started) confirmations++;
+      listener = started && child.pid !== undefined ? listenerInode(child.pid, '127.0.0.1', port) : undefined;
+      if (listener !== undefined) confirmations = 2;
+      else if (started) confirmations++;
       if (confirmations >= 2) {
-        const server = { url, port, version, pid: child.pid, tail: log.tail, stop, exit, heldListener };
+        const server = { url, port, version, pid: child.pid, tail: log.tail, stop, exit, listener };
         return { ok: true, server: ownedServer(server) };
       }
     } catch (error) {
@@ -368,16 +367,17 @@ function ownedServer(s: {
   tail: readonly string[];
   stop: () => Promise<void>;
   exit: ExitWatch;
-  heldListener: boolean;
+  listener: number | undefined;
 }): ToxiproxyServer {
-  const { url, port, pid, exit, heldListener } = s;
+  const { url, port, pid, exit, listener } = s;
   const identityProblem = (thorough: boolean): string | undefined => {
     const who = `toxiproxy-server pid ${String(pid ?? '?')} (${url}), the one this run started,`;
     if (exit.info !== undefined || pid === undefined) return `${who} is gone (${exit.info ?? 'no pid'}): its port may be another process's now`;
     const state = readStat(pid)?.state;
     if (state === undefined || state === 'Z' || state === 'X') return `${who} is gone: its port may be another process's now`;
-    if (thorough && heldListener && holdsListener(pid, '127.0.0.1', port) === false)
-      return `${who} no longer holds its API port ${port}: another process answers there`;
+    // The socket it listened with at start, still its own: while it holds it, no other process can
+    // listen on that port (one that shut it down would free the port; Toxiproxy never does).
+    if (thorough && listener !== undefined && !holdsSocket(pid, listener)) return `${who} no longer holds its API port ${port}: another process answers there`;
     return undefined;
   };
   return {
@@ -388,9 +388,10 @@ function ownedServer(s: {
     logTail: () => [...s.tail],
     stop: s.stop,
     identityProblem,
-    identity: heldListener
-      ? `checked: pid ${String(pid)} holds the listening socket of port ${port} (at start, before each proxy creation and fault; alive before every call)`
-      : `partly checked: pid ${String(pid)} is alive before every call (its listening socket could not be seen in /proc)`,
+    identity:
+      listener !== undefined
+        ? `checked: pid ${String(pid)} holds the listening socket of port ${port} (at start, and the same socket before each proxy creation and fault; alive before every call)`
+        : `partly checked: pid ${String(pid)} is alive before every call (its listening socket could not be seen in /proc)`,
   };
 }
 

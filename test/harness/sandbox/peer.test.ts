@@ -4,7 +4,16 @@
 import t from 'tap';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
-import { classifyPeer, decodeProcAddress, findPeerProcess, normaliseAddress, type PeerProcess, peerOfSocket } from '../../../harness/sandbox/peer.js';
+import {
+  classifyPeer,
+  decodeProcAddress,
+  findPeerProcess,
+  holdsSocket,
+  listenerInode,
+  normaliseAddress,
+  type PeerProcess,
+  peerOfSocket,
+} from '../../../harness/sandbox/peer.js';
 import { waitFor } from '../../helpers/sandbox.js';
 
 t.test('addresses as /proc/net writes them', async (t) => {
@@ -166,4 +175,17 @@ t.test('nothing found for a connection that is not there', async (t) => {
   t.equal(findPeerProcess({ localAddress: '127.0.0.1', localPort: 1, remoteAddress: '127.0.0.1', remotePort: 2 }), undefined);
   const unconnected = { localAddress: undefined, localPort: undefined, remoteAddress: undefined, remotePort: undefined } as unknown as Socket;
   t.equal(peerOfSocket(unconnected), undefined);
+});
+
+t.test('the listening socket a server holds, found once and then checked by its fds alone', async (t) => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  const inode = listenerInode(process.pid, '127.0.0.1', port);
+  t.type(inode, 'number', 'this process listens there');
+  t.equal(listenerInode(process.pid, '127.0.0.1', port === 65535 ? 1 : port + 1), undefined, 'not on the next port');
+  t.equal(listenerInode(1, '127.0.0.1', port), undefined, 'nor does another process');
+  t.ok(holdsSocket(process.pid, inode!), 'held');
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  t.notOk(holdsSocket(process.pid, inode!), 'closed: no longer held');
 });
