@@ -13,9 +13,13 @@
 // with the harness's pid and start time, so a later harness can remove groups a crashed one
 // left (sweepStaleCgroups).
 //
-// A process joins by writing its own pid to cgroup.procs before it execs the consumer (the
-// `sh -c 'echo $$ > …'` step of confine.ts), so everything it forks is counted from the first
-// instruction on. remove() kills anything still inside, then rmdirs.
+// A process joins by writing 0 (itself) to each group's join file before it execs the consumer
+// (the `sh -c 'echo 0 > …'` step of confine.ts), so everything it forks is counted from the
+// first instruction on. On v1 that file is `tasks`, which moves the writing thread: the shell has
+// only one, so it is the whole process, and moving the current thread alone is the one migration
+// that skips the kernel's global threadgroup lock, whose first taking after a quiet spell waits
+// for an RCU grace period (20 ms here, for every consumer start, where `cgroup.procs` was
+// written). On v2 it is `cgroup.procs`. remove() kills anything still inside, then rmdirs.
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,8 +56,9 @@ export interface ProcessCgroup {
   readonly name: string;
   /** Controller -> the group's folder (on v2 both are the same folder). Only usable controllers are present. */
   readonly dirs: Partial<Record<Controller, string>>;
-  /** The cgroup.procs files a starting process writes its pid to. */
-  readonly procsFiles: string[];
+  /** The files a starting, single-threaded process writes 0 to, to join each group itself
+   *  (v1 `tasks`, v2 `cgroup.procs`). */
+  readonly joinFiles: string[];
   /** Pids currently in the group (any controller). */
   pids(): number[];
   stats(): CgroupStats;
@@ -207,7 +212,7 @@ function procsOf(dir: string): number[] {
 }
 
 class Group implements ProcessCgroup {
-  readonly procsFiles: string[];
+  readonly joinFiles: string[];
   private removed: Promise<boolean> | undefined;
 
   constructor(
@@ -216,7 +221,10 @@ class Group implements ProcessCgroup {
     private readonly versions: Partial<Record<Controller, 1 | 2>>,
     private readonly limits: CgroupLimits,
   ) {
-    this.procsFiles = [...new Set(Object.values(dirs))].map((dir) => join(dir, 'cgroup.procs'));
+    // A Set: on v2 both controllers share one folder, hence one file.
+    this.joinFiles = [
+      ...new Set(Object.entries(dirs).map(([controller, dir]) => join(dir, versions[controller as Controller] === 1 ? 'tasks' : 'cgroup.procs'))),
+    ];
   }
 
   pids(): number[] {

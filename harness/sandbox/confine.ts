@@ -4,7 +4,7 @@
 // unshare forks; steps in brackets are left out when not asked for):
 //
 //   setpriv --pdeathsig KILL --                     dies (SIGKILL) when the process that spawned it dies
-//   [sh -c 'echo $$ > <pids>/cgroup.procs …; exec "$@"']   joins its cgroups before anything forks
+//   [sh -c 'echo 0 > <pids>/tasks …; exec "$@"']  joins its cgroups (cgroup.ts) before anything forks
 //   [nsenter --net=/proc/<holder>/ns/net --]        joins the run's network namespace
 //   prlimit --cpu=… --nofile=… --fsize=… [--data=…] --nproc=… --core=0 --
 //   unshare --pid --ipc --fork --kill-child=SIGKILL [--mount-proc] --
@@ -102,7 +102,7 @@ export interface ConfineOptions {
    *  process already is inside it (the worker design). */
   netnsPath?: string;
   /** Groups to join before anything runs (cgroup.ts). */
-  cgroup?: Pick<ProcessCgroup, 'procsFiles' | 'dirs'>;
+  cgroup?: Pick<ProcessCgroup, 'joinFiles' | 'dirs'>;
   limits?: Partial<Limits>;
   /** Mount a /proc of the new PID namespace, so the consumer sees only its own processes
    *  (default true; costs a mount namespace). */
@@ -150,9 +150,9 @@ export function confinedCommand(options: ConfineOptions): { argv: string[]; env:
   }
 
   const argv = [requireTool('setpriv'), '--pdeathsig', 'KILL', '--'];
-  const procsFiles = options.cgroup?.procsFiles ?? [];
-  if (procsFiles.length > 0) {
-    argv.push(requireTool('sh'), '-c', JOIN_CGROUPS, 'chaoslab-join', String(procsFiles.length), ...procsFiles);
+  const joinFiles = options.cgroup?.joinFiles ?? [];
+  if (joinFiles.length > 0) {
+    argv.push(requireTool('sh'), '-c', JOIN_CGROUPS, 'chaoslab-join', String(joinFiles.length), ...joinFiles);
   }
   if (options.netnsPath !== undefined) argv.push(requireTool('nsenter'), `--net=${options.netnsPath}`, '--');
   argv.push(
@@ -234,9 +234,9 @@ const PRIVATE_FS = [
   'exec 3<&- 4<&- 5<&-; exec "$@"',
 ].join('\n');
 
-/** `sh -c` script: writes its pid to each of the first $1 files that follow, then execs the rest. */
+/** `sh -c` script: writes 0 (itself: echo is a builtin, no fork) to each of the first $1 files that follow, then execs the rest. */
 const JOIN_CGROUPS =
-  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { echo "chaoslab: cannot join cgroup $1" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"';
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo 0 > "$1" || { echo "chaoslab: cannot join cgroup $1" >&2; exit 125; }; shift; n=$((n-1)); done; exec "$@"';
 
 /** Quotes argv for `bash -c` / `sh -c` (e.g. to hand the chain to the supervisor as a command line). */
 export function shellCommandLine(argv: readonly string[]): string {

@@ -41,7 +41,7 @@ t.test('limits, counters, removal with a process inside', { skip }, async (t) =>
   t.match(cgroup.name, new RegExp(`^${process.pid}-\\d+-\\d+-unit_test__$`), 'named after this harness, label made safe');
   t.equal(readFileSync(join(cgroup.dirs.pids!, 'pids.max'), 'utf8').trim(), '7');
   t.equal(Number(readFileSync(join(cgroup.dirs.memory!, 'memory.limit_in_bytes'), 'utf8')), 32 * 1024 * 1024);
-  t.same(cgroup.procsFiles, [join(cgroup.dirs.pids!, 'cgroup.procs'), join(cgroup.dirs.memory!, 'cgroup.procs')]);
+  t.same(cgroup.joinFiles, [join(cgroup.dirs.pids!, 'tasks'), join(cgroup.dirs.memory!, 'tasks')], 'v1: a starting shell moves its one thread');
   t.same(
     cgroup.stats(),
     { pidsCurrent: 0, pidsDenied: 0, pidsLimit: 7, memoryPeakBytes: 0, memoryLimitHits: 0, oomKills: 0, memoryLimitBytes: 32 * 1024 * 1024 },
@@ -50,7 +50,7 @@ t.test('limits, counters, removal with a process inside', { skip }, async (t) =>
 
   // a process moved in by hand stays until remove() kills it
   const sleeper = spawn('/bin/sleep', ['1000'], { stdio: 'ignore' });
-  for (const file of cgroup.procsFiles) writeFileSync(file, String(sleeper.pid));
+  for (const file of cgroup.joinFiles) writeFileSync(file, String(sleeper.pid));
   t.same(cgroup.pids(), [sleeper.pid]);
   t.equal(cgroup.stats().pidsCurrent, 1);
   t.equal(await cgroup.remove(), true, 'removed');
@@ -112,7 +112,7 @@ t.test('cgroup v2 layout on a fake tree (plain folders, not a kernel cgroup): pl
   const cgroup = createProcessCgroup('v2 test', { pids: 9, memoryBytes: 64 * 1024 * 1024 }, ['pids', 'memory'], host);
   const dir = join(own, 'chaoslab', cgroup.name);
   t.same(cgroup.dirs, { pids: dir, memory: dir }, 'one folder for both controllers');
-  t.same(cgroup.procsFiles, [join(dir, 'cgroup.procs')], 'one cgroup.procs to join');
+  t.same(cgroup.joinFiles, [join(dir, 'cgroup.procs')], 'one cgroup.procs to join');
   t.equal(readFileSync(join(own, 'cgroup.subtree_control'), 'utf8'), '+pids +memory', 'controllers enabled in the harness’s group');
   t.equal(readFileSync(join(own, 'chaoslab', 'cgroup.subtree_control'), 'utf8'), '+pids +memory', 'and in chaoslab/');
   t.equal(readFileSync(join(dir, 'memory.max'), 'utf8'), String(64 * 1024 * 1024), 'memory.max');

@@ -267,6 +267,21 @@ t.test('a fork bomb meets pids.max', sealed, async (t) => {
   );
 });
 
+t.test('the consumer and what it forks are in both groups', sealed, async (t) => {
+  const cgroup = createProcessCgroup('joined', { pids: 40, memoryBytes: 256 * MiB });
+  t.teardown(() => cgroup.remove());
+  const ran = await runSealed(options('cat /proc/self/cgroup; (cat /proc/self/cgroup)', { cgroup }), work);
+  t.equal(ran.code, 0, ran.stderr);
+  const lines = ran.stdout.trim().split('\n');
+  for (const controller of ['pids', 'memory'] as const) {
+    const dir = cgroup.dirs[controller]!;
+    const group = dir.slice(dir.indexOf('/chaoslab/'));
+    const inGroup = lines.filter((line) => line.endsWith(group) && (line.startsWith('0::') || line.split(':')[1]!.split(',').includes(controller)));
+    t.equal(inGroup.length, 2, `the consumer and its child in the ${controller} group ${group}`);
+  }
+  t.equal(await cgroup.remove(), true);
+});
+
 t.test('memory.limit_in_bytes: a memory hog is killed inside its group', sealed, async (t) => {
   const cgroup = createProcessCgroup('memory-hog', { memoryBytes: 64 * MiB });
   t.teardown(() => cgroup.remove());
