@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import type { JournalEvent } from '../record/journal.js';
 import { type CgroupStats, createProcessCgroup, type ProcessCgroup } from '../sandbox/cgroup.js';
 import { confinedArgv, decodeSealedExit, type Limits, shellCommandLine } from '../sandbox/confine.js';
+import { allowPorts, NFT_HERE, readFirewallCounters, type UidCounters } from '../sandbox/firewall.js';
 import { describeLeftover, findLeftovers, removeLeftovers, worldWritableDirs } from '../sandbox/leftovers.js';
 import { closeRoom, createRoom } from '../sandbox/room.js';
 import { DEFAULT_ROOM_QUOTA_BYTES, keepRoomFs, mountRoomFs, roomUsage } from '../sandbox/room-fs.js';
@@ -52,6 +53,16 @@ export class Confinement {
     this.rooms.push({ name, path, peakBytes: 0, full: false });
     this.sampler ??= setInterval(() => this.sample(), SAMPLE_MS).unref();
     return path;
+  }
+
+  /** Lets the uid reach `port` (its proxy's, once known) through the run's firewall, from in here. */
+  allowPort(port: number): Promise<void> {
+    return allowPorts(NFT_HERE, this.uid, [port]);
+  }
+
+  /** What the run's firewall let through and refused for the uid. */
+  async firewallCounters(): Promise<UidCounters | undefined> {
+    return (await readFirewallCounters(NFT_HERE)).get(this.uid);
   }
 
   /** The shell command line that runs `command` confined, with `env` as its whole environment. */

@@ -11,8 +11,7 @@
 
 import { chmodSync, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { allowServePortsHere, installFirewall, type NftTarget, readFirewallCounters, type UidCounters } from '../sandbox/firewall.js';
-import { execHere } from '../sandbox/loss.js';
+import { allowServePortsHere, installFirewall, NFT_HERE, readFirewallCounters, type UidCounters } from '../sandbox/firewall.js';
 import { checkAccess } from '../sandbox/room.js';
 import { leaseUid, UID_BASE, UID_SLOTS, type UidLease } from '../sandbox/uids.js';
 import { Confinement } from './confinement.js';
@@ -28,8 +27,6 @@ export const SERVER_ROOM = 'server';
  * fan-out scenario alone connects 1 000 clients and a probe, besides the runtime's own files.
  */
 export const SERVER_OPEN_FILES = 8192;
-
-const HERE: NftTarget = { exec: execHere };
 
 /** What a lab uses to seal its server process (RunContext.serverSeal). */
 export interface SealedServer {
@@ -66,7 +63,7 @@ export class ServerSeal implements SealedServer {
     const slot = ((options.consumerUid - UID_BASE) % SERVER_SLOT_OFFSET) + SERVER_SLOT_OFFSET;
     const lease = leaseUid(slot);
     try {
-      await installFirewall(HERE, [{ uid: lease.uid, allowTcpPorts: [], serveTcpPorts: [] }], SERVER_FIREWALL_TABLE);
+      await installFirewall(NFT_HERE, [{ uid: lease.uid, allowTcpPorts: [], serveTcpPorts: [] }], SERVER_FIREWALL_TABLE);
     } catch (error) {
       lease.release();
       throw error;
@@ -103,7 +100,7 @@ export class ServerSeal implements SealedServer {
 
   /** What its firewall let through and refused. */
   async counters(): Promise<UidCounters | undefined> {
-    return (await readFirewallCounters(HERE, SERVER_FIREWALL_TABLE)).get(this.uid);
+    return (await readFirewallCounters(NFT_HERE, SERVER_FIREWALL_TABLE)).get(this.uid);
   }
 
   /** Its groups and room (kept on disk, handed to root), then its uid back. Call once none of its processes is left. */

@@ -27,7 +27,7 @@ import { RunParts } from './run-parts.js';
 import type { RunHooks, RunRequest } from './run-request.js';
 
 export type { Executed } from './run-ending.js';
-export type { FirewallCounters, RunHooks, RunRequest } from './run-request.js';
+export type { RunHooks, RunRequest } from './run-request.js';
 
 /** How long a lab's process model may take to wind down once its processes are killed on an interrupt. */
 export const LAB_SETTLE_MS = 5000;
@@ -60,7 +60,7 @@ export async function executeRun(request: RunRequest, hooks: RunHooks = {}): Pro
   ending = new RunEnding(hooks.signal, journal, clock);
   let outcome: Executed = { status: 'error' };
   try {
-    outcome = await runAndJudge(request, hooks, lab, { journal, parts, ending, clock, log, otherLabSettled: otherLab.settled });
+    outcome = await runAndJudge(request, lab, { journal, parts, ending, clock, log, otherLabSettled: otherLab.settled });
   } catch (caught) {
     outcome = ending.outcomeOf(caught);
   } finally {
@@ -127,7 +127,7 @@ interface RunBody {
 }
 
 /** Toxiproxy, the lab's process model, then its checker and the harness's own findings; throws what leaves the run without a verdict. */
-async function runAndJudge(request: RunRequest, hooks: RunHooks, lab: Lab, body: RunBody): Promise<Executed> {
+async function runAndJudge(request: RunRequest, lab: Lab, body: RunBody): Promise<Executed> {
   const { journal, parts, ending, clock, log } = body;
   if (request.refuse || request.skip) {
     const verdict = request.refuse
@@ -149,7 +149,7 @@ async function runAndJudge(request: RunRequest, hooks: RunHooks, lab: Lab, body:
   await checkProxiesStayed(parts);
   // Faults end before the verdict: a loss fault's counters are evidence (labs stop theirs already).
   for (const engine of parts.engines) await engine.stop();
-  await journalEvidence(request, hooks, parts, journal);
+  await journalEvidence(parts, journal);
   await body.otherLabSettled();
   const verdict = ending.decided ?? withCoverage(withCoreFindings(await lab.check(ctx), coreFindings(journal.entries), coreTables(journal.entries)));
   journal.write({ type: 'verdict', verdict });
@@ -196,11 +196,9 @@ async function checkProxiesStayed(parts: RunParts): Promise<void> {
 }
 
 /** Evidence for the verdict: the firewall's counters, the rooms' disk use, and what the uid left outside its room. */
-async function journalEvidence(request: RunRequest, hooks: RunHooks, parts: RunParts, journal: JournalWriter): Promise<void> {
-  if (request.seal) {
-    const counters = await hooks.firewall?.();
-    if (counters) journal.write({ type: 'seal', uid: request.seal.uid, ...counters });
-  }
+async function journalEvidence(parts: RunParts, journal: JournalWriter): Promise<void> {
+  const consumer = await parts.confinement?.firewallCounters();
+  if (consumer && parts.confinement) journal.write({ type: 'seal', uid: parts.confinement.uid, ...consumer });
   const server = await parts.serverSeal?.counters();
   if (server && parts.serverSeal) journal.write({ type: 'seal', uid: parts.serverSeal.uid, role: 'server', ...server });
   for (const confinement of parts.confinements) {

@@ -163,7 +163,7 @@ export class RunParts {
       listen: `${proxy.listen.host}:${proxy.listen.port}`,
       upstream: `${upstream.host}:${upstream.port}`,
     });
-    await this.hooks.allowPort?.(proxy.listen.port);
+    await this.confinement?.allowPort(proxy.listen.port);
     return proxy;
   }
 

@@ -32,15 +32,9 @@ export interface RunRequest {
   skip?: string;
 }
 
-export type FirewallCounters = { allowed: { packets: number; bytes: number }; rejected: { packets: number; bytes: number } };
-
 export interface RunHooks {
   onJournal?: (entry: JournalEntry) => void;
   log?: (line: string) => void;
-  /** Sealed runs: lets the consumer's uid reach `port` (its proxy's), from the runner outside the namespace. */
-  allowPort?: (port: number) => Promise<void>;
-  /** Sealed runs: what the firewall let through and refused for the consumer's uid. */
-  firewall?: () => Promise<FirewallCounters | undefined>;
   /** Aborted on Ctrl-C/SIGTERM (its reason names the signal): the run stops and ends `interrupted`. */
   signal?: AbortSignal;
   /**

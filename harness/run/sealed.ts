@@ -17,9 +17,9 @@ import { onCleanup } from '../base/cleanup.js';
 import { atMost } from '../base/at-most.js';
 import { onAbort } from '../base/interrupt.js';
 import type { JournalEntry } from '../record/journal.js';
-import { allowPorts, installFirewall, readFirewallCounters } from '../sandbox/firewall.js';
+import { installFirewall } from '../sandbox/firewall.js';
 import { LOOPBACK_LINK_ARGS } from '../sandbox/loss.js';
-import { createRunNamespace, type RunNamespace } from '../sandbox/namespace.js';
+import { createRunNamespace } from '../sandbox/namespace.js';
 import { lossFaultOf } from '../scenario/faults.js';
 import { sweepStaleCgroups } from '../sandbox/cgroup.js';
 import { checkReachable, closeRoom, prepareRunFolder } from '../sandbox/room.js';
@@ -129,7 +129,7 @@ async function openPlace(slot: number, loss: boolean, cwd: string): Promise<Seal
       child.on('message', (message: ToRunner) => {
         place.lastHeard = performance.now();
         if (message.type === 'done') done = message.executed;
-        else heardFromWorker(place, message, ns, reply);
+        else if (message.type === 'entries') for (const entry of message.entries) place.onJournal(entry);
       });
       child.on('error', reject);
       child.on('exit', (code, signal) =>
@@ -181,22 +181,6 @@ function afterLastMessage(child: ChildProcess, conclude: () => void): void {
     clearTimeout(late);
     conclude();
   });
-}
-
-/** A message from a sealed run's worker: it is alive, journal entries, or a question for the firewall outside its namespace. */
-function heardFromWorker(place: SealedPlace, message: Exclude<ToRunner, { type: 'done' }>, ns: RunNamespace, reply: (message: ToWorker) => void): void {
-  if (message.type === 'alive') return;
-  if (message.type === 'entries') for (const entry of message.entries) place.onJournal(entry);
-  else if (message.what === 'allow-port')
-    allowPorts(ns, place.lease.uid, [message.port]).then(
-      () => reply({ type: 'reply', id: message.id }),
-      (error: Error) => reply({ type: 'reply', id: message.id, error: error.message }),
-    );
-  else
-    readFirewallCounters(ns).then(
-      (counters) => reply({ type: 'reply', id: message.id, value: counters.get(place.lease.uid) }),
-      (error: Error) => reply({ type: 'reply', id: message.id, error: error.message }),
-    );
 }
 
 let prewarmed: Promise<SealedPlace | undefined> | undefined;

@@ -1,6 +1,7 @@
 // A sealed run's worker: started by the runner inside the run's network namespace, it runs the
-// run's body (publisher in process, Toxiproxy, control, confined consumers) and talks to the
-// runner over its IPC channel only: the runner is outside the namespace. Everything it writes
+// run's body (publisher in process, Toxiproxy, control, confined consumers; the firewall's port
+// for the proxy and its counters, run here in the namespace) and talks to the runner over its
+// IPC channel only: the runner is outside the namespace. Everything it writes
 // in the run folder is the harness's evidence: readable by root alone. It runs in a process
 // group of its own, so a Ctrl-C at the terminal does not reach it: the runner sends `abort`
 // instead, and the run stops as an in-process run does (harness/run/execute.ts). While it runs, it
@@ -10,19 +11,11 @@
 import { enableCompileCache } from '../base/compile-cache.js';
 import type { JournalEntry } from '../record/journal.js';
 import { startToxiproxy } from '../toxiproxy/server.js';
-import type { Executed, FirewallCounters, RunRequest } from './execute.js';
+import type { Executed, RunRequest } from './execute.js';
 
-export type ToRunner =
-  | { type: 'entries'; entries: JournalEntry[] }
-  | { type: 'ask'; id: number; what: 'allow-port'; port: number }
-  | { type: 'ask'; id: number; what: 'firewall' }
-  | { type: 'done'; executed: Executed }
-  | { type: 'alive' };
+export type ToRunner = { type: 'entries'; entries: JournalEntry[] } | { type: 'done'; executed: Executed } | { type: 'alive' };
 
-export type ToWorker =
-  | { type: 'run'; request: RunRequest }
-  | { type: 'reply'; id: number; value?: unknown; error?: string }
-  | { type: 'abort'; reason: string };
+export type ToWorker = { type: 'run'; request: RunRequest } | { type: 'abort'; reason: string };
 
 // Journal entries go to the runner in batches, one message per BATCH_MS at most (and always
 // before any other message, so the runner sees everything in order): one IPC message per entry
@@ -45,21 +38,6 @@ function sendEntry(entry: JournalEntry): void {
   batchTimer ??= setTimeout(flushEntries, BATCH_MS);
 }
 
-const send = (message: ToRunner): void => {
-  flushEntries();
-  void process.send?.(message);
-};
-
-let asked = 0;
-const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
-function ask(question: { what: 'allow-port'; port: number } | { what: 'firewall' }): Promise<unknown> {
-  const id = ++asked;
-  return new Promise((resolve, reject) => {
-    waiting.set(id, { resolve, reject });
-    send({ type: 'ask', id, ...question });
-  });
-}
-
 const stop = new AbortController();
 
 /** How often a running worker tells the runner it is alive (sealed.ts STALL_MS is many times this). */
@@ -78,13 +56,6 @@ const execute = import('./execute.js');
 process.umask(0o077);
 process.on('message', (message: ToWorker) => {
   if (message.type === 'abort') return stop.abort(message.reason);
-  if (message.type === 'reply') {
-    const waiter = waiting.get(message.id);
-    waiting.delete(message.id);
-    if (message.error !== undefined) waiter?.reject(new Error(message.error));
-    else waiter?.resolve(message.value);
-    return;
-  }
   // Unref'd: it never keeps this process alive on its own.
   // Only while connected: after `done` the channel is closed, and a send on it is an unhandled
   // ERR_IPC_CHANNEL_CLOSED that crashes this worker (seen under load, where a tick can still
@@ -96,8 +67,6 @@ process.on('message', (message: ToWorker) => {
     .then(({ executeRun }) =>
       executeRun(message.request, {
         onJournal: sendEntry,
-        allowPort: async (port) => void (await ask({ what: 'allow-port', port })),
-        firewall: async () => (await ask({ what: 'firewall' })) as FirewallCounters | undefined,
         signal: stop.signal,
         toxiproxy,
       }),
