@@ -17,12 +17,13 @@ const openDatabase = (...args: ConstructorParameters<typeof BetterSqlite3>): Bet
 /**
  * Loads the native addon (some 10 ms here) on the next turn of the event loop: a run calls this as
  * its consumer starts, so that the read after the consumer's exit, which the next incarnation
- * waits for, does not load it. A failure to load is left to that read, which reports it.
+ * waits for, does not load it. better-sqlite3 loads its addon at the first open, not when it is
+ * required: hence the in-memory database. A failure to load is left to that read, which reports it.
  */
 export function loadStoreReaderSoon(): void {
   setImmediate(() => {
     try {
-      sqlite();
+      openDatabase(':memory:').close();
     } catch {
       // reported by the read
     }
