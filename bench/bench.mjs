@@ -70,7 +70,9 @@ async function scenarioOverhead() {
     // would also parse whatever NODE_EXTRA_CA_CERTS names (45 ms where it is the system's bundle),
     // and the floor would be slower than the run's consumers.
     const sealed = () => sealing.startsWith('sealed mode on');
-    const [runs, floors, bare, bareClean] = await inTurns(REPS, [
+    // Eleven rounds at least: one round's own ratio spans ±15 % on a 2-core machine, and five
+    // medians could not tell a run at 1.9× its floor from one at 2.1× (2026-12-07).
+    const [runs, floors, bare, bareClean] = await inTurns(Math.max(REPS, 11), [
       async () => {
         const out = fresh('ack');
         const r = await timed(['node', cli, 'run', 'ack-crash', '-q', '--out', out, ...ref.consumerFlag]);
