@@ -152,9 +152,14 @@ export function withRoundsNote(figure: Figure): Figure {
   return withNoteEnding(figure, words);
 }
 
+/** "met" or "MISSED"; with goals that disagree, each goal's ("≤ 2× floor: met; ≤ 0.5 s: MISSED"). */
 export const markOf = (figure: Figure): string => {
   const met = goalMet(figure);
-  return met === undefined ? '' : met ? 'met' : 'MISSED';
+  if (met === undefined) return '';
+  const goals = figure.goals ?? [];
+  const each = goals.map((g) => holds(g, figure));
+  if (met || each.every((v) => !v)) return met ? 'met' : 'MISSED';
+  return goals.map((g, i) => `${goalWords(g, figure.unit)}: ${each[i] ? 'met' : 'MISSED'}`).join('; ');
 };
 
 /** The rows every rendering shares. */

@@ -48,6 +48,9 @@ t.test('ratio and goals', async (t) => {
   const fast = { ...overhead, value: s(0.4) };
   t.equal(goalMet(fast), true, '1.6× and 0.4 s: met');
   t.equal(markOf(fast), 'met');
+  const between = { ...overhead, value: s(0.55), floor: { name: 'floor', value: s(0.3) } };
+  t.equal(goalMet(between), false, '1.83× but 0.55 s: missed');
+  t.equal(markOf(between), '≤ 2× floor: met; ≤ 0.5 s: MISSED', 'each goal, where they disagree');
 
   const startup: Figure = {
     section: '2',
