@@ -9,7 +9,7 @@ import { FaultEngine } from '../faults/engine.js';
 import type { JournalWriter } from '../record/journal.js';
 import type { Lab, RunContext } from '../lab-api/lab.js';
 import { ProcessRunner } from '../processes/processes.js';
-import { execHere } from '../sandbox/loss.js';
+import { execHere } from '../sandbox/tools.js';
 import { DEFAULT_STORE_LIMIT_BYTES, type StoreGuard } from '../sandbox/store-file.js';
 import type { ProxyHandle, ToxiproxyAdapter } from '../toxiproxy/adapter.js';
 import type { ToxiproxyServer } from '../toxiproxy/server.js';

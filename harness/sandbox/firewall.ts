@@ -31,7 +31,7 @@
 
 import { spawnSync } from 'node:child_process';
 import type { RunNamespace } from './namespace.js';
-import { requireTool, runTool } from './tools.js';
+import { execHere, requireTool } from './tools.js';
 
 export const FIREWALL_TABLE = 'chaoslab_seal';
 
@@ -93,7 +93,7 @@ export function firewallRuleset(rules: readonly ConsumerRule[], table = FIREWALL
 export type NftTarget = Pick<RunNamespace, 'exec'>;
 
 /** This process's own namespace: a sealed run's worker is inside the run's. */
-export const NFT_HERE: NftTarget = { exec: (argv, options = {}) => runTool(argv, options) };
+export const NFT_HERE: NftTarget = { exec: execHere };
 
 async function nft(ns: NftTarget, args: readonly string[], input?: string): Promise<string> {
   const result = await ns.exec([requireTool('nft'), ...args], input === undefined ? {} : { input });

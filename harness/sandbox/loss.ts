@@ -21,7 +21,7 @@
 // The table is this module's own, beside the seal's (firewall.ts); it dies with the namespace.
 
 import type { Counter } from './firewall.js';
-import { requireTool, runTool, type ToolResult } from './tools.js';
+import { requireTool, type ToolResult } from './tools.js';
 
 export const LOSS_TABLE = 'chaoslab_loss';
 
@@ -35,9 +35,6 @@ export const LOOPBACK_LINK_ARGS = ['mtu', '1500', 'gso_max_segs', '1'] as const;
 
 /** Runs a program to completion in the namespace that gets the loss (tests: a namespace's exec). */
 export type NamespaceExec = (argv: readonly string[], options?: { input?: string }) => Promise<ToolResult>;
-
-/** Runs in this process's own namespace: a sealed run's worker is inside the run's. */
-export const execHere: NamespaceExec = (argv, options = {}) => runTool(argv, options);
 
 export interface LossCounters {
   dropped: Counter;

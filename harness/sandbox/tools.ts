@@ -118,3 +118,6 @@ export async function runTool(
   const text = (stderr.trim() || stdout.trim()).split('\n').slice(0, 6).join(' | ');
   return { code, signal, stdout, stderr, summary: text ? `${how}: ${text}` : how };
 }
+
+/** runTool in this process's own namespace: a sealed run's worker is inside the run's (its firewall, its packet loss). */
+export const execHere = (argv: readonly string[], options: { input?: string } = {}): Promise<ToolResult> => runTool(argv, options);
