@@ -182,10 +182,25 @@ const LOOPBACK_LISTEN = ['127.0.0.1', '0:0:0:0:0:0:0:1', '0.0.0.0', '0:0:0:0:0:0
  * (no /proc, or held by a process we may not read).
  */
 export function loopbackListenerPids(port: number): number[] {
+  const inodes = [...tcpRows()].filter(listensOnLoopbackPort(port)).map((r) => r.inode);
+  return [...new Set(inodes.flatMap((inode) => socketHolders(inode)))].sort((a, b) => a - b);
+}
+
+/**
+ * Whether process `pid` itself (its own fds) holds a socket listening on `port` of the loopback
+ * or every address. Unlike a connection attempt, another process that happens to listen on the
+ * same port does not count. It reads /proc/net/tcp, milliseconds of kernel time: confirm an
+ * accepted connection with it, do not poll it in a tight loop.
+ */
+export function listensOnLoopback(pid: number, port: number): boolean {
+  const listening = listensOnLoopbackPort(port);
+  return firstRow((r) => listening(r) && holds(pid, `socket:[${r.inode}]`)) !== undefined;
+}
+
+function listensOnLoopbackPort(port: number): (row: TcpRow) => boolean {
   const locals = new Set(LOOPBACK_LISTEN.map((address) => `${address} ${port}`));
   // 0A: TCP_LISTEN.
-  const inodes = [...tcpRows()].filter((r) => r.state === '0A' && r.inode !== 0 && locals.has(r.local)).map((r) => r.inode);
-  return [...new Set(inodes.flatMap((inode) => socketHolders(inode)))].sort((a, b) => a - b);
+  return (r) => r.state === '0A' && r.inode !== 0 && locals.has(r.local);
 }
 
 /** findPeerProcess for an accepted (or connected) net.Socket. */

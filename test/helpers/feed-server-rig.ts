@@ -6,6 +6,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { freePort } from '../../harness/base/free-port.js';
+import { listensOnLoopback } from '../../harness/sandbox/peer.js';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -137,12 +138,17 @@ export function spawnServer(server: ServerUnderTest, env: Record<string, string>
   return new ServerProcess(child, port);
 }
 
-const accepts = (port: number): Promise<boolean> =>
+/**
+ * Whether `proc` accepts a connection on `port`: one made, and the socket that listens there held
+ * by the server itself, not by another process that took the same port on a busy machine. (The
+ * /proc/net/tcp read costs milliseconds of kernel time: only after a connection was accepted.)
+ */
+const accepts = (proc: ServerProcess, port: number): Promise<boolean> =>
   new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     socket.once('connect', () => {
       socket.destroy();
-      resolve(true);
+      resolve(listensOnLoopback(proc.pid, port));
     });
     socket.once('error', () => resolve(false));
   });
@@ -158,7 +164,7 @@ export async function startServer(
   const proc = spawnServer(server, serverEnv(outboxPath, port, overrides), port);
   t.teardown(() => proc.kill());
   const deadline = Date.now() + 30_000;
-  while (!(await accepts(port))) {
+  while (!(await accepts(proc, port))) {
     if (!proc.running) throw new Error(`${server.name} exited before listening: ${JSON.stringify(await proc.exited)}\n${proc.stderr}`);
     if (Date.now() > deadline) throw new Error(`${server.name} did not listen on ${port} within 30 s\n${proc.stderr}`);
     await sleep(50);
@@ -166,13 +172,13 @@ export async function startServer(
   return proc;
 }
 
-/** Runs the server to its exit (a bad environment): its status, its stderr, and whether its port ever accepted. */
+/** Runs the server to its exit (a bad environment): its status, its stderr, and whether it ever accepted a connection on its port. */
 export async function runToExit(server: ServerUnderTest, env: Record<string, string>, port: number): Promise<Exit & { stderr: string; listened: boolean }> {
   const proc = spawnServer(server, env, port);
   let listened = false;
   const timer = setTimeout(() => void proc.kill(), 60_000);
   while (proc.running) {
-    listened ||= await accepts(port);
+    listened ||= await accepts(proc, port);
     await Promise.race([proc.exited, sleep(25)]);
   }
   clearTimeout(timer);

@@ -10,6 +10,7 @@ import {
   findPeerProcess,
   holdsSocket,
   listenerInode,
+  listensOnLoopback,
   normaliseAddress,
   type PeerProcess,
   peerOfSocket,
@@ -188,4 +189,37 @@ t.test('the listening socket a server holds, found once and then checked by its 
   t.ok(holdsSocket(process.pid, inode!), 'held');
   await new Promise<void>((resolve) => server.close(() => resolve()));
   t.notOk(holdsSocket(process.pid, inode!), 'closed: no longer held');
+});
+
+t.test('listensOnLoopback: the process itself, not whoever else listens on the port', async (t) => {
+  // Another process listening on a port is what a connection attempt cannot tell apart from the
+  // process watched (a test that expects "nothing listened" failed so in CI).
+  const other = spawn(process.execPath, ['-e', "const s = require('net').createServer(); s.listen(0, '127.0.0.1', () => console.log(s.address().port));"], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.teardown(() => other.kill('SIGKILL'));
+  let printed = '';
+  other.stdout!.on('data', (chunk: Buffer) => {
+    printed += chunk.toString('utf8');
+  });
+  await waitFor('the other process to listen', () => printed.includes('\n'), 30_000);
+  const port = Number(printed.trim());
+  t.ok(listensOnLoopback(other.pid!, port), 'the process that listens');
+  t.notOk(listensOnLoopback(process.pid, port), 'not this one, which could connect there');
+  t.notOk(listensOnLoopback(other.pid!, port === 65535 ? 1 : port + 1), 'not on another port');
+  for (const host of ['0.0.0.0', '::1']) {
+    const server = createServer();
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(0, host, () => resolve(true));
+    });
+    if (!listening) {
+      t.comment(`no ${host} here`);
+      continue;
+    }
+    const mine = (server.address() as { port: number }).port;
+    t.ok(listensOnLoopback(process.pid, mine), `listening on ${host} counts`);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    t.notOk(listensOnLoopback(process.pid, mine), `${host}: closed, no longer`);
+  }
 });

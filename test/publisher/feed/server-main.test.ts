@@ -6,8 +6,9 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { freePort } from '../../../harness/base/free-port.js';
+import { listensOnLoopback } from '../../../harness/sandbox/peer.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
@@ -75,7 +76,12 @@ async function listening(server: Server): Promise<void> {
   if (server.child.exitCode !== null) throw new Error(`the server exited ${server.child.exitCode}: ${server.stderr()}`);
 }
 
-/** Connection attempts until the process has exited: how many a listener accepted. */
+/**
+ * Connection attempts until the process has exited: how many a listener of its own accepted. Each
+ * accepted one is checked against the process's fds: on a busy machine another test's server can
+ * take the same port (CI saw it), and that one is not this. (Only on an accept: a read of
+ * /proc/net/tcp costs milliseconds of kernel time.)
+ */
 async function acceptedWhileAlive(port: number, server: Server): Promise<number> {
   let accepted = 0;
   let alive = true;
@@ -86,7 +92,7 @@ async function acceptedWhileAlive(port: number, server: Server): Promise<number>
     accepted += await new Promise<number>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => {
         socket.destroy();
-        resolve(1);
+        resolve(listensOnLoopback(server.child.pid!, port) ? 1 : 0);
       });
       socket.once('error', () => resolve(0));
     });
@@ -157,6 +163,15 @@ t.test('a bad environment: exit 64, the variable named on stderr, nothing listen
     );
   }
   t.equal(readFileSync(notSqlite, 'utf8'), notSqliteText, 'a file that is not an outbox is left as it was');
+
+  // Another process's listener on the same port (here this test's own) is not the server's.
+  const taken = createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => taken.close());
+  const takenPort = (taken.address() as { port: number }).port;
+  const server = startServer(t, { ...environment(path, takenPort), CHAOSLAB_QUEUE_LIMIT: '0' });
+  t.equal(await acceptedWhileAlive(takenPort, server), 0, 'a port another process listens on: the server itself listened on nothing');
+  t.equal((await server.exited).code, 64);
 });
 
 t.test('SIGTERM with a client connected: reset shutdown to it, exit 0 within 2 s', async (t) => {
