@@ -194,7 +194,7 @@ export function loopbackListenerPids(port: number): number[] {
  */
 export function listensOnLoopback(pid: number, port: number): boolean {
   const listening = listensOnLoopbackPort(port);
-  return firstRow((r) => listening(r) && holds(pid, `socket:[${r.inode}]`)) !== undefined;
+  return firstRow((r) => listening(r) && holdsSocket(pid, r.inode)) !== undefined;
 }
 
 function listensOnLoopbackPort(port: number): (row: TcpRow) => boolean {

@@ -139,16 +139,16 @@ export function spawnServer(server: ServerUnderTest, env: Record<string, string>
 }
 
 /**
- * Whether `proc` accepts a connection on `port`: one made, and the socket that listens there held
- * by the server itself, not by another process that took the same port on a busy machine. (The
- * /proc/net/tcp read costs milliseconds of kernel time: only after a connection was accepted.)
+ * Whether process `pid` accepts a connection on `port`: one made, and the socket that listens there
+ * held by that process itself, not by another that took the same port on a busy machine (CI saw
+ * it). The /proc/net/tcp read costs milliseconds of kernel time: only after a connection was accepted.
  */
-const accepts = (proc: ServerProcess, port: number): Promise<boolean> =>
+export const acceptsOwn = (pid: number, port: number): Promise<boolean> =>
   new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     socket.once('connect', () => {
       socket.destroy();
-      resolve(listensOnLoopback(proc.pid, port));
+      resolve(listensOnLoopback(pid, port));
     });
     socket.once('error', () => resolve(false));
   });
@@ -164,7 +164,7 @@ export async function startServer(
   const proc = spawnServer(server, serverEnv(outboxPath, port, overrides), port);
   t.teardown(() => proc.kill());
   const deadline = Date.now() + 30_000;
-  while (!(await accepts(proc, port))) {
+  while (!(await acceptsOwn(proc.pid, port))) {
     if (!proc.running) throw new Error(`${server.name} exited before listening: ${JSON.stringify(await proc.exited)}\n${proc.stderr}`);
     if (Date.now() > deadline) throw new Error(`${server.name} did not listen on ${port} within 30 s\n${proc.stderr}`);
     await sleep(50);
@@ -178,7 +178,7 @@ export async function runToExit(server: ServerUnderTest, env: Record<string, str
   let listened = false;
   const timer = setTimeout(() => void proc.kill(), 60_000);
   while (proc.running) {
-    listened ||= await accepts(proc, port);
+    listened ||= await acceptsOwn(proc.pid, port);
     await Promise.race([proc.exited, sleep(25)]);
   }
   clearTimeout(timer);

@@ -6,9 +6,8 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { freePort } from '../../../harness/base/free-port.js';
-import { listensOnLoopback } from '../../../harness/sandbox/peer.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
@@ -17,6 +16,7 @@ import { SimChain } from '../../../publisher/feed/chain/chain.js';
 import { OutboxIndexer } from '../../../publisher/feed/outbox/indexer.js';
 import { FeedClient, applyFrames, chainBalances, chainEvents, waitFor } from '../../helpers/feed-lab.js';
 import { ROOT } from '../../helpers/feed-rig.js';
+import { acceptsOwn } from '../../helpers/feed-server-rig.js';
 
 const MAIN = join(ROOT, 'dist/publisher/feed/server/main.js');
 
@@ -76,27 +76,14 @@ async function listening(server: Server): Promise<void> {
   if (server.child.exitCode !== null) throw new Error(`the server exited ${server.child.exitCode}: ${server.stderr()}`);
 }
 
-/**
- * Connection attempts until the process has exited: how many a listener of its own accepted. Each
- * accepted one is checked against the process's fds: on a busy machine another test's server can
- * take the same port (CI saw it), and that one is not this. (Only on an accept: a read of
- * /proc/net/tcp costs milliseconds of kernel time.)
- */
+/** Connection attempts until the process has exited: how many a listener of its own accepted (acceptsOwn). */
 async function acceptedWhileAlive(port: number, server: Server): Promise<number> {
   let accepted = 0;
   let alive = true;
   void server.exited.then(() => {
     alive = false;
   });
-  while (alive) {
-    accepted += await new Promise<number>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.destroy();
-        resolve(listensOnLoopback(server.child.pid!, port) ? 1 : 0);
-      });
-      socket.once('error', () => resolve(0));
-    });
-  }
+  while (alive) if (await acceptsOwn(server.child.pid!, port)) accepted++;
   return accepted;
 }
 
